@@ -1,0 +1,2 @@
+// Package client is a PyStream layer; see its README.
+package client

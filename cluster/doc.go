@@ -1,0 +1,2 @@
+// Package cluster is a PyStream layer; see its README.
+package cluster

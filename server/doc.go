@@ -1,0 +1,2 @@
+// Package server is a PyStream layer; see its README.
+package server

@@ -1,0 +1,2 @@
+// Package tools holds the pystream command-line tool (cmd/pystream).
+package tools

@@ -1,0 +1,2 @@
+// Package topic is a PyStream layer; see its README.
+package topic

@@ -1,0 +1,11 @@
+module github.com/pystream/pystream/topic
+
+go 1.26
+
+require (
+	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
+)
+
+replace (
+	github.com/pystream/pystream/log => ../log
+)
