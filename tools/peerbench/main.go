@@ -1,0 +1,310 @@
+// Command peerbench measures PyStream's durable HTTP produce path against a
+// peer measured on the same machine in the same run: NATS JetStream with
+// sync_interval always, which fsyncs every message before acknowledging it.
+//
+// It lives in its own module so that no PyStream module depends on
+// nats-server. Every load loop is bounded by a record count and a deadline,
+// and everything listens on 127.0.0.1 only.
+//
+//	cd tools/peerbench && GOWORK=off go run . -clients 64 -records 20000
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+type config struct {
+	clients    int
+	records    int
+	size       int
+	deadline   time.Duration
+	server     string
+	partitions int
+	rf         int
+	only       string
+	asJSON     bool
+}
+
+// result is one system's figures.
+type result struct {
+	System    string  `json:"system"`
+	Clients   int     `json:"clients"`
+	Records   int64   `json:"records"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"records_per_sec"`
+	AvgMillis float64 `json:"avg_ms"`
+	P99Millis float64 `json:"p99_ms"`
+	MaxMillis float64 `json:"max_ms"`
+	Note      string  `json:"note,omitempty"`
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.clients, "clients", 64, "concurrent publishers / HTTP clients")
+	flag.IntVar(&cfg.records, "records", 20000, "records each system is sent (the loop stops there or at -deadline)")
+	flag.IntVar(&cfg.size, "size", 100, "payload bytes per record")
+	flag.DurationVar(&cfg.deadline, "deadline", 60*time.Second, "upper bound on each system's run")
+	flag.StringVar(&cfg.server, "pystream-server", "", "path to a built pystream-server binary (default: build ../../server/cmd/pystream-server)")
+	flag.IntVar(&cfg.partitions, "partitions", 1, "partitions of the PyStream topic")
+	flag.IntVar(&cfg.rf, "rf", 1, "replication factor of the PyStream topic")
+	flag.StringVar(&cfg.only, "only", "", "run only one system: nats or pystream")
+	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
+	flag.Parse()
+	if cfg.clients < 1 || cfg.records < 1 || cfg.size < 0 {
+		fmt.Fprintln(os.Stderr, "peerbench: -clients and -records must be >= 1, -size >= 0")
+		os.Exit(2)
+	}
+	var results []result
+	if cfg.only == "" || cfg.only == "nats" {
+		r, err := benchNATS(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: nats:", err)
+			os.Exit(1)
+		}
+		results = append(results, r)
+	}
+	if cfg.only == "" || cfg.only == "pystream" {
+		r, err := benchPyStream(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: pystream:", err)
+			os.Exit(1)
+		}
+		results = append(results, r)
+	}
+	if cfg.asJSON {
+		_ = json.NewEncoder(os.Stdout).Encode(results)
+		return
+	}
+	for _, r := range results {
+		fmt.Printf("%-28s %3d clients  %7d records in %6.2fs  %10.0f records/s  avg %.2f ms  p99 %.2f ms  max %.2f ms\n",
+			r.System, r.Clients, r.Records, r.Seconds, r.PerSecond, r.AvgMillis, r.P99Millis, r.MaxMillis)
+	}
+	if len(results) == 2 && results[0].PerSecond > 0 {
+		fmt.Printf("ratio pystream/nats: %.1fx\n", results[1].PerSecond/results[0].PerSecond)
+	}
+}
+
+// drive runs send from cfg.clients goroutines until cfg.records calls have
+// been made or the deadline passes, and summarises the latencies.
+func drive(cfg config, name string, send func(worker int) error) (result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.deadline)
+	defer cancel()
+	var (
+		issued  atomic.Int64
+		failed  atomic.Value
+		wg      sync.WaitGroup
+		latMu   sync.Mutex
+		latency = make([]time.Duration, 0, cfg.records)
+	)
+	start := time.Now()
+	for w := 0; w < cfg.clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, cfg.records/cfg.clients+1)
+			for ctx.Err() == nil && issued.Add(1) <= int64(cfg.records) {
+				t0 := time.Now()
+				if err := send(w); err != nil {
+					failed.CompareAndSwap(nil, err)
+					cancel()
+					break
+				}
+				local = append(local, time.Since(t0))
+			}
+			latMu.Lock()
+			latency = append(latency, local...)
+			latMu.Unlock()
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if err, _ := failed.Load().(error); err != nil {
+		return result{}, err
+	}
+	r := result{System: name, Clients: cfg.clients, Records: int64(len(latency)), Seconds: elapsed.Seconds()}
+	if len(latency) == 0 {
+		return r, errors.New("no record was sent before the deadline")
+	}
+	slices.Sort(latency)
+	var sum time.Duration
+	for _, d := range latency {
+		sum += d
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	r.PerSecond = float64(len(latency)) / elapsed.Seconds()
+	r.AvgMillis = ms(sum / time.Duration(len(latency)))
+	r.P99Millis = ms(latency[len(latency)*99/100])
+	r.MaxMillis = ms(latency[len(latency)-1])
+	if len(latency) < cfg.records {
+		r.Note = "stopped at the deadline"
+	}
+	return r, nil
+}
+
+func benchNATS(cfg config) (result, error) {
+	dir, err := os.MkdirTemp("", "peerbench-nats-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	opts := &natsserver.Options{
+		Host:       "127.0.0.1",
+		Port:       natsserver.RANDOM_PORT,
+		JetStream:  true,
+		StoreDir:   dir,
+		SyncAlways: true, // sync_interval: always — fsync before every ack
+		NoLog:      true,
+		NoSigs:     true,
+	}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		return result{}, err
+	}
+	go ns.Start()
+	defer ns.Shutdown()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return result{}, errors.New("nats-server did not start")
+	}
+	setup, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		return result{}, err
+	}
+	defer setup.Close()
+	js, err := jetstream.New(setup)
+	if err != nil {
+		return result{}, err
+	}
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench"}, Storage: jetstream.FileStorage}); err != nil {
+		return result{}, err
+	}
+	pubs := make([]jetstream.JetStream, cfg.clients)
+	for i := range pubs {
+		nc, err := nats.Connect(ns.ClientURL())
+		if err != nil {
+			return result{}, err
+		}
+		defer nc.Close()
+		if pubs[i], err = jetstream.New(nc); err != nil {
+			return result{}, err
+		}
+	}
+	payload := bytes.Repeat([]byte("n"), cfg.size)
+	return drive(cfg, "nats-jetstream sync=always", func(w int) error {
+		_, err := pubs[w].Publish(ctx, "bench", payload)
+		return err
+	})
+}
+
+func benchPyStream(cfg config) (result, error) {
+	dir, err := os.MkdirTemp("", "peerbench-pystream-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	bin := cfg.server
+	if bin == "" {
+		bin = filepath.Join(dir, "pystream-server")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/pystream-server")
+		build.Dir = filepath.Join("..", "..", "server")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			return result{}, fmt.Errorf("build pystream-server: %w", err)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return result{}, err
+	}
+	brokers := max(cfg.rf, 1)
+	srv := exec.Command(bin)
+	srv.Env = append(os.Environ(),
+		"PYSTREAM_HOST=127.0.0.1",
+		"PYSTREAM_PORT="+strconv.Itoa(port),
+		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
+		"PYSTREAM_BROKERS="+strconv.Itoa(brokers),
+		"PYSTREAM_LOG_LEVEL=ERROR",
+	)
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		return result{}, err
+	}
+	defer func() {
+		_ = srv.Process.Signal(os.Interrupt)
+		_ = srv.Wait()
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: cfg.clients * 2, MaxConnsPerHost: cfg.clients * 2},
+	}
+	if err := waitHealthy(client, base, 15*time.Second); err != nil {
+		return result{}, err
+	}
+	body, _ := json.Marshal(map[string]any{"name": "bench", "partitions": cfg.partitions, "replication_factor": cfg.rf})
+	if err := post(client, base+"/api/topics", "application/json", body); err != nil {
+		return result{}, fmt.Errorf("create topic: %w", err)
+	}
+	payload := bytes.Repeat([]byte("p"), cfg.size)
+	name := fmt.Sprintf("pystream http rf=%d p=%d", cfg.rf, cfg.partitions)
+	return drive(cfg, name, func(int) error {
+		return post(client, base+"/api/topics/bench/records", "application/octet-stream", payload)
+	})
+}
+
+func post(client *http.Client, url, contentType string, body []byte) error {
+	resp, err := client.Post(url, contentType, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("POST %s: %s: %s", url, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+func waitHealthy(client *http.Client, base string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(base + "/api/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("server at %s not healthy within %s", base, within)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
