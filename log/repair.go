@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,6 +65,10 @@ func RepairWithOptions(path string, opts Options) (RepairResult, error) {
 	}
 	backup := path + ".broken-" + strconv.FormatInt(opts.Now().UnixNano(), 10)
 	if err := copyFile(fsys, f, info.Size(), backup); err != nil {
+		// A partial copy is worthless and would be mistaken for a backup.
+		if rerr := fsys.Remove(backup); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
 		return RepairResult{}, fmt.Errorf("log: repair %s: keep a copy: %w", path, err)
 	}
 	if err := f.Truncate(cerr.Pos); err != nil {
@@ -92,7 +97,10 @@ func copyFile(fsys durable.FS, src io.ReaderAt, size int64, dst string) (err err
 	buf := make([]byte, min(size, 1<<20))
 	for pos := int64(0); pos < size; {
 		n := min(int64(len(buf)), size-pos)
-		if _, err := src.ReadAt(buf[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+		if got, err := src.ReadAt(buf[:n], pos); int64(got) < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
 			return err
 		}
 		if _, err := out.WriteAt(buf[:n], pos); err != nil {

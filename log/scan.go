@@ -1,13 +1,10 @@
 package log
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/pystream/pystream/log/durable"
 )
 
 // scanBufferSize is the read-ahead used when a log is scanned on open.
@@ -24,14 +21,14 @@ type scanResult struct {
 // scan reads a log file front to back and checks that it is a contiguous run
 // of whole, well-formed frames with offsets 0, 1, 2, .... It never writes.
 // visit, if not nil, is called for every whole record with its byte position;
-// payloads are read only when visit is set.
+// payloads are read only when visit is set. No length field makes it
+// allocate more than the bytes left in the file.
 func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Record) error) (scanResult, error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), scanBufferSize)
+	w := newWindow(r, size)
 	var (
 		res  scanResult
 		pos  int64
 		next uint64
-		hdr  [HeaderSize]byte
 	)
 	corrupt := func(reason string, torn bool, cause error) error {
 		return &CorruptionError{Path: path, Pos: pos, Offset: next, OffsetKnown: true, Reason: reason, TornTail: torn, Err: cause}
@@ -58,10 +55,11 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 		if left < HeaderSize {
 			return res, corrupt(fmt.Sprintf("partial header: %d of %d bytes", left, HeaderSize), true, io.ErrUnexpectedEOF)
 		}
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		hdr, err := w.at(pos, HeaderSize)
+		if err != nil {
 			return res, fmt.Errorf("log: scan %s at byte %d: %w", path, pos, err)
 		}
-		h := decodeHeader(hdr[:])
+		h := decodeHeader(hdr)
 		if !h.consistent() {
 			return res, damaged(fmt.Sprintf("record_length %d is not %d + payload_length %d", h.recordLength, HeaderSize-lengthFieldSize, h.payloadLength))
 		}
@@ -75,15 +73,13 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 			return res, corrupt(fmt.Sprintf("frame of %d bytes runs past the end of the file (%d bytes left)", HeaderSize+int64(h.payloadLength), left), true, io.ErrUnexpectedEOF)
 		}
 		if visit != nil {
-			payload := make([]byte, h.payloadLength)
-			if _, err := io.ReadFull(br, payload); err != nil {
+			payload, err := w.copyOut(pos+HeaderSize, int(h.payloadLength))
+			if err != nil {
 				return res, fmt.Errorf("log: scan %s at byte %d: %w", path, pos, err)
 			}
 			if err := visit(pos, Record{Offset: h.offset, Timestamp: h.timestamp, Payload: payload}); err != nil {
 				return res, err
 			}
-		} else if _, err := br.Discard(int(h.payloadLength)); err != nil {
-			return res, fmt.Errorf("log: scan %s at byte %d: %w", path, pos, err)
 		}
 		res.positions = append(res.positions, pos)
 		pos += HeaderSize + int64(h.payloadLength)
@@ -91,12 +87,71 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 	}
 }
 
+// window is a read-ahead buffer over a file that is read front to back. It
+// reads whole buffers with positional reads and skips large payloads without
+// reading them, so a scan costs one read per buffer of small records and one
+// read per header of large ones.
+type window struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	// start is the file position of buf[0]; n bytes of buf are valid.
+	start int64
+	n     int
+}
+
+func newWindow(r io.ReaderAt, size int64) *window {
+	return &window{r: r, size: size, buf: make([]byte, min(size, scanBufferSize))}
+}
+
+// at returns the n bytes at pos, which must lie within the file, refilling
+// the buffer from pos when they are not buffered. n must not exceed the
+// buffer. The bytes are valid until the next call.
+func (w *window) at(pos int64, n int) ([]byte, error) {
+	if pos < w.start || pos+int64(n) > w.start+int64(w.n) {
+		want := int(min(int64(len(w.buf)), w.size-pos))
+		got, err := w.r.ReadAt(w.buf[:want], pos)
+		if got < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		w.start, w.n = pos, got
+	}
+	at := int(pos - w.start)
+	return w.buf[at : at+n], nil
+}
+
+// copyOut returns a new slice holding the n bytes at pos.
+func (w *window) copyOut(pos int64, n int) ([]byte, error) {
+	out := make([]byte, n)
+	if n <= len(w.buf) {
+		b, err := w.at(pos, n)
+		if err != nil {
+			return nil, err
+		}
+		copy(out, b)
+		return out, nil
+	}
+	if got, err := w.r.ReadAt(out, pos); got < n {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
 // allZero reports whether every byte of r in [from, to) is zero.
 func allZero(r io.ReaderAt, from, to int64) (bool, error) {
 	buf := make([]byte, min(to-from, 64<<10))
 	for from < to {
 		n := min(int64(len(buf)), to-from)
-		if _, err := r.ReadAt(buf[:n], from); err != nil && !errors.Is(err, io.EOF) {
+		if got, err := r.ReadAt(buf[:n], from); int64(got) < n {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
 			return false, err
 		}
 		for _, b := range buf[:n] {
@@ -113,13 +168,18 @@ func allZero(r io.ReaderAt, from, to int64) (bool, error) {
 // every whole record, in order, with the byte position of its frame. It
 // stops at the first damaged frame and returns a *CorruptionError describing
 // it, or the first error fn returns. Tools such as a log dumper and verifier
-// are built on it.
+// are built on it. fn may keep the records it is given.
 func ScanFile(path string, fn func(pos int64, rec Record) error) error {
-	return scanFileFS(durable.OS, path, fn)
+	return ScanFileWithOptions(path, Options{}, fn)
 }
 
-func scanFileFS(fsys durable.FS, path string, fn func(pos int64, rec Record) error) error {
-	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+// ScanFileWithOptions is ScanFile on the file system of opts.
+func ScanFileWithOptions(path string, opts Options, fn func(pos int64, rec Record) error) error {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return err
+	}
+	f, err := opts.FS.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("log: scan: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // TempSuffix is appended to a file's name while WriteFile prepares its new
@@ -103,7 +104,7 @@ func MkdirAll(fsys FS, dir string) (created bool, err error) {
 	info, err := fsys.Stat(dir)
 	if err == nil {
 		if !info.IsDir() {
-			return false, fmt.Errorf("durable: mkdir %s: %w", dir, syscallNotDir)
+			return false, fmt.Errorf("durable: mkdir %s: %w", dir, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR})
 		}
 		return false, nil
 	}
@@ -116,7 +117,11 @@ func MkdirAll(fsys FS, dir string) (created bool, err error) {
 			return false, err
 		}
 	}
-	if err := fsys.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := fsys.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			// Someone else created it meanwhile; it is theirs to sync.
+			return MkdirAll(fsys, dir)
+		}
 		return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
 	}
 	if err := fsys.SyncDir(parent); err != nil {
@@ -124,5 +129,3 @@ func MkdirAll(fsys FS, dir string) (created bool, err error) {
 	}
 	return true, nil
 }
-
-var syscallNotDir = errors.New("not a directory")
