@@ -1,8 +1,13 @@
 package topic
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
-// Sentinel errors; check them with errors.Is.
+// Sentinel errors; check them with errors.Is. Errors from the partition logs
+// (log.ErrClosed, log.ErrFailed, log.ErrPayloadTooLarge, *log.CorruptionError)
+// are passed through wrapped, so check those with errors.Is and errors.As too.
 var (
 	// ErrInvalidName is returned for a topic name or consumer id outside
 	// the allowed characters and length.
@@ -10,4 +15,39 @@ var (
 	// ErrPartitionOutOfRange is returned for a partition id below 0 or not
 	// below the partition count.
 	ErrPartitionOutOfRange = errors.New("topic: partition out of range")
+	// ErrInvalidPartitionCount is returned by Open for a partition count
+	// below 1. Nothing is created.
+	ErrInvalidPartitionCount = errors.New("topic: partition count must be at least 1")
+	// ErrMissingPartition is returned when reopening a topic whose
+	// topic.meta is valid but one of whose partition directories or log
+	// files is gone. The missing partition is never recreated, because its
+	// records would be silently lost.
+	ErrMissingPartition = errors.New("topic: partition missing from an existing topic")
+	// ErrTopicNotFound is returned by OpenExisting when the directory holds
+	// no topic.meta.
+	ErrTopicNotFound = errors.New("topic: topic not found")
 )
+
+// MetadataError reports a topic.meta file that cannot be trusted: unreadable,
+// not the JSON document PyStream writes, of an unknown version, or
+// disagreeing with what Open was asked for. The file is never changed by the
+// code that reports it, and no partition is touched.
+type MetadataError struct {
+	// Path is the topic.meta file.
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any (a JSON syntax error, an I/O
+	// error, ErrInvalidName for an unsafe stored name).
+	Err error
+}
+
+func (e *MetadataError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("topic: metadata %s: %s: %v", e.Path, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("topic: metadata %s: %s", e.Path, e.Reason)
+}
+
+// Unwrap returns the underlying cause.
+func (e *MetadataError) Unwrap() error { return e.Err }

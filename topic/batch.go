@@ -1,0 +1,148 @@
+package topic
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/pystream/pystream/log"
+)
+
+// BatchError reports an AppendBatch in which the appends to some partitions
+// failed. Every record routed to a partition named here was NOT acknowledged;
+// every other record of the batch WAS acknowledged and is durable, and its
+// AppendResult is filled in.
+type BatchError struct {
+	// Topic is the topic's name.
+	Topic string
+	// Partitions maps each failed partition id to its error.
+	Partitions map[int]error
+}
+
+// Failed reports whether the records routed to partition p were refused.
+func (e *BatchError) Failed(p int) bool {
+	_, ok := e.Partitions[p]
+	return ok
+}
+
+func (e *BatchError) ids() []int {
+	ids := make([]int, 0, len(e.Partitions))
+	for p := range e.Partitions {
+		ids = append(ids, p)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (e *BatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "topic %q: batch append failed on %d partition(s):", e.Topic, len(e.Partitions))
+	for _, p := range e.ids() {
+		fmt.Fprintf(&b, " [partition %d: %v]", p, e.Partitions[p])
+	}
+	return b.String()
+}
+
+// Unwrap returns the partitions' errors in partition order, so errors.Is and
+// errors.As see each of them (log.ErrFailed, log.ErrClosed, ...).
+func (e *BatchError) Unwrap() []error {
+	errs := make([]error, 0, len(e.Partitions))
+	for _, p := range e.ids() {
+		errs = append(errs, e.Partitions[p])
+	}
+	return errs
+}
+
+// plan is the routing of a batch: the partition of every message, and for
+// every partition the indexes of its messages in input order.
+type plan struct {
+	partitionOf []int
+	byPartition map[int][]int
+}
+
+// planBatch routes every message of a batch. Keyless messages take the
+// round-robin cursor values rr, rr+1, ... in input order.
+func planBatch(msgs []Message, partitionCount int, rr uint64) plan {
+	pl := plan{partitionOf: make([]int, len(msgs)), byPartition: map[int][]int{}}
+	for i, m := range msgs {
+		p := route(m.Key, partitionCount, rr)
+		if m.Key == nil {
+			rr++
+		}
+		pl.partitionOf[i] = p
+		pl.byPartition[p] = append(pl.byPartition[p], i)
+	}
+	return pl
+}
+
+// AppendBatch routes every message as Append would and appends them with one
+// log.AppendBatch per partition involved (one write and one fsync each), the
+// partitions written concurrently. Messages bound for one partition keep
+// their input order there and get consecutive offsets. Results are in input
+// order.
+//
+// A payload above the partitions' size limit fails the whole batch before
+// anything is written (error wrapping log.ErrPayloadTooLarge, nil results).
+// When the appends to some partitions fail, AppendBatch returns every result
+// together with a *BatchError naming those partitions: a record whose
+// partition the error names was not acknowledged (its result carries only
+// the Partition), every other record was acknowledged and is durable. An
+// empty batch does nothing.
+func (t *Topic) AppendBatch(msgs []Message) ([]AppendResult, error) {
+	for i, m := range msgs {
+		if len(m.Payload) > t.maxPayload {
+			return nil, fmt.Errorf("topic %q: batch append: message %d: %d bytes, maximum %d: %w", t.name, i, len(m.Payload), t.maxPayload, log.ErrPayloadTooLarge)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	keyless := uint64(0)
+	for _, m := range msgs {
+		if m.Key == nil {
+			keyless++
+		}
+	}
+	rr := t.rr.Add(keyless) - keyless
+	pl := planBatch(msgs, len(t.parts), rr)
+
+	results := make([]AppendResult, len(msgs))
+	for i, p := range pl.partitionOf {
+		results[i].Partition = p
+	}
+	var (
+		wg sync.WaitGroup
+		// mu guards failed.
+		mu     sync.Mutex
+		failed map[int]error
+	)
+	for p, idx := range pl.byPartition {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			payloads := make([][]byte, len(idx))
+			for j, i := range idx {
+				payloads[j] = msgs[i].Payload
+			}
+			recs, err := t.parts[p].AppendBatch(payloads)
+			if err != nil {
+				mu.Lock()
+				if failed == nil {
+					failed = map[int]error{}
+				}
+				failed[p] = fmt.Errorf("append %d records to partition %d: %w", len(idx), p, err)
+				mu.Unlock()
+				return
+			}
+			for j, i := range idx {
+				results[i] = AppendResult{Partition: p, Offset: recs[j].Offset, Record: recs[j]}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed != nil {
+		return results, &BatchError{Topic: t.name, Partitions: failed}
+	}
+	return results, nil
+}

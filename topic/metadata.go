@@ -1,0 +1,174 @@
+package topic
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// MetadataFile is the name of a topic's metadata file inside its directory.
+const MetadataFile = "topic.meta"
+
+// MetadataVersion is the only topic.meta version this package reads and
+// writes.
+const MetadataVersion = 1
+
+// maxMetadataSize bounds how much of a topic.meta file is read. The file
+// PyStream writes is under 320 bytes; anything far larger is not one of ours.
+const maxMetadataSize = 64 << 10
+
+// metadata is the content of topic.meta.
+type metadata struct {
+	Version        int
+	Name           string
+	PartitionCount int
+}
+
+// encodeMetadata renders topic.meta: one line of JSON, fields in a fixed
+// order, so the bytes on disk are predictable and diffable.
+func encodeMetadata(m metadata) []byte {
+	name, _ := json.Marshal(m.Name) // marshalling a string cannot fail
+	return fmt.Appendf(nil, "{\"version\": %d, \"name\": %s, \"partition_count\": %d}\n", m.Version, name, m.PartitionCount)
+}
+
+// metadataProblem is a decoding failure: what is wrong and, if any, the cause.
+type metadataProblem struct {
+	reason string
+	err    error
+}
+
+func (p *metadataProblem) Error() string {
+	if p.err != nil {
+		return p.reason + ": " + p.err.Error()
+	}
+	return p.reason
+}
+
+func (p *metadataProblem) Unwrap() error { return p.err }
+
+func problem(err error, format string, args ...any) error {
+	return &metadataProblem{reason: fmt.Sprintf(format, args...), err: err}
+}
+
+// parseMetadata decodes topic.meta strictly: exactly one JSON object with the
+// fields version (the integer 1), name (a valid topic name) and
+// partition_count (an integer >= 1), each exactly once, nothing else, and
+// nothing but white space after it. Unknown fields are refused rather than
+// ignored: a version-1 file PyStream wrote never has them, so their presence
+// means the file is not what this code thinks it is. It returns a
+// *metadataProblem on failure.
+func parseMetadata(data []byte) (metadata, error) {
+	var m metadata
+	if len(data) > maxMetadataSize {
+		return m, problem(nil, "%d bytes, larger than any topic.meta (%d)", len(data), maxMetadataSize)
+	}
+	fields, err := decodeObject(data)
+	if err != nil {
+		return m, err
+	}
+	raw, ok := fields["version"]
+	if !ok {
+		return m, problem(nil, "missing field \"version\"")
+	}
+	if m.Version, err = decodeInt(raw); err != nil {
+		return m, problem(err, "field \"version\" is not an integer")
+	}
+	if m.Version != MetadataVersion {
+		return m, problem(nil, "unknown version %d (this build reads version %d)", m.Version, MetadataVersion)
+	}
+	for k := range fields {
+		if k != "version" && k != "name" && k != "partition_count" {
+			return m, problem(nil, "unknown field %q", k)
+		}
+	}
+	if raw, ok = fields["name"]; !ok {
+		return m, problem(nil, "missing field \"name\"")
+	}
+	if m.Name, err = decodeString(raw); err != nil {
+		return m, problem(err, "field \"name\" is not a string")
+	}
+	if err := ValidateName(m.Name); err != nil {
+		return m, problem(err, "unsafe stored name")
+	}
+	if raw, ok = fields["partition_count"]; !ok {
+		return m, problem(nil, "missing field \"partition_count\"")
+	}
+	if m.PartitionCount, err = decodeInt(raw); err != nil {
+		return m, problem(err, "field \"partition_count\" is not an integer")
+	}
+	if m.PartitionCount < 1 {
+		return m, problem(nil, "partition_count %d, must be at least 1", m.PartitionCount)
+	}
+	return m, nil
+}
+
+// decodeObject splits one JSON object into its raw field values, refusing
+// duplicate keys and anything after the object.
+func decodeObject(data []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, problem(err, "not JSON")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, problem(nil, "not a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, problem(err, "not JSON")
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return nil, problem(nil, "not a JSON object")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, problem(err, "not JSON")
+		}
+		if _, dup := fields[key]; dup {
+			return nil, problem(nil, "duplicate field %q", key)
+		}
+		fields[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, problem(err, "not JSON")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, problem(err, "data after the JSON object")
+	}
+	return fields, nil
+}
+
+var errWrongType = errors.New("wrong JSON type")
+
+// decodeInt accepts a JSON number written as an integer that fits an int:
+// not null, not a string, not 1.0 or 1e0.
+func decodeInt(raw json.RawMessage) (int, error) {
+	s := string(raw)
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return 0, errWrongType
+	}
+	n, err := strconv.ParseInt(s, 10, 0)
+	if err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// decodeString accepts a JSON string, not null.
+func decodeString(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", errWrongType
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}

@@ -1,0 +1,316 @@
+package topic
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+)
+
+// LogFile is the name of a partition's log inside its partition directory.
+const LogFile = "log.bin"
+
+// PartitionDir is the name of partition p's directory inside the topic
+// directory: "partition-" and the id as six zero-padded digits.
+func PartitionDir(p int) string {
+	return fmt.Sprintf("partition-%06d", p)
+}
+
+// Options tune OpenWithOptions. The zero value is ready to use.
+type Options struct {
+	// FS is the file system for metadata and partition logs. Nil means
+	// durable.OS.
+	FS durable.FS
+	// MaxPayloadSize is the largest payload each partition accepts. Zero
+	// means log.DefaultMaxPayloadSize.
+	MaxPayloadSize int
+	// Now supplies append timestamps. Nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) fs() durable.FS {
+	if o.FS == nil {
+		return durable.OS
+	}
+	return o.FS
+}
+
+func (o Options) logOptions() log.Options {
+	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
+}
+
+// Topic is a named set of partitions, each an independent append-only log
+// with its own offsets starting at 0.
+//
+// A Topic is safe for concurrent use: any number of goroutines may append,
+// batch-append and read at once. Records appended to one partition keep the
+// order in which the partition accepted them.
+type Topic struct {
+	name  string
+	dir   string
+	parts []*log.Log
+	// maxPayload is the limit every partition log enforces.
+	maxPayload int
+
+	// rr is the round-robin cursor for keyless records: the number of
+	// keyless records routed so far. It lives in memory only.
+	rr atomic.Uint64
+
+	// closeMu guards closed, so that only the first Close closes the logs.
+	closeMu sync.Mutex
+	closed  bool
+}
+
+// Open opens the topic name under root, creating it with partitionCount
+// partitions when it does not exist yet. See OpenWithOptions.
+func Open(root, name string, partitionCount int) (*Topic, error) {
+	return OpenWithOptions(root, name, partitionCount, Options{})
+}
+
+// OpenWithOptions opens or creates the topic <root>/<name>.
+//
+// The name is validated (ValidateName) and partitionCount checked (>= 1)
+// before any file is touched.
+//
+// When <root>/<name>/topic.meta exists, the topic is reopened: the metadata
+// is read and validated first, and any problem, including a partition count
+// different from partitionCount, returns a *MetadataError with nothing
+// changed. Then every partition directory and log file must exist (else
+// ErrMissingPartition; nothing is recreated) and each log is opened, which
+// scans it and refuses a damaged one with a *log.CorruptionError. A leftover
+// topic.meta.tmp from an interrupted creation is removed.
+//
+// Otherwise the topic is created: the partition directories and empty logs
+// first, every new directory and file fsync-ed, and topic.meta last, written
+// atomically. A directory without topic.meta is not a topic, so a crash at
+// any point of creation leaves either no topic or a complete one; opening
+// again finishes the job, reusing empty partition logs a crashed creation
+// left. A partition log that already holds records while topic.meta is
+// missing is refused with a *MetadataError, because adopting it could attach
+// someone's records to a new topic.
+func OpenWithOptions(root, name string, partitionCount int, opts Options) (*Topic, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, fmt.Errorf("topic: open: %w", err)
+	}
+	if partitionCount < 1 {
+		return nil, fmt.Errorf("topic: open %q with %d partitions: %w", name, partitionCount, ErrInvalidPartitionCount)
+	}
+	dir := filepath.Join(root, name)
+	metaPath := filepath.Join(dir, MetadataFile)
+	_, err := opts.fs().Stat(metaPath)
+	switch {
+	case err == nil:
+		return reopen(dir, name, partitionCount, opts)
+	case errors.Is(err, fs.ErrNotExist):
+		return create(dir, name, partitionCount, opts)
+	default:
+		return nil, fmt.Errorf("topic: open %q: %w", name, err)
+	}
+}
+
+// OpenExisting reopens the topic <root>/<name> with the partition count its
+// topic.meta records, for callers (a server starting up) that do not know
+// it. It creates nothing: without topic.meta it returns ErrTopicNotFound.
+func OpenExisting(root, name string, opts Options) (*Topic, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, fmt.Errorf("topic: open: %w", err)
+	}
+	dir := filepath.Join(root, name)
+	m, err := readMetadata(opts.fs(), filepath.Join(dir, MetadataFile), name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("topic: open %q in %s: %w", name, root, ErrTopicNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return reopen(dir, name, m.PartitionCount, opts)
+}
+
+// readMetadata reads and validates topic.meta against the expected name. A
+// missing file returns an error wrapping fs.ErrNotExist; every other problem
+// is a *MetadataError.
+func readMetadata(fsys durable.FS, path, name string) (metadata, error) {
+	info, err := fsys.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return metadata{}, fmt.Errorf("topic: metadata %s: %w", path, err)
+	}
+	if err == nil && !info.Mode().IsRegular() {
+		return metadata{}, &MetadataError{Path: path, Reason: "not a regular file"}
+	}
+	if err == nil && info.Size() > maxMetadataSize {
+		return metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any topic.meta", info.Size())}
+	}
+	var data []byte
+	if err == nil {
+		data, err = durable.ReadFile(fsys, path)
+	}
+	if err != nil {
+		return metadata{}, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+	}
+	m, err := parseMetadata(data)
+	if err != nil {
+		var p *metadataProblem
+		if errors.As(err, &p) {
+			return metadata{}, &MetadataError{Path: path, Reason: p.reason, Err: p.err}
+		}
+		return metadata{}, &MetadataError{Path: path, Reason: "invalid", Err: err}
+	}
+	if m.Name != name {
+		return metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("stored name %q, opened as %q", m.Name, name)}
+	}
+	return m, nil
+}
+
+// reopen opens an existing topic. Metadata is validated before any
+// partition is looked at.
+func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) {
+	fsys := opts.fs()
+	metaPath := filepath.Join(dir, MetadataFile)
+	m, err := readMetadata(fsys, metaPath, name)
+	if err != nil {
+		return nil, err
+	}
+	if m.PartitionCount != partitionCount {
+		return nil, &MetadataError{Path: metaPath, Reason: fmt.Sprintf("partition_count %d, opened with %d", m.PartitionCount, partitionCount)}
+	}
+	for p := range partitionCount {
+		logPath := filepath.Join(dir, PartitionDir(p), LogFile)
+		if _, err := fsys.Stat(logPath); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("topic: open %q: partition %d: %s: %w", name, p, logPath, ErrMissingPartition)
+			}
+			return nil, fmt.Errorf("topic: open %q: partition %d: %w", name, p, err)
+		}
+	}
+	t, err := openPartitions(dir, name, partitionCount, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := durable.RemoveTemp(fsys, metaPath); err != nil {
+		return nil, errors.Join(fmt.Errorf("topic: open %q: %w", name, err), t.Close())
+	}
+	return t, nil
+}
+
+// create makes a new topic: partitions first, topic.meta last.
+func create(dir, name string, partitionCount int, opts Options) (*Topic, error) {
+	fsys := opts.fs()
+	// log.Open creates the partition directory (fsync-ing each new
+	// directory's parent) and the empty log file (fsync-ing its directory).
+	t, err := openPartitions(dir, name, partitionCount, opts)
+	if err != nil {
+		return nil, err
+	}
+	metaPath := filepath.Join(dir, MetadataFile)
+	for p, l := range t.parts {
+		if l.NextOffset() > 0 {
+			err := &MetadataError{Path: metaPath, Reason: fmt.Sprintf("missing, while partition %d already holds %d records", p, l.NextOffset()), Err: fs.ErrNotExist}
+			return nil, errors.Join(err, t.Close())
+		}
+	}
+	data := encodeMetadata(metadata{Version: MetadataVersion, Name: name, PartitionCount: partitionCount})
+	if err := durable.WriteFile(fsys, metaPath, data); err != nil {
+		return nil, errors.Join(fmt.Errorf("topic: create %q: %w", name, err), t.Close())
+	}
+	return t, nil
+}
+
+// openPartitions opens (creating when missing) the log of every partition.
+// On failure the logs already opened are closed.
+func openPartitions(dir, name string, partitionCount int, opts Options) (*Topic, error) {
+	t := &Topic{name: name, dir: dir, parts: make([]*log.Log, 0, partitionCount)}
+	for p := range partitionCount {
+		l, err := log.OpenWithOptions(filepath.Join(dir, PartitionDir(p), LogFile), opts.logOptions())
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("topic: open %q: partition %d: %w", name, p, err), t.Close())
+		}
+		t.parts = append(t.parts, l)
+		t.maxPayload = l.MaxPayloadSize()
+	}
+	return t, nil
+}
+
+// Name is the topic's name.
+func (t *Topic) Name() string { return t.name }
+
+// Dir is the topic's directory, <root>/<name>.
+func (t *Topic) Dir() string { return t.dir }
+
+// PartitionCount is the number of partitions, ids 0 to PartitionCount()-1.
+func (t *Topic) PartitionCount() int { return len(t.parts) }
+
+// partition returns partition p's log or an error wrapping
+// ErrPartitionOutOfRange.
+func (t *Topic) partition(p int) (*log.Log, error) {
+	if p < 0 || p >= len(t.parts) {
+		return nil, fmt.Errorf("topic %q: partition %d of %d: %w", t.name, p, len(t.parts), ErrPartitionOutOfRange)
+	}
+	return t.parts[p], nil
+}
+
+// Append routes one record and appends it durably to its partition. A nil
+// key takes the next partition in round-robin order; any other key, the
+// empty one included, goes to PartitionForKey(key, PartitionCount()). The
+// result is returned only once the record is on stable storage.
+func (t *Topic) Append(key, payload []byte) (AppendResult, error) {
+	var rr uint64
+	if key == nil {
+		rr = t.rr.Add(1) - 1
+	}
+	p := route(key, len(t.parts), rr)
+	rec, err := t.parts[p].Append(payload)
+	if err != nil {
+		return AppendResult{}, fmt.Errorf("topic %q: append to partition %d: %w", t.name, p, err)
+	}
+	return AppendResult{Partition: p, Offset: rec.Offset, Record: rec}, nil
+}
+
+// Read returns up to maxRecords records of one partition starting at the
+// partition-local offset start. Past the end it returns no records and no
+// error. Only durable records are visible.
+func (t *Topic) Read(partition int, start uint64, maxRecords int) ([]log.Record, error) {
+	l, err := t.partition(partition)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := l.Read(start, maxRecords)
+	if err != nil {
+		return nil, fmt.Errorf("topic %q: read partition %d: %w", t.name, partition, err)
+	}
+	return recs, nil
+}
+
+// NextOffset is the offset the next record of a partition will get: the
+// number of durable records it holds.
+func (t *Topic) NextOffset(partition int) (uint64, error) {
+	l, err := t.partition(partition)
+	if err != nil {
+		return 0, err
+	}
+	return l.NextOffset(), nil
+}
+
+// Close closes every partition log, waiting for appends in flight, and
+// returns the first error. Later operations fail with an error wrapping
+// log.ErrClosed. Closing twice is harmless: the second call returns nil.
+func (t *Topic) Close() error {
+	t.closeMu.Lock()
+	defer t.closeMu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	var first error
+	for _, l := range t.parts {
+		if err := l.Close(); err != nil && first == nil {
+			first = fmt.Errorf("topic %q: close: %w", t.name, err)
+		}
+	}
+	return first
+}
