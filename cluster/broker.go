@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
+)
+
+// BrokerOptions tune a broker. The zero value is ready to use.
+type BrokerOptions struct {
+	// FS is the file system the broker's replica logs use. Nil means
+	// durable.OS. Tests pass a logtest.FaultFS to fail a chosen write.
+	FS durable.FS
+	// MaxPayloadSize is passed to every replica log (zero: the log's
+	// default).
+	MaxPayloadSize int
+	// Now supplies the timestamps a leader replica assigns. Nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Broker is one logical storage node. It owns the directory
+// <root>/broker-<id, 6 digits>/ and nothing else; each replica it holds is a
+// plain phase-1 log at topics/<topic>/partition-<6 digits>/log.bin inside it.
+// A broker knows nothing about leaders or followers: the Cluster decides who
+// writes what.
+//
+// A closed broker is unavailable: every operation on it fails with
+// ErrBrokerUnavailable until a new Broker with the same id is registered.
+// A Broker is safe for concurrent use.
+type Broker struct {
+	id   int
+	root string
+	dir  string
+	opts BrokerOptions
+
+	// mu guards closed and logs.
+	mu sync.Mutex
+	// closed is set by Close.
+	closed bool
+	// logs holds the replica logs opened so far, by replica key.
+	logs map[replicaKey]*log.Log
+}
+
+type replicaKey struct {
+	topic     string
+	partition int
+}
+
+// OpenBroker opens (creating if needed) broker id's directory under root.
+// Replica logs are opened on first use, so a broker with one damaged replica
+// still opens and serves its other replicas; the damaged one reports its
+// *log.CorruptionError to whoever touches it.
+func OpenBroker(id int, root string) (*Broker, error) {
+	return OpenBrokerWithOptions(id, root, BrokerOptions{})
+}
+
+// OpenBrokerWithOptions is OpenBroker with explicit options.
+func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, error) {
+	if id < 1 {
+		return nil, fmt.Errorf("cluster: open broker %d: %w", id, ErrInvalidBrokerID)
+	}
+	if opts.FS == nil {
+		opts.FS = durable.OS
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
+	}
+	dir := BrokerDir(abs, id)
+	if _, err := durable.MkdirAll(opts.FS, dir); err != nil {
+		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
+	}
+	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*log.Log{}}, nil
+}
+
+// BrokerDir is the directory broker id owns under root.
+func BrokerDir(root string, id int) string {
+	return filepath.Join(root, fmt.Sprintf("broker-%06d", id))
+}
+
+// ID is the broker's id.
+func (b *Broker) ID() int { return b.id }
+
+// Root is the cluster root the broker lives under (absolute).
+func (b *Broker) Root() string { return b.root }
+
+// Dir is the broker's own directory.
+func (b *Broker) Dir() string { return b.dir }
+
+// ReplicaPath is the log file of the broker's replica of one partition.
+func (b *Broker) ReplicaPath(topicName string, partition int) string {
+	return filepath.Join(b.dir, "topics", topicName, fmt.Sprintf("partition-%06d", partition), "log.bin")
+}
+
+// Available reports whether the broker is open.
+func (b *Broker) Available() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.closed
+}
+
+// Close closes every replica log (waiting for appends in flight) and makes
+// the broker unavailable. Closing twice is harmless.
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	logs := b.logs
+	b.logs = nil
+	b.mu.Unlock()
+	var errs []error
+	for _, l := range logs {
+		errs = append(errs, l.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("cluster: close broker %d: %w", b.id, err)
+	}
+	return nil
+}
+
+// replica returns the broker's log for one partition, opening it on first
+// use. With create false a missing log file is ErrReplicaMissing: a replica
+// is created only when its topic is, never silently recreated empty.
+func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log, error) {
+	if err := topic.ValidateName(topicName); err != nil {
+		return nil, err
+	}
+	key := replicaKey{topicName, partition}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, fmt.Errorf("cluster: broker %d: %w", b.id, ErrBrokerUnavailable)
+	}
+	if l, ok := b.logs[key]; ok {
+		return l, nil
+	}
+	path := b.ReplicaPath(topicName, partition)
+	if !create {
+		if _, err := b.opts.FS.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("cluster: broker %d: %s: %w", b.id, path, ErrReplicaMissing)
+		}
+	}
+	l, err := log.OpenWithOptions(path, log.Options{FS: b.opts.FS, MaxPayloadSize: b.opts.MaxPayloadSize, Now: b.opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
+	}
+	b.logs[key] = l
+	return l, nil
+}
+
+// unavailable reports whether err means the broker (or the replica's log)
+// was closed under us, which the cluster treats like an unavailable broker.
+func unavailable(err error) bool {
+	return errors.Is(err, ErrBrokerUnavailable) || errors.Is(err, log.ErrClosed)
+}

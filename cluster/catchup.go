@@ -1,0 +1,93 @@
+package cluster
+
+import (
+	"fmt"
+
+	"github.com/pystream/pystream/log"
+)
+
+// CatchUpResult says what CatchUp did.
+type CatchUpResult struct {
+	BrokerID int
+	// From is the follower's log end before catch-up: the first copied
+	// offset.
+	From uint64
+	// Copied is how many records were copied from the leader.
+	Copied int
+	// LogEnd is the follower's log end afterwards, equal to the leader's.
+	LogEnd uint64
+}
+
+// CatchUp repairs a lagging follower of a partition. It first proves the
+// follower's records are an exact prefix of the leader's — every shared
+// record equal in offset, timestamp and payload, compared chunk by chunk —
+// and then copies the leader's missing records in order. A mismatch, or a
+// follower holding more records than the leader, is a
+// *ReplicaDivergenceError and nothing is changed: divergence is reported,
+// never repaired (RecoverReplica is the operation that truncates, and only
+// for an inactive replica).
+//
+// CatchUp waits for the partition's writes in flight and holds new ones
+// back while it runs. It never changes the active set.
+func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpResult, error) {
+	p, err := c.partition(topicName, partition)
+	if err != nil {
+		return CatchUpResult{}, err
+	}
+	p.lockIdle()
+	defer p.mu.Unlock()
+	fl, ll, err := c.followerAndLeaderLocked(p, followerID)
+	if err != nil {
+		return CatchUpResult{}, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, followerID, err)
+	}
+	res, err := c.catchUpLocked(p, followerID, fl, ll)
+	c.refreshHWLocked(p)
+	return res, err
+}
+
+// followerAndLeaderLocked checks that id names a follower of p (known,
+// assigned, not the leader, available) and returns its log and the
+// leader's. Lock should be held.
+func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *log.Log, err error) {
+	switch {
+	case !c.knownBroker(id):
+		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrUnknownBroker)
+	case !p.assignedLocked(id):
+		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrNotAssigned)
+	case id == p.leader:
+		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrReplicaIsLeader)
+	}
+	ll, err := c.leaderLogLocked(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fl, err := c.replicaLog(p, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fl, ll, nil
+}
+
+// catchUpLocked validates that fl is a prefix of ll and copies the rest.
+// Lock should be held with the writer slot idle.
+func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *log.Log) (CatchUpResult, error) {
+	fEnd, lEnd := fl.NextOffset(), ll.NextOffset()
+	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd}
+	if fEnd > lEnd {
+		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: id, Offset: lEnd,
+			Reason: fmt.Sprintf("follower holds %d records, leader only %d", fEnd, lEnd)}
+	}
+	common, reason, err := commonPrefix(fl, ll, fEnd)
+	if err != nil {
+		return res, fmt.Errorf("cluster: compare %s on broker %d with leader: %w", p, id, err)
+	}
+	if common < fEnd {
+		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: id, Offset: common, Reason: reason}
+	}
+	n, err := copyRecords(fl, ll, fEnd, lEnd)
+	res.Copied, res.LogEnd = n, fEnd+uint64(n)
+	if err != nil {
+		return res, fmt.Errorf("cluster: copy %s to broker %d: %w", p, id, err)
+	}
+	return res, nil
+}

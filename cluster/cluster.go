@@ -1,0 +1,404 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
+)
+
+// Options tune a Cluster. The zero value is ready to use.
+type Options struct {
+	// FS is the file system used for cluster.meta. Nil means durable.OS.
+	FS durable.FS
+	// Broker is used by StartBroker to open broker instances. A nil
+	// Broker.FS means FS.
+	Broker BrokerOptions
+}
+
+// Cluster is a set of brokers and the replicated topics placed on them. It
+// is the one place that decides: who leads each partition, which replicas are
+// active, when a write is acknowledged, and when leadership changes. Every
+// such decision is written to cluster.meta before it is reported.
+//
+// A Cluster is safe for concurrent use. Writes to one partition are
+// group-committed (see Producer); failover, recovery and catch-up on a
+// partition wait for its writes in flight and exclude new ones while they
+// run.
+//
+// Lock order: partition.mu, then Cluster.mu, then Cluster.metaMu.
+type Cluster struct {
+	root string
+	opts Options
+
+	// mu guards brokers, topics and closed.
+	mu sync.RWMutex
+	// brokers are the registered broker instances by id (open or closed).
+	brokers map[int]*Broker
+	// topics are the replicated topics by name.
+	topics map[string]*topicState
+	// closed is set by Close.
+	closed bool
+
+	// metaMu guards meta and serialises writes of cluster.meta.
+	metaMu sync.Mutex
+	// meta is exactly what cluster.meta holds.
+	meta Metadata
+}
+
+// Open opens the cluster rooted at root, creating the directory if needed.
+// An existing cluster.meta is fully validated and its topics, placement,
+// leaders and active sets restored; a malformed one is reported as a
+// *MetadataError and left untouched. No broker is registered by Open:
+// register them (RegisterBroker or StartBroker) before using their
+// replicas.
+func Open(root string) (*Cluster, error) {
+	return OpenWithOptions(root, Options{})
+}
+
+// OpenWithOptions is Open with explicit options.
+func OpenWithOptions(root string, opts Options) (*Cluster, error) {
+	if opts.FS == nil {
+		opts.FS = durable.OS
+	}
+	if opts.Broker.FS == nil {
+		opts.Broker.FS = opts.FS
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
+	}
+	if _, err := durable.MkdirAll(opts.FS, abs); err != nil {
+		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
+	}
+	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}}
+	path := c.MetaPath()
+	data, err := durable.ReadFile(opts.FS, path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		c.meta = Metadata{Brokers: []int{}, Topics: map[string]TopicMetadata{}}
+	case err != nil:
+		return nil, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+	default:
+		m, err := ParseClusterMeta(data)
+		if err != nil {
+			var me *MetadataError
+			if errors.As(err, &me) {
+				me.Path = path
+			}
+			return nil, err
+		}
+		c.meta = m
+	}
+	if err := durable.RemoveTemp(opts.FS, path); err != nil {
+		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
+	}
+	for name, t := range c.meta.Topics {
+		c.topics[name] = newTopicState(name, t)
+	}
+	return c, nil
+}
+
+// Root is the cluster's root directory (absolute).
+func (c *Cluster) Root() string { return c.root }
+
+// MetaPath is the cluster.meta file.
+func (c *Cluster) MetaPath() string { return filepath.Join(c.root, MetaFileName) }
+
+// OffsetsDir is where cluster consumers keep committed offsets:
+// <root>/offsets.
+func (c *Cluster) OffsetsDir() string { return filepath.Join(c.root, "offsets") }
+
+// Metadata returns a copy of what cluster.meta holds.
+func (c *Cluster) Metadata() Metadata {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	return c.meta.clone()
+}
+
+// Close closes every registered broker; the cluster refuses every operation
+// afterwards. cluster.meta needs no flushing: it was written at every
+// change. Closing twice is harmless.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	brokers := c.brokers
+	c.mu.Unlock()
+	var errs []error
+	for _, id := range sortedKeys(brokers) {
+		errs = append(errs, brokers[id].Close())
+	}
+	return errors.Join(errs...)
+}
+
+// RegisterBroker hands an open broker to the cluster, which closes it on
+// Close. The broker must live under the cluster's root. A broker id the
+// cluster has never seen is added to cluster.meta (written before
+// RegisterBroker returns); it takes part in the placement of topics created
+// later, never of existing ones. A new instance with a known id replaces a
+// closed one, making that broker available again; registering while an open
+// instance with the id is registered is an error (ErrBrokerRegistered).
+//
+// A returning broker's replicas are not trusted back automatically: an
+// active follower may need CatchUp, and an inactive replica RecoverReplica.
+func (c *Cluster) RegisterBroker(b *Broker) error {
+	if b == nil {
+		return fmt.Errorf("cluster: register nil broker: %w", ErrInvalidArgument)
+	}
+	if !b.Available() {
+		return fmt.Errorf("cluster: register broker %d: closed instance: %w", b.id, ErrBrokerUnavailable)
+	}
+	if b.root != c.root {
+		return fmt.Errorf("cluster: register broker %d: root %s, cluster root %s: %w", b.id, b.root, c.root, ErrBrokerRoot)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if old, ok := c.brokers[b.id]; ok && old != b && old.Available() {
+		return fmt.Errorf("cluster: register broker %d: %w", b.id, ErrBrokerRegistered)
+	}
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	if _, known := slices.BinarySearch(c.meta.Brokers, b.id); !known {
+		next := c.meta.clone()
+		next.Brokers = append(next.Brokers, b.id)
+		slices.Sort(next.Brokers)
+		if err := c.persistLocked(next); err != nil {
+			return fmt.Errorf("cluster: register broker %d: %w", b.id, err)
+		}
+	}
+	c.brokers[b.id] = b
+	return nil
+}
+
+// StartBroker opens a new Broker instance for id at the cluster's root and
+// registers it: how a stopped broker comes back.
+func (c *Cluster) StartBroker(id int) (*Broker, error) {
+	if b := c.broker(id); b != nil && b.Available() {
+		return nil, fmt.Errorf("cluster: start broker %d: %w", id, ErrBrokerRegistered)
+	}
+	b, err := OpenBrokerWithOptions(id, c.root, c.opts.Broker)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.RegisterBroker(b); err != nil {
+		return nil, errors.Join(err, b.Close())
+	}
+	return b, nil
+}
+
+// StopBroker closes the registered instance of broker id, making it
+// unavailable, as if its machine had failed. Nothing else happens: no
+// failover, no change to cluster.meta. Stopping a stopped broker is
+// harmless.
+func (c *Cluster) StopBroker(id int) error {
+	b := c.broker(id)
+	if b == nil {
+		if c.knownBroker(id) {
+			return nil
+		}
+		return fmt.Errorf("cluster: stop broker %d: %w", id, ErrUnknownBroker)
+	}
+	return b.Close()
+}
+
+// BrokerInfo describes one known broker.
+type BrokerInfo struct {
+	ID int
+	// Available is true while an open instance is registered.
+	Available bool
+}
+
+// Brokers lists every broker in cluster.meta, ascending by id.
+func (c *Cluster) Brokers() []BrokerInfo {
+	c.metaMu.Lock()
+	ids := slices.Clone(c.meta.Brokers)
+	c.metaMu.Unlock()
+	out := make([]BrokerInfo, len(ids))
+	for i, id := range ids {
+		b := c.broker(id)
+		out[i] = BrokerInfo{ID: id, Available: b != nil && b.Available()}
+	}
+	return out
+}
+
+// broker returns the registered instance of id, or nil.
+func (c *Cluster) broker(id int) *Broker {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.brokers[id]
+}
+
+func (c *Cluster) knownBroker(id int) bool {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	_, ok := slices.BinarySearch(c.meta.Brokers, id)
+	return ok
+}
+
+// persistLocked writes next as cluster.meta and, only if that succeeded,
+// makes it the cluster's persisted metadata. metaMu must be held.
+func (c *Cluster) persistLocked(next Metadata) error {
+	data, err := EncodeClusterMeta(next)
+	if err != nil {
+		return err
+	}
+	if err := durable.WriteFile(c.opts.FS, c.MetaPath(), data); err != nil {
+		return fmt.Errorf("cluster: write %s: %w", c.MetaPath(), err)
+	}
+	c.meta = next
+	return nil
+}
+
+// setPartition persists a new leader/followers/active for one partition.
+// On error neither cluster.meta nor the persisted copy changed.
+func (c *Cluster) setPartition(topicName string, pm PartitionMetadata) error {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	next := c.meta.clone()
+	t, ok := next.Topics[topicName]
+	if !ok || pm.Partition < 0 || pm.Partition >= len(t.Partitions) {
+		return fmt.Errorf("cluster: %s/%d: %w", topicName, pm.Partition, ErrUnknownTopic)
+	}
+	t.Partitions[pm.Partition] = pm
+	return c.persistLocked(next)
+}
+
+// TopicInfo describes one replicated topic.
+type TopicInfo struct {
+	Name              string
+	PartitionCount    int
+	ReplicationFactor int
+}
+
+// Topics lists the cluster's topics by name.
+func (c *Cluster) Topics() []TopicInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]TopicInfo, 0, len(c.topics))
+	for _, t := range c.topics {
+		out = append(out, t.info())
+	}
+	slices.SortFunc(out, func(a, b TopicInfo) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Topic describes one topic; an unknown name is ErrUnknownTopic.
+func (c *Cluster) Topic(name string) (TopicInfo, error) {
+	t, err := c.topic(name)
+	if err != nil {
+		return TopicInfo{}, err
+	}
+	return t.info(), nil
+}
+
+func (c *Cluster) topic(name string) (*topicState, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	t, ok := c.topics[name]
+	if !ok {
+		return nil, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
+	}
+	return t, nil
+}
+
+// partition returns one partition's state.
+func (c *Cluster) partition(topicName string, p int) (*partition, error) {
+	t, err := c.topic(topicName)
+	if err != nil {
+		return nil, err
+	}
+	if p < 0 || p >= len(t.parts) {
+		return nil, fmt.Errorf("cluster: topic %q has %d partition(s), no partition %d: %w", topicName, len(t.parts), p, topic.ErrPartitionOutOfRange)
+	}
+	return t.parts[p], nil
+}
+
+// CreateTopic creates a replicated topic. It validates the name first, then
+// requires partitions >= 1 and 1 <= replicationFactor <= the number of known
+// brokers, computes the static placement once (Placement), creates every
+// replica's empty log on its broker (each placed broker must be available),
+// and writes cluster.meta before returning. Bad arguments change nothing on
+// disk. A name that is taken returns a *TopicExistsError.
+//
+// If writing cluster.meta fails, the topic does not exist; the empty replica
+// logs already created stay and are reused by a later CreateTopic.
+func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) error {
+	if err := topic.ValidateName(name); err != nil {
+		return fmt.Errorf("cluster: create topic: %w", err)
+	}
+	if partitions < 1 {
+		return fmt.Errorf("cluster: create topic %q: %d partitions: %w", name, partitions, ErrInvalidPartitionCount)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if t, ok := c.topics[name]; ok {
+		return &TopicExistsError{Topic: name, PartitionCount: len(t.parts), ReplicationFactor: t.rf,
+			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor}
+	}
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	n := len(c.meta.Brokers)
+	if replicationFactor < 1 || replicationFactor > n {
+		return fmt.Errorf("cluster: create topic %q: replication factor %d with %d broker(s): %w", name, replicationFactor, n, ErrInvalidReplicationFactor)
+	}
+	placement, err := Placement(c.meta.Brokers, partitions, replicationFactor)
+	if err != nil {
+		return fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
+	tm := TopicMetadata{PartitionCount: partitions, ReplicationFactor: replicationFactor}
+	for p, a := range placement {
+		tm.Partitions = append(tm.Partitions, PartitionMetadata{Partition: p, Leader: a.Leader, Followers: a.Followers, Active: PartitionMetadata{Leader: a.Leader, Followers: a.Followers}.Assigned()})
+	}
+	// Every placed broker must be available before anything is created.
+	for _, pm := range tm.Partitions {
+		for _, id := range pm.Assigned() {
+			if b := c.brokers[id]; b == nil || !b.Available() {
+				return fmt.Errorf("cluster: create topic %q: broker %d: %w", name, id, ErrBrokerUnavailable)
+			}
+		}
+	}
+	for _, pm := range tm.Partitions {
+		for _, id := range pm.Assigned() {
+			l, err := c.brokers[id].replica(name, pm.Partition, true)
+			if err != nil {
+				return fmt.Errorf("cluster: create topic %q: %w", name, err)
+			}
+			if end := l.NextOffset(); end != 0 {
+				return fmt.Errorf("cluster: create topic %q: broker %d already holds %d record(s) in %s: %w", name, id, end, l.Path(), ErrTopicExists)
+			}
+		}
+	}
+	next := c.meta.clone()
+	next.Topics[name] = tm
+	if err := c.persistLocked(next); err != nil {
+		return fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
+	c.topics[name] = newTopicState(name, tm)
+	return nil
+}

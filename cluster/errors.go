@@ -1,0 +1,266 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error the package returns wraps one of these, is
+// one of the typed errors below (which match their own sentinel with
+// errors.Is), or wraps an error of the log layer such as a
+// *log.CorruptionError.
+var (
+	// ErrClosed is returned by every operation on a closed Cluster.
+	ErrClosed = errors.New("cluster: closed")
+	// ErrInvalidBrokerID is returned for a broker id below 1.
+	ErrInvalidBrokerID = errors.New("cluster: broker id must be positive")
+	// ErrUnknownBroker is returned for a broker id the cluster has never
+	// registered.
+	ErrUnknownBroker = errors.New("cluster: unknown broker")
+	// ErrBrokerUnavailable is returned when a broker is closed (or was never
+	// registered since the cluster was opened). It is also what operations on
+	// a closed *Broker wrap.
+	ErrBrokerUnavailable = errors.New("cluster: broker unavailable")
+	// ErrBrokerRegistered is returned by RegisterBroker and StartBroker when
+	// an open instance with the same id is already registered.
+	ErrBrokerRegistered = errors.New("cluster: an open broker with this id is already registered")
+	// ErrBrokerRoot is returned by RegisterBroker for a broker whose storage
+	// root is not the cluster's root.
+	ErrBrokerRoot = errors.New("cluster: broker belongs to another cluster root")
+	// ErrUnknownTopic is returned for a topic the cluster does not have.
+	ErrUnknownTopic = errors.New("cluster: unknown topic")
+	// ErrTopicExists is wrapped by *TopicExistsError.
+	ErrTopicExists = errors.New("cluster: topic exists")
+	// ErrInvalidPartitionCount is returned by CreateTopic for a partition
+	// count below 1.
+	ErrInvalidPartitionCount = errors.New("cluster: partition count must be at least 1")
+	// ErrInvalidReplicationFactor is returned for a replication factor below
+	// 1 or above the number of brokers.
+	ErrInvalidReplicationFactor = errors.New("cluster: invalid replication factor")
+	// ErrNotAssigned is returned when a broker holds no replica of the
+	// partition named.
+	ErrNotAssigned = errors.New("cluster: broker is not assigned to the partition")
+	// ErrReplicaIsLeader is returned by CatchUp and RecoverReplica when asked
+	// to repair the partition's leader, which is authoritative by definition.
+	ErrReplicaIsLeader = errors.New("cluster: replica is the partition's leader")
+	// ErrReplicaActive is returned by RecoverReplica for a replica that is
+	// already in the active set.
+	ErrReplicaActive = errors.New("cluster: replica is already active")
+	// ErrReplicaMissing is returned when an assigned replica's log file does
+	// not exist on its broker. Replicas are created only by CreateTopic; a
+	// missing one is never silently recreated empty.
+	ErrReplicaMissing = errors.New("cluster: replica log missing")
+	// ErrInvalidArgument is returned for other arguments out of range, such
+	// as a maxRecords below 1.
+	ErrInvalidArgument = errors.New("cluster: invalid argument")
+
+	// ErrReplicationFailed is matched by *ReplicationError.
+	ErrReplicationFailed = errors.New("cluster: replication failed")
+	// ErrLeaderUnavailable is matched by *LeaderUnavailableError.
+	ErrLeaderUnavailable = errors.New("cluster: leader unavailable")
+	// ErrReplicaDivergence is matched by *ReplicaDivergenceError.
+	ErrReplicaDivergence = errors.New("cluster: replicas diverge")
+	// ErrLeaderStillAvailable is matched by *LeaderStillAvailableError.
+	ErrLeaderStillAvailable = errors.New("cluster: leader still available")
+	// ErrNoEligibleReplica is matched by *NoEligibleReplicaError.
+	ErrNoEligibleReplica = errors.New("cluster: no eligible replica")
+)
+
+// MetadataError reports a cluster.meta that cannot be trusted: unreadable,
+// not JSON, or JSON that breaks a rule of the format. The file is never
+// changed by the code that reports it.
+type MetadataError struct {
+	// Path is the metadata file ("" when parsing bytes that came from
+	// nowhere in particular).
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *MetadataError) Error() string {
+	s := "cluster: malformed metadata"
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	s += ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *MetadataError) Unwrap() error { return e.Err }
+
+// TopicExistsError is returned by CreateTopic for a name that is taken. It
+// carries the existing topic's settings and whether they equal the ones
+// requested, so a caller can treat an identical re-create as a no-op and a
+// conflicting one as a conflict.
+type TopicExistsError struct {
+	// Topic is the name asked for.
+	Topic string
+	// PartitionCount and ReplicationFactor are the existing topic's.
+	PartitionCount    int
+	ReplicationFactor int
+	// SameSettings is true when the request asked for exactly these.
+	SameSettings bool
+}
+
+func (e *TopicExistsError) Error() string {
+	s := fmt.Sprintf("cluster: topic %q exists with %d partition(s), replication factor %d", e.Topic, e.PartitionCount, e.ReplicationFactor)
+	if !e.SameSettings {
+		s += " (different from the settings requested)"
+	}
+	return s
+}
+
+func (e *TopicExistsError) Unwrap() error { return ErrTopicExists }
+
+// ReplicationError reports a write that the leader stored but at least one
+// active follower did not. The write was not acknowledged. The leader keeps
+// its records (an append-only log is never rolled back), so the named
+// followers now lag behind it until CatchUp repairs them.
+type ReplicationError struct {
+	Topic     string
+	Partition int
+	// Offset is the first offset of the refused records on the leader and
+	// Count how many records they are.
+	Offset uint64
+	Count  int
+	// BrokerIDs are the followers that failed, ascending.
+	BrokerIDs []int
+	// Err joins the followers' errors.
+	Err error
+}
+
+func (e *ReplicationError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: records %d..%d stored by the leader but not by broker(s) %s; not acknowledged: %v",
+		e.Topic, e.Partition, e.Offset, e.Offset+uint64(e.Count)-1, joinIDs(e.BrokerIDs), e.Err)
+}
+
+func (e *ReplicationError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrReplicationFailed) true.
+func (e *ReplicationError) Is(target error) bool { return target == ErrReplicationFailed }
+
+// LeaderUnavailableError reports that a partition's recorded leader cannot be
+// reached (its broker is closed or not registered). Nothing fails over on its
+// own: call Failover.
+type LeaderUnavailableError struct {
+	Topic     string
+	Partition int
+	// BrokerID is the recorded leader.
+	BrokerID int
+	// Err is the cause, usually wrapping ErrBrokerUnavailable.
+	Err error
+}
+
+func (e *LeaderUnavailableError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: leader broker %d unavailable: %v", e.Topic, e.Partition, e.BrokerID, e.Err)
+}
+
+func (e *LeaderUnavailableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrLeaderUnavailable) true.
+func (e *LeaderUnavailableError) Is(target error) bool { return target == ErrLeaderUnavailable }
+
+// ReplicaDivergenceError reports two replicas of a partition that disagree:
+// a record at a shared offset differs (in offset, timestamp or payload), or a
+// follower holds more records than the leader. The operation that found it
+// changed nothing.
+type ReplicaDivergenceError struct {
+	Topic     string
+	Partition int
+	// BrokerID is the replica that disagrees with the reference (the leader,
+	// or the chosen failover candidate).
+	BrokerID int
+	// Offset is the first offset where they disagree.
+	Offset uint64
+	// Reason says how, in words.
+	Reason string
+}
+
+func (e *ReplicaDivergenceError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: replica on broker %d diverges at offset %d: %s", e.Topic, e.Partition, e.BrokerID, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrReplicaDivergence) true.
+func (e *ReplicaDivergenceError) Is(target error) bool { return target == ErrReplicaDivergence }
+
+// LeaderStillAvailableError is returned by Failover while the recorded leader
+// is usable: failover replaces a failed leader, it does not move leadership
+// on request.
+type LeaderStillAvailableError struct {
+	Topic     string
+	Partition int
+	BrokerID  int
+}
+
+func (e *LeaderStillAvailableError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: leader broker %d is still available; refusing to fail over", e.Topic, e.Partition, e.BrokerID)
+}
+
+// Is makes errors.Is(err, ErrLeaderStillAvailable) true.
+func (e *LeaderStillAvailableError) Is(target error) bool { return target == ErrLeaderStillAvailable }
+
+// NoEligibleReplicaError is returned by Failover when no active follower is
+// available to take over. The recorded leader stays; a partition is never
+// left without one.
+type NoEligibleReplicaError struct {
+	Topic     string
+	Partition int
+	// LeaderBrokerID is the (unavailable) leader that stays recorded.
+	LeaderBrokerID int
+	// Reason says why each follower was passed over.
+	Reason string
+}
+
+func (e *NoEligibleReplicaError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: no follower can replace leader broker %d: %s", e.Topic, e.Partition, e.LeaderBrokerID, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNoEligibleReplica) true.
+func (e *NoEligibleReplicaError) Is(target error) bool { return target == ErrNoEligibleReplica }
+
+// BatchError reports a SendBatch in which the sends to some partitions
+// failed. Every message routed to a partition named here was NOT
+// acknowledged; every other message was, and its SendResult is filled in.
+type BatchError struct {
+	Topic string
+	// Partitions maps each failed partition to its error.
+	Partitions map[int]error
+}
+
+// Failed reports whether the messages routed to partition p were refused.
+func (e *BatchError) Failed(p int) bool {
+	_, ok := e.Partitions[p]
+	return ok
+}
+
+func (e *BatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cluster: %s: batch failed on %d partition(s):", e.Topic, len(e.Partitions))
+	for _, p := range sortedKeys(e.Partitions) {
+		fmt.Fprintf(&b, " [partition %d: %v]", p, e.Partitions[p])
+	}
+	return b.String()
+}
+
+// Unwrap returns the partitions' errors in partition order.
+func (e *BatchError) Unwrap() []error {
+	var errs []error
+	for _, p := range sortedKeys(e.Partitions) {
+		errs = append(errs, e.Partitions[p])
+	}
+	return errs
+}
+
+func joinIDs(ids []int) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprint(id)
+	}
+	return strings.Join(parts, ", ")
+}

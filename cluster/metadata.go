@@ -1,0 +1,290 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/pystream/pystream/topic"
+)
+
+// MetaFileName is the cluster metadata file inside the cluster root.
+const MetaFileName = "cluster.meta"
+
+// MetaVersion is the only cluster.meta version this package reads and
+// writes.
+const MetaVersion = 1
+
+// Metadata is the content of cluster.meta: the known brokers and, for every
+// topic, its partition count, replication factor and each partition's
+// leader, followers and active replicas. It is plain data; the Cluster keeps
+// the persisted copy and replaces it only after a successful write.
+type Metadata struct {
+	// Brokers are the known broker ids, ascending.
+	Brokers []int
+	// Topics maps a topic name to its metadata.
+	Topics map[string]TopicMetadata
+}
+
+// TopicMetadata is one topic in cluster.meta.
+type TopicMetadata struct {
+	PartitionCount    int
+	ReplicationFactor int
+	// Partitions has one entry per partition, in partition order.
+	Partitions []PartitionMetadata
+}
+
+// PartitionMetadata is one partition in cluster.meta.
+type PartitionMetadata struct {
+	Partition int
+	// Leader is the broker that accepts writes.
+	Leader int
+	// Followers are the other assigned brokers, ascending. Leader plus
+	// Followers never change after creation except by swapping roles.
+	Followers []int
+	// Active are the replicas a write must reach, ascending; always
+	// including the leader.
+	Active []int
+}
+
+// Assigned returns the partition's assigned brokers (leader and followers),
+// ascending.
+func (p PartitionMetadata) Assigned() []int {
+	ids := append([]int{p.Leader}, p.Followers...)
+	slices.Sort(ids)
+	return ids
+}
+
+// clone returns a deep copy, so a proposed change never aliases the
+// persisted metadata.
+func (m Metadata) clone() Metadata {
+	out := Metadata{Brokers: slices.Clone(m.Brokers), Topics: make(map[string]TopicMetadata, len(m.Topics))}
+	for name, t := range m.Topics {
+		parts := make([]PartitionMetadata, len(t.Partitions))
+		for i, p := range t.Partitions {
+			parts[i] = PartitionMetadata{Partition: p.Partition, Leader: p.Leader, Followers: slices.Clone(p.Followers), Active: slices.Clone(p.Active)}
+		}
+		t.Partitions = parts
+		out.Topics[name] = t
+	}
+	if out.Brokers == nil {
+		out.Brokers = []int{}
+	}
+	return out
+}
+
+// The wire shape. Pointers tell a missing (or null) field from a zero one.
+type wireMeta struct {
+	Version *int                   `json:"version"`
+	Brokers *[]int                 `json:"brokers"`
+	Topics  *map[string]*wireTopic `json:"topics"`
+}
+
+type wireTopic struct {
+	PartitionCount    *int              `json:"partition_count"`
+	ReplicationFactor *int              `json:"replication_factor"`
+	Partitions        *[]*wirePartition `json:"partitions"`
+}
+
+type wirePartition struct {
+	Partition *int   `json:"partition"`
+	Leader    *int   `json:"leader"`
+	Followers *[]int `json:"followers"`
+	Active    *[]int `json:"active"`
+}
+
+// The encoding shape, in the field order of DESIGN.md §3.
+type encMeta struct {
+	Version int                 `json:"version"`
+	Brokers []int               `json:"brokers"`
+	Topics  map[string]encTopic `json:"topics"`
+}
+
+type encTopic struct {
+	PartitionCount    int            `json:"partition_count"`
+	ReplicationFactor int            `json:"replication_factor"`
+	Partitions        []encPartition `json:"partitions"`
+}
+
+type encPartition struct {
+	Partition int   `json:"partition"`
+	Leader    int   `json:"leader"`
+	Followers []int `json:"followers"`
+	Active    []int `json:"active"`
+}
+
+// EncodeClusterMeta renders m as cluster.meta: indented JSON with a trailing
+// newline, topics in name order, lists ascending. It refuses metadata that
+// ParseClusterMeta would refuse.
+func EncodeClusterMeta(m Metadata) ([]byte, error) {
+	if err := m.validate(); err != nil {
+		return nil, err
+	}
+	enc := encMeta{Version: MetaVersion, Brokers: nonNil(m.Brokers), Topics: map[string]encTopic{}}
+	for name, t := range m.Topics {
+		et := encTopic{PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor, Partitions: make([]encPartition, len(t.Partitions))}
+		for i, p := range t.Partitions {
+			et.Partitions[i] = encPartition{Partition: p.Partition, Leader: p.Leader, Followers: nonNil(p.Followers), Active: nonNil(p.Active)}
+		}
+		enc.Topics[name] = et
+	}
+	out, err := json.MarshalIndent(enc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: encode metadata: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+func nonNil(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
+
+// ParseClusterMeta decodes and fully validates cluster.meta. Anything it
+// does not accept is reported as a *MetadataError (with an empty Path);
+// nothing is guessed or repaired. Unknown fields, missing fields, nulls,
+// trailing data, an unknown version, non-positive or duplicate broker ids,
+// invalid topic names, and partition entries that are incomplete, out of
+// order or inconsistent (a leader outside the assigned brokers, an active
+// replica that is not assigned, a leader that is not active, a follower count
+// that does not match the replication factor, lists not strictly ascending)
+// are all refused.
+func ParseClusterMeta(data []byte) (Metadata, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var w wireMeta
+	if err := dec.Decode(&w); err != nil {
+		return Metadata{}, &MetadataError{Reason: "not a valid cluster.meta JSON document", Err: err}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Metadata{}, &MetadataError{Reason: "trailing data after the JSON document"}
+	}
+	bad := func(format string, args ...any) (Metadata, error) {
+		return Metadata{}, &MetadataError{Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case w.Version == nil:
+		return bad("missing field \"version\"")
+	case *w.Version != MetaVersion:
+		return bad("unsupported version %d, want %d", *w.Version, MetaVersion)
+	case w.Brokers == nil:
+		return bad("missing field \"brokers\"")
+	case w.Topics == nil:
+		return bad("missing field \"topics\"")
+	}
+	m := Metadata{Brokers: nonNil(*w.Brokers), Topics: map[string]TopicMetadata{}}
+	for _, name := range slices.Sorted(maps.Keys(*w.Topics)) {
+		wt := (*w.Topics)[name]
+		switch {
+		case wt == nil:
+			return bad("topic %q: null", name)
+		case wt.PartitionCount == nil:
+			return bad("topic %q: missing field \"partition_count\"", name)
+		case wt.ReplicationFactor == nil:
+			return bad("topic %q: missing field \"replication_factor\"", name)
+		case wt.Partitions == nil:
+			return bad("topic %q: missing field \"partitions\"", name)
+		}
+		t := TopicMetadata{PartitionCount: *wt.PartitionCount, ReplicationFactor: *wt.ReplicationFactor}
+		for i, wp := range *wt.Partitions {
+			switch {
+			case wp == nil:
+				return bad("topic %q: partition entry %d: null", name, i)
+			case wp.Partition == nil:
+				return bad("topic %q: partition entry %d: missing field \"partition\"", name, i)
+			case wp.Leader == nil:
+				return bad("topic %q: partition entry %d: missing field \"leader\"", name, i)
+			case wp.Followers == nil:
+				return bad("topic %q: partition entry %d: missing field \"followers\"", name, i)
+			case wp.Active == nil:
+				return bad("topic %q: partition entry %d: missing field \"active\"", name, i)
+			}
+			t.Partitions = append(t.Partitions, PartitionMetadata{Partition: *wp.Partition, Leader: *wp.Leader, Followers: nonNil(*wp.Followers), Active: nonNil(*wp.Active)})
+		}
+		m.Topics[name] = t
+	}
+	if err := m.validate(); err != nil {
+		return Metadata{}, err
+	}
+	return m, nil
+}
+
+// validate checks every rule of the format that the JSON shape cannot.
+func (m Metadata) validate() error {
+	bad := func(format string, args ...any) error {
+		return &MetadataError{Reason: fmt.Sprintf(format, args...)}
+	}
+	if err := ascendingPositive(m.Brokers); err != nil {
+		return bad("brokers: %v", err)
+	}
+	known := func(id int) bool { _, ok := slices.BinarySearch(m.Brokers, id); return ok }
+	for _, name := range slices.Sorted(maps.Keys(m.Topics)) {
+		t := m.Topics[name]
+		if err := topic.ValidateName(name); err != nil {
+			return &MetadataError{Reason: fmt.Sprintf("topic name %q", name), Err: err}
+		}
+		switch {
+		case t.PartitionCount < 1:
+			return bad("topic %q: partition_count %d, want at least 1", name, t.PartitionCount)
+		case t.ReplicationFactor < 1 || t.ReplicationFactor > len(m.Brokers):
+			return bad("topic %q: replication_factor %d, want 1..%d (the number of brokers)", name, t.ReplicationFactor, len(m.Brokers))
+		case len(t.Partitions) != t.PartitionCount:
+			return bad("topic %q: %d partition entries, partition_count says %d", name, len(t.Partitions), t.PartitionCount)
+		}
+		for i, p := range t.Partitions {
+			where := fmt.Sprintf("topic %q partition %d", name, i)
+			if p.Partition != i {
+				return bad("topic %q: partition entry %d says partition %d", name, i, p.Partition)
+			}
+			if !known(p.Leader) {
+				return bad("%s: leader %d is not a known broker", where, p.Leader)
+			}
+			if err := ascendingPositive(p.Followers); err != nil {
+				return bad("%s: followers: %v", where, err)
+			}
+			if len(p.Followers) != t.ReplicationFactor-1 {
+				return bad("%s: %d follower(s), replication_factor %d needs %d", where, len(p.Followers), t.ReplicationFactor, t.ReplicationFactor-1)
+			}
+			for _, f := range p.Followers {
+				if f == p.Leader {
+					return bad("%s: leader %d is also listed as a follower", where, f)
+				}
+				if !known(f) {
+					return bad("%s: follower %d is not a known broker", where, f)
+				}
+			}
+			if err := ascendingPositive(p.Active); err != nil {
+				return bad("%s: active: %v", where, err)
+			}
+			if !slices.Contains(p.Active, p.Leader) {
+				return bad("%s: leader %d is not active", where, p.Leader)
+			}
+			for _, a := range p.Active {
+				if a != p.Leader && !slices.Contains(p.Followers, a) {
+					return bad("%s: active replica %d is not assigned", where, a)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ascendingPositive checks that ids are positive and strictly ascending
+// (so also distinct).
+func ascendingPositive(ids []int) error {
+	for i, id := range ids {
+		if id < 1 {
+			return fmt.Errorf("broker id %d is not positive", id)
+		}
+		if i > 0 && ids[i-1] >= id {
+			return fmt.Errorf("%v is not strictly ascending", ids)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/pystream/pystream/log"
+)
+
+// topicState is one replicated topic in memory.
+type topicState struct {
+	name string
+	rf   int
+	// parts never changes after creation; each partition guards itself.
+	parts []*partition
+	// cursor is the round-robin position for keyless sends, shared by
+	// every producer of the topic and starting at partition 0.
+	cursor atomic.Uint64
+}
+
+func newTopicState(name string, t TopicMetadata) *topicState {
+	ts := &topicState{name: name, rf: t.ReplicationFactor}
+	for _, pm := range t.Partitions {
+		p := &partition{topic: name, index: pm.Partition}
+		p.idle = sync.NewCond(&p.mu)
+		p.applyLocked(pm)
+		ts.parts = append(ts.parts, p)
+	}
+	return ts
+}
+
+func (t *topicState) info() TopicInfo {
+	return TopicInfo{Name: t.name, PartitionCount: len(t.parts), ReplicationFactor: t.rf}
+}
+
+// partition is the in-memory state of one replicated partition: its
+// leadership (a mirror of cluster.meta, changed only after cluster.meta is
+// written), its high watermark and its write queue.
+type partition struct {
+	topic string
+	index int
+
+	// mu guards every field below. Writers hold it only to queue and to
+	// take or hand back the writer slot, never across disk I/O; failover,
+	// recovery and catch-up hold it (with the writer slot idle) for their
+	// whole run, which excludes writes to the partition while they work.
+	mu sync.Mutex
+	// idle is signalled whenever writing turns false.
+	idle *sync.Cond
+	// leader, followers (ascending) and active (ascending) mirror the
+	// partition's entry in cluster.meta.
+	leader    int
+	followers []int
+	active    []int
+	// hw is the high watermark: every active replica holds all records
+	// below it. It only moves forward while the process lives.
+	hw uint64
+	// queue holds sends waiting for the next batch.
+	queue []*sendRequest
+	// writing is true while one goroutine owns the writer slot.
+	writing bool
+}
+
+// lockIdle locks p and waits until no batch is being written. Callers hold
+// p.mu afterwards and must unlock it.
+func (p *partition) lockIdle() {
+	p.mu.Lock()
+	for p.writing {
+		p.idle.Wait()
+	}
+}
+
+// metadataLocked returns p's leadership as cluster.meta records it. Lock
+// should be held.
+func (p *partition) metadataLocked() PartitionMetadata {
+	return PartitionMetadata{Partition: p.index, Leader: p.leader, Followers: slices.Clone(p.followers), Active: slices.Clone(p.active)}
+}
+
+// applyLocked replaces p's leadership. Lock should be held (or p not yet
+// shared).
+func (p *partition) applyLocked(pm PartitionMetadata) {
+	p.leader = pm.Leader
+	p.followers = slices.Clone(pm.Followers)
+	p.active = slices.Clone(pm.Active)
+}
+
+func (p *partition) assignedLocked(id int) bool {
+	return id == p.leader || slices.Contains(p.followers, id)
+}
+
+func (p *partition) activeLocked(id int) bool {
+	return slices.Contains(p.active, id)
+}
+
+func (p *partition) String() string { return fmt.Sprintf("%s/%d", p.topic, p.index) }
+
+// replicaLog returns broker id's log of partition p, or an error wrapping
+// ErrBrokerUnavailable when the broker is not registered or closed.
+func (c *Cluster) replicaLog(p *partition, id int) (*log.Log, error) {
+	b := c.broker(id)
+	if b == nil {
+		return nil, fmt.Errorf("cluster: broker %d: not registered: %w", id, ErrBrokerUnavailable)
+	}
+	return b.replica(p.topic, p.index, false)
+}
+
+// leaderLogLocked returns the leader's log, or a *LeaderUnavailableError.
+// Lock should be held.
+func (c *Cluster) leaderLogLocked(p *partition) (*log.Log, error) {
+	l, err := c.replicaLog(p, p.leader)
+	if err != nil {
+		return nil, leaderError(p, p.leader, err)
+	}
+	return l, nil
+}
+
+// refreshHWLocked advances the high watermark to the smallest log end among
+// the active replicas. If any active replica cannot be read (its broker is
+// unavailable or its log unreadable), its log end is unknown and the high
+// watermark stays where it was: moving it on the other replicas alone could
+// expose a record that replica lacks, which a later failover to it would
+// discard. Lock should be held.
+func (c *Cluster) refreshHWLocked(p *partition) uint64 {
+	var low uint64
+	for i, id := range p.active {
+		l, err := c.replicaLog(p, id)
+		if err != nil {
+			return p.hw
+		}
+		end := l.NextOffset()
+		if i == 0 || end < low {
+			low = end
+		}
+	}
+	if low > p.hw {
+		p.hw = low
+	}
+	return p.hw
+}

@@ -1,0 +1,253 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic"
+)
+
+// Producer writes to a replicated topic through each partition's leader. It
+// routes exactly like a topic: a non-nil key (even an empty one) goes to
+// topic.PartitionForKey, a nil key round robin over a cursor the topic's
+// producers share. A Producer borrows the Cluster and never closes it. It is
+// safe for concurrent use.
+type Producer struct {
+	c     *Cluster
+	topic string
+}
+
+// NewProducer returns a producer for one topic of c. An unknown topic is
+// reported by the first Send.
+func NewProducer(c *Cluster, topicName string) *Producer {
+	return &Producer{c: c, topic: topicName}
+}
+
+// SendResult says where a record landed and who holds it.
+type SendResult struct {
+	Topic     string
+	Partition int
+	Offset    uint64
+	// Timestamp is the one the leader assigned, nanoseconds since the epoch.
+	Timestamp int64
+	// LeaderBrokerID is the broker that accepted the write.
+	LeaderBrokerID int
+	// Brokers are the brokers that durably hold the record: the partition's
+	// active replicas, ascending.
+	Brokers []int
+}
+
+// Send writes one record and returns only when every active replica of its
+// partition holds it durably. The leader assigns offset and timestamp and
+// appends first; then every active follower stores that exact record, the
+// followers in parallel.
+//
+// Errors: *LeaderUnavailableError when the leader's broker is closed (nothing
+// fails over on its own); *ReplicationError when the leader stored the
+// record but a follower did not — the write is not acknowledged, the leader
+// keeps the record and the follower lags until CatchUp.
+func (p *Producer) Send(key, payload []byte) (SendResult, error) {
+	t, err := p.c.topic(p.topic)
+	if err != nil {
+		return SendResult{}, err
+	}
+	part := t.parts[route(t, key)]
+	req := &sendRequest{payloads: [][]byte{payload}, done: make(chan struct{})}
+	if err := p.c.submit(part, req); err != nil {
+		return SendResult{}, err
+	}
+	return req.result(0), nil
+}
+
+// SendBatch writes many records: every partition's share with one leader
+// append and one append per follower (one fsync each), the partitions in
+// parallel. Results are in input order. If the sends to some partitions
+// fail, the error is a *BatchError naming them; the messages routed to the
+// other partitions were acknowledged and their results are filled in.
+func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
+	t, err := p.c.topic(p.topic)
+	if err != nil {
+		return nil, err
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	byPart := map[int][]int{}
+	for i, m := range msgs {
+		pi := route(t, m.Key)
+		byPart[pi] = append(byPart[pi], i)
+	}
+	results := make([]SendResult, len(msgs))
+	errs := make(map[int]error)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for pi, idx := range byPart {
+		req := &sendRequest{done: make(chan struct{})}
+		for _, i := range idx {
+			req.payloads = append(req.payloads, msgs[i].Payload)
+		}
+		wg.Go(func() {
+			err := p.c.submit(t.parts[pi], req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs[pi] = err
+				return
+			}
+			for k, i := range idx {
+				results[i] = req.result(k)
+			}
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return results, &BatchError{Topic: t.name, Partitions: errs}
+	}
+	return results, nil
+}
+
+func route(t *topicState, key []byte) int {
+	if key == nil {
+		return int((t.cursor.Add(1) - 1) % uint64(len(t.parts)))
+	}
+	return topic.PartitionForKey(key, len(t.parts))
+}
+
+// sendRequest is one caller's records waiting for a batch.
+type sendRequest struct {
+	payloads [][]byte
+	done     chan struct{}
+	// Set by the writer before done is closed.
+	topic     string
+	partition int
+	recs      []log.Record
+	leader    int
+	brokers   []int
+	err       error
+}
+
+func (r *sendRequest) result(i int) SendResult {
+	return SendResult{Topic: r.topic, Partition: r.partition, Offset: r.recs[i].Offset, Timestamp: r.recs[i].Timestamp,
+		LeaderBrokerID: r.leader, Brokers: slices.Clone(r.brokers)}
+}
+
+// submit queues req on the partition and waits until it is acknowledged or
+// has failed. Whichever caller finds the partition idle takes the writer
+// slot and writes batch after batch — everything already waiting, never
+// waiting for more — until the queue is empty (group commit). A batch costs
+// one leader append and one append per follower, so concurrent senders share
+// fsyncs instead of queueing behind each other's.
+func (c *Cluster) submit(p *partition, req *sendRequest) error {
+	p.mu.Lock()
+	p.queue = append(p.queue, req)
+	if p.writing {
+		p.mu.Unlock()
+		<-req.done
+		return req.err
+	}
+	p.writing = true
+	for len(p.queue) > 0 {
+		batch := p.queue
+		p.queue = nil
+		leader, active := p.leader, slices.Clone(p.active)
+		p.mu.Unlock()
+		c.writeBatch(p, leader, active, batch)
+		for _, r := range batch {
+			close(r.done)
+		}
+		p.mu.Lock()
+	}
+	p.writing = false
+	p.idle.Broadcast()
+	p.mu.Unlock()
+	return req.err
+}
+
+// writeBatch appends a batch on the leader and then on every active
+// follower in parallel, and fills in every request's outcome. It runs in the
+// writer slot, so leadership cannot change underneath it.
+func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*sendRequest) {
+	fail := func(reqs []*sendRequest, err error) {
+		for _, r := range reqs {
+			r.err = err
+		}
+	}
+	for _, r := range batch {
+		r.topic, r.partition, r.leader = p.topic, p.index, leader
+	}
+	ll, err := c.replicaLog(p, leader)
+	if err != nil {
+		fail(batch, leaderError(p, leader, err))
+		return
+	}
+	// A payload too large fails its own request, not the whole batch.
+	var payloads [][]byte
+	var ok []*sendRequest
+	for _, r := range batch {
+		if big := slices.IndexFunc(r.payloads, func(b []byte) bool { return len(b) > ll.MaxPayloadSize() }); big >= 0 {
+			r.err = fmt.Errorf("cluster: %s: record %d: %d bytes, maximum %d: %w", p, big, len(r.payloads[big]), ll.MaxPayloadSize(), log.ErrPayloadTooLarge)
+			continue
+		}
+		ok = append(ok, r)
+		payloads = append(payloads, r.payloads...)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	recs, err := ll.AppendBatch(payloads)
+	if err != nil {
+		fail(ok, leaderError(p, leader, err))
+		return
+	}
+	at := 0
+	for _, r := range ok {
+		r.recs = recs[at : at+len(r.payloads)]
+		at += len(r.payloads)
+	}
+	var followers []int
+	for _, id := range active {
+		if id != leader {
+			followers = append(followers, id)
+		}
+	}
+	errs := make([]error, len(followers))
+	var wg sync.WaitGroup
+	for i, id := range followers {
+		wg.Go(func() {
+			l, err := c.replicaLog(p, id)
+			if err == nil {
+				err = l.AppendRecords(recs)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("broker %d: %w", id, err)
+			}
+		})
+	}
+	wg.Wait()
+	var failed []int
+	for i, err := range errs {
+		if err != nil {
+			failed = append(failed, followers[i])
+		}
+	}
+	if len(failed) > 0 {
+		joined := errors.Join(errs...)
+		for _, r := range ok {
+			r.err = &ReplicationError{Topic: p.topic, Partition: p.index, Offset: r.recs[0].Offset, Count: len(r.recs), BrokerIDs: failed, Err: joined}
+		}
+		return
+	}
+	for _, r := range ok {
+		r.brokers = active
+	}
+}
+
+func leaderError(p *partition, leader int, err error) error {
+	if unavailable(err) {
+		return &LeaderUnavailableError{Topic: p.topic, Partition: p.index, BrokerID: leader, Err: err}
+	}
+	return fmt.Errorf("cluster: %s: leader broker %d: %w", p, leader, err)
+}

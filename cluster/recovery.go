@@ -1,0 +1,103 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+)
+
+// RecoveryResult says what RecoverReplica did, so the cost of recovery is
+// visible.
+type RecoveryResult struct {
+	Topic     string
+	Partition int
+	BrokerID  int
+	// CommonPrefix is the number of leading records the replica shared with
+	// the leader: the offset it was truncated to.
+	CommonPrefix uint64
+	// Dropped records were cut from the replica: offsets DroppedFrom up to,
+	// not including, DroppedTo. They were never acknowledged cluster-wide.
+	Dropped     int
+	DroppedFrom uint64
+	DroppedTo   uint64
+	// Copied records came from the leader afterwards.
+	Copied int
+	// LogEnd is the replica's log end afterwards, equal to the leader's.
+	LogEnd uint64
+	// Active is the partition's new active set, ascending.
+	Active []int
+}
+
+// RecoverReplica brings a returning, inactive replica back into a
+// partition's active set:
+//
+//  1. find the longest common prefix of its log and the current leader's
+//     (offset, timestamp and payload of every record);
+//  2. truncate the recovering replica — never the leader — past that prefix;
+//     the records dropped were never acknowledged cluster-wide;
+//  3. copy the leader's missing records;
+//  4. verify that the two logs are now identical;
+//  5. only then add the replica to the active set and write cluster.meta.
+//
+// A returning former leader rejoins this way, as a follower. A damaged
+// replica log is reported (the error wraps the *log.CorruptionError), never
+// guessed through. An unknown broker (ErrUnknownBroker), an unassigned one
+// (ErrNotAssigned), an already active one (ErrReplicaActive) or an
+// unavailable one (ErrBrokerUnavailable) is refused without touching
+// anything.
+//
+// RecoverReplica waits for the partition's writes in flight and holds new
+// ones back while it runs.
+func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (RecoveryResult, error) {
+	p, err := c.partition(topicName, partition)
+	if err != nil {
+		return RecoveryResult{}, err
+	}
+	p.lockIdle()
+	defer p.mu.Unlock()
+	wrap := func(err error) error {
+		return fmt.Errorf("cluster: recover %s on broker %d: %w", p, brokerID, err)
+	}
+	if p.activeLocked(brokerID) {
+		return RecoveryResult{}, wrap(ErrReplicaActive)
+	}
+	rl, ll, err := c.followerAndLeaderLocked(p, brokerID)
+	if err != nil {
+		return RecoveryResult{}, wrap(err)
+	}
+	res := RecoveryResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID}
+	rEnd, lEnd := rl.NextOffset(), ll.NextOffset()
+	common, _, err := commonPrefix(rl, ll, min(rEnd, lEnd))
+	if err != nil {
+		return res, wrap(err)
+	}
+	res.CommonPrefix = common
+	if common < rEnd {
+		if err := rl.Truncate(common); err != nil {
+			return res, wrap(err)
+		}
+		res.Dropped, res.DroppedFrom, res.DroppedTo = int(rEnd-common), common, rEnd
+	}
+	n, err := copyRecords(rl, ll, common, lEnd)
+	res.Copied, res.LogEnd = n, common+uint64(n)
+	if err != nil {
+		return res, wrap(err)
+	}
+	same, reason, err := commonPrefix(rl, ll, lEnd)
+	if err != nil {
+		return res, wrap(err)
+	}
+	if end := rl.NextOffset(); same != lEnd || end != lEnd {
+		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Offset: same,
+			Reason: fmt.Sprintf("still differs from the leader after recovery (log end %d, leader %d): %s", end, lEnd, reason)}
+	}
+	next := p.metadataLocked()
+	next.Active = append(next.Active, brokerID)
+	slices.Sort(next.Active)
+	if err := c.setPartition(p.topic, next); err != nil {
+		return res, wrap(fmt.Errorf("replica reconciled but not activated: %w", err))
+	}
+	p.applyLocked(next)
+	c.refreshHWLocked(p)
+	res.Active = slices.Clone(next.Active)
+	return res, nil
+}
