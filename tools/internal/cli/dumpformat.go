@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/pystream/pystream/log"
+)
+
+// previewBytes is how much of a payload `log dump` shows without
+// --print-data.
+const previewBytes = 32
+
+// dumpLine is one record as `log dump` prints it, for example:
+//
+//	offset: 0 position: 0 timestamp: 1700000000000000000 (2023-11-14T22:13:20Z) size: 5 payload: "hello"
+//
+// The payload is Go-quoted so that any byte is visible and the line stays
+// one line; without printData it is cut to previewBytes and the full size is
+// given after it.
+func dumpLine(pos int64, r log.Record, printData bool) string {
+	return fmt.Sprintf("offset: %d position: %d timestamp: %d (%s) size: %d payload: %s",
+		r.Offset, pos, r.Timestamp, formatTime(r.Timestamp), len(r.Payload), preview(r.Payload, printData))
+}
+
+// preview quotes p, cut to previewBytes unless full is set.
+func preview(p []byte, full bool) string {
+	if full || len(p) <= previewBytes {
+		return strconv.Quote(string(p))
+	}
+	return strconv.Quote(string(p[:previewBytes])) + "..."
+}
+
+// formatTime renders a nanosecond timestamp as an RFC 3339 date in UTC.
+func formatTime(ns int64) string {
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}
+
+// dumpRecord is one record of `log dump --json`.
+type dumpRecord struct {
+	Offset    uint64 `json:"offset"`
+	Position  int64  `json:"position"`
+	Timestamp int64  `json:"timestamp"`
+	Time      string `json:"time"`
+	Size      int    `json:"size"`
+	// Preview is the quoted, possibly cut payload (without --print-data).
+	Preview string `json:"preview,omitempty"`
+	// Payload is the whole payload, base64 in JSON (with --print-data).
+	Payload []byte `json:"payload,omitempty"`
+}
+
+func newDumpRecord(pos int64, r log.Record, printData bool) dumpRecord {
+	d := dumpRecord{Offset: r.Offset, Position: pos, Timestamp: r.Timestamp, Time: formatTime(r.Timestamp), Size: len(r.Payload)}
+	if printData {
+		d.Payload = r.Payload
+		if d.Payload == nil {
+			d.Payload = []byte{}
+		}
+	} else {
+		d.Preview = preview(r.Payload, false)
+	}
+	return d
+}

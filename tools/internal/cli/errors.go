@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes of the pystream command, as scripts rely on them.
+const (
+	// ExitOK: the command did what was asked.
+	ExitOK = 0
+	// ExitFailure: an operational error, or a check that found problems.
+	ExitFailure = 1
+	// ExitUsage: the command line was wrong (unknown command or flag,
+	// wrong number of arguments, a flag value out of range).
+	ExitUsage = 2
+)
+
+// Sentinel errors; check them with errors.Is.
+var (
+	// ErrProblemsFound is returned by `log verify` when the report holds
+	// damage, divergence or missing files.
+	ErrProblemsFound = errors.New("cli: problems found")
+	// ErrAborted is returned when the user did not confirm an operation.
+	ErrAborted = errors.New("cli: aborted")
+	// ErrLocked is returned when a server holds the data directory a file
+	// belongs to.
+	ErrLocked = errors.New("cli: data directory is in use by a server")
+)
+
+// UsageError is a mistake on the command line. It makes the command exit
+// with ExitUsage.
+type UsageError struct {
+	// Err says what was wrong.
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usageErrorf builds a *UsageError from a message.
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// LockedError reports the lock file of a data directory that a running
+// server holds.
+type LockedError struct {
+	// Lock is the path of the lock file.
+	Lock string
+	// PID is the pid written in the lock file, empty when unreadable.
+	PID string
+}
+
+func (e *LockedError) Error() string {
+	s := fmt.Sprintf("%s is locked", e.Lock)
+	if e.PID != "" {
+		s += " by pid " + e.PID
+	}
+	return s + "; stop the server first"
+}
+
+// Unwrap returns ErrLocked.
+func (e *LockedError) Unwrap() error { return ErrLocked }
+
+// ExitCode maps the error a command returned to the process exit code.
+func ExitCode(err error) int {
+	var uerr *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &uerr):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// DefaultServer is the server the client commands talk to unless --server
+// or PYSTREAM_SERVER says otherwise.
+const DefaultServer = "http://127.0.0.1:8000"
+
+// ServerEnv is the environment variable that sets the default server.
+const ServerEnv = "PYSTREAM_SERVER"
+
+// Env is everything a command reaches outside itself. Tests fill it with
+// buffers; main fills it with the process's streams.
+type Env struct {
+	// Stdin, Stdout and Stderr are the streams. Data goes to Stdout, errors,
+	// prompts and progress to Stderr.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Version is the build's version, set with -ldflags; "dev" if empty.
+	Version string
+	// Getenv reads an environment variable; nil means os.Getenv.
+	Getenv func(string) string
+	// IsTerminal reports whether a stream is a terminal; nil means a
+	// character-device check on *os.File.
+	IsTerminal func(any) bool
+}
+
+func (e *Env) withDefaults() {
+	if e.Stdin == nil {
+		e.Stdin = os.Stdin
+	}
+	if e.Stdout == nil {
+		e.Stdout = os.Stdout
+	}
+	if e.Stderr == nil {
+		e.Stderr = os.Stderr
+	}
+	if e.Version == "" {
+		e.Version = "dev"
+	}
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	if e.IsTerminal == nil {
+		e.IsTerminal = isTerminal
+	}
+}
+
+// globals are the persistent flags every command sees.
+type globals struct {
+	// server is the base URL of the PyStream server (client commands).
+	server string
+	// json asks for JSON output instead of text.
+	json bool
+}
+
+// app is the state shared by the commands of one run.
+type app struct {
+	env Env
+	g   globals
+}
+
+// NewRoot builds the pystream command tree.
+func NewRoot(env Env) *cobra.Command {
+	env.withDefaults()
+	a := &app{env: env}
+
+	root := groupCommand("pystream", "Work with PyStream logs, topics and servers")
+	root.Long = "pystream is the command-line tool of PyStream, a Kafka-inspired event log.\n\n" +
+		"File tools (log dump, log verify, log repair, bench log) work on a data directory\n" +
+		"directly and need no server. Exit codes: 0 ok, 1 operational error or problems\n" +
+		"found, 2 usage error."
+	root.SilenceErrors = true
+	root.SilenceUsage = true
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(flagError)
+
+	server := env.Getenv(ServerEnv)
+	if server == "" {
+		server = DefaultServer
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.g.server, "server", server, "PyStream server URL (env "+ServerEnv+")")
+	pf.BoolVar(&a.g.json, "json", false, "print JSON instead of text")
+
+	// Commands that need no server.
+	root.AddCommand(
+		a.versionCommand(),
+		a.completionCommand(root),
+		a.logCommand(),
+		a.benchCommand(),
+	)
+
+	// Client commands (topic, produce, consume, offsets, cluster, broker,
+	// partition) talk to a running server through the server module's Go
+	// client and are registered here once that client exists; see
+	// doc.go. They are deliberately absent until then rather than stubbed.
+
+	return root
+}
+
+// Run executes pystream with args and returns the process exit code. Errors
+// are printed to env.Stderr, with a hint for usage errors.
+func Run(args []string, env Env) int {
+	env.withDefaults()
+	root := NewRoot(env)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "pystream: %v\n", err)
+	code := ExitCode(err)
+	if code == ExitUsage {
+		fmt.Fprintf(env.Stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
+}
