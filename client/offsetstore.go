@@ -1,7 +1,277 @@
 package client
 
-// OffsetStore keeps committed consumer offsets durably on disk, one file per
-// (consumer, topic, partition). It is safe for concurrent use.
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
+)
+
+// OffsetFileName is the name of partition p's offset file inside
+// <root>/<consumer_id>/<topic>/: "partition-", the id as six zero-padded
+// digits, ".offset".
+func OffsetFileName(p int) string {
+	return fmt.Sprintf("partition-%06d.offset", p)
+}
+
+// parseOffsetFileName is the inverse of OffsetFileName; it accepts only the
+// exact names OffsetFileName produces.
+func parseOffsetFileName(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "partition-")
+	if !ok {
+		return 0, false
+	}
+	if digits, ok = strings.CutSuffix(digits, ".offset"); !ok {
+		return 0, false
+	}
+	p, err := strconv.Atoi(digits)
+	if err != nil || p < 0 || OffsetFileName(p) != name {
+		return 0, false
+	}
+	return p, true
+}
+
+// OffsetStoreOptions tune OpenOffsetStoreWithOptions. The zero value is
+// ready to use.
+type OffsetStoreOptions struct {
+	// FS is the file system. Nil means durable.OS.
+	FS durable.FS
+}
+
+// CommittedOffset is one committed offset, as listed by OffsetStore.List.
+type CommittedOffset struct {
+	Topic     string
+	Partition int
+	// Offset is the next offset the consumer will fetch after a restart.
+	Offset uint64
+}
+
+// OffsetStore keeps committed consumer offsets on disk, one small file per
+// consumer, topic and partition:
+//
+//	<root>/<consumer_id>/<topic>/partition-000000.offset
+//
+// holding {"version": 1, "offset": N}. Commits are atomic and durable
+// (durable.WriteFile) and never move an offset backwards.
+//
+// An OffsetStore is safe for concurrent use. Commits to one file are
+// serialized, and each checks for regression against the value on disk
+// while it holds that file's lock; commits to different files run in
+// parallel. After any failed write the store refuses every later Commit
+// (ErrStoreFailed) until it is reopened.
 type OffsetStore struct {
 	root string
+	fs   durable.FS
+
+	// mu guards locks and failed.
+	mu sync.Mutex
+	// locks holds one mutex per offset file path; a commit holds its
+	// file's mutex from reading the old value to writing the new one.
+	locks map[string]*sync.Mutex
+	// failed is the sticky write error.
+	failed error
+}
+
+// OpenOffsetStore opens the offset store rooted at root. Nothing is created
+// until the first commit; root must be a directory if it exists.
+func OpenOffsetStore(root string) (*OffsetStore, error) {
+	return OpenOffsetStoreWithOptions(root, OffsetStoreOptions{})
+}
+
+// OpenOffsetStoreWithOptions is OpenOffsetStore with explicit options.
+func OpenOffsetStoreWithOptions(root string, opts OffsetStoreOptions) (*OffsetStore, error) {
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = durable.OS
+	}
+	if root == "" {
+		return nil, fmt.Errorf("client: open offset store: empty root: %w", ErrInvalidConfig)
+	}
+	info, err := fsys.Stat(root)
+	switch {
+	case err == nil && !info.IsDir():
+		return nil, fmt.Errorf("client: open offset store %s: not a directory: %w", root, ErrInvalidConfig)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("client: open offset store %s: %w", root, err)
+	}
+	return &OffsetStore{root: root, fs: fsys, locks: map[string]*sync.Mutex{}}, nil
+}
+
+// Root is the store's directory.
+func (s *OffsetStore) Root() string { return s.root }
+
+// path validates the three coordinates and builds the offset file's path.
+// Names are checked before any path is built, so none can escape root.
+func (s *OffsetStore) path(consumerID, topicName string, partition int) (string, error) {
+	if err := topic.ValidateName(consumerID); err != nil {
+		return "", fmt.Errorf("client: consumer id: %w", err)
+	}
+	if err := topic.ValidateName(topicName); err != nil {
+		return "", fmt.Errorf("client: topic: %w", err)
+	}
+	if partition < 0 {
+		return "", fmt.Errorf("client: partition %d: %w", partition, topic.ErrPartitionOutOfRange)
+	}
+	return filepath.Join(s.root, consumerID, topicName, OffsetFileName(partition)), nil
+}
+
+// Load returns the committed offset of a consumer on one topic partition.
+// ok is false when nothing was ever committed, which is different from a
+// committed 0. A damaged file returns an *OffsetCorruptionError.
+func (s *OffsetStore) Load(consumerID, topicName string, partition int) (offset uint64, ok bool, err error) {
+	path, err := s.path(consumerID, topicName, partition)
+	if err != nil {
+		return 0, false, err
+	}
+	return s.read(path)
+}
+
+// read loads one offset file.
+func (s *OffsetStore) read(path string) (uint64, bool, error) {
+	info, err := s.fs.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err == nil && !info.Mode().IsRegular() {
+		return 0, false, &OffsetCorruptionError{Path: path, Reason: "not a regular file"}
+	}
+	if err == nil && info.Size() > maxOffsetFileSize {
+		return 0, false, &OffsetCorruptionError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any offset file", info.Size())}
+	}
+	var data []byte
+	if err == nil {
+		data, err = durable.ReadFile(s.fs, path)
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
+	}
+	off, err := parseOffset(data)
+	if err != nil {
+		var p *offsetProblem
+		if errors.As(err, &p) {
+			return 0, false, &OffsetCorruptionError{Path: path, Reason: p.reason, Err: p.err}
+		}
+		return 0, false, &OffsetCorruptionError{Path: path, Reason: "invalid", Err: err}
+	}
+	return off, true, nil
+}
+
+// lockFor returns the mutex of one offset file.
+func (s *OffsetStore) lockFor(path string) *sync.Mutex {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.locks[path]
+	if !ok {
+		l = &sync.Mutex{}
+		s.locks[path] = l
+	}
+	return l
+}
+
+func (s *OffsetStore) failedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
+func (s *OffsetStore) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed == nil {
+		s.failed = err
+	}
+}
+
+// Commit durably records offset as the next offset the consumer will fetch
+// from the topic partition after a restart. The file is replaced atomically
+// (temp file, fsync, rename, fsync of the directory; new directories are
+// fsync-ed into their parents), so a crash leaves the old offset or the new
+// one. An offset below the committed one returns an *OffsetRegressionError;
+// committing the committed offset again writes nothing. A damaged existing
+// file returns an *OffsetCorruptionError and is not overwritten.
+func (s *OffsetStore) Commit(consumerID, topicName string, partition int, offset uint64) error {
+	path, err := s.path(consumerID, topicName, partition)
+	if err != nil {
+		return err
+	}
+	l := s.lockFor(path)
+	l.Lock()
+	defer l.Unlock()
+	if err := s.failedErr(); err != nil {
+		return fmt.Errorf("client: commit %s: %w (%w)", path, ErrStoreFailed, err)
+	}
+	committed, ok, err := s.read(path)
+	if err != nil {
+		return err
+	}
+	if ok && offset < committed {
+		return &OffsetRegressionError{ConsumerID: consumerID, Topic: topicName, Partition: partition, Committed: committed, Requested: offset}
+	}
+	if ok && offset == committed {
+		return nil
+	}
+	if _, err := durable.MkdirAll(s.fs, filepath.Dir(path)); err != nil {
+		s.fail(err)
+		return fmt.Errorf("client: commit %s: %w", path, err)
+	}
+	if err := durable.WriteFile(s.fs, path, encodeOffset(offset)); err != nil {
+		s.fail(err)
+		return fmt.Errorf("client: commit %s: %w", path, err)
+	}
+	return nil
+}
+
+// List returns every offset one consumer has committed, sorted by topic and
+// partition. A consumer that never committed has none. Entries that are not
+// offset files (leftover temp files, foreign names) are skipped; a damaged
+// offset file returns an *OffsetCorruptionError.
+func (s *OffsetStore) List(consumerID string) ([]CommittedOffset, error) {
+	if err := topic.ValidateName(consumerID); err != nil {
+		return nil, fmt.Errorf("client: consumer id: %w", err)
+	}
+	dir := filepath.Join(s.root, consumerID)
+	topics, err := s.fs.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client: list offsets of %q: %w", consumerID, err)
+	}
+	var out []CommittedOffset
+	for _, te := range topics {
+		if !te.IsDir() || topic.ValidateName(te.Name()) != nil {
+			continue
+		}
+		files, err := s.fs.ReadDir(filepath.Join(dir, te.Name()))
+		if err != nil {
+			return nil, fmt.Errorf("client: list offsets of %q: %w", consumerID, err)
+		}
+		for _, fe := range files {
+			p, ok := parseOffsetFileName(fe.Name())
+			if !ok {
+				continue
+			}
+			off, ok, err := s.read(filepath.Join(dir, te.Name(), fe.Name()))
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				out = append(out, CommittedOffset{Topic: te.Name(), Partition: p, Offset: off})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b CommittedOffset) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return a.Partition - b.Partition
+	})
+	return out, nil
 }

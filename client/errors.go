@@ -1,0 +1,63 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; check them with errors.Is. Errors of the topic and log
+// below (topic.ErrInvalidName, topic.ErrPartitionOutOfRange, log.ErrClosed,
+// ...) are passed through wrapped.
+var (
+	// ErrInvalidConfig is returned for a missing Source, Sink or
+	// OffsetStore.
+	ErrInvalidConfig = errors.New("client: invalid configuration")
+	// ErrStoreFailed is returned by every Commit after a commit's write
+	// failed. The store refuses writes until it is reopened, because after a
+	// failed fsync nothing is known about what reached the disk. Loads keep
+	// working.
+	ErrStoreFailed = errors.New("client: offset store failed by an earlier write error; reopen to continue")
+)
+
+// OffsetRegressionError is returned by Commit for an offset below the one
+// already committed. Durable progress never moves backwards; the stored
+// offset is left as it was.
+type OffsetRegressionError struct {
+	// ConsumerID, Topic and Partition name the offset.
+	ConsumerID string
+	Topic      string
+	Partition  int
+	// Committed is the offset on disk.
+	Committed uint64
+	// Requested is the lower offset the caller tried to commit.
+	Requested uint64
+}
+
+func (e *OffsetRegressionError) Error() string {
+	return fmt.Sprintf("client: commit %s/%s/%d: offset %d is below the committed offset %d; durable progress never moves backwards",
+		e.ConsumerID, e.Topic, e.Partition, e.Requested, e.Committed)
+}
+
+// OffsetCorruptionError reports an offset file that is not the document
+// PyStream writes: bad JSON, a missing, duplicated, unknown or wrongly typed
+// field, a negative offset, an unknown version or data after the object.
+// The file is never repaired or overwritten: a Commit to it fails with this
+// error too, until an operator deals with the file.
+type OffsetCorruptionError struct {
+	// Path is the offset file.
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *OffsetCorruptionError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("client: offset file %s: %s: %v", e.Path, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("client: offset file %s: %s", e.Path, e.Reason)
+}
+
+// Unwrap returns the underlying cause.
+func (e *OffsetCorruptionError) Unwrap() error { return e.Err }

@@ -1,0 +1,133 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// OffsetFileVersion is the only offset file version this package reads and
+// writes.
+const OffsetFileVersion = 1
+
+// maxOffsetFileSize bounds how much of an offset file is read; the file
+// PyStream writes is under 50 bytes.
+const maxOffsetFileSize = 4 << 10
+
+// encodeOffset renders an offset file: one line of JSON.
+func encodeOffset(offset uint64) []byte {
+	return fmt.Appendf(nil, "{\"version\": %d, \"offset\": %d}\n", OffsetFileVersion, offset)
+}
+
+// offsetProblem is a decoding failure: what is wrong and, if any, the cause.
+type offsetProblem struct {
+	reason string
+	err    error
+}
+
+func (p *offsetProblem) Error() string {
+	if p.err != nil {
+		return p.reason + ": " + p.err.Error()
+	}
+	return p.reason
+}
+
+func (p *offsetProblem) Unwrap() error { return p.err }
+
+func bad(err error, format string, args ...any) error {
+	return &offsetProblem{reason: fmt.Sprintf(format, args...), err: err}
+}
+
+// parseOffset decodes an offset file strictly: exactly one JSON object with
+// version (the integer 1) and offset (a non-negative integer that fits a
+// uint64), each once, no other field, nothing but white space after it. It
+// returns an *offsetProblem on failure.
+func parseOffset(data []byte) (uint64, error) {
+	if len(data) > maxOffsetFileSize {
+		return 0, bad(nil, "%d bytes, larger than any offset file (%d)", len(data), maxOffsetFileSize)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return 0, bad(err, "not JSON")
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return 0, bad(nil, "not a JSON object")
+	}
+	fields := map[string]json.RawMessage{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return 0, bad(err, "not JSON")
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return 0, bad(nil, "not a JSON object")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return 0, bad(err, "not JSON")
+		}
+		if _, dup := fields[key]; dup {
+			return 0, bad(nil, "duplicate field %q", key)
+		}
+		fields[key] = raw
+	}
+	if _, err := dec.Token(); err != nil {
+		return 0, bad(err, "not JSON")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return 0, bad(err, "data after the JSON object")
+	}
+
+	raw, ok := fields["version"]
+	if !ok {
+		return 0, bad(nil, "missing field \"version\"")
+	}
+	if !isJSONInteger(raw) {
+		return 0, bad(nil, "field \"version\" is not an integer: %s", raw)
+	}
+	if v, err := strconv.ParseInt(string(raw), 10, 64); err != nil || v != OffsetFileVersion {
+		return 0, bad(err, "unknown version %s (this build reads version %d)", raw, OffsetFileVersion)
+	}
+	for k := range fields {
+		if k != "version" && k != "offset" {
+			return 0, bad(nil, "unknown field %q", k)
+		}
+	}
+	raw, ok = fields["offset"]
+	if !ok {
+		return 0, bad(nil, "missing field \"offset\"")
+	}
+	if !isJSONInteger(raw) {
+		return 0, bad(nil, "field \"offset\" is not an integer: %s", raw)
+	}
+	if raw[0] == '-' {
+		return 0, bad(nil, "negative offset %s", raw)
+	}
+	off, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return 0, bad(err, "offset %s out of range", raw)
+	}
+	return off, nil
+}
+
+// isJSONInteger reports whether raw is a JSON number without fraction or
+// exponent (so not null, a string, 1.0 or 1e3).
+func isJSONInteger(raw json.RawMessage) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	for i, c := range raw {
+		if c == '-' && i == 0 {
+			continue
+		}
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return raw[len(raw)-1] != '-'
+}
