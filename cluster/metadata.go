@@ -8,6 +8,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/pystream/pystream/topic"
 )
@@ -97,46 +99,49 @@ type wirePartition struct {
 	Active    *[]int `json:"active"`
 }
 
-// The encoding shape, in the field order of DESIGN.md §3.
-type encMeta struct {
-	Version int                 `json:"version"`
-	Brokers []int               `json:"brokers"`
-	Topics  map[string]encTopic `json:"topics"`
-}
-
-type encTopic struct {
-	PartitionCount    int            `json:"partition_count"`
-	ReplicationFactor int            `json:"replication_factor"`
-	Partitions        []encPartition `json:"partitions"`
-}
-
-type encPartition struct {
-	Partition int   `json:"partition"`
-	Leader    int   `json:"leader"`
-	Followers []int `json:"followers"`
-	Active    []int `json:"active"`
-}
-
-// EncodeClusterMeta renders m as cluster.meta: indented JSON with a trailing
-// newline, topics in name order, lists ascending. It refuses metadata that
-// ParseClusterMeta would refuse.
+// EncodeClusterMeta renders m as cluster.meta: JSON with one partition per
+// line, topics in name order, lists ascending, a trailing newline. It
+// refuses metadata that ParseClusterMeta would refuse.
 func EncodeClusterMeta(m Metadata) ([]byte, error) {
 	if err := m.validate(); err != nil {
 		return nil, err
 	}
-	enc := encMeta{Version: MetaVersion, Brokers: nonNil(m.Brokers), Topics: map[string]encTopic{}}
-	for name, t := range m.Topics {
-		et := encTopic{PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor, Partitions: make([]encPartition, len(t.Partitions))}
-		for i, p := range t.Partitions {
-			et.Partitions[i] = encPartition{Partition: p.Partition, Leader: p.Leader, Followers: nonNil(p.Followers), Active: nonNil(p.Active)}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "{\n  \"version\": %d,\n  \"brokers\": %s,\n  \"topics\": {", MetaVersion, intList(m.Brokers))
+	for i, name := range slices.Sorted(maps.Keys(m.Topics)) {
+		t := m.Topics[name]
+		if i > 0 {
+			b.WriteString(",")
 		}
-		enc.Topics[name] = et
+		quoted, err := json.Marshal(name)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: encode metadata: %w", err)
+		}
+		fmt.Fprintf(&b, "\n    %s: {\n      \"partition_count\": %d,\n      \"replication_factor\": %d,\n      \"partitions\": [",
+			quoted, t.PartitionCount, t.ReplicationFactor)
+		for j, p := range t.Partitions {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "\n        {\"partition\": %d, \"leader\": %d, \"followers\": %s, \"active\": %s}",
+				p.Partition, p.Leader, intList(p.Followers), intList(p.Active))
+		}
+		b.WriteString("\n      ]\n    }")
 	}
-	out, err := json.MarshalIndent(enc, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("cluster: encode metadata: %w", err)
+	if len(m.Topics) > 0 {
+		b.WriteString("\n  ")
 	}
-	return append(out, '\n'), nil
+	b.WriteString("}\n}\n")
+	return b.Bytes(), nil
+}
+
+// intList renders ids as a one-line JSON array.
+func intList(ids []int) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(id)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
 }
 
 func nonNil(ids []int) []int {

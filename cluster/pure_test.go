@@ -49,7 +49,9 @@ func TestPlacementTable(t *testing.T) {
 // Spec, catch-up: "equal offsets alone are not treated as proof of equal
 // data: every shared record is compared on offset, timestamp, and payload".
 func TestCompareRecordsTable(t *testing.T) {
-	r := func(off uint64, ts int64, p string) log.Record { return log.Record{Offset: off, Timestamp: ts, Payload: []byte(p)} }
+	r := func(off uint64, ts int64, p string) log.Record {
+		return log.Record{Offset: off, Timestamp: ts, Payload: []byte(p)}
+	}
 	base := []log.Record{r(0, 10, "a"), r(1, 11, "b"), r(2, 12, "c")}
 	cases := []struct {
 		name    string
