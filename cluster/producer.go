@@ -154,11 +154,15 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 		p.queue = nil
 		leader, active := p.leader, slices.Clone(p.active)
 		p.mu.Unlock()
-		c.writeBatch(p, leader, active, batch)
+		end, ok := c.writeBatch(p, leader, active, batch)
 		for _, r := range batch {
 			close(r.done)
 		}
 		p.mu.Lock()
+		if ok && end > p.hw {
+			// Every active replica holds everything below end.
+			p.hw = end
+		}
 	}
 	p.writing = false
 	p.idle.Broadcast()
@@ -168,8 +172,10 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 
 // writeBatch appends a batch on the leader and then on every active
 // follower in parallel, and fills in every request's outcome. It runs in the
-// writer slot, so leadership cannot change underneath it.
-func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*sendRequest) {
+// writer slot, so leadership cannot change underneath it. When every active
+// replica stored the batch, ok is true and end is the leader's log end after
+// it.
+func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*sendRequest) (end uint64, ok bool) {
 	fail := func(reqs []*sendRequest, err error) {
 		for _, r := range reqs {
 			r.err = err
@@ -181,29 +187,29 @@ func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*se
 	ll, err := c.replicaLog(p, leader)
 	if err != nil {
 		fail(batch, leaderError(p, leader, err))
-		return
+		return 0, false
 	}
 	// A payload too large fails its own request, not the whole batch.
 	var payloads [][]byte
-	var ok []*sendRequest
+	var good []*sendRequest
 	for _, r := range batch {
 		if big := slices.IndexFunc(r.payloads, func(b []byte) bool { return len(b) > ll.MaxPayloadSize() }); big >= 0 {
 			r.err = fmt.Errorf("cluster: %s: record %d: %d bytes, maximum %d: %w", p, big, len(r.payloads[big]), ll.MaxPayloadSize(), log.ErrPayloadTooLarge)
 			continue
 		}
-		ok = append(ok, r)
+		good = append(good, r)
 		payloads = append(payloads, r.payloads...)
 	}
-	if len(ok) == 0 {
-		return
+	if len(good) == 0 {
+		return 0, false
 	}
 	recs, err := ll.AppendBatch(payloads)
 	if err != nil {
-		fail(ok, leaderError(p, leader, err))
-		return
+		fail(good, leaderError(p, leader, err))
+		return 0, false
 	}
 	at := 0
-	for _, r := range ok {
+	for _, r := range good {
 		r.recs = recs[at : at+len(r.payloads)]
 		at += len(r.payloads)
 	}
@@ -235,14 +241,15 @@ func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*se
 	}
 	if len(failed) > 0 {
 		joined := errors.Join(errs...)
-		for _, r := range ok {
+		for _, r := range good {
 			r.err = &ReplicationError{Topic: p.topic, Partition: p.index, Offset: r.recs[0].Offset, Count: len(r.recs), BrokerIDs: failed, Err: joined}
 		}
-		return
+		return 0, false
 	}
-	for _, r := range ok {
+	for _, r := range good {
 		r.brokers = active
 	}
+	return recs[len(recs)-1].Offset + 1, true
 }
 
 func leaderError(p *partition, leader int, err error) error {
