@@ -23,8 +23,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // build would be.
 const testVersion = "v9.9.9-test"
 
-// binary is the pystream binary built once for the whole test run.
-var binary string
+// pystreamBin is the pystream binary built once for the whole test run.
+var pystreamBin string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -33,12 +33,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binary = filepath.Join(dir, "pystream")
+	pystreamBin = filepath.Join(dir, "pystream")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if p, err := exec.LookPath("go"); err == nil {
 		gobin = p
 	}
-	build := exec.Command(gobin, "build", "-ldflags", "-X main.version="+testVersion, "-o", binary, ".")
+	build := exec.Command(gobin, "build", "-ldflags", "-X main.version="+testVersion, "-o", pystreamBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build pystream:", err)
@@ -60,7 +60,7 @@ type result struct {
 // directory).
 func run(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(pystreamBin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER=")
@@ -139,3 +139,5 @@ func golden(t *testing.T, name, got string) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), got)
 }
+
+func readDir(dir string) ([]os.DirEntry, error) { return os.ReadDir(dir) }

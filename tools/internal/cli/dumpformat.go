@@ -44,8 +44,10 @@ type dumpRecord struct {
 	Timestamp int64  `json:"timestamp"`
 	Time      string `json:"time"`
 	Size      int    `json:"size"`
-	// Preview is the quoted, possibly cut payload (without --print-data).
-	Preview string `json:"preview,omitempty"`
+	// Preview is the payload, cut to previewBytes and Go-escaped (without
+	// --print-data); Truncated says whether it was cut.
+	Preview   *string `json:"preview,omitempty"`
+	Truncated bool    `json:"truncated,omitempty"`
 	// Payload is the whole payload, base64 in JSON (with --print-data).
 	Payload []byte `json:"payload,omitempty"`
 }
@@ -58,7 +60,11 @@ func newDumpRecord(pos int64, r log.Record, printData bool) dumpRecord {
 			d.Payload = []byte{}
 		}
 	} else {
-		d.Preview = preview(r.Payload, false)
+		p := r.Payload[:min(len(r.Payload), previewBytes)]
+		q := strconv.Quote(string(p))
+		q = q[1 : len(q)-1]
+		d.Preview = &q
+		d.Truncated = len(r.Payload) > previewBytes
 	}
 	return d
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// perfLine is the final line of kafka-producer-perf-test (issue 10).
+var perfLine = regexp.MustCompile(`^(\d+) records sent, ([0-9.]+) records/sec \(([0-9.]+) MB/sec\), ([0-9.]+) ms avg latency, ([0-9.]+) ms max latency, ([0-9.]+) ms 50th, ([0-9.]+) ms 95th, ([0-9.]+) ms 99th, ([0-9.]+) ms 99\.9th\.\n$`)
+
+// TestCLIBenchLog: bench log appends every record and prints the final line
+// in the kafka-producer-perf-test shape, percentiles in order.
+func TestCLIBenchLog(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, "", "", "bench", "log", "--records", "200", "--concurrency", "2", "--batch", "3", "--dir", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stderr, "no progress when stderr is not a terminal")
+	m := perfLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	require.Equal(t, "200", m[1])
+	var v [9]float64
+	for i := 2; i <= 9; i++ {
+		f, err := strconv.ParseFloat(m[i], 64)
+		require.NoError(t, err)
+		v[i-1] = f
+	}
+	require.Greater(t, v[1], 0.0, "records/sec")
+	require.LessOrEqual(t, v[5], v[6], "p50 <= p95")
+	require.LessOrEqual(t, v[6], v[7], "p95 <= p99")
+	require.LessOrEqual(t, v[7], v[8], "p99 <= p99.9")
+	require.LessOrEqual(t, v[8], v[4], "p99.9 <= max")
+	entries, err := readDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the scratch directory is removed")
+
+	r = run(t, "", "", "bench", "log", "--records", "50", "--json", "--dir", dir)
+	require.Equal(t, 0, r.code, r.stderr)
+	var got struct {
+		Benchmark string `json:"benchmark"`
+		Records   int64  `json:"records"`
+		Bytes     int64  `json:"bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	require.Equal(t, "log", got.Benchmark)
+	require.Equal(t, int64(50), got.Records)
+	require.Equal(t, int64(5000), got.Bytes)
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/tools/internal/verify"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCLIExitCode pins issue 9: 0 ok, 1 operational error, 2 usage error,
+// also when the usage error is wrapped.
+func TestCLIExitCode(t *testing.T) {
+	usage := usageErrorf("bad flag")
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{errors.New("disk on fire"), ExitFailure},
+		{ErrProblemsFound, ExitFailure},
+		{&LockedError{Lock: ".lock"}, ExitFailure},
+		{usage, ExitUsage},
+		{fmt.Errorf("context: %w", usage), ExitUsage},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, ExitCode(tt.err), "%v", tt.err)
+	}
+	require.ErrorIs(t, &LockedError{Lock: ".lock", PID: "7"}, ErrLocked)
+}
+
+// TestCLIDumpLine pins the text form of one record, preview cut at 32 bytes.
+func TestCLIDumpLine(t *testing.T) {
+	long := make([]byte, 40)
+	for i := range long {
+		long[i] = 'x'
+	}
+	tests := []struct {
+		name string
+		rec  log.Record
+		full bool
+		want string
+	}{
+		{"plain", log.Record{Offset: 3, Timestamp: 0, Payload: []byte("hi")}, false,
+			`offset: 3 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 2 payload: "hi"`},
+		{"escaped", log.Record{Payload: []byte{0, '\n', 0xff}}, false,
+			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 3 payload: "\x00\n\xff"`},
+		{"cut", log.Record{Payload: long}, false,
+			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 40 payload: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...`},
+		{"full", log.Record{Payload: long}, true,
+			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 40 payload: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"`},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, dumpLine(7, tt.rec, tt.full), tt.name)
+	}
+}
+
+// TestCLIVerifyLine pins the report line: status (LAG with its count), kind,
+// path, and for damage the byte position and offset.
+func TestCLIVerifyLine(t *testing.T) {
+	pos, off := int64(96), uint64(3)
+	tests := []struct {
+		it   verify.Item
+		want string
+	}{
+		{verify.Item{Status: verify.StatusOK, Kind: verify.KindLog, Path: "a/log.bin", Detail: "3 records, 96 bytes"},
+			"OK\tlog\ta/log.bin\t3 records, 96 bytes"},
+		{verify.Item{Status: verify.StatusDamaged, Kind: verify.KindLog, Path: "a/log.bin", Pos: &pos, Offset: &off, Detail: "bad"},
+			"DAMAGED\tlog\ta/log.bin\tat byte 96, offset 3: bad"},
+		{verify.Item{Status: verify.StatusLag, Kind: verify.KindReplica, Path: "b", Lag: 2, Detail: "behind"},
+			"LAG 2\treplica\tb\tbehind"},
+		{verify.Item{Status: verify.StatusDiverged, Kind: verify.KindReplica, Path: "b", Offset: &off, Detail: "payload differs"},
+			"DIVERGED\treplica\tb\toffset 3: payload differs"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, verifyLine(tt.it))
+	}
+}
+
+// TestCLIBenchLogConfig: out-of-range flag values are usage errors.
+func TestCLIBenchLogConfig(t *testing.T) {
+	ok := benchLogConfig{Records: 1, RecordSize: 0, Concurrency: 1, Batch: 1}
+	require.NoError(t, ok.check())
+	for _, bad := range []benchLogConfig{
+		{Records: 0, Concurrency: 1, Batch: 1},
+		{Records: 1, RecordSize: -1, Concurrency: 1, Batch: 1},
+		{Records: 1, RecordSize: log.DefaultMaxPayloadSize + 1, Concurrency: 1, Batch: 1},
+		{Records: 1, Concurrency: 0, Batch: 1},
+		{Records: 1, Concurrency: 1, Batch: 0},
+	} {
+		require.Equal(t, ExitUsage, ExitCode(bad.check()), "%+v", bad)
+	}
+}
+
+// TestCLIBenchClaim: concurrent workers are handed every record exactly
+// once, in batches of at most the batch size.
+func TestCLIBenchClaim(t *testing.T) {
+	c := &claim{total: 1000}
+	var (
+		mu    sync.Mutex
+		total int
+		wg    sync.WaitGroup
+	)
+	for range 8 {
+		wg.Go(func() {
+			for n := c.take(7); n > 0; n = c.take(7) {
+				require.LessOrEqual(t, n, 7)
+				mu.Lock()
+				total += n
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, 1000, total)
+	require.Equal(t, 0, c.take(7))
+}
