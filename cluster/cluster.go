@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
@@ -36,7 +37,7 @@ type Cluster struct {
 	root string
 	opts Options
 
-	// mu guards brokers, topics and closed.
+	// mu guards brokers, topics, closed and offsets.
 	mu sync.RWMutex
 	// brokers are the registered broker instances by id (open or closed).
 	brokers map[int]*Broker
@@ -44,6 +45,8 @@ type Cluster struct {
 	topics map[string]*topicState
 	// closed is set by Close.
 	closed bool
+	// offsets is the consumer offset store, opened on first use.
+	offsets *client.OffsetStore
 
 	// metaMu guards meta and serialises writes of cluster.meta.
 	metaMu sync.Mutex
