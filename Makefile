@@ -1,0 +1,91 @@
+# PyStream's Makefile: thin on purpose. Every target is .PHONY and loops over
+# MODULES; longer logic lives in .ci/. Run `make help` for the list.
+
+MODULES := log topic client cluster server tools
+GO      ?= go
+
+# staticcheck 2026.2.2, which supports Go 1.26. Run with `go run`, so it is
+# never added to a library module's go.mod.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+BENCHTIME    ?= 500ms
+FUZZTIME     ?= 10s
+SOAK_TIMEOUT ?= 2h
+COVERPROFILE ?= coverage.out
+COVERPKG     := github.com/pystream/pystream/...
+
+.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install
+
+help:
+	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
+	@echo "make test     every module's tests with -race, then each module alone (GOWORK=off)"
+	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION) and the layer check"
+	@echo "make layers   check module imports against DESIGN.md section 1"
+	@echo "make bench    every module's benchmarks, briefly (BENCHTIME=$(BENCHTIME))"
+	@echo "make cover    one merged coverage figure for all modules"
+	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
+	@echo "make soak     the long tests (PYSTREAM_SOAK=1), timeout $(SOAK_TIMEOUT)"
+	@echo "make install  go install pystream-server (and the pystream CLI when present)"
+
+run:
+	$(GO) build -o bin/pystream-server ./server/cmd/pystream-server
+	./bin/pystream-server
+
+build:
+	$(GO) build work
+
+# The race detector runs once, over the whole workspace; the per-module pass
+# without it proves that each go.mod works on its own.
+test:
+	$(GO) test -race -count=1 work
+	@set -e; for m in $(MODULES); do \
+		echo "== $$m (GOWORK=off)"; \
+		(cd $$m && GOWORK=off $(GO) test -count=1 ./...); \
+	done
+
+lint: fmt-check vet staticcheck layers
+
+# gofmt -l exits 0 even when it lists files, so check its output.
+fmt-check:
+	@out="$$(gofmt -l $(MODULES))"; \
+	if [ -n "$$out" ]; then echo "gofmt: these files are not formatted (run gofmt -w):"; echo "$$out"; exit 1; fi; \
+	echo "gofmt: ok"
+
+vet:
+	@set -e; for m in $(MODULES); do \
+		echo "go vet: $$m"; \
+		(cd $$m && GOWORK=off $(GO) vet ./...); \
+	done
+
+staticcheck:
+	@set -e; for m in $(MODULES); do \
+		echo "staticcheck: $$m"; \
+		(cd $$m && GOWORK=off $(GO) run $(STATICCHECK) ./...); \
+	done
+
+layers:
+	@MODULES="$(MODULES)" bash .ci/layers
+
+bench:
+	@set -e; for m in $(MODULES); do \
+		echo "== bench $$m"; \
+		(cd $$m && GOWORK=off $(GO) test -run '^$$' -bench . -benchmem -benchtime=$(BENCHTIME) ./...); \
+	done
+
+cover:
+	$(GO) test -count=1 -covermode=atomic -coverpkg=$(COVERPKG) -coverprofile=$(COVERPROFILE) work
+	@$(GO) tool cover -func=$(COVERPROFILE) | tail -n 1
+
+fuzz:
+	@MODULES="$(MODULES)" FUZZTIME="$(FUZZTIME)" bash .ci/fuzz
+
+soak:
+	PYSTREAM_SOAK=1 $(GO) test -race -count=1 -timeout=$(SOAK_TIMEOUT) work
+
+install:
+	$(GO) install ./server/cmd/pystream-server
+	@if [ -d tools/cmd/pystream ]; then $(GO) install ./tools/cmd/pystream; fi
+	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
+	echo "installed into $$bin"; \
+	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on your PATH; add it with: export PATH=\"$$bin:\$$PATH\"";; esac

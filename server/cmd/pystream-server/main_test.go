@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// These tests build the real binary and run it as a user would: as a
+// separate process, over TCP, stopped with a signal.
+
+// buildBinary compiles pystream-server into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pystream-server")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return bin
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// command prepares the binary with only the given PYSTREAM_* variables (and
+// PATH), in an empty working directory so no .env is read.
+func command(t *testing.T, ctx context.Context, bin string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// exitCode waits for cmd and returns its exit status.
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return 0
+}
+
+// Spec (phase 0): the binary logs one start-up line with the address,
+// serves /api/health over TCP, and on SIGTERM exits 0.
+func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	var (
+		cmd    *exec.Cmd
+		addr   string
+		stderr io.ReadCloser
+		lines  *bufio.Scanner
+	)
+	// The free port can be taken by someone else between freePort and the
+	// binary's listen; try a few ports before giving up.
+	for attempt := 0; attempt < 3 && addr == ""; attempt++ {
+		port := freePort(t)
+		cmd = command(t, ctx, bin, "PYSTREAM_PORT="+strconv.Itoa(port), "PYSTREAM_LOG_FORMAT=json", "PYSTREAM_APP_NAME=it-test")
+		var err error
+		stderr, err = cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		lines = bufio.NewScanner(stderr)
+		for lines.Scan() {
+			var rec struct{ Msg, Addr string }
+			require.NoError(t, json.Unmarshal(lines.Bytes(), &rec), "log line %q", lines.Text())
+			if rec.Msg == "pystream-server listening" {
+				addr = rec.Addr
+				require.Equal(t, "127.0.0.1:"+strconv.Itoa(port), addr)
+				break
+			}
+		}
+		if addr == "" {
+			_ = exitCode(t, cmd) // port was taken: the process has exited
+		}
+	}
+	require.NotEmpty(t, addr, "the server logged its address")
+	rest := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(stderr)
+		rest <- string(b)
+	}()
+
+	resp, err := http.Get("http://" + addr + "/api/health")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.JSONEq(t, `{"status":"ok","service":"it-test"}`, string(body))
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, exitCode(t, cmd))
+	logs := <-rest
+	require.Contains(t, logs, `"msg":"request"`)
+	require.Contains(t, logs, `"path":"/api/health"`)
+	require.Contains(t, logs, `"msg":"stopped"`)
+}
+
+// Spec (phase 0): PYSTREAM_PORT=abc exits 2 naming PYSTREAM_PORT; an
+// address in use exits 1.
+func TestBinaryExitStatuses(t *testing.T) {
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	t.Run("invalid port", func(t *testing.T) {
+		cmd := command(t, ctx, bin, "PYSTREAM_PORT=abc")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		require.Equal(t, 2, ee.ExitCode())
+		first := strings.SplitN(string(out), "\n", 2)[0]
+		require.Contains(t, first, "PYSTREAM_PORT")
+		require.Contains(t, first, "1 to 65535")
+	})
+
+	t.Run("address in use", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		cmd := command(t, ctx, bin, "PYSTREAM_PORT="+port)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "output: %s", out)
+		require.Equal(t, 1, ee.ExitCode())
+		require.Contains(t, string(out), "address already in use")
+	})
+
+	t.Run("warning level accepted", func(t *testing.T) {
+		// The configuration is accepted (not exit 2): the binary gets as
+		// far as listening, which fails on a port in use with exit 1, and
+		// its error line is printed at the WARNING threshold.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		defer ln.Close()
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		cmd := command(t, ctx, bin, "PYSTREAM_PORT="+port, "PYSTREAM_LOG_LEVEL=warning")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "output: %s", out)
+		require.Equal(t, 1, ee.ExitCode(), "output: %s", out)
+		require.Contains(t, string(out), "level=ERROR")
+		require.NotContains(t, string(out), "level=INFO", "INFO is below the WARNING threshold")
+	})
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// EnvPrefix is the prefix of every configuration variable.
+const EnvPrefix = "PYSTREAM"
+
+// Config is the server's configuration, read from PYSTREAM_* environment
+// variables (and a .env file) by Load. The struct tags are the single source
+// of each variable's name, default and description: envconfig reads them, and
+// so do Usage and the tests that keep README.md and .env.example in step.
+//
+// Multi-word fields carry split_words:"true" so that LogLevel is read from
+// PYSTREAM_LOG_LEVEL; without it envconfig would look for
+// PYSTREAM_LOGLEVEL. No field has an envconfig:"NAME" tag, because such a
+// tag makes envconfig fall back to the unprefixed NAME variable (HOST, PORT)
+// when the prefixed one is unset.
+//
+// A new variable is a new field with a comment, a default and a desc tag,
+// plus a row in README.md and a line in .env.example.
+type Config struct {
+	// AppName is the service name reported by GET /api/health.
+	AppName string `split_words:"true" default:"pystream" desc:"Application name reported by the API"`
+
+	// Host is the address the HTTP server binds to: an IP address or a
+	// host name. The default keeps the server on the loopback interface.
+	Host string `default:"127.0.0.1" desc:"Bind address: an IP address or host name"`
+
+	// Port is the TCP port the HTTP server binds to.
+	Port Port `default:"8000" desc:"Bind port: a decimal integer from 1 to 65535"`
+
+	// LogLevel is the lowest level that is logged.
+	LogLevel LogLevel `split_words:"true" default:"INFO" desc:"DEBUG, INFO, WARNING (or WARN), ERROR or CRITICAL, in any case"`
+
+	// LogFormat chooses text or JSON log lines on stderr.
+	LogFormat LogFormat `split_words:"true" default:"text" desc:"Log line format: text or json"`
+
+	// DataDir is the directory under which the network API (phase 6) keeps
+	// its brokers' data. Phase 0 only reads and validates it.
+	DataDir string `split_words:"true" default:"./data" desc:"Data directory for the network API (phase 6)"`
+
+	// Brokers is the number of brokers the network API (phase 6) runs.
+	// Phase 0 only reads and validates it.
+	Brokers BrokerCount `default:"3" desc:"Number of brokers for the network API (phase 6): 1 to 64"`
+}
+
+// Defaults returns the configuration used when no variable is set.
+func Defaults() Config {
+	return Config{
+		AppName:   "pystream",
+		Host:      "127.0.0.1",
+		Port:      8000,
+		LogLevel:  LogLevel(LevelInfo),
+		LogFormat: FormatText,
+		DataDir:   "./data",
+		Brokers:   3,
+	}
+}
+
+// Addr returns the host:port the server listens on.
+func (c Config) Addr() string {
+	return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))
+}
+
+// validate checks the fields envconfig stores without a decoder of ours.
+func (c Config) validate() error {
+	if !validHost(c.Host) {
+		return &ConfigError{Var: EnvPrefix + "_HOST", Value: c.Host, Allowed: "an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (letters, digits, '-' and '.')"}
+	}
+	if strings.TrimSpace(c.AppName) != c.AppName || !printable(c.AppName) {
+		return &ConfigError{Var: EnvPrefix + "_APP_NAME", Value: c.AppName, Allowed: "printable text without leading or trailing spaces"}
+	}
+	if strings.ContainsRune(c.DataDir, 0) {
+		return &ConfigError{Var: EnvPrefix + "_DATA_DIR", Value: c.DataDir, Allowed: "a directory path"}
+	}
+	return nil
+}
+
+// validHost accepts IP literals and DNS-style host names.
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// printable reports whether s has no control characters.
+func printable(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// Variable describes one configuration variable.
+type Variable struct {
+	// Name is the environment variable, e.g. PYSTREAM_PORT.
+	Name string
+	// Default is the value used when the variable is unset or empty.
+	Default string
+	// Description says what the variable does and what it accepts.
+	Description string
+}
+
+// variables asks envconfig for the name, default and description of every
+// field of Config, so the list can never disagree with what Load reads.
+var variables = sync.OnceValues(func() ([]Variable, error) {
+	const sep = "\x1f"
+	var buf bytes.Buffer
+	format := "{{range .}}{{usage_key .}}" + sep + "{{usage_default .}}" + sep + "{{usage_description .}}\n{{end}}"
+	if err := envconfig.Usagef(EnvPrefix, &Config{}, &buf, format); err != nil {
+		return nil, fmt.Errorf("server: list configuration variables: %w", err)
+	}
+	var vars []Variable
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		parts := strings.Split(line, sep)
+		if len(parts) != 3 {
+			return nil, fmt.Errorf("server: list configuration variables: unexpected line %q", line)
+		}
+		vars = append(vars, Variable{Name: parts[0], Default: parts[1], Description: parts[2]})
+	}
+	return vars, nil
+})
+
+// Variables lists every configuration variable in declaration order.
+func Variables() []Variable {
+	vars, err := variables()
+	if err != nil {
+		// Config is a fixed struct; Usagef fails only if it is not one.
+		// Tests cover it, so this cannot happen in a released binary.
+		return nil
+	}
+	return append([]Variable(nil), vars...)
+}
+
+// Usage writes the table of every configuration variable, its default and
+// what it accepts.
+func Usage(w io.Writer) error {
+	vars, err := variables()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Configuration: environment variables, or a .env file in the working directory\n(the environment wins; an empty value means the default):\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tDESCRIPTION")
+	for _, v := range vars {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, v.Default, v.Description)
+	}
+	return tw.Flush()
+}

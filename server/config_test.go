@@ -1,0 +1,298 @@
+package server
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// withDefaults returns Defaults() changed by edit.
+func withDefaults(edit func(*Config)) Config {
+	c := Defaults()
+	if edit != nil {
+		edit(&c)
+	}
+	return c
+}
+
+// writeDotEnv writes a .env file with the given content into a new
+// directory and returns its path.
+func writeDotEnv(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), ".env")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+// Spec (phase 0): with nothing set, the server runs as pystream on
+// 127.0.0.1:8000 at level INFO.
+func TestConfigDefaults(t *testing.T) {
+	cfg, unknown, err := Load(nil, "")
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, Defaults(), cfg)
+	require.Equal(t, "127.0.0.1:8000", cfg.Addr())
+	require.Equal(t, "INFO", cfg.LogLevel.String())
+}
+
+// The defaults in the struct tags (what envconfig and the usage table use)
+// and Defaults() are the same values.
+func TestConfigDefaultsMatchTags(t *testing.T) {
+	want := map[string]string{}
+	d := Defaults()
+	want["PYSTREAM_APP_NAME"] = d.AppName
+	want["PYSTREAM_HOST"] = d.Host
+	want["PYSTREAM_PORT"] = strconv.Itoa(int(d.Port))
+	want["PYSTREAM_LOG_LEVEL"] = d.LogLevel.String()
+	want["PYSTREAM_LOG_FORMAT"] = string(d.LogFormat)
+	want["PYSTREAM_DATA_DIR"] = d.DataDir
+	want["PYSTREAM_BROKERS"] = strconv.Itoa(int(d.Brokers))
+	got := map[string]string{}
+	for _, v := range Variables() {
+		got[v.Name] = v.Default
+		require.NotEmpty(t, v.Description, v.Name)
+	}
+	require.Equal(t, want, got)
+}
+
+func TestConfigOverrides(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		want Config
+	}{
+		{"app name", []string{"PYSTREAM_APP_NAME=orders-api"}, withDefaults(func(c *Config) { c.AppName = "orders-api" })},
+		{"host ipv4", []string{"PYSTREAM_HOST=0.0.0.0"}, withDefaults(func(c *Config) { c.Host = "0.0.0.0" })},
+		{"host ipv6", []string{"PYSTREAM_HOST=::1"}, withDefaults(func(c *Config) { c.Host = "::1" })},
+		{"host name", []string{"PYSTREAM_HOST=localhost"}, withDefaults(func(c *Config) { c.Host = "localhost" })},
+		{"port", []string{"PYSTREAM_PORT=9000"}, withDefaults(func(c *Config) { c.Port = 9000 })},
+		{"lowest port", []string{"PYSTREAM_PORT=1"}, withDefaults(func(c *Config) { c.Port = 1 })},
+		{"highest port", []string{"PYSTREAM_PORT=65535"}, withDefaults(func(c *Config) { c.Port = 65535 })},
+		// envconfig alone reads integers in base 0, where 010 is 8.
+		{"leading zero is decimal", []string{"PYSTREAM_PORT=010"}, withDefaults(func(c *Config) { c.Port = 10 })},
+		// Without split_words envconfig would read PYSTREAM_LOGLEVEL instead.
+		{"log level via split words", []string{"PYSTREAM_LOG_LEVEL=DEBUG"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelDebug) })},
+		{"log level warning lower case", []string{"PYSTREAM_LOG_LEVEL=warning"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelWarning) })},
+		{"log level WARN", []string{"PYSTREAM_LOG_LEVEL=WARN"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelWarning) })},
+		{"log level critical", []string{"PYSTREAM_LOG_LEVEL=Critical"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelCritical) })},
+		{"log format json", []string{"PYSTREAM_LOG_FORMAT=JSON"}, withDefaults(func(c *Config) { c.LogFormat = FormatJSON })},
+		{"data dir", []string{"PYSTREAM_DATA_DIR=/var/lib/pystream"}, withDefaults(func(c *Config) { c.DataDir = "/var/lib/pystream" })},
+		{"brokers", []string{"PYSTREAM_BROKERS=5"}, withDefaults(func(c *Config) { c.Brokers = 5 })},
+		// Unprefixed names are never read: envconfig:"HOST"-style tags
+		// would fall back to them.
+		{"unprefixed names ignored", []string{"HOST=0.0.0.0", "PORT=9999", "APP_NAME=x", "LOG_LEVEL=ERROR", "BROKERS=7"}, Defaults()},
+		// A set-but-empty variable means the default, never "" or 0
+		// (an empty host would bind every interface).
+		{"empty values mean default", []string{
+			"PYSTREAM_APP_NAME=", "PYSTREAM_HOST=", "PYSTREAM_PORT=", "PYSTREAM_LOG_LEVEL=",
+			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=",
+		}, Defaults()},
+		{"everything", []string{
+			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
+			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64",
+		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, unknown, err := Load(tt.env, "")
+			require.NoError(t, err)
+			require.Empty(t, unknown)
+			require.Equal(t, tt.want, cfg)
+		})
+	}
+}
+
+func TestConfigInvalid(t *testing.T) {
+	tests := []struct {
+		env     string
+		wantVar string
+	}{
+		{"PYSTREAM_PORT=abc", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=0", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=65536", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=-1", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=+80", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=0x1F", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=0o17", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=8_000", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=8e3", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT= 8000", "PYSTREAM_PORT"},
+		{"PYSTREAM_PORT=99999999999999999999", "PYSTREAM_PORT"},
+		{"PYSTREAM_LOG_LEVEL=verbose", "PYSTREAM_LOG_LEVEL"},
+		{"PYSTREAM_LOG_LEVEL=5", "PYSTREAM_LOG_LEVEL"},
+		{"PYSTREAM_LOG_LEVEL=INFO+1", "PYSTREAM_LOG_LEVEL"},
+		{"PYSTREAM_LOG_FORMAT=xml", "PYSTREAM_LOG_FORMAT"},
+		{"PYSTREAM_HOST=not a host", "PYSTREAM_HOST"},
+		{"PYSTREAM_HOST=-bad.example", "PYSTREAM_HOST"},
+		{"PYSTREAM_HOST=a..b", "PYSTREAM_HOST"},
+		{"PYSTREAM_APP_NAME= padded", "PYSTREAM_APP_NAME"},
+		{"PYSTREAM_APP_NAME=tab\there", "PYSTREAM_APP_NAME"},
+		{"PYSTREAM_BROKERS=0", "PYSTREAM_BROKERS"},
+		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},
+		{"PYSTREAM_BROKERS=three", "PYSTREAM_BROKERS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			_, _, err := Load([]string{tt.env}, "")
+			require.ErrorIs(t, err, ErrInvalidConfig)
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tt.wantVar, ce.Var)
+			require.Equal(t, strings.SplitN(tt.env, "=", 2)[1], ce.Value)
+			require.NotEmpty(t, ce.Allowed)
+		})
+	}
+}
+
+// The configuration a user sees in the usage table of an invalid port names
+// the range.
+func TestConfigInvalidPortSaysRange(t *testing.T) {
+	_, _, err := Load([]string{"PYSTREAM_PORT=abc"}, "")
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "a decimal integer from 1 to 65535", ce.Allowed)
+	var ne *strconv.NumError
+	require.ErrorAs(t, err, &ne, "the cause is kept")
+}
+
+// Spec (phase 0): a .env file in the working directory is read, and the
+// real environment wins over it.
+func TestConfigDotEnvPrecedence(t *testing.T) {
+	tests := []struct {
+		name   string
+		dotenv string // "" means no file
+		env    []string
+		want   Config
+	}{
+		{"no file", "", nil, Defaults()},
+		{"file only", "PYSTREAM_PORT=9001\nPYSTREAM_APP_NAME=from-file\n", nil,
+			withDefaults(func(c *Config) { c.Port = 9001; c.AppName = "from-file" })},
+		{"environment wins", "PYSTREAM_PORT=9001\n", []string{"PYSTREAM_PORT=9002"},
+			withDefaults(func(c *Config) { c.Port = 9002 })},
+		{"environment and file combine", "PYSTREAM_PORT=9001\n", []string{"PYSTREAM_APP_NAME=env"},
+			withDefaults(func(c *Config) { c.Port = 9001; c.AppName = "env" })},
+		// Empty means unset, in either source.
+		{"empty environment value lets the file decide", "PYSTREAM_PORT=9001\n", []string{"PYSTREAM_PORT="},
+			withDefaults(func(c *Config) { c.Port = 9001 })},
+		{"empty file value means default", "PYSTREAM_HOST=\n", nil, Defaults()},
+		{"quotes and comments", "# settings\nexport PYSTREAM_APP_NAME=\"my app\" # quoted\nPYSTREAM_LOG_LEVEL='warning'\n", nil,
+			withDefaults(func(c *Config) { c.AppName = "my app"; c.LogLevel = LogLevel(LevelWarning) })},
+		{"unprefixed lines ignored", "HOST=0.0.0.0\nPORT=1\n", nil, Defaults()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), ".env") // missing unless written
+			if tt.dotenv != "" {
+				path = writeDotEnv(t, tt.dotenv)
+			}
+			cfg, unknown, err := Load(tt.env, path)
+			require.NoError(t, err)
+			require.Empty(t, unknown)
+			require.Equal(t, tt.want, cfg)
+		})
+	}
+}
+
+func TestConfigDotEnvInvalidValue(t *testing.T) {
+	path := writeDotEnv(t, "PYSTREAM_PORT=70000\n")
+	_, _, err := Load(nil, path)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "PYSTREAM_PORT", ce.Var)
+
+	// The environment wins, so a bad file value it overrides is harmless.
+	cfg, _, err := Load([]string{"PYSTREAM_PORT=8001"}, path)
+	require.NoError(t, err)
+	require.Equal(t, Port(8001), cfg.Port)
+}
+
+func TestConfigDotEnvMalformed(t *testing.T) {
+	path := writeDotEnv(t, "PYSTREAM_PORT=9000\nthis is not an assignment\n")
+	_, _, err := Load(nil, path)
+	require.ErrorIs(t, err, ErrMalformedDotEnv)
+	var de *DotEnvError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, path, de.Path)
+	require.Equal(t, 2, de.Line)
+}
+
+func TestConfigDotEnvUnreadable(t *testing.T) {
+	dir := t.TempDir() // a directory where the file should be
+	_, _, err := Load(nil, dir)
+	require.Error(t, err)
+}
+
+// Spec (phase 0): an unknown PYSTREAM_* variable is reported so that the
+// server can warn about it, with the variable it probably means.
+func TestConfigUnknownVariables(t *testing.T) {
+	path := writeDotEnv(t, "PYSTREAM_APPNAME=x\nPYSTREAM_COLOR=blue\nOTHER=1\n")
+	env := []string{"PYSTREAM_LOGLEVEL=DEBUG", "pystream_port=1", "PATH=/bin", "=C:=C:\\"}
+	cfg, unknown, err := Load(env, path)
+	require.NoError(t, err)
+	// PYSTREAM_LOGLEVEL is not PYSTREAM_LOG_LEVEL: it changes nothing.
+	require.Equal(t, Defaults(), cfg)
+	require.Equal(t, []UnknownVariable{
+		{Name: "PYSTREAM_APPNAME", Source: path, Suggestion: "PYSTREAM_APP_NAME"},
+		{Name: "PYSTREAM_COLOR", Source: path},
+		{Name: "PYSTREAM_LOGLEVEL", Source: SourceEnvironment, Suggestion: "PYSTREAM_LOG_LEVEL"},
+		{Name: "pystream_port", Source: SourceEnvironment, Suggestion: "PYSTREAM_PORT"},
+	}, unknown)
+}
+
+// Load reads the values it is given, not whatever the process environment
+// holds, and leaves the process environment as it was.
+func TestConfigProcessEnvironmentUntouched(t *testing.T) {
+	t.Setenv("PYSTREAM_PORT", "1234")
+	t.Setenv("PYSTREAM_APP_NAME", "")
+	require.NoError(t, os.Unsetenv("PYSTREAM_APP_NAME"))
+
+	cfg, _, err := Load([]string{"PYSTREAM_APP_NAME=given"}, "")
+	require.NoError(t, err)
+	require.Equal(t, Port(8000), cfg.Port, "the process value is not part of environ")
+	require.Equal(t, "given", cfg.AppName)
+
+	v, ok := os.LookupEnv("PYSTREAM_PORT")
+	require.True(t, ok)
+	require.Equal(t, "1234", v)
+	_, ok = os.LookupEnv("PYSTREAM_APP_NAME")
+	require.False(t, ok)
+}
+
+func TestConfigUsageListsEveryVariable(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, Usage(&b))
+	for _, v := range Variables() {
+		require.Contains(t, b.String(), v.Name)
+		require.Contains(t, b.String(), v.Description)
+	}
+	require.Len(t, Variables(), 7)
+}
+
+// README.md and .env.example document every variable with its default, so
+// they cannot fall behind the Config struct.
+func TestConfigDocumented(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	require.NoError(t, err)
+	example, err := os.ReadFile(filepath.Join("..", ".env.example"))
+	require.NoError(t, err)
+	for _, v := range Variables() {
+		require.Contains(t, string(readme), "| `"+v.Name+"` | `"+v.Default+"` |", "README.md row for %s", v.Name)
+		require.Contains(t, string(example), v.Name+"="+v.Default, ".env.example line for %s", v.Name)
+	}
+	// The example file itself is valid and, used as .env, gives the defaults.
+	cfg, unknown, err := Load(nil, filepath.Join("..", ".env.example"))
+	require.NoError(t, err)
+	require.Empty(t, unknown)
+	require.Equal(t, Defaults(), cfg)
+}
+
+func TestConfigErrorMessage(t *testing.T) {
+	err := error(&ConfigError{Var: "PYSTREAM_PORT", Value: "abc", Allowed: "a decimal integer from 1 to 65535"})
+	require.True(t, errors.Is(err, ErrInvalidConfig))
+	require.Contains(t, err.Error(), "PYSTREAM_PORT")
+}

@@ -1,0 +1,262 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// newTestServer builds a server for cfg whose log lines (JSON) go to the
+// returned buffer.
+func newTestServer(t *testing.T, cfg Config) (*Server, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	cfg.LogFormat = FormatJSON
+	cfg.LogLevel = LogLevel(LevelDebug)
+	s, err := New(cfg, NewLogger(&logs, cfg))
+	require.NoError(t, err)
+	return s, &logs
+}
+
+// do sends one request through the server's handler.
+func do(t *testing.T, s *Server, method, target string) *http.Response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec.Result()
+}
+
+// decodeError reads the standard JSON error body.
+func decodeError(t *testing.T, resp *http.Response) ErrorBody {
+	t.Helper()
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var body ErrorResponse
+	dec := json.NewDecoder(resp.Body)
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&body))
+	return body.Error
+}
+
+// Spec (phase 0): GET /api/health answers 200
+// {"status":"ok","service":"<PYSTREAM_APP_NAME>"} as application/json.
+func TestHTTPHealth(t *testing.T) {
+	for _, name := range []string{"pystream", "orders-api"} {
+		s, _ := newTestServer(t, withDefaults(func(c *Config) { c.AppName = name }))
+		resp := do(t, s, http.MethodGet, "/api/health")
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"status":"ok","service":"`+name+`"}`, string(body))
+		require.Equal(t, `{"status":"ok","service":"`+name+`"}`+"\n", string(body), "field order is status, service")
+	}
+}
+
+func TestHTTPHealthHead(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	resp := do(t, s, http.MethodHead, "/api/health")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// Spec (phase 0): unknown paths answer 404 with the JSON error body.
+func TestHTTPNotFound(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	for _, target := range []string{"/", "/nope", "/api", "/api/health/extra", "/API/HEALTH"} {
+		resp := do(t, s, http.MethodGet, target)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, target)
+		e := decodeError(t, resp)
+		require.Equal(t, CodeNotFound, e.Code)
+		require.NotEmpty(t, e.Message)
+	}
+	// Unknown path with an unusual method is still "not found".
+	resp := do(t, s, http.MethodDelete, "/nope")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.Equal(t, CodeNotFound, decodeError(t, resp).Code)
+}
+
+// Spec (phase 0): wrong methods answer 405 with the JSON error body, and
+// the Allow header lists what is allowed.
+func TestHTTPMethodNotAllowed(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	for _, target := range []string{"/api/health", "/openapi.json", "/docs"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
+			resp := do(t, s, method, target)
+			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method+" "+target)
+			require.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
+			e := decodeError(t, resp)
+			require.Equal(t, CodeMethodNotAllowed, e.Code)
+			require.NotEmpty(t, e.Message)
+		}
+	}
+}
+
+// A path the mux would clean is redirected, not turned into a 404.
+func TestHTTPCleanPathRedirect(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	resp := do(t, s, http.MethodGet, "/api/../api/health")
+	require.True(t, resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusTemporaryRedirect, resp.Status)
+	require.Equal(t, "/api/health", resp.Header.Get("Location"))
+}
+
+// Spec (phase 0): every request is logged with method, path, status and
+// duration.
+func TestHTTPRequestLog(t *testing.T) {
+	s, logs := newTestServer(t, Defaults())
+	do(t, s, http.MethodGet, "/api/health?x=1")
+	do(t, s, http.MethodPost, "/api/health")
+	do(t, s, http.MethodGet, "/missing")
+
+	type line struct {
+		Level    string
+		Msg      string
+		Method   string
+		Path     string
+		Status   int
+		Duration *int64
+	}
+	var got []line
+	for _, raw := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var l line
+		require.NoError(t, json.Unmarshal([]byte(raw), &l))
+		require.Equal(t, "request", l.Msg)
+		require.Equal(t, "INFO", l.Level)
+		require.NotNil(t, l.Duration, "duration is logged")
+		require.GreaterOrEqual(t, *l.Duration, int64(0))
+		l.Duration = nil
+		got = append(got, l)
+	}
+	require.Equal(t, []line{
+		{Level: "INFO", Msg: "request", Method: "GET", Path: "/api/health", Status: 200},
+		{Level: "INFO", Msg: "request", Method: "POST", Path: "/api/health", Status: 405},
+		{Level: "INFO", Msg: "request", Method: "GET", Path: "/missing", Status: 404},
+	}, got)
+}
+
+// A handler that panics answers 500 with the JSON error body, and the panic
+// is logged.
+func TestHTTPPanicRecovered(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	h := observe(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+	resp := rec.Result()
+	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	require.Equal(t, CodeInternal, decodeError(t, resp).Code)
+	require.Contains(t, logs.String(), `"msg":"handler panicked"`)
+	require.Contains(t, logs.String(), `"status":500`)
+}
+
+// Spec (phase 0): GET /openapi.json is an OpenAPI 3.1 document of every
+// endpoint.
+func TestHTTPOpenAPI(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	resp := do(t, s, http.MethodGet, "/openapi.json")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+
+	var doc map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
+	require.Equal(t, "3.1.0", doc["openapi"])
+	info := doc["info"].(map[string]any)
+	require.NotEmpty(t, info["title"])
+	require.NotEmpty(t, info["version"])
+
+	paths := doc["paths"].(map[string]any)
+	require.Len(t, s.routes, 3)
+	ids := map[string]bool{}
+	for _, r := range s.routes {
+		item, ok := paths[openAPIPath(r.Path)].(map[string]any)
+		require.True(t, ok, "path %s documented", r.Path)
+		op, ok := item[strings.ToLower(r.Method)].(map[string]any)
+		require.True(t, ok, "%s %s documented", r.Method, r.Path)
+		id := op["operationId"].(string)
+		require.NotEmpty(t, id)
+		require.False(t, ids[id], "operationId %s is unique", id)
+		ids[id] = true
+		require.NotEmpty(t, op["responses"])
+	}
+
+	// Every $ref points at a schema that exists.
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				name := strings.TrimPrefix(r, "#/components/schemas/")
+				require.Contains(t, schemas, name)
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(doc)
+}
+
+// Every route has an Operation: an endpoint cannot be served undocumented.
+func TestHTTPRoutesDocumented(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	for _, r := range s.routes {
+		require.NotNil(t, r.Operation, "%s %s", r.Method, r.Path)
+		require.NotNil(t, r.Handler, "%s %s", r.Method, r.Path)
+	}
+}
+
+func TestHTTPOpenAPIPath(t *testing.T) {
+	require.Equal(t, "/api/health", openAPIPath("/api/health"))
+	require.Equal(t, "/topics/{name}", openAPIPath("/topics/{name}"))
+	require.Equal(t, "/files/{path}", openAPIPath("/files/{path...}"))
+	require.Equal(t, "/", openAPIPath("/{$}"))
+}
+
+// Spec (phase 0): GET /docs is an interactive page that works offline: it is
+// served from the binary and refers to nothing outside this server.
+func TestHTTPDocsPage(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	resp := do(t, s, http.MethodGet, "/docs")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "connect-src 'self'")
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, docsPage, body)
+	page := string(body)
+	require.Contains(t, page, `fetch("openapi.json")`, "the page reads this server's document")
+	for _, external := range []string{"http://", "https://", "//cdn", "src=\"//", "@import"} {
+		require.NotContains(t, page, external, "no external asset")
+	}
+	require.NotContains(t, page, "<script src", "scripts are inline")
+	require.NotContains(t, page, "<link", "styles are inline")
+}
+
+// Every operation documents the standard error body.
+func TestHTTPOpenAPIDocumentsErrors(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	var doc Document
+	require.NoError(t, json.Unmarshal(s.openapi, &doc))
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			def, ok := op.Responses["default"]
+			require.True(t, ok, "%s %s", method, path)
+			require.Equal(t, "#/components/schemas/ErrorResponse", def.Content["application/json"].Schema.Ref)
+		}
+	}
+	// The route table itself is not modified by building the document.
+	for _, r := range s.routes {
+		_, ok := r.Operation.Responses["default"]
+		require.False(t, ok)
+	}
+}

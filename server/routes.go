@@ -1,0 +1,113 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// APIVersion is the version of the HTTP API reported in the OpenAPI
+// document.
+const APIVersion = "0.1.0"
+
+// route is one endpoint: a method, a ServeMux path pattern (with {name}
+// wildcards), its handler and its OpenAPI description.
+type route struct {
+	Method    string
+	Path      string
+	Handler   http.HandlerFunc
+	Operation *Operation
+}
+
+// routeTable lists every endpoint the server answers. A new endpoint is one
+// more entry here, with its handler in a file of its own and an Operation
+// describing it; the mux and the OpenAPI document are both built from this
+// table.
+func (s *Server) routeTable() []route {
+	return []route{
+		s.healthRoute(),
+		s.openAPIRoute(),
+		s.docsRoute(),
+	}
+}
+
+// apiInfo is the top of the OpenAPI document.
+func apiInfo() Info {
+	return Info{
+		Title:   "PyStream",
+		Version: APIVersion,
+		Description: "A small Kafka-inspired event log written in Go. " +
+			"Errors always answer with {\"error\": {\"code\", \"message\"}}.",
+	}
+}
+
+// apiTags are the groups of the documentation page, in display order.
+func apiTags() []Tag {
+	return []Tag{
+		{Name: "system", Description: "Liveness of the server."},
+		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document."},
+	}
+}
+
+// jsonFallbacks answers, with the JSON error body, the requests that the mux
+// itself would answer in plain text: an unknown path (404) and a known path
+// with the wrong method (405, with the Allow header).
+func jsonFallbacks(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// No pattern: the mux's own not-found or method-not-allowed
+		// handler, or a redirect to a cleaned path. Find out which.
+		c := &captured{header: make(http.Header)}
+		h.ServeHTTP(c, r)
+		switch c.status {
+		case http.StatusNotFound:
+			writeError(w, http.StatusNotFound, CodeNotFound,
+				fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+		case http.StatusMethodNotAllowed:
+			allow := c.header.Get("Allow")
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
+				fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+		default:
+			c.replay(w)
+		}
+	})
+}
+
+// captured is an http.ResponseWriter that keeps a small answer in memory.
+type captured struct {
+	header http.Header
+	status int
+	body   []byte
+}
+
+func (c *captured) Header() http.Header { return c.header }
+
+func (c *captured) WriteHeader(code int) {
+	if c.status == 0 {
+		c.status = code
+	}
+}
+
+func (c *captured) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	c.body = append(c.body, b...)
+	return len(b), nil
+}
+
+// replay sends the captured answer to w.
+func (c *captured) replay(w http.ResponseWriter) {
+	for k, v := range c.header {
+		w.Header()[k] = v
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	w.WriteHeader(c.status)
+	_, _ = w.Write(c.body) // the client going away is not our error
+}
