@@ -52,17 +52,20 @@ fmt-check:
 	if [ -n "$$out" ]; then echo "gofmt: these files are not formatted (run gofmt -w):"; echo "$$out"; exit 1; fi; \
 	echo "gofmt: ok"
 
+# vet and staticcheck report every module's findings before failing.
 vet:
-	@set -e; for m in $(MODULES); do \
+	@fail=""; for m in $(MODULES); do \
 		echo "go vet: $$m"; \
-		(cd $$m && GOWORK=off $(GO) vet ./...); \
-	done
+		(cd $$m && GOWORK=off $(GO) vet ./...) || fail="$$fail $$m"; \
+	done; \
+	if [ -n "$$fail" ]; then echo "go vet failed in:$$fail"; exit 1; fi
 
 staticcheck:
-	@set -e; for m in $(MODULES); do \
+	@fail=""; for m in $(MODULES); do \
 		echo "staticcheck: $$m"; \
-		(cd $$m && GOWORK=off $(GO) run $(STATICCHECK) ./...); \
-	done
+		(cd $$m && GOWORK=off $(GO) run $(STATICCHECK) ./...) || fail="$$fail $$m"; \
+	done; \
+	if [ -n "$$fail" ]; then echo "staticcheck failed in:$$fail"; exit 1; fi
 
 layers:
 	@MODULES="$(MODULES)" bash .ci/layers
