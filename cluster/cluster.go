@@ -20,6 +20,18 @@ type Options struct {
 	// Broker is used by StartBroker to open broker instances. A nil
 	// Broker.FS means FS.
 	Broker BrokerOptions
+	// ParallelLeaderWrite, when true, writes a batch to the leader and the
+	// followers at the same time instead of leader first: the leader still
+	// assigns offsets (its log end) and timestamps (its clock), but its
+	// fsync overlaps the followers', so an acknowledged write costs one
+	// fsync of latency instead of two. The price: if the leader's own write
+	// fails while a follower's succeeded, the follower briefly holds a
+	// record its leader lacks; the batch is then cut back on those
+	// followers (it was never acknowledged), and if even that fails the
+	// follower diverges until a failover and recovery. False (the default)
+	// keeps the spec's order: the leader appends durably, then the
+	// followers store its records, in parallel with each other.
+	ParallelLeaderWrite bool
 }
 
 // Cluster is a set of brokers and the replicated topics placed on them. It

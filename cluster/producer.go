@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/topic"
@@ -203,21 +204,36 @@ func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*se
 	if len(good) == 0 {
 		return 0, false
 	}
-	recs, err := ll.AppendBatch(payloads)
-	if err != nil {
-		fail(good, leaderError(p, leader, err))
-		return 0, false
-	}
-	at := 0
-	for _, r := range good {
-		r.recs = recs[at : at+len(r.payloads)]
-		at += len(r.payloads)
-	}
 	var followers []int
 	for _, id := range active {
 		if id != leader {
 			followers = append(followers, id)
 		}
+	}
+	var recs []log.Record
+	var leaderDone chan error
+	if c.opts.ParallelLeaderWrite && len(followers) > 0 {
+		// The leader still assigns offsets and timestamps (its log end, its
+		// clock); only its fsync overlaps the followers'.
+		base, ts := ll.NextOffset(), c.leaderNow(leader)
+		recs = make([]log.Record, len(payloads))
+		for i, pl := range payloads {
+			recs[i] = log.Record{Offset: base + uint64(i), Timestamp: ts, Payload: pl}
+		}
+		leaderDone = make(chan error, 1)
+		go func() { leaderDone <- ll.AppendRecords(recs) }()
+	} else {
+		var err error
+		recs, err = ll.AppendBatch(payloads)
+		if err != nil {
+			fail(good, leaderError(p, leader, err))
+			return 0, false
+		}
+	}
+	at := 0
+	for _, r := range good {
+		r.recs = recs[at : at+len(r.payloads)]
+		at += len(r.payloads)
 	}
 	errs := make([]error, len(followers))
 	var wg sync.WaitGroup
@@ -233,6 +249,12 @@ func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*se
 		})
 	}
 	wg.Wait()
+	if leaderDone != nil {
+		if err := <-leaderDone; err != nil {
+			fail(good, errors.Join(leaderError(p, leader, err), c.cutBack(p, followers, errs, recs[0].Offset)))
+			return 0, false
+		}
+	}
 	var failed []int
 	for i, err := range errs {
 		if err != nil {
@@ -257,4 +279,32 @@ func leaderError(p *partition, leader int, err error) error {
 		return &LeaderUnavailableError{Topic: p.topic, Partition: p.index, BrokerID: leader, Err: err}
 	}
 	return fmt.Errorf("cluster: %s: leader broker %d: %w", p, leader, err)
+}
+
+// cutBack undoes a parallel batch on the followers that stored it when the
+// leader did not, so that no follower holds a record its leader lacks. The
+// records were never acknowledged. It returns what it could not undo.
+func (c *Cluster) cutBack(p *partition, followers []int, errs []error, to uint64) error {
+	var failed []error
+	for i, id := range followers {
+		if errs[i] != nil {
+			continue
+		}
+		l, err := c.replicaLog(p, id)
+		if err == nil {
+			err = l.Truncate(to)
+		}
+		if err != nil {
+			failed = append(failed, fmt.Errorf("cluster: %s: cut broker %d back to offset %d after the leader failed: %w", p, id, to, err))
+		}
+	}
+	return errors.Join(failed...)
+}
+
+// leaderNow is the leader broker's clock.
+func (c *Cluster) leaderNow(id int) int64 {
+	if b := c.broker(id); b != nil && b.opts.Now != nil {
+		return b.opts.Now().UnixNano()
+	}
+	return time.Now().UnixNano()
 }
