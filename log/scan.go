@@ -82,15 +82,17 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 			}
 		}
 		res.positions = append(res.positions, pos)
+		w.sparse = h.payloadLength >= sparseFrame-HeaderSize
 		pos += HeaderSize + int64(h.payloadLength)
 		next++
 	}
 }
 
 // window is a read-ahead buffer over a file that is read front to back. It
-// reads whole buffers with positional reads and skips large payloads without
-// reading them, so a scan costs one read per buffer of small records and one
-// read per header of large ones.
+// reads whole buffers with positional reads. After a large frame it reads
+// only a small block at the next header, so the payloads of large records
+// are skipped rather than read: a scan costs one read per buffer of small
+// records and one small read per large one.
 type window struct {
 	r    io.ReaderAt
 	size int64
@@ -98,7 +100,15 @@ type window struct {
 	// start is the file position of buf[0]; n bytes of buf are valid.
 	start int64
 	n     int
+	// sparse asks the next refill to read only sparseRead bytes.
+	sparse bool
 }
+
+// sparseRead is the refill size after a frame of at least sparseFrame bytes.
+const (
+	sparseRead  = 4 << 10
+	sparseFrame = 8 << 10
+)
 
 func newWindow(r io.ReaderAt, size int64) *window {
 	return &window{r: r, size: size, buf: make([]byte, min(size, scanBufferSize))}
@@ -109,7 +119,11 @@ func newWindow(r io.ReaderAt, size int64) *window {
 // buffer. The bytes are valid until the next call.
 func (w *window) at(pos int64, n int) ([]byte, error) {
 	if pos < w.start || pos+int64(n) > w.start+int64(w.n) {
-		want := int(min(int64(len(w.buf)), w.size-pos))
+		want := len(w.buf)
+		if w.sparse {
+			want = max(n, min(want, sparseRead))
+		}
+		want = int(min(int64(want), w.size-pos))
 		got, err := w.r.ReadAt(w.buf[:want], pos)
 		if got < n {
 			if err == nil || errors.Is(err, io.EOF) {

@@ -37,7 +37,8 @@ var ErrInjected = errors.New("logtest: injected failure")
 type Fault func(op Op, path string) error
 
 // ErrShortWrite, returned by a Fault for a write, makes the write put down
-// only half of its bytes before failing with io.ErrShortWrite.
+// only half of its bytes before failing with an error that wraps both
+// io.ErrShortWrite and ErrShortWrite.
 var ErrShortWrite = errors.New("logtest: short write")
 
 // FaultFS wraps a durable.FS and consults a Fault before every operation.
@@ -186,7 +187,7 @@ func (ff *faultFile) WriteAt(p []byte, off int64) (int, error) {
 		if werr != nil {
 			return n, werr
 		}
-		return n, wrap(OpWrite, ff.f.Name(), io.ErrShortWrite)
+		return n, wrap(OpWrite, ff.f.Name(), fmt.Errorf("%w (%w)", io.ErrShortWrite, ErrShortWrite))
 	case err != nil:
 		return 0, wrap(OpWrite, ff.f.Name(), err)
 	}
