@@ -1,2 +1,84 @@
-// Package cluster is a PyStream layer; see its README.
+// Package cluster is phases 4 and 5 of PyStream: brokers, synchronous
+// leader/follower replication, explicit failover and replica recovery.
+//
+// # Brokers
+//
+// A broker is a logical storage node inside one process. What makes it a
+// node is isolation: broker 1 owns <root>/broker-000001/ and nothing else,
+// and each replica it holds is an ordinary phase-1 log:
+//
+//	<root>/
+//	├── cluster.meta
+//	├── offsets/                         consumer offsets (phase 3 format)
+//	├── broker-000001/topics/orders/partition-000000/log.bin
+//	├── broker-000002/topics/orders/partition-000000/log.bin
+//	└── broker-000003/topics/orders/partition-000001/log.bin
+//
+// A broker is unavailable from Close until a new Broker with its id is
+// registered (RegisterBroker, or StartBroker/StopBroker). There is no
+// failure detector: closing is how a failure is simulated.
+//
+// # Placement and cluster.meta
+//
+// CreateTopic computes the placement once with Placement: brokers sorted
+// by id B[0..n-1], partition p led by B[p mod n] and followed by the next
+// rf-1 brokers round the ring. cluster.meta records, per partition, the
+// leader, the followers and the active replicas, and is written atomically
+// (temp file, fsync, rename, directory fsync) before any change is
+// reported. Open validates every rule of the format and refuses a malformed
+// file with a *MetadataError, leaving it untouched.
+//
+// # Writes
+//
+// A Producer routes like a topic and writes through the partition's
+// leader: the leader appends durably and assigns offset and timestamp, then
+// every active follower stores exactly those records (AppendRecords), the
+// followers in parallel. The write is acknowledged only when every active
+// replica holds it. A follower that fails makes the write a
+// *ReplicationError; the leader keeps its record (an append-only log is not
+// rolled back) and the follower lags until CatchUp. An unavailable leader is
+// a *LeaderUnavailableError; nothing fails over on its own.
+//
+// Concurrent sends to one partition are group-committed: whichever sender
+// finds the partition idle writes everything already waiting as one leader
+// append and one append per follower, then wakes every sender of the batch.
+// Options.ParallelLeaderWrite overlaps the leader's fsync with the
+// followers' (see its comment for the trade-off).
+//
+// # High watermark
+//
+// The high watermark is the end of the prefix every active replica holds.
+// Acknowledged batches advance it; readers refresh it from the active
+// replicas' log ends. When an active replica is unavailable its log end is
+// unknown, so the watermark stays where it was rather than trust the
+// others. It never moves backwards while the process lives, and after a
+// restart it starts at 0 until every active replica can be read.
+// ReadCommitted, TopicSource and NewConsumer serve records only below it,
+// so a consumer never sees a record a failover could discard.
+//
+// # Catch-up, failover, recovery
+//
+// CatchUp proves a follower is an exact prefix of its leader (offset,
+// timestamp and payload of every shared record) and copies the rest;
+// divergence is reported, never repaired. Failover promotes the active,
+// available follower with the longest log (ties to the lowest id) after
+// checking every candidate agrees with it, and records the old leader as an
+// inactive follower. RecoverReplica truncates a returning inactive replica
+// back to its common prefix with the leader, copies the leader's missing
+// records, verifies the two are identical and only then reactivates it.
+// The pure decisions — Placement, CompareRecords, ChooseLeader — are plain
+// functions over plain values.
+//
+// # Concurrency
+//
+// Cluster, Broker, Producer and TopicSource are safe for concurrent use.
+// Failover, RecoverReplica and CatchUp wait for the partition's write in
+// flight and hold new writes back while they run.
+//
+// # Left out on purpose
+//
+// Consensus (one in-process Cluster decides under a lock), failure
+// detection, leader epochs, networking, Kafka's ISR (the active set changes
+// only by failover and recovery, never for lagging), changing placement or
+// partition counts after creation.
 package cluster
