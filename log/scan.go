@@ -111,14 +111,22 @@ const (
 )
 
 func newWindow(r io.ReaderAt, size int64) *window {
-	return &window{r: r, size: size, buf: make([]byte, min(size, scanBufferSize))}
+	return &window{r: r, size: size, buf: make([]byte, min(size, scanFirstBuffer))}
 }
+
+// scanFirstBuffer is the first buffer size; it doubles on every full refill
+// up to scanBufferSize, so small logs and logs of large records never pay
+// for the full buffer.
+const scanFirstBuffer = 64 << 10
 
 // at returns the n bytes at pos, which must lie within the file, refilling
 // the buffer from pos when they are not buffered. n must not exceed the
 // buffer. The bytes are valid until the next call.
 func (w *window) at(pos int64, n int) ([]byte, error) {
 	if pos < w.start || pos+int64(n) > w.start+int64(w.n) {
+		if !w.sparse && w.n == len(w.buf) && len(w.buf) < scanBufferSize {
+			w.buf = make([]byte, min(2*len(w.buf), scanBufferSize))
+		}
 		want := len(w.buf)
 		if w.sparse {
 			want = max(n, min(want, sparseRead))
