@@ -167,7 +167,7 @@ func Usage(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "Configuration: environment variables, or a .env file in the working directory\n(the environment wins; an empty value means the default):\n\n")
+	fmt.Fprintf(w, "Configuration: environment variables, or a .env file in the working directory\n(the environment wins; an empty value counts as unset):\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tDESCRIPTION")
 	for _, v := range vars {
