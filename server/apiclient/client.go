@@ -1,0 +1,339 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 1 << 20
+
+// Client talks to one PyStream server. It is safe for concurrent use by many
+// goroutines: it holds no state besides its configuration and an
+// *http.Client, whose connections are kept alive and reused.
+type Client struct {
+	base      string
+	http      *http.Client
+	userAgent string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the client send its requests through hc (for
+// timeouts, TLS or a test transport). The default is a client with a
+// keep-alive transport tuned for many concurrent requests to one server and
+// no overall timeout: pass a context with a deadline to bound a call.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.http = hc
+		}
+	}
+}
+
+// WithUserAgent sets the User-Agent header of every request.
+func WithUserAgent(ua string) Option {
+	return func(c *Client) { c.userAgent = ua }
+}
+
+// New returns a client for the server at baseURL, for example
+// "http://127.0.0.1:8000". A trailing slash is ignored. New never reads
+// environment variables (not even proxy settings): the caller decides.
+// A malformed baseURL is reported by the first call.
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{
+		base:      strings.TrimRight(baseURL, "/"),
+		http:      &http.Client{Transport: NewTransport()},
+		userAgent: "pystream-apiclient",
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// BaseURL returns the server address the client was built with, without a
+// trailing slash.
+func (c *Client) BaseURL() string { return c.base }
+
+// NewTransport returns the default transport of New: keep-alive with enough
+// idle connections per host for a benchmark's concurrent producers, and no
+// proxy.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   512,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		ForceAttemptHTTP2:     false,
+	}
+}
+
+// Health calls GET /api/health.
+func (c *Client) Health(ctx context.Context) (*HealthResponse, error) {
+	var out HealthResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/health", nil, nil, &out)
+}
+
+// Cluster calls GET /api/cluster: every broker and topic.
+func (c *Client) Cluster(ctx context.Context) (*ClusterResponse, error) {
+	var out ClusterResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/cluster", nil, nil, &out)
+}
+
+// StopBroker calls POST /api/brokers/{id}/stop. Stopping a stopped broker
+// is not an error.
+func (c *Client) StopBroker(ctx context.Context, id int) (*BrokerStatus, error) {
+	var out BrokerStatus
+	return &out, c.do(ctx, http.MethodPost, "/api/brokers/"+strconv.Itoa(id)+"/stop", nil, nil, &out)
+}
+
+// StartBroker calls POST /api/brokers/{id}/start. Starting a running broker
+// is not an error.
+func (c *Client) StartBroker(ctx context.Context, id int) (*BrokerStatus, error) {
+	var out BrokerStatus
+	return &out, c.do(ctx, http.MethodPost, "/api/brokers/"+strconv.Itoa(id)+"/start", nil, nil, &out)
+}
+
+// Topics calls GET /api/topics.
+func (c *Client) Topics(ctx context.Context) (*TopicsResponse, error) {
+	var out TopicsResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/topics", nil, nil, &out)
+}
+
+// CreateTopic calls POST /api/topics. It succeeds when the topic is new and
+// when it already exists with the same settings; created tells the two
+// apart. Other settings give an *Error matching ErrConflict.
+func (c *Client) CreateTopic(ctx context.Context, name string, partitions, replicationFactor int) (detail *TopicDetail, created bool, err error) {
+	var out TopicDetail
+	status, err := c.doStatus(ctx, http.MethodPost, "/api/topics", nil,
+		CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: replicationFactor}, &out)
+	return &out, status == http.StatusCreated, err
+}
+
+// Topic calls GET /api/topics/{topic}: the topic and every partition's
+// replication state.
+func (c *Client) Topic(ctx context.Context, name string) (*TopicDetail, error) {
+	var out TopicDetail
+	return &out, c.do(ctx, http.MethodGet, topicPath(name), nil, nil, &out)
+}
+
+// Produce calls POST /api/topics/{topic}/records with a JSON batch. The
+// results come back in the order of records. When the server fails part of
+// the batch, the *Error's Records says which records were acknowledged.
+func (c *Client) Produce(ctx context.Context, topic string, records []ProduceRecord) (*ProduceResponse, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("%w: produce needs at least one record", ErrInvalidArgument)
+	}
+	var out ProduceResponse
+	return &out, c.do(ctx, http.MethodPost, topicPath(topic)+"/records", nil, ProduceRequest{Records: records}, &out)
+}
+
+// ProduceRaw produces one record whose value is sent as the raw request
+// body (application/octet-stream), avoiding base64. A nil key means no key.
+func (c *Client) ProduceRaw(ctx context.Context, topic string, key, value []byte) (*ProduceResponse, error) {
+	q := url.Values{}
+	if key != nil {
+		q.Set("key_b64", encodeB64(key))
+	}
+	var out ProduceResponse
+	return &out, c.send(ctx, http.MethodPost, topicPath(topic)+"/records", q,
+		"application/octet-stream", value, &out, nil)
+}
+
+// Fetch calls GET /api/topics/{topic}/partitions/{p}/records: up to max
+// records from offset, never past the high watermark. A max of 0 leaves the
+// server's default (100); the server caps max at 1000.
+func (c *Client) Fetch(ctx context.Context, topic string, partition int, offset uint64, max int) (*FetchResponse, error) {
+	q := url.Values{}
+	q.Set("offset", strconv.FormatUint(offset, 10))
+	if max != 0 {
+		q.Set("max", strconv.Itoa(max))
+	}
+	var out FetchResponse
+	return &out, c.do(ctx, http.MethodGet, partitionPath(topic, partition)+"/records", q, nil, &out)
+}
+
+// ConsumerOffsets calls GET /api/consumers/{id}/offsets: every committed
+// offset of the consumer.
+func (c *Client) ConsumerOffsets(ctx context.Context, id string) (*ConsumerOffsetsResponse, error) {
+	var out ConsumerOffsetsResponse
+	return &out, c.do(ctx, http.MethodGet, consumerPath(id), nil, nil, &out)
+}
+
+// ConsumerOffset calls GET /api/consumers/{id}/offsets/{topic}/{p}. The
+// answer's Offset is nil when the consumer never committed there.
+func (c *Client) ConsumerOffset(ctx context.Context, id, topic string, partition int) (*ConsumerOffsetResponse, error) {
+	var out ConsumerOffsetResponse
+	return &out, c.do(ctx, http.MethodGet, consumerOffsetPath(id, topic, partition), nil, nil, &out)
+}
+
+// CommitOffset calls PUT /api/consumers/{id}/offsets/{topic}/{p}. Moving the
+// offset backwards gives an *Error matching ErrConflict with Committed and
+// Requested set.
+func (c *Client) CommitOffset(ctx context.Context, id, topic string, partition int, offset uint64) (*ConsumerOffsetResponse, error) {
+	var out ConsumerOffsetResponse
+	return &out, c.do(ctx, http.MethodPut, consumerOffsetPath(id, topic, partition), nil, OffsetRequest{Offset: offset}, &out)
+}
+
+// ResetOffset calls POST /api/consumers/{id}/offsets/{topic}/{p}/reset: the
+// operator's explicit move of a committed offset, backwards allowed, to at
+// most the partition's high watermark.
+func (c *Client) ResetOffset(ctx context.Context, id, topic string, partition int, offset uint64) (*ConsumerOffsetResponse, error) {
+	var out ConsumerOffsetResponse
+	return &out, c.do(ctx, http.MethodPost, consumerOffsetPath(id, topic, partition)+"/reset", nil, OffsetRequest{Offset: offset}, &out)
+}
+
+// Failover calls POST /api/topics/{topic}/partitions/{p}/failover.
+func (c *Client) Failover(ctx context.Context, topic string, partition int) (*FailoverResponse, error) {
+	var out FailoverResponse
+	return &out, c.do(ctx, http.MethodPost, partitionPath(topic, partition)+"/failover", nil, nil, &out)
+}
+
+// CatchUp calls POST .../partitions/{p}/replicas/{broker}/catch-up.
+func (c *Client) CatchUp(ctx context.Context, topic string, partition, broker int) (*CatchUpResponse, error) {
+	var out CatchUpResponse
+	return &out, c.do(ctx, http.MethodPost, replicaPath(topic, partition, broker)+"/catch-up", nil, nil, &out)
+}
+
+// Recover calls POST .../partitions/{p}/replicas/{broker}/recover.
+func (c *Client) Recover(ctx context.Context, topic string, partition, broker int) (*RecoverResponse, error) {
+	var out RecoverResponse
+	return &out, c.do(ctx, http.MethodPost, replicaPath(topic, partition, broker)+"/recover", nil, nil, &out)
+}
+
+// Paths. Every name is escaped as one path segment, so a consumer id with a
+// slash or a space cannot change the route.
+
+func topicPath(topic string) string { return "/api/topics/" + url.PathEscape(topic) }
+
+func partitionPath(topic string, p int) string {
+	return topicPath(topic) + "/partitions/" + strconv.Itoa(p)
+}
+
+func replicaPath(topic string, p, broker int) string {
+	return partitionPath(topic, p) + "/replicas/" + strconv.Itoa(broker)
+}
+
+func consumerPath(id string) string { return "/api/consumers/" + url.PathEscape(id) + "/offsets" }
+
+func consumerOffsetPath(id, topic string, p int) string {
+	return consumerPath(id) + "/" + url.PathEscape(topic) + "/" + strconv.Itoa(p)
+}
+
+// do sends in (JSON-encoded unless nil) and decodes a 2xx answer into out.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, in, out any) error {
+	_, err := c.doStatus(ctx, method, path, q, in, out)
+	return err
+}
+
+func (c *Client) doStatus(ctx context.Context, method, path string, q url.Values, in, out any) (int, error) {
+	var body []byte
+	ctype := ""
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, fmt.Errorf("apiclient: encode %s %s: %w", method, path, err)
+		}
+		body, ctype = b, "application/json"
+	}
+	var status int
+	err := c.send(ctx, method, path, q, ctype, body, out, &status)
+	return status, err
+}
+
+// send performs one request and decodes the answer. The response body is
+// always read to the end and closed so the connection returns to the pool.
+func (c *Client) send(ctx context.Context, method, path string, q url.Values, ctype string, body []byte, out any, status *int) error {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return fmt.Errorf("apiclient: %s %s: %w", method, path, err)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	req.Header.Set("Accept", "application/json")
+	if c.userAgent != "" {
+		req.Header.Set("User-Agent", c.userAgent)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("apiclient: %s %s: %w", method, path, err)
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)) // drain for reuse
+		_ = resp.Body.Close()
+	}()
+	if status != nil {
+		*status = resp.StatusCode
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return decodeError(resp)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%w: %s %s: HTTP %d: decode body: %v", ErrUnexpectedResponse, method, path, resp.StatusCode, err)
+	}
+	return nil
+}
+
+// decodeError turns a non-2xx answer into an *Error. A body that is not the
+// contract's envelope still gives an *Error with the status and the start
+// of the body as its message.
+func decodeError(resp *http.Response) error {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &Error{Status: resp.StatusCode}
+	if err != nil {
+		e.Message = fmt.Sprintf("%s (reading the error body: %v)", http.StatusText(resp.StatusCode), err)
+		return e
+	}
+	var env struct {
+		Error *ErrorBody `json:"error"`
+		// Records is accepted beside "error" too, in case a server puts the
+		// per-record results of a failed produce at the top level.
+		Records []ProduceResult `json:"records"`
+	}
+	if json.Unmarshal(raw, &env) != nil || env.Error == nil || env.Error.Code == "" {
+		msg := strings.TrimSpace(string(raw))
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(resp.StatusCode)
+		}
+		e.Message = msg
+		return e
+	}
+	b := env.Error
+	e.Code, e.Message = b.Code, b.Message
+	e.BrokerIDs, e.Committed, e.Requested = b.BrokerIDs, b.Committed, b.Requested
+	e.Records = b.Records
+	if e.Records == nil {
+		e.Records = env.Records
+	}
+	return e
+}

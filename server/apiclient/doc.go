@@ -1,0 +1,39 @@
+// Package apiclient is the Go client of the PyStream HTTP API (phase 6),
+// and the home of the API's wire types, which the server shares so the two
+// cannot drift.
+//
+// # The contract in brief
+//
+// Every answer is JSON. Offsets are JSON integers, timestamps are
+// nanoseconds since the Unix epoch, byte strings (keys, values) are standard
+// base64 — exactly what encoding/json does with a []byte, so the types here
+// use []byte and need no custom code. Numbers that may be unknown, such as a
+// stopped follower's log end or a consumer's never-committed offset, are
+// *uint64 and travel as JSON null.
+//
+// Every non-2xx answer is an envelope {"error": {"code", "message", ...}}.
+// The client turns it into an *Error carrying the status, the code, the
+// message and the extras (BrokerIDs, Committed/Requested on an offset
+// regression, per-record Records on a failed produce). An *Error matches the
+// sentinel of its code with errors.Is, so callers branch with
+//
+//	if errors.Is(err, apiclient.ErrNotFound) { ... }
+//
+// and never on the message. Transport failures are returned wrapped, so
+// errors.Is(err, syscall.ECONNREFUSED) tells "no server there" apart.
+//
+// # Keys
+//
+// A ProduceRecord with a nil Key has no key (JSON null): the server spreads
+// such records round-robin. A non-nil empty key is a real key and routes by
+// its hash. PyStream stores no keys — a key only chooses the partition — so
+// fetched records have none.
+//
+// # Concurrency and connections
+//
+// A *Client is safe for concurrent use by many goroutines. By default it
+// sends through its own keep-alive transport sized for many concurrent
+// requests to one server; WithHTTPClient replaces it. The client never reads
+// environment variables and sets no overall timeout: every method takes a
+// context, which bounds and cancels the call.
+package apiclient

@@ -1,0 +1,79 @@
+package apiclient
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels, one per error code of the contract. An *Error matches the
+// sentinel of its code with errors.Is:
+//
+//	if errors.Is(err, apiclient.ErrNotFound) { ... }
+var (
+	// ErrInvalidArgument: the request was malformed or a value out of range (400).
+	ErrInvalidArgument = errors.New("apiclient: invalid argument")
+	// ErrNotFound: unknown path, topic, partition, broker or consumer (404).
+	ErrNotFound = errors.New("apiclient: not found")
+	// ErrMethodNotAllowed: the path exists but not for this method (405).
+	ErrMethodNotAllowed = errors.New("apiclient: method not allowed")
+	// ErrConflict: offset regression, topic exists with other settings,
+	// failover while the leader is alive, replica already active,
+	// divergence (409).
+	ErrConflict = errors.New("apiclient: conflict")
+	// ErrPayloadTooLarge: the request body or a record is too large (413).
+	ErrPayloadTooLarge = errors.New("apiclient: payload too large")
+	// ErrUnsupportedMediaType: wrong Content-Type (415).
+	ErrUnsupportedMediaType = errors.New("apiclient: unsupported media type")
+	// ErrUnavailable: leader unavailable, replication failed or no eligible
+	// replica (503).
+	ErrUnavailable = errors.New("apiclient: unavailable")
+	// ErrInternal: a server-side failure (500).
+	ErrInternal = errors.New("apiclient: internal server error")
+	// ErrUnexpectedResponse: the server answered something that is not the
+	// contract (a non-JSON body, an unknown status). Wrapped with detail.
+	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
+)
+
+// codeSentinels maps each contract code to its sentinel.
+var codeSentinels = map[string]error{
+	CodeInvalidArgument:      ErrInvalidArgument,
+	CodeNotFound:             ErrNotFound,
+	CodeMethodNotAllowed:     ErrMethodNotAllowed,
+	CodeConflict:             ErrConflict,
+	CodePayloadTooLarge:      ErrPayloadTooLarge,
+	CodeUnsupportedMediaType: ErrUnsupportedMediaType,
+	CodeUnavailable:          ErrUnavailable,
+	CodeInternal:             ErrInternal,
+}
+
+// Error is a non-2xx answer of the server, decoded from the error envelope.
+type Error struct {
+	// Status is the HTTP status code.
+	Status int
+	// Code is the contract's error code (CodeNotFound, ...). When the body
+	// was not an error envelope, Code is empty.
+	Code string
+	// Message is the server's explanation, for people.
+	Message string
+	// BrokerIDs names the brokers involved (unavailable, divergence).
+	BrokerIDs []int
+	// Committed and Requested are set on an offset regression (409).
+	Committed, Requested *uint64
+	// Records is set on a failed produce: per input record, its placement
+	// or its own error.
+	Records []ProduceResult
+}
+
+// Error implements error with the server's message.
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("apiclient: HTTP %d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("apiclient: %s (HTTP %d %s)", e.Message, e.Status, e.Code)
+}
+
+// Is reports whether target is the sentinel of e's code.
+func (e *Error) Is(target error) bool {
+	s, ok := codeSentinels[e.Code]
+	return ok && s == target
+}

@@ -1,0 +1,264 @@
+package apiclient
+
+import "encoding/json"
+
+// This file holds the wire types of the PyStream HTTP API (phase 6), one Go
+// struct per JSON shape of docs/api contract. The server encodes them and the
+// client decodes them, so the two sides cannot drift apart. Every struct has
+// JSON tags, so a command-line tool can print a response with --json as it
+// came. Byte strings ([]byte fields) travel as standard base64, which is what
+// encoding/json does with []byte. Numbers that may be unknown are pointers
+// (*uint64) and encode as JSON null.
+
+// Error codes carried in ErrorBody.Code. Clients branch on the code, never on
+// the message, which is for people.
+const (
+	CodeInvalidArgument      = "invalid_argument"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeConflict             = "conflict"
+	CodePayloadTooLarge      = "payload_too_large"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeUnavailable          = "unavailable"
+	CodeInternal             = "internal"
+)
+
+// Replica roles in ReplicaStatus.Role.
+const (
+	RoleLeader   = "leader"
+	RoleFollower = "follower"
+)
+
+// ErrorResponse is the body of every non-2xx answer:
+//
+//	{"error": {"code": "conflict", "message": "...", "committed": 5, "requested": 3}}
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is the inside of an ErrorResponse. Code and Message are always
+// set; the other fields are extras that only some errors carry.
+type ErrorBody struct {
+	// Code is a stable, machine-readable code such as CodeNotFound.
+	Code string `json:"code"`
+	// Message explains the error to a person.
+	Message string `json:"message"`
+	// BrokerIDs names the brokers involved in an unavailable or divergence
+	// error (for example the replicas that could not be reached).
+	BrokerIDs []int `json:"broker_ids,omitempty"`
+	// Committed is the consumer's committed offset on an offset regression.
+	Committed *uint64 `json:"committed,omitempty"`
+	// Requested is the offset the consumer asked to commit on a regression.
+	Requested *uint64 `json:"requested,omitempty"`
+	// Records is set on a failed produce: per input record, in request
+	// order, either its acknowledged placement or its own error, so a client
+	// knows which records were written.
+	Records []ProduceResult `json:"records,omitempty"`
+}
+
+// RecordError is the error of one record of a failed produce batch.
+type RecordError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// HealthResponse answers GET /api/health.
+type HealthResponse struct {
+	Status  string `json:"status"`
+	Service string `json:"service"`
+}
+
+// BrokerStatus is one broker in the cluster view, and the answer of
+// POST /api/brokers/{id}/stop and /start.
+type BrokerStatus struct {
+	ID        int  `json:"id"`
+	Available bool `json:"available"`
+}
+
+// TopicSummary describes a topic without its partitions.
+type TopicSummary struct {
+	Name              string `json:"name"`
+	PartitionCount    int    `json:"partition_count"`
+	ReplicationFactor int    `json:"replication_factor"`
+}
+
+// ClusterResponse answers GET /api/cluster.
+type ClusterResponse struct {
+	Brokers []BrokerStatus `json:"brokers"`
+	Topics  []TopicSummary `json:"topics"`
+}
+
+// TopicsResponse answers GET /api/topics.
+type TopicsResponse struct {
+	Topics []TopicSummary `json:"topics"`
+}
+
+// CreateTopicRequest is the body of POST /api/topics.
+type CreateTopicRequest struct {
+	Name              string `json:"name"`
+	Partitions        int    `json:"partitions"`
+	ReplicationFactor int    `json:"replication_factor"`
+}
+
+// TopicDetail answers GET /api/topics/{topic} and POST /api/topics.
+type TopicDetail struct {
+	Name              string            `json:"name"`
+	PartitionCount    int               `json:"partition_count"`
+	ReplicationFactor int               `json:"replication_factor"`
+	Partitions        []PartitionStatus `json:"partitions"`
+}
+
+// PartitionStatus is the replication state of one partition.
+type PartitionStatus struct {
+	Partition int `json:"partition"`
+	// Leader is the broker id of the current leader.
+	Leader int `json:"leader"`
+	// Assigned lists every broker that holds a replica, leader first.
+	Assigned []int `json:"assigned"`
+	// Followers lists the assigned brokers other than the leader.
+	Followers []int `json:"followers"`
+	// Active lists the replicas that take part in replication (the
+	// in-sync set).
+	Active []int `json:"active"`
+	// HighWatermark is the end of the acknowledged prefix: consumers read
+	// below it.
+	HighWatermark uint64 `json:"high_watermark"`
+	// LogEnd is the leader's log end, null when unknown.
+	LogEnd *uint64 `json:"log_end"`
+	// Replicas has one entry per assigned broker.
+	Replicas []ReplicaStatus `json:"replicas"`
+}
+
+// ReplicaStatus is one replica of a partition.
+type ReplicaStatus struct {
+	BrokerID  int    `json:"broker_id"`
+	Role      string `json:"role"`
+	Active    bool   `json:"active"`
+	Available bool   `json:"available"`
+	// LogEnd is the replica's log end, null when unknown (broker down).
+	LogEnd *uint64 `json:"log_end"`
+	// Lag is the leader's log end minus this replica's, null when unknown.
+	Lag *uint64 `json:"lag"`
+}
+
+// ProduceRecord is one record to produce. A nil Key means "no key" (JSON
+// null: the server chooses the partition round-robin); an empty non-nil key
+// is a real, empty key. PyStream stores no keys: a key only routes.
+type ProduceRecord struct {
+	Key   []byte `json:"key"`
+	Value []byte `json:"value"`
+}
+
+// ProduceRequest is the JSON body of POST /api/topics/{topic}/records.
+type ProduceRequest struct {
+	Records []ProduceRecord `json:"records"`
+}
+
+// ProduceResult is where one record landed. In the records of a failed
+// produce (ErrorBody.Records) it carries Error instead when that record was
+// not acknowledged.
+type ProduceResult struct {
+	Partition int    `json:"partition"`
+	Offset    uint64 `json:"offset"`
+	// Timestamp is nanoseconds since the Unix epoch.
+	Timestamp int64 `json:"timestamp"`
+	Leader    int   `json:"leader"`
+	// Brokers lists the replicas that hold the record.
+	Brokers []int `json:"brokers"`
+	// Error is set, and the other fields are zero, for a record that was not
+	// acknowledged in a failed batch.
+	Error *RecordError `json:"error,omitempty"`
+}
+
+// MarshalJSON writes a failed record as {"error": {...}} alone, and an
+// acknowledged one with its placement, as the contract describes.
+func (r ProduceResult) MarshalJSON() ([]byte, error) {
+	if r.Error != nil {
+		return json.Marshal(struct {
+			Error *RecordError `json:"error"`
+		}{r.Error})
+	}
+	type plain ProduceResult // no methods: avoids recursion
+	return json.Marshal(plain(r))
+}
+
+// ProduceResponse answers a successful produce, one result per record in
+// request order.
+type ProduceResponse struct {
+	Records []ProduceResult `json:"records"`
+}
+
+// FetchedRecord is one record read from a partition. PyStream stores no
+// keys, so there is no key field.
+type FetchedRecord struct {
+	Offset uint64 `json:"offset"`
+	// Timestamp is nanoseconds since the Unix epoch.
+	Timestamp int64  `json:"timestamp"`
+	Value     []byte `json:"value"`
+}
+
+// FetchResponse answers GET /api/topics/{topic}/partitions/{p}/records.
+type FetchResponse struct {
+	Records []FetchedRecord `json:"records"`
+	// NextOffset is the offset to fetch next.
+	NextOffset uint64 `json:"next_offset"`
+	// LogStart is always 0: PyStream has no retention.
+	LogStart uint64 `json:"log_start"`
+	// HighWatermark bounds every fetch: no record at or past it is returned.
+	HighWatermark uint64 `json:"high_watermark"`
+	// LogEnd is the leader's log end.
+	LogEnd uint64 `json:"log_end"`
+}
+
+// ConsumerOffset is one committed offset in ConsumerOffsetsResponse.
+type ConsumerOffset struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Offset    uint64 `json:"offset"`
+}
+
+// ConsumerOffsetsResponse answers GET /api/consumers/{id}/offsets.
+type ConsumerOffsetsResponse struct {
+	ConsumerID string           `json:"consumer_id"`
+	Offsets    []ConsumerOffset `json:"offsets"`
+}
+
+// ConsumerOffsetResponse answers GET, PUT and reset of
+// /api/consumers/{id}/offsets/{topic}/{p}. Offset is null when the consumer
+// never committed on that partition.
+type ConsumerOffsetResponse struct {
+	ConsumerID string  `json:"consumer_id"`
+	Topic      string  `json:"topic"`
+	Partition  int     `json:"partition"`
+	Offset     *uint64 `json:"offset"`
+}
+
+// OffsetRequest is the body of the commit (PUT) and reset (POST) of a
+// consumer offset.
+type OffsetRequest struct {
+	Offset uint64 `json:"offset"`
+}
+
+// FailoverResponse answers POST /api/topics/{topic}/partitions/{p}/failover.
+type FailoverResponse struct {
+	OldLeader    int    `json:"old_leader"`
+	NewLeader    int    `json:"new_leader"`
+	LogEndOffset uint64 `json:"log_end_offset"`
+}
+
+// CatchUpResponse answers POST .../replicas/{broker}/catch-up.
+type CatchUpResponse struct {
+	BrokerID int    `json:"broker_id"`
+	Copied   uint64 `json:"copied"`
+}
+
+// RecoverResponse answers POST .../replicas/{broker}/recover. DroppedFrom and
+// DroppedTo are null when nothing was dropped.
+type RecoverResponse struct {
+	BrokerID     int     `json:"broker_id"`
+	CommonPrefix uint64  `json:"common_prefix"`
+	Dropped      uint64  `json:"dropped"`
+	DroppedFrom  *uint64 `json:"dropped_from"`
+	DroppedTo    *uint64 `json:"dropped_to"`
+	Copied       uint64  `json:"copied"`
+}
