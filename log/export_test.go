@@ -7,3 +7,10 @@ func QueuedAppends(l *Log) int {
 	defer l.mu.Unlock()
 	return len(l.queue)
 }
+
+// IndexCap reports the capacity of the in-memory offset index, in entries.
+func IndexCap(l *Log) int {
+	l.idxMu.RLock()
+	defer l.idxMu.RUnlock()
+	return cap(l.positions)
+}

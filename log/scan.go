@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // scanBufferSize is the read-ahead used when a log is scanned on open.
@@ -81,11 +82,29 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 				return res, err
 			}
 		}
+		if len(res.positions) == cap(res.positions) {
+			res.positions = slices.Grow(res.positions, indexGrowth(len(res.positions), pos, size))
+		}
 		res.positions = append(res.positions, pos)
 		w.sparse = h.payloadLength >= sparseFrame-HeaderSize
 		pos += HeaderSize + int64(h.payloadLength)
 		next++
 	}
+}
+
+// indexGrowth is how many index entries to add when the index of n records
+// covering the first pos bytes of a size-byte file is full. After the first
+// thousand records it extrapolates the count from the frames seen so far
+// (plus 2 %), so that a large log's index is allocated about once, at about
+// 8 bytes a record, instead of being copied at every doubling. It never
+// reserves room for more frames than the bytes left could hold.
+func indexGrowth(n int, pos, size int64) int {
+	if n < 1024 {
+		return max(n, 64)
+	}
+	estimate := int64(float64(size)/float64(pos)*float64(n)*1.02) + 64
+	estimate = min(estimate, int64(n)+(size-pos)/HeaderSize+1)
+	return max(int(estimate)-n, n/8)
 }
 
 // window is a read-ahead buffer over a file that is read front to back. It
