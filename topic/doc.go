@@ -3,10 +3,11 @@
 //
 // # Partitions and partition-local offsets
 //
-// A topic has a partition count fixed when it is created (at least 1). Each
-// partition is its own append-only log with its own offsets starting at 0,
-// so "partition 0, offset 5" and "partition 1, offset 5" are different
-// records. There is no topic-wide offset and no topic-wide ordered read.
+// A topic has a partition count fixed when it is created (1 to
+// MaxPartitionCount). Each partition is its own append-only log with its own
+// offsets starting at 0, so "partition 0, offset 5" and "partition 1,
+// offset 5" are different records. There is no topic-wide offset and no
+// topic-wide ordered read.
 //
 // # The ordering guarantee
 //

@@ -16,8 +16,8 @@ var (
 	// below the partition count.
 	ErrPartitionOutOfRange = errors.New("topic: partition out of range")
 	// ErrInvalidPartitionCount is returned by Open for a partition count
-	// below 1. Nothing is created.
-	ErrInvalidPartitionCount = errors.New("topic: partition count must be at least 1")
+	// below 1 or above MaxPartitionCount. Nothing is created.
+	ErrInvalidPartitionCount = errors.New("topic: partition count must be 1 to 1000000")
 	// ErrMissingPartition is returned when reopening a topic whose
 	// topic.meta is valid but one of whose partition directories or log
 	// files is gone. The missing partition is never recreated, because its

@@ -20,7 +20,7 @@ func FuzzParseMetadata(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if m.Version != MetadataVersion || m.PartitionCount < 1 || ValidateName(m.Name) != nil {
+		if m.Version != MetadataVersion || m.PartitionCount < 1 || m.PartitionCount > MaxPartitionCount || ValidateName(m.Name) != nil {
 			t.Fatalf("accepted invalid metadata %+v from %q", m, data)
 		}
 		again, err := parseMetadata(encodeMetadata(m))

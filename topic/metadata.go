@@ -55,7 +55,7 @@ func problem(err error, format string, args ...any) error {
 
 // parseMetadata decodes topic.meta strictly: exactly one JSON object with the
 // fields version (the integer 1), name (a valid topic name) and
-// partition_count (an integer >= 1), each exactly once, nothing else, and
+// partition_count (an integer from 1 to MaxPartitionCount), each exactly once, nothing else, and
 // nothing but white space after it. Unknown fields are refused rather than
 // ignored: a version-1 file PyStream wrote never has them, so their presence
 // means the file is not what this code thinks it is. It returns a
@@ -99,8 +99,8 @@ func parseMetadata(data []byte) (metadata, error) {
 	if m.PartitionCount, err = decodeInt(raw); err != nil {
 		return m, problem(err, "field \"partition_count\" is not an integer")
 	}
-	if m.PartitionCount < 1 {
-		return m, problem(nil, "partition_count %d, must be at least 1", m.PartitionCount)
+	if m.PartitionCount < 1 || m.PartitionCount > MaxPartitionCount {
+		return m, problem(nil, "partition_count %d, must be 1 to %d", m.PartitionCount, MaxPartitionCount)
 	}
 	return m, nil
 }

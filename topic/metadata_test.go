@@ -38,6 +38,7 @@ func TestMetadataErrorsTable(t *testing.T) {
 		{"different name", `{"version": 1, "name": "u", "partition_count": 2}`},
 		{"count as string", `{"version": 1, "name": "t", "partition_count": "2"}`},
 		{"count as float", `{"version": 1, "name": "t", "partition_count": 2.5}`},
+		{"count above maximum", `{"version": 1, "name": "t", "partition_count": 1000001}`},
 		{"count exponent", `{"version": 1, "name": "t", "partition_count": 2e0}`},
 		{"count zero", `{"version": 1, "name": "t", "partition_count": 0}`},
 		{"count negative", `{"version": 1, "name": "t", "partition_count": -2}`},
@@ -86,7 +87,7 @@ func TestMetadataNotARegularFile(t *testing.T) {
 
 // The parser accepts what the encoder writes, with any white space.
 func TestMetadataRoundTrip(t *testing.T) {
-	for _, m := range []metadata{{1, "a", 1}, {1, "events", 3}, {1, strings.Repeat("z", 249), 1 << 20}} {
+	for _, m := range []metadata{{1, "a", 1}, {1, "events", 3}, {1, strings.Repeat("z", 249), MaxPartitionCount}} {
 		got, err := parseMetadata(encodeMetadata(m))
 		require.NoError(t, err)
 		require.Equal(t, m, got)

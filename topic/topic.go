@@ -16,6 +16,12 @@ import (
 // LogFile is the name of a partition's log inside its partition directory.
 const LogFile = "log.bin"
 
+// MaxPartitionCount is the largest partition count a topic may have: the
+// six-digit partition directory names hold the ids 0 to 999999. A larger
+// count is refused with ErrInvalidPartitionCount before anything is
+// allocated or created.
+const MaxPartitionCount = 1_000_000
+
 // PartitionDir is the name of partition p's directory inside the topic
 // directory: "partition-" and the id as six zero-padded digits.
 func PartitionDir(p int) string {
@@ -75,8 +81,8 @@ func Open(root, name string, partitionCount int) (*Topic, error) {
 
 // OpenWithOptions opens or creates the topic <root>/<name>.
 //
-// The name is validated (ValidateName) and partitionCount checked (>= 1)
-// before any file is touched.
+// The name is validated (ValidateName) and partitionCount checked (1 to
+// MaxPartitionCount) before any file is touched.
 //
 // When <root>/<name>/topic.meta exists, the topic is reopened: the metadata
 // is read and validated first, and any problem, including a partition count
@@ -98,7 +104,7 @@ func OpenWithOptions(root, name string, partitionCount int, opts Options) (*Topi
 	if err := ValidateName(name); err != nil {
 		return nil, fmt.Errorf("topic: open: %w", err)
 	}
-	if partitionCount < 1 {
+	if partitionCount < 1 || partitionCount > MaxPartitionCount {
 		return nil, fmt.Errorf("topic: open %q with %d partitions: %w", name, partitionCount, ErrInvalidPartitionCount)
 	}
 	dir := filepath.Join(root, name)

@@ -3,6 +3,7 @@ package topic
 import (
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,6 +200,19 @@ func TestTopicInvalidPartitionCount(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidPartitionCount)
 	}
 	require.Empty(t, tree(t, root))
+}
+
+// Never panic on bad input: a huge partition count is refused before
+// anything is allocated or created. (It used to size a slice from the
+// count and kill the process with "out of memory".)
+func TestTopicPartitionCountAboveMaximum(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []int{MaxPartitionCount + 1, 1 << 40, math.MaxInt} {
+		_, err := Open(root, "t", n)
+		require.ErrorIs(t, err, ErrInvalidPartitionCount, "count %d", n)
+	}
+	require.Empty(t, tree(t, root))
+	require.Equal(t, "partition-999999", PartitionDir(MaxPartitionCount-1), "every id fits the six-digit layout")
 }
 
 // Spec (phase 2, names): every unsafe name is refused before any file is
