@@ -44,6 +44,13 @@
 // returns an *OffsetRegressionError and leaves the file as it was, so
 // durable progress is never rewound by accident.
 //
+// Seek never rewinds durable progress; Reset is the explicit operator action
+// that does. OffsetStore.Reset (what kafka-consumer-groups --reset-offsets
+// is for Kafka) writes any offset, below the committed one included, with
+// the same name validation, atomic durable write and sticky failure as
+// Commit; it too refuses to overwrite a damaged offset file. Consumers
+// created after a reset start at the reset offset.
+//
 // # Offset files
 //
 //	<root>/<consumer_id>/<topic>/partition-000000.offset
@@ -57,14 +64,14 @@
 // duplicated, unknown or wrongly typed field, a negative or oversized offset,
 // an unknown version, trailing data) returns an *OffsetCorruptionError with
 // its path; it is never repaired or overwritten, not even by a later Commit.
-// After a failed write the store refuses every Commit (ErrStoreFailed) until
-// it is reopened.
+// After a failed write the store refuses every Commit and Reset
+// (ErrStoreFailed) until it is reopened.
 //
 // # Concurrency
 //
 // Producer and OffsetStore are safe for concurrent use; the store
-// serializes commits to one file and checks regression against the file
-// under that lock. A Consumer is used from one goroutine.
+// serializes commits and resets to one file and checks regression against
+// the file under that lock. A Consumer is used from one goroutine.
 //
 // # Left out
 //

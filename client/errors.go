@@ -12,16 +12,16 @@ var (
 	// ErrInvalidConfig is returned for a missing Source, Sink or
 	// OffsetStore.
 	ErrInvalidConfig = errors.New("client: invalid configuration")
-	// ErrStoreFailed is returned by every Commit after a commit's write
-	// failed. The store refuses writes until it is reopened, because after a
+	// ErrStoreFailed is returned by every Commit and Reset after a
+	// commit's or reset's write failed. The store refuses writes until it is reopened, because after a
 	// failed fsync nothing is known about what reached the disk. Loads keep
 	// working.
 	ErrStoreFailed = errors.New("client: offset store failed by an earlier write error; reopen to continue")
 )
 
 // OffsetRegressionError is returned by Commit for an offset below the one
-// already committed. Durable progress never moves backwards; the stored
-// offset is left as it was.
+// already committed. Commit never moves durable progress backwards; the
+// stored offset is left as it was. Only an explicit OffsetStore.Reset does.
 type OffsetRegressionError struct {
 	// ConsumerID, Topic and Partition name the offset.
 	ConsumerID string
@@ -41,8 +41,8 @@ func (e *OffsetRegressionError) Error() string {
 // OffsetCorruptionError reports an offset file that is not the document
 // PyStream writes: bad JSON, a missing, duplicated, unknown or wrongly typed
 // field, a negative offset, an unknown version or data after the object.
-// The file is never repaired or overwritten: a Commit to it fails with this
-// error too, until an operator deals with the file.
+// The file is never repaired or overwritten: a Commit or Reset to it fails
+// with this error too, until an operator deals with the file.
 type OffsetCorruptionError struct {
 	// Path is the offset file.
 	Path string

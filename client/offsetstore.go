@@ -64,8 +64,11 @@ type CommittedOffset struct {
 // An OffsetStore is safe for concurrent use. Commits to one file are
 // serialized, and each checks for regression against the value on disk
 // while it holds that file's lock; commits to different files run in
-// parallel. After any failed write the store refuses every later Commit
-// (ErrStoreFailed) until it is reopened.
+// parallel. After any failed write the store refuses every later Commit and
+// Reset (ErrStoreFailed) until it is reopened.
+//
+// Commit only moves an offset forward. Reset is the operator's explicit
+// action that may move it anywhere, backwards included.
 type OffsetStore struct {
 	root string
 	fs   durable.FS
@@ -197,6 +200,33 @@ func (s *OffsetStore) fail(err error) {
 // committing the committed offset again writes nothing. A damaged existing
 // file returns an *OffsetCorruptionError and is not overwritten.
 func (s *OffsetStore) Commit(consumerID, topicName string, partition int, offset uint64) error {
+	return s.write("commit", consumerID, topicName, partition, offset, false)
+}
+
+// Reset is the operator's explicit reset of a committed offset (what
+// kafka-consumer-groups --reset-offsets does for Kafka): it durably records
+// offset as the consumer's committed offset whether it is above, equal to or
+// below the current one, or when nothing was committed yet. It is the one
+// sanctioned way to move durable progress backwards; Seek never does, and
+// Commit refuses to.
+//
+// Everything else is as for Commit: names are validated before any path is
+// built, the write is atomic and durable, resetting to the committed offset
+// writes nothing, a damaged existing file returns an *OffsetCorruptionError
+// and is not overwritten (an operator must look at it first), and after a
+// failed write the store refuses every Commit and Reset (ErrStoreFailed).
+//
+// A Consumer already running with this id keeps its own position and its
+// own idea of the committed offset; a reset takes effect for consumers
+// created after it.
+func (s *OffsetStore) Reset(consumerID, topicName string, partition int, offset uint64) error {
+	return s.write("reset", consumerID, topicName, partition, offset, true)
+}
+
+// write is Commit (allowBackwards false) and Reset (true): it validates,
+// takes the file's lock, checks the sticky failure and the file on disk, and
+// replaces the file atomically.
+func (s *OffsetStore) write(op, consumerID, topicName string, partition int, offset uint64, allowBackwards bool) error {
 	path, err := s.path(consumerID, topicName, partition)
 	if err != nil {
 		return err
@@ -205,13 +235,13 @@ func (s *OffsetStore) Commit(consumerID, topicName string, partition int, offset
 	l.Lock()
 	defer l.Unlock()
 	if err := s.failedErr(); err != nil {
-		return fmt.Errorf("client: commit %s: %w (%w)", path, ErrStoreFailed, err)
+		return fmt.Errorf("client: %s %s: %w (%w)", op, path, ErrStoreFailed, err)
 	}
 	committed, ok, err := s.read(path)
 	if err != nil {
 		return err
 	}
-	if ok && offset < committed {
+	if ok && offset < committed && !allowBackwards {
 		return &OffsetRegressionError{ConsumerID: consumerID, Topic: topicName, Partition: partition, Committed: committed, Requested: offset}
 	}
 	if ok && offset == committed {
@@ -219,11 +249,11 @@ func (s *OffsetStore) Commit(consumerID, topicName string, partition int, offset
 	}
 	if _, err := durable.MkdirAll(s.fs, filepath.Dir(path)); err != nil {
 		s.fail(err)
-		return fmt.Errorf("client: commit %s: %w", path, err)
+		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}
 	if err := durable.WriteFile(s.fs, path, encodeOffset(offset)); err != nil {
 		s.fail(err)
-		return fmt.Errorf("client: commit %s: %w", path, err)
+		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}
 	return nil
 }
