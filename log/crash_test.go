@@ -181,7 +181,7 @@ func runCrashChild(t *testing.T, path string, seed uint64, writers int, rng *ran
 	require.True(t, lines.Scan(), "child never got ready: %s", stderr.String())
 	require.Equal(t, "ready", lines.Text())
 	acks := map[uint64]ack{}
-	wait := rng.IntN(6)
+	wait := rng.IntN(4)
 	for range wait {
 		require.True(t, lines.Scan(), "child stopped early: %s", stderr.String())
 		off, a := parseAck(t, lines.Text())

@@ -6,7 +6,9 @@
 // A record is an opaque payload plus the two numbers the log assigns when it
 // is appended: its offset (0, 1, 2, ... with no gaps) and a wall-clock
 // timestamp in nanoseconds since the Unix epoch. The log never looks inside a
-// payload; empty payloads are allowed.
+// payload; empty payloads are allowed, and payloads above a configurable
+// maximum (Options.MaxPayloadSize, 1 MiB by default) are refused with
+// ErrPayloadTooLarge before anything is written.
 //
 // # The file
 //
@@ -19,48 +21,90 @@
 //	payload_length uint32
 //	payload        payload_length bytes
 //
-// AppendFrame and DecodeFrame (record.go) are the whole format.
+// AppendFrame and DecodeFrame (record.go) are the whole format. The two
+// length fields are redundant on purpose: together with the offset sequence
+// they are how damage is recognised, since there are no checksums.
 //
 // # What "acknowledged" means
 //
 // Append returns only after the record's frame has been written with one
-// write and made durable with fsync (fdatasync on Linux); a new file is also
-// followed by an fsync of its directory. A record that Append returned
-// survives a crash of the process or the machine. Concurrent appends share
-// one write and one fsync (group commit) without weakening that promise:
-// each caller still waits for its own record to be durable.
+// positional write and made durable with fsync (fdatasync on Linux); a new
+// file is also followed by an fsync of its directory. A record that Append
+// returned survives a crash of the process or the machine. A record whose
+// Append did not return may or may not be there after a crash; either way
+// the offsets stay dense.
+//
+// # Group commit
+//
+// Concurrent appends share one write and one fsync (commit.go). The first
+// appender that finds the log idle becomes the writer: it takes every append
+// waiting at that moment as one batch, writes and fsyncs it, publishes the
+// records to readers, wakes the batch's callers and hands the writer role to
+// the oldest append that queued meanwhile. Nothing waits for a timer, so a
+// lone appender pays exactly one write and one fsync, and under load a batch
+// is whatever arrived during the previous fsync. AppendBatch and
+// AppendRecords put many records into one request. Each caller still
+// returns only after its own records are durable, with the offsets it was
+// given.
+//
+// # Reads
+//
+// Read looks up byte positions in the in-memory index under a short lock and
+// reads with one positional read, never waiting for an append. Only durable
+// records are in the index, so a reader never sees a record that a crash
+// could take back. Returned records are copies the caller may keep and
+// modify.
 //
 // # Recovery
 //
 // Nothing but the file is persisted. Open scans it front to back, rebuilds
-// the in-memory index of frame positions and derives the next offset. A file
-// that is not a contiguous run of whole, consistent frames starting at
-// offset 0 is reported as a *CorruptionError naming the path, the byte
-// position, the offset and the reason, and is left exactly as it was.
+// the index of frame positions (8 bytes per record) and derives the next
+// offset. A file that is not a contiguous run of whole, consistent frames
+// starting at offset 0 is reported as a *CorruptionError naming the path,
+// the byte position, the offset and the reason, and is left exactly as it
+// was.
 //
 // One kind of damage is expected after a crash: a torn tail, the unfinished
-// frame of an append that never returned. CorruptionError.TornTail marks it
-// and Pos says where the last whole record ends. Open still refuses such a
-// file; Repair cuts the torn tail off after keeping a copy of the file, and
-// refuses every other kind of damage.
+// frame of an append that never returned. It is fewer bytes than a header,
+// a rest of the file that is all zeros, or a last frame whose length fields
+// agree but which runs past the end of the file. CorruptionError.TornTail
+// marks it and Pos says where the last whole record ends. Open still
+// refuses such a file; Repair keeps a copy of it (log.bin.broken-<unix-ns>),
+// cuts the torn tail off, fsyncs, and refuses every other kind of damage
+// with ErrNotTornTail.
 //
 // # Failure
 //
 // After a write, fsync or truncate fails, the log refuses every later write
 // (ErrFailed) until it is reopened. Retrying an fsync that failed and then
-// acknowledging would claim durability nobody can promise.
+// acknowledging would claim durability nobody can promise: the kernel may
+// already have dropped the pages it could not write. Every caller of a
+// failed batch gets the error; the log cuts the file back to the last
+// acknowledged byte when it can, so a reopen finds exactly the acknowledged
+// records.
 //
 // # Replicas
 //
-// AppendRecord stores a record whose offset and timestamp another log
-// assigned, as a follower does with its leader's records, and Truncate
-// durably drops a tail of records; the cluster phases build on both.
+// AppendRecord and AppendRecords store records whose offsets and timestamps
+// another log assigned, as a follower does with its leader's records; the
+// offset must be the next one (ErrOffsetMismatch otherwise, and nothing is
+// written). Truncate durably drops every record from an offset on. The
+// cluster phases build on both.
+//
+// # The file-system seam
+//
+// Every disk access goes through durable.FS (package log/durable), which
+// also holds the atomic-file helpers the upper layers use for metadata.
+// Package log/logtest wraps it to inject write, fsync, rename and truncate
+// failures and short writes in tests.
 //
 // # Left out on purpose
 //
 // One file, no segments, no retention or compaction, no checksums (damage is
 // found through the redundant length fields and the offset sequence), no
-// compression.
+// compression, no file lock against a second process opening the same log.
 //
-// A *Log is safe for concurrent use by multiple goroutines.
+// A *Log is safe for concurrent use by multiple goroutines. ScanFile, Repair,
+// AppendFrame and DecodeFrame are plain functions; Repair must not run while
+// the log is open.
 package log
