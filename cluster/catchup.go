@@ -49,13 +49,8 @@ func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpR
 // assigned, not the leader, available) and returns its log and the
 // leader's. Lock should be held.
 func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *log.Log, err error) {
-	switch {
-	case !c.knownBroker(id):
-		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrUnknownBroker)
-	case !p.assignedLocked(id):
-		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrNotAssigned)
-	case id == p.leader:
-		return nil, nil, fmt.Errorf("broker %d: %w", id, ErrReplicaIsLeader)
+	if err := c.checkFollowerLocked(p, id); err != nil {
+		return nil, nil, err
 	}
 	ll, err := c.leaderLogLocked(p)
 	if err != nil {
@@ -66,6 +61,22 @@ func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leade
 		return nil, nil, err
 	}
 	return fl, ll, nil
+}
+
+// checkFollowerLocked checks that id can name a broker, that the broker is
+// known, assigned to p, and not p's leader. Lock should be held.
+func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
+	switch {
+	case id < 1:
+		return fmt.Errorf("broker %d: %w", id, ErrInvalidBrokerID)
+	case !c.knownBroker(id):
+		return fmt.Errorf("broker %d: %w", id, ErrUnknownBroker)
+	case !p.assignedLocked(id):
+		return fmt.Errorf("broker %d: %w", id, ErrNotAssigned)
+	case id == p.leader:
+		return fmt.Errorf("broker %d: %w", id, ErrReplicaIsLeader)
+	}
+	return nil
 }
 
 // catchUpLocked validates that fl is a prefix of ll and copies the rest.

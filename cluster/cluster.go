@@ -218,6 +218,9 @@ func (c *Cluster) StartBroker(id int) (*Broker, error) {
 // failover, no change to cluster.meta. Stopping a stopped broker is
 // harmless.
 func (c *Cluster) StopBroker(id int) error {
+	if id < 1 {
+		return fmt.Errorf("cluster: stop broker %d: %w", id, ErrInvalidBrokerID)
+	}
 	b := c.broker(id)
 	if b == nil {
 		if c.knownBroker(id) {

@@ -40,8 +40,9 @@ type RecoveryResult struct {
 //
 // A returning former leader rejoins this way, as a follower. A damaged
 // replica log is reported (the error wraps the *log.CorruptionError), never
-// guessed through. An unknown broker (ErrUnknownBroker), an unassigned one
-// (ErrNotAssigned), an already active one (ErrReplicaActive) or an
+// guessed through. An id below 1 (ErrInvalidBrokerID), an unknown broker
+// (ErrUnknownBroker), an unassigned one (ErrNotAssigned), the leader
+// (ErrReplicaIsLeader), an already active follower (ErrReplicaActive) or an
 // unavailable one (ErrBrokerUnavailable) is refused without touching
 // anything.
 //
@@ -56,6 +57,10 @@ func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (Rec
 	defer p.mu.Unlock()
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: recover %s on broker %d: %w", p, brokerID, err)
+	}
+	// The leader is always active: name the more precise refusal first.
+	if err := c.checkFollowerLocked(p, brokerID); err != nil {
+		return RecoveryResult{}, wrap(err)
 	}
 	if p.activeLocked(brokerID) {
 		return RecoveryResult{}, wrap(ErrReplicaActive)

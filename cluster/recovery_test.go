@@ -46,7 +46,7 @@ func TestRecoverReplicaRefusals(t *testing.T) {
 		{"unknown broker", 9, ErrUnknownBroker},
 		{"unassigned", 4, ErrNotAssigned},
 		{"active follower", 3, ErrReplicaActive},
-		{"leader", 2, ErrReplicaActive},
+		{"leader", 2, ErrReplicaIsLeader},
 		{"unavailable", 1, ErrBrokerUnavailable},
 	}
 	for _, tc := range cases {

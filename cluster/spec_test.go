@@ -1013,8 +1013,10 @@ func TestSpecRecoveryActivatesOnlyAfterMatch(t *testing.T) {
 }
 
 // Spec: recovery is for a returning, inactive replica. Recovering an
-// active replica, the leader, an unassigned or unknown broker is refused
-// and changes nothing.
+// active replica, the leader, an unassigned or unknown broker, or an id
+// that cannot be a broker is refused with the documented sentinel (which
+// an HTTP layer maps to a status) and changes nothing. CatchUp refuses the
+// same ids the same way.
 func TestSpecRecoveryRefusals(t *testing.T) {
 	c, root := specCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 2))
@@ -1026,12 +1028,20 @@ func TestSpecRecoveryRefusals(t *testing.T) {
 		want error
 	}{
 		{2, cluster.ErrReplicaActive},
+		{1, cluster.ErrReplicaIsLeader},
+		{0, cluster.ErrInvalidBrokerID},
+		{-4, cluster.ErrInvalidBrokerID},
 		{3, cluster.ErrNotAssigned},
 		{9, cluster.ErrUnknownBroker},
 	} {
 		_, err := c.RecoverReplica("orders", 0, tc.id)
-		require.ErrorIs(t, err, tc.want, "broker %d", tc.id)
+		require.ErrorIs(t, err, tc.want, "recover broker %d", tc.id)
+		if tc.want != cluster.ErrReplicaActive {
+			_, err = c.CatchUp("orders", 0, tc.id)
+			require.ErrorIs(t, err, tc.want, "catch up broker %d", tc.id)
+		}
 	}
+	require.ErrorIs(t, c.StopBroker(0), cluster.ErrInvalidBrokerID)
 	require.Equal(t, before, specFiles(t, root))
 }
 
