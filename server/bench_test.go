@@ -11,10 +11,12 @@ import (
 // handler chain (request log to io.Discard, JSON fallbacks, mux, handler).
 func BenchmarkHTTPHealth(b *testing.B) {
 	cfg := Defaults()
+	cfg.DataDir = b.TempDir()
 	s, err := New(cfg, NewLogger(io.Discard, cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = s.Close() })
 	req := httptest.NewRequest(http.MethodGet, "/api/health", nil)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -30,10 +32,12 @@ func BenchmarkHTTPHealth(b *testing.B) {
 // twice.
 func BenchmarkHTTPNotFound(b *testing.B) {
 	cfg := Defaults()
+	cfg.DataDir = b.TempDir()
 	s, err := New(cfg, NewLogger(io.Discard, cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = s.Close() })
 	req := httptest.NewRequest(http.MethodGet, "/nope", nil)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -46,13 +46,19 @@ type Config struct {
 	// LogFormat chooses text or JSON log lines on stderr.
 	LogFormat LogFormat `split_words:"true" default:"text" desc:"Log line format: text or json"`
 
-	// DataDir is the directory under which the network API (phase 6) keeps
-	// its brokers' data. Phase 0 only reads and validates it.
-	DataDir string `split_words:"true" default:"./data" desc:"Data directory for the network API (phase 6)"`
+	// DataDir is the directory of the embedded cluster: cluster.meta, one
+	// broker-NNNNNN directory per broker, consumer offsets, and the .lock
+	// file that keeps a second server away. Created when missing.
+	DataDir string `split_words:"true" default:"./data" desc:"Directory of the embedded cluster (created when missing; locked while the server runs)"`
 
-	// Brokers is the number of brokers the network API (phase 6) runs.
-	// Phase 0 only reads and validates it.
-	Brokers BrokerCount `default:"3" desc:"Number of brokers for the network API (phase 6): 1 to 64"`
+	// Brokers is the number of logical brokers the server runs, with ids
+	// 1..Brokers. Raising it adds brokers for topics created later; a
+	// lower value leaves the brokers above it unavailable.
+	Brokers BrokerCount `default:"3" desc:"Number of logical brokers, ids 1..N: 1 to 64"`
+
+	// MaxRequestBytes caps every request body; a larger one is answered
+	// 413 before it is read to the end, chunked bodies included.
+	MaxRequestBytes RequestBytes `split_words:"true" default:"1048576" desc:"Largest request body in bytes (larger answers 413): 1024 to 1073741824"`
 }
 
 // Defaults returns the configuration used when no variable is set.
@@ -65,6 +71,8 @@ func Defaults() Config {
 		LogFormat: FormatText,
 		DataDir:   "./data",
 		Brokers:   3,
+
+		MaxRequestBytes: DefaultMaxRequestBytes,
 	}
 }
 

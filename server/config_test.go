@@ -52,6 +52,7 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_LOG_FORMAT"] = string(d.LogFormat)
 	want["PYSTREAM_DATA_DIR"] = d.DataDir
 	want["PYSTREAM_BROKERS"] = strconv.Itoa(int(d.Brokers))
+	want["PYSTREAM_MAX_REQUEST_BYTES"] = strconv.Itoa(int(d.MaxRequestBytes))
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
@@ -83,6 +84,9 @@ func TestConfigOverrides(t *testing.T) {
 		{"log format json", []string{"PYSTREAM_LOG_FORMAT=JSON"}, withDefaults(func(c *Config) { c.LogFormat = FormatJSON })},
 		{"data dir", []string{"PYSTREAM_DATA_DIR=/var/lib/pystream"}, withDefaults(func(c *Config) { c.DataDir = "/var/lib/pystream" })},
 		{"brokers", []string{"PYSTREAM_BROKERS=5"}, withDefaults(func(c *Config) { c.Brokers = 5 })},
+		{"max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=4096"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 4096 })},
+		{"smallest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1024"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1024 })},
+		{"largest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1073741824"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1 << 30 })},
 		// Unprefixed names are never read: envconfig:"HOST"-style tags
 		// would fall back to them.
 		{"unprefixed names ignored", []string{"HOST=0.0.0.0", "PORT=9999", "APP_NAME=x", "LOG_LEVEL=ERROR", "BROKERS=7"}, Defaults()},
@@ -90,12 +94,12 @@ func TestConfigOverrides(t *testing.T) {
 		// (an empty host would bind every interface).
 		{"empty values mean default", []string{
 			"PYSTREAM_APP_NAME=", "PYSTREAM_HOST=", "PYSTREAM_PORT=", "PYSTREAM_LOG_LEVEL=",
-			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=",
+			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=", "PYSTREAM_MAX_REQUEST_BYTES=",
 		}, Defaults()},
 		{"everything", []string{
 			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
-			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64",
-		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64}},
+			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
+		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,7 +274,7 @@ func TestConfigUsageListsEveryVariable(t *testing.T) {
 		require.Contains(t, b.String(), v.Name)
 		require.Contains(t, b.String(), v.Description)
 	}
-	require.Len(t, Variables(), 7)
+	require.Len(t, Variables(), 8)
 }
 
 // README.md and .env.example document every variable with its default, so

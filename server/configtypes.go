@@ -40,6 +40,31 @@ func (b *BrokerCount) Decode(s string) error {
 	return nil
 }
 
+// Bounds and default of PYSTREAM_MAX_REQUEST_BYTES.
+const (
+	// MinRequestBytes is the smallest body cap accepted: room for a small
+	// JSON request.
+	MinRequestBytes = 1 << 10
+	// MaxRequestBytesLimit is the largest body cap accepted: 1 GiB.
+	MaxRequestBytesLimit = 1 << 30
+	// DefaultMaxRequestBytes is the body cap when none is set: 1 MiB.
+	DefaultMaxRequestBytes = 1 << 20
+)
+
+// RequestBytes is a request body cap in bytes, MinRequestBytes to
+// MaxRequestBytesLimit.
+type RequestBytes int64
+
+// Decode parses a decimal byte count.
+func (b *RequestBytes) Decode(s string) error {
+	n, err := parseDecimal(s, MinRequestBytes, MaxRequestBytesLimit)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal number of bytes from " + strconv.Itoa(MinRequestBytes) + " to " + strconv.Itoa(MaxRequestBytesLimit), Err: err}
+	}
+	*b = RequestBytes(n)
+	return nil
+}
+
 // parseDecimal accepts only the digits 0-9 (leading zeros allowed, so "010"
 // is ten) and a value within [lo, hi]. Signs, spaces, base prefixes,
 // underscores and exponents are refused.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 
 	"github.com/pystream/pystream/server"
 )
@@ -41,12 +42,20 @@ func ExampleLoad_invalid() {
 
 // The health check, through the server's handler.
 func ExampleServer_Handler() {
+	dir, err := os.MkdirTemp("", "pystream-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
 	cfg := server.Defaults()
+	cfg.DataDir = dir // the embedded cluster lives here
 	srv, err := server.New(cfg, server.NewLogger(io.Discard, cfg))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	defer srv.Close()
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/health", nil))
 	fmt.Print(rec.Code, " ", rec.Body.String())

@@ -20,8 +20,13 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *bytes.Buffer) {
 	var logs bytes.Buffer
 	cfg.LogFormat = FormatJSON
 	cfg.LogLevel = LogLevel(LevelDebug)
+	if cfg.DataDir == Defaults().DataDir {
+		cfg.DataDir = t.TempDir()
+	}
 	s, err := New(cfg, NewLogger(&logs, cfg))
 	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	logs.Reset() // start-up lines are not requests
 	return s, &logs
 }
 
@@ -97,12 +102,17 @@ func TestHTTPMethodNotAllowed(t *testing.T) {
 	}
 }
 
-// A path the mux would clean is redirected, not turned into a 404.
-func TestHTTPCleanPathRedirect(t *testing.T) {
+// A path the mux would clean (dot segments, double slashes, also
+// percent-encoded) is refused with a JSON 404, never redirected: an API
+// resource has one spelling, and ".." must not reach a handler in any form.
+func TestHTTPUncleanPathRefused(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
-	resp := do(t, s, http.MethodGet, "/api/../api/health")
-	require.True(t, resp.StatusCode == http.StatusMovedPermanently || resp.StatusCode == http.StatusTemporaryRedirect, resp.Status)
-	require.Equal(t, "/api/health", resp.Header.Get("Location"))
+	for _, target := range []string{"/api/../api/health", "/api/./health", "//api/health", "/api/%2e%2e/api/health"} {
+		resp := do(t, s, http.MethodGet, target)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, target)
+		require.Empty(t, resp.Header.Get("Location"), target)
+		require.Equal(t, CodeNotFound, decodeError(t, resp).Code, target)
+	}
 }
 
 // Spec (phase 0): every request is logged with method, path, status and
@@ -144,7 +154,7 @@ func TestHTTPRequestLog(t *testing.T) {
 func TestHTTPPanicRecovered(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	h := observe(logger, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h := observe(logger, newMetrics(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
 	resp := rec.Result()
@@ -170,7 +180,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	require.NotEmpty(t, info["version"])
 
 	paths := doc["paths"].(map[string]any)
-	require.Len(t, s.routes, 3)
+	require.Len(t, s.routes, 19, "health, 15 API routes, metrics, openapi, docs")
 	ids := map[string]bool{}
 	for _, r := range s.routes {
 		item, ok := paths[openAPIPath(r.Path)].(map[string]any)

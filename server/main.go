@@ -70,13 +70,20 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 	logger.Debug("configuration",
 		"app_name", cfg.AppName, "host", cfg.Host, "port", int(cfg.Port),
 		"log_level", cfg.LogLevel.String(), "log_format", string(cfg.LogFormat),
-		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers))
+		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes))
 
 	srv, err := New(cfg, logger)
 	if err != nil {
-		logger.Error("cannot start", "err", err)
+		var locked *DataDirLockedError
+		if errors.As(err, &locked) {
+			logger.Error("cannot start: the data directory is in use by another server; stop it or set PYSTREAM_DATA_DIR to another directory",
+				"data_dir", cfg.DataDir, "lock_file", locked.Path, "pid", locked.PID)
+		} else {
+			logger.Error("cannot start", "data_dir", cfg.DataDir, "err", err)
+		}
 		return ExitFailure
 	}
+	code := ExitOK
 	if err := srv.ListenAndServe(ctx); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			logger.Error("cannot listen: address already in use; stop the other process or set PYSTREAM_PORT to a free port",
@@ -84,7 +91,13 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 		} else {
 			logger.Error("server failed", "err", err)
 		}
-		return ExitFailure
+		code = ExitFailure
 	}
-	return ExitOK
+	// In-flight requests are finished (or the listener never opened):
+	// now the cluster's logs can be closed and the lock released.
+	if err := srv.Close(); err != nil {
+		logger.Error("closing the cluster failed", "err", err)
+		code = ExitFailure
+	}
+	return code
 }

@@ -32,10 +32,10 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 // deadlines), which streaming handlers need.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// observe logs one line per request (method, path, status, duration) and
-// turns a panicking handler into a logged 500 JSON error instead of a
-// dropped connection.
-func observe(logger *slog.Logger, next http.Handler) http.Handler {
+// observe logs one line per request (method, path, status, duration),
+// records it in the HTTP metrics by route pattern, and turns a panicking
+// handler into a logged 500 JSON error instead of a dropped connection.
+func observe(logger *slog.Logger, m *metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
@@ -53,12 +53,16 @@ func observe(logger *slog.Logger, next http.Handler) http.Handler {
 			if !rec.wrote {
 				status = http.StatusOK // nothing written: net/http sends 200
 			}
-			logger.Info("request",
-				"method", r.Method,
-				"path", r.URL.Path,
-				"status", status,
-				"duration", time.Since(start),
-			)
+			elapsed := time.Since(start)
+			m.observeHTTP(r.Pattern, r.Method, status, elapsed)
+			if logger.Enabled(r.Context(), slog.LevelInfo) {
+				logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+					slog.String("method", r.Method),
+					slog.String("path", r.URL.Path),
+					slog.Int("status", status),
+					slog.Duration("duration", elapsed),
+				)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})

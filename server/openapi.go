@@ -98,6 +98,7 @@ type Schema struct {
 	Minimum              *int64             `json:"minimum,omitempty"`
 	Maximum              *int64             `json:"maximum,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`
+	AnyOf                []*Schema          `json:"anyOf,omitempty"`
 	Example              any                `json:"example,omitempty"`
 }
 
@@ -117,33 +118,23 @@ func errorResponse(description, code, message string) Response {
 	}
 }
 
-// openAPIComponents are the schemas shared by the operations.
-func openAPIComponents() *Components {
-	return &Components{Schemas: map[string]*Schema{
-		"ErrorResponse": {
-			Type:        "object",
-			Description: "The body of every error answer.",
-			Required:    []string{"error"},
-			Properties: map[string]*Schema{
-				"error": {
-					Type:     "object",
-					Required: []string{"code", "message"},
-					Properties: map[string]*Schema{
-						"code":    {Type: "string", Description: "Stable machine-readable code, e.g. not_found."},
-						"message": {Type: "string", Description: "Explanation for a person."},
-					},
-				},
-			},
+// openAPIComponents are the schemas shared by the operations: those derived
+// from the wire types (schemaSet), plus HealthResponse with its fixed
+// status.
+func openAPIComponents(derived map[string]*Schema) *Components {
+	c := &Components{Schemas: map[string]*Schema{}}
+	for name, sc := range derived {
+		c.Schemas[name] = sc
+	}
+	c.Schemas["HealthResponse"] = &Schema{
+		Type:     "object",
+		Required: []string{"status", "service"},
+		Properties: map[string]*Schema{
+			"status":  {Type: "string", Enum: []any{"ok"}},
+			"service": {Type: "string", Description: "The configured PYSTREAM_APP_NAME."},
 		},
-		"HealthResponse": {
-			Type:     "object",
-			Required: []string{"status", "service"},
-			Properties: map[string]*Schema{
-				"status":  {Type: "string", Enum: []any{"ok"}},
-				"service": {Type: "string", Description: "The configured PYSTREAM_APP_NAME."},
-			},
-		},
-	}}
+	}
+	return c
 }
 
 // openAPIPath turns a ServeMux pattern path into an OpenAPI path:
@@ -156,13 +147,14 @@ func openAPIPath(muxPath string) string {
 // buildOpenAPI describes every route in one document. Each operation that
 // does not say otherwise gets a "default" response with the standard error
 // body, since every error the server writes has that shape.
-func buildOpenAPI(info Info, tags []Tag, routes []route) Document {
+func buildOpenAPI(info Info, tags []Tag, routes []route, schemas *schemaSet) Document {
+	schemas.of(ErrorResponse{}) // every error answer has this shape
 	doc := Document{
 		OpenAPI:    OpenAPIVersion,
 		Info:       info,
 		Tags:       tags,
 		Paths:      make(map[string]PathItem),
-		Components: openAPIComponents(),
+		Components: openAPIComponents(schemas.schemas),
 	}
 	for _, r := range routes {
 		p := openAPIPath(r.Path)

@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"path"
+	"strings"
 )
 
 // APIVersion is the version of the HTTP API reported in the OpenAPI
@@ -22,12 +24,10 @@ type route struct {
 // more entry here, with its handler in a file of its own and an Operation
 // describing it; the mux and the OpenAPI document are both built from this
 // table.
-func (s *Server) routeTable() []route {
-	return []route{
-		s.healthRoute(),
-		s.openAPIRoute(),
-		s.docsRoute(),
-	}
+func (s *Server) routeTable(sc *schemaSet) []route {
+	routes := []route{s.healthRoute()}
+	routes = append(routes, s.apiRoutes(sc)...)
+	return append(routes, s.metricsRoute(), s.openAPIRoute(), s.docsRoute())
 }
 
 // apiInfo is the top of the OpenAPI document.
@@ -43,7 +43,12 @@ func apiInfo() Info {
 // apiTags are the groups of the documentation page, in display order.
 func apiTags() []Tag {
 	return []Tag{
-		{Name: "system", Description: "Liveness of the server."},
+		{Name: "system", Description: "Liveness and metrics of the server."},
+		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again."},
+		{Name: "topics", Description: "Create and inspect replicated topics."},
+		{Name: "records", Description: "Produce records and fetch them, never past the high watermark."},
+		{Name: "consumers", Description: "Durable consumer offsets: read, commit (never backwards), reset."},
+		{Name: "operations", Description: "Failover, catch-up and recovery of partitions and replicas."},
 		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document."},
 	}
 }
@@ -53,6 +58,17 @@ func apiTags() []Tag {
 // with the wrong method (405, with the Allow header).
 func jsonFallbacks(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cleanPath(r.URL.Path) {
+			// The mux would redirect a path with "." or ".." segments
+			// or double slashes (also when they arrive
+			// percent-encoded, as %2e%2e) to its cleaned form. An API
+			// has one spelling per resource: refuse instead of
+			// redirecting, so that ".." never reaches a handler in any
+			// form.
+			writeError(w, http.StatusNotFound, CodeNotFound,
+				fmt.Sprintf("no endpoint %s %s: paths must not contain empty, \".\" or \"..\" segments", r.Method, r.URL.Path))
+			return
+		}
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r)
@@ -75,6 +91,19 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 			c.replay(w)
 		}
 	})
+}
+
+// cleanPath reports whether p is already in the form ServeMux cleans paths
+// to: rooted, no empty, "." or ".." segments.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // captured is an http.ResponseWriter that keeps a small answer in memory.

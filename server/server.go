@@ -9,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log/durable"
 )
 
 // Timeouts of the HTTP server. They bound how long a slow or stalled client
@@ -29,33 +32,101 @@ const (
 	ShutdownTimeout = 10 * time.Second
 )
 
-// Server is PyStream's HTTP server: the routes of routes.go behind request
-// logging and JSON 404/405 answers. It is safe for concurrent use; handlers
-// run concurrently, one goroutine per request, and only read the Server.
+// Server is PyStream's HTTP server over an embedded cluster: the routes of
+// routes.go behind request logging, metrics and JSON 404/405 answers. It is
+// safe for concurrent use; handlers run concurrently, one goroutine per
+// request, and share the cluster, which is itself safe for concurrent use.
 type Server struct {
 	cfg     Config
 	logger  *slog.Logger
+	maxBody int64
+	cluster *cluster.Cluster
+	lock    *dataLock
+	metrics *metrics
 	routes  []route
 	openapi []byte // the encoded OpenAPI document, built once
 	handler http.Handler
 }
 
-// New builds a server for cfg that logs to logger.
+// New opens the embedded cluster under cfg.DataDir and builds the server
+// that serves it, logging to logger:
+//
+//  1. it creates the data directory if needed and takes the exclusive lock
+//     on its .lock file (a *DataDirLockedError when another server holds
+//     it);
+//  2. it opens the cluster there (cluster.meta restores topics, placement,
+//     leaders and active sets) with every fsync timed for /metrics;
+//  3. it starts brokers 1..cfg.Brokers.
+//
+// The caller must Close the server when done, after serving has stopped.
 func New(cfg Config, logger *slog.Logger) (*Server, error) {
-	s := &Server{cfg: cfg, logger: logger}
-	s.routes = s.routeTable()
-	doc := buildOpenAPI(apiInfo(), apiTags(), s.routes)
-	var err error
+	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), metrics: newMetrics()}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxRequestBytes
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.lock = lock
+	if err := s.openCluster(); err != nil {
+		return nil, errors.Join(err, s.lock.release())
+	}
+	s.metrics.registerCluster(s.cluster)
+
+	schemas := newSchemaSet()
+	s.routes = s.routeTable(schemas)
+	doc := buildOpenAPI(apiInfo(), apiTags(), s.routes, schemas)
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
-		return nil, fmt.Errorf("server: encode OpenAPI document: %w", err)
+		return nil, errors.Join(fmt.Errorf("server: encode OpenAPI document: %w", err), s.Close())
 	}
 	mux := http.NewServeMux()
 	for _, r := range s.routes {
 		mux.Handle(r.Method+" "+r.Path, r.Handler)
 	}
-	s.handler = observe(logger, jsonFallbacks(mux))
+	s.handler = observe(logger, s.metrics, jsonFallbacks(mux))
 	return s, nil
 }
+
+// openCluster opens the cluster at the data directory and starts brokers
+// 1..cfg.Brokers. A broker that cluster.meta knows but whose id is above
+// cfg.Brokers stays unavailable (and is logged), so its partitions need a
+// failover to be written again.
+func (s *Server) openCluster() error {
+	fsys := timedFS{FS: durable.OS, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: fsys})
+	if err != nil {
+		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
+	}
+	for id := 1; id <= int(s.cfg.Brokers); id++ {
+		if _, err := c.StartBroker(id); err != nil {
+			return errors.Join(fmt.Errorf("server: start broker %d: %w", id, err), c.Close())
+		}
+	}
+	for _, b := range c.Brokers() {
+		if !b.Available {
+			s.logger.Warn("broker known to the cluster is not started; set PYSTREAM_BROKERS to include it",
+				"broker", b.ID, "brokers", int(s.cfg.Brokers))
+		}
+	}
+	s.cluster = c
+	return nil
+}
+
+// Close closes the cluster (every broker's logs) and releases the data
+// directory's lock. Call it after Serve has returned; closing twice is
+// harmless.
+func (s *Server) Close() error {
+	var errs []error
+	if s.cluster != nil {
+		errs = append(errs, s.cluster.Close())
+	}
+	errs = append(errs, s.lock.release())
+	return errors.Join(errs...)
+}
+
+// Cluster returns the embedded cluster, for tests and embedding.
+func (s *Server) Cluster() *cluster.Cluster { return s.cluster }
 
 // Handler returns the server's HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.handler }

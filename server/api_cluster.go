@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// handleCluster answers GET /api/cluster: every broker with its
+// availability, and every topic.
+func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, apiclient.ClusterResponse{Brokers: s.brokerStatuses(), Topics: s.topicSummaries()})
+}
+
+func (s *Server) brokerStatuses() []apiclient.BrokerStatus {
+	infos := s.cluster.Brokers()
+	out := make([]apiclient.BrokerStatus, len(infos))
+	for i, b := range infos {
+		out[i] = apiclient.BrokerStatus{ID: b.ID, Available: b.Available}
+	}
+	return out
+}
+
+// knownBroker looks id up among the brokers cluster.meta lists.
+func (s *Server) knownBroker(id int) (cluster.BrokerInfo, bool) {
+	for _, b := range s.cluster.Brokers() {
+		if b.ID == id {
+			return b, true
+		}
+	}
+	return cluster.BrokerInfo{}, false
+}
+
+// handleStopBroker answers POST /api/brokers/{id}/stop: the broker's
+// instance is closed, as if its machine had failed. Stopping a stopped
+// broker is a no-op.
+func (s *Server) handleStopBroker(w http.ResponseWriter, r *http.Request) {
+	id, ae := s.brokerRequest(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if err := s.cluster.StopBroker(id); err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	s.logger.Info("broker stopped", "broker", id)
+	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: false})
+}
+
+// handleStartBroker answers POST /api/brokers/{id}/start: a new instance of
+// the broker is opened and registered. Its replicas are not trusted back
+// on their own: followers may need catch-up, inactive replicas recovery.
+// Starting a running broker is a no-op.
+func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
+	id, ae := s.brokerRequest(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if _, err := s.cluster.StartBroker(id); err != nil && !errors.Is(err, cluster.ErrBrokerRegistered) {
+		writeAPIError(w, classify(err))
+		return
+	}
+	s.logger.Info("broker started", "broker", id)
+	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: true})
+}
+
+// brokerRequest validates the {id} of a broker operation: no body, a
+// broker cluster.meta knows (an unknown id would otherwise create a
+// broker directory from a URL).
+func (s *Server) brokerRequest(w http.ResponseWriter, r *http.Request) (int, *apiError) {
+	id, ae := brokerParam(r, "id")
+	if ae != nil {
+		return 0, ae
+	}
+	if ae := s.noBody(w, r); ae != nil {
+		return 0, ae
+	}
+	if _, ok := s.knownBroker(id); !ok {
+		return 0, notFound("no broker %d", id)
+	}
+	return id, nil
+}

@@ -1,0 +1,108 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// handleFetch answers GET /api/topics/{topic}/partitions/{p}/records
+// ?offset=N&max=M: up to M records (default DefaultFetchMax, capped at
+// MaxFetchRecords) from offset N (default 0), read from the partition's
+// leader and never past the high watermark reported in the same answer. An
+// offset at or past the high watermark returns no records.
+func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
+	name, ae := nameParam(r, "topic", "topic")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	p, ae := partitionParam(r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	offset, max, ae := fetchQuery(r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	// The status first: its high watermark bounds the read, so the answer
+	// never holds a record at or past the high watermark it reports, even
+	// when writes move it on in between.
+	st, err := s.cluster.Status(name, p)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	out := apiclient.FetchResponse{Records: []apiclient.FetchedRecord{}, NextOffset: offset, HighWatermark: st.HighWatermark}
+	for _, rep := range st.Replicas {
+		if rep.BrokerID == st.Leader && rep.LogEnd != nil {
+			out.LogEnd = *rep.LogEnd
+		}
+	}
+	if offset < st.HighWatermark {
+		n := int(min(uint64(max), st.HighWatermark-offset))
+		recs, err := s.cluster.ReadCommitted(name, p, offset, n)
+		if err != nil {
+			writeAPIError(w, s.withUnavailable(classify(err)))
+			return
+		}
+		out.Records = make([]apiclient.FetchedRecord, len(recs))
+		for i, rec := range recs {
+			out.Records[i] = apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, Value: nonNilBytes(rec.Payload)}
+		}
+		out.NextOffset = offset + uint64(len(recs))
+	} else if st.Replicas != nil && !leaderAvailable(st.Leader, st.Replicas) {
+		// Nothing to read, but the answer would claim a log end it does
+		// not know: say the leader is down, as a read would.
+		_, err := s.cluster.ReadCommitted(name, p, offset, 1)
+		if err != nil {
+			writeAPIError(w, s.withUnavailable(classify(err)))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// fetchQuery reads offset and max.
+func fetchQuery(r *http.Request) (offset uint64, max int, ae *apiError) {
+	q, ae := queryParams(r, "offset", "max")
+	if ae != nil {
+		return 0, 0, ae
+	}
+	max = DefaultFetchMax
+	if v, ok := q["offset"]; ok {
+		n, ok := parseUint(v, ^uint64(0))
+		if !ok {
+			return 0, 0, badRequest("offset %q: a decimal integer from 0", v)
+		}
+		offset = n
+	}
+	if v, ok := q["max"]; ok {
+		n, ok := parseUint(v, maxIndex)
+		if !ok || n < 1 {
+			return 0, 0, badRequest("max %q: a decimal integer from 1 (values above %d are served as %d)", v, MaxFetchRecords, MaxFetchRecords)
+		}
+		max = int(min(n, MaxFetchRecords))
+	}
+	return offset, max, nil
+}
+
+func leaderAvailable(leader int, reps []cluster.ReplicaStatus) bool {
+	for _, r := range reps {
+		if r.BrokerID == leader {
+			return r.Available
+		}
+	}
+	return false
+}
+
+// nonNilBytes makes an empty value encode as "" rather than null.
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

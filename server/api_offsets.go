@@ -1,0 +1,168 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// handleConsumerOffsets answers GET /api/consumers/{id}/offsets: every
+// offset the consumer committed, by topic and partition.
+func (s *Server) handleConsumerOffsets(w http.ResponseWriter, r *http.Request) {
+	id, ae := nameParam(r, "id", "consumer id")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	store, err := s.cluster.OffsetStore()
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	list, err := store.List(id)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	out := apiclient.ConsumerOffsetsResponse{ConsumerID: id, Offsets: make([]apiclient.ConsumerOffset, len(list))}
+	for i, o := range list {
+		out.Offsets[i] = apiclient.ConsumerOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// offsetTarget is the consumer, topic and partition of an offset route,
+// validated: names checked, topic and partition existing.
+type offsetTarget struct {
+	consumer, topic string
+	partition       int
+	store           *client.OffsetStore
+}
+
+func (s *Server) offsetTarget(r *http.Request) (offsetTarget, *apiError) {
+	var t offsetTarget
+	var ae *apiError
+	if t.consumer, ae = nameParam(r, "id", "consumer id"); ae != nil {
+		return t, ae
+	}
+	if t.topic, ae = nameParam(r, "topic", "topic"); ae != nil {
+		return t, ae
+	}
+	if t.partition, ae = partitionParam(r); ae != nil {
+		return t, ae
+	}
+	info, err := s.cluster.Topic(t.topic)
+	if err != nil {
+		return t, classify(err)
+	}
+	if t.partition >= info.PartitionCount {
+		return t, notFound("topic %q has %d partition(s), no partition %d", t.topic, info.PartitionCount, t.partition)
+	}
+	store, err := s.cluster.OffsetStore()
+	if err != nil {
+		return t, classify(err)
+	}
+	t.store = store
+	return t, nil
+}
+
+// answer loads the target's committed offset and writes it.
+func (s *Server) answerOffset(w http.ResponseWriter, t offsetTarget) {
+	off, ok, err := t.store.Load(t.consumer, t.topic, t.partition)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	out := apiclient.ConsumerOffsetResponse{ConsumerID: t.consumer, Topic: t.topic, Partition: t.partition}
+	if ok {
+		out.Offset = &off
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleConsumerOffset answers GET /api/consumers/{id}/offsets/{topic}/{p}:
+// the committed offset, null when the consumer never committed there.
+func (s *Server) handleConsumerOffset(w http.ResponseWriter, r *http.Request) {
+	t, ae := s.offsetTarget(r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	s.answerOffset(w, t)
+}
+
+// handleCommitOffset answers PUT /api/consumers/{id}/offsets/{topic}/{p}
+// with {"offset": N}: the phase-3 commit, durable and never backwards (a
+// lower offset is a 409 carrying the committed and requested offsets).
+func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
+	t, req, ae := s.offsetRequest(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if err := t.store.Commit(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	s.answerOffset(w, t)
+}
+
+// handleResetOffset answers POST
+// /api/consumers/{id}/offsets/{topic}/{p}/reset with {"offset": N}: the
+// operator's explicit reset, the one way to move a committed offset
+// backwards. N may not be past the partition's high watermark.
+func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
+	t, req, ae := s.offsetRequest(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	hw, err := s.cluster.HighWatermark(t.topic, t.partition)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	if req.Offset > hw {
+		writeAPIError(w, badRequest("offset %d is past the high watermark %d of %s/%d", req.Offset, hw, t.topic, t.partition))
+		return
+	}
+	// Reset is the offset store's explicit, regression-free commit; it is
+	// looked up through an interface until every build has it.
+	rs, ok := any(t.store).(interface {
+		Reset(consumerID, topicName string, partition int, offset uint64) error
+	})
+	if !ok {
+		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal, "offset reset is not available in this build"))
+		return
+	}
+	if err := rs.Reset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	s.logger.Info("consumer offset reset", "consumer", t.consumer, "topic", t.topic, "partition", t.partition, "offset", req.Offset)
+	s.answerOffset(w, t)
+}
+
+// offsetRequest validates the target (names, topic, partition) before the
+// body is read, then the body.
+func (s *Server) offsetRequest(w http.ResponseWriter, r *http.Request) (offsetTarget, apiclient.OffsetRequest, *apiError) {
+	var req offsetBody
+	t, ae := s.offsetTarget(r)
+	if ae != nil {
+		return t, apiclient.OffsetRequest{}, ae
+	}
+	if ae := s.readJSON(w, r, &req); ae != nil {
+		return t, apiclient.OffsetRequest{}, ae
+	}
+	if req.Offset == nil {
+		return t, apiclient.OffsetRequest{}, badRequest(`"offset" is required: a JSON integer from 0`)
+	}
+	return t, apiclient.OffsetRequest{Offset: *req.Offset}, nil
+}
+
+// offsetBody is apiclient.OffsetRequest as the server reads it: a missing
+// or null offset is refused rather than read as 0.
+type offsetBody struct {
+	Offset *uint64 `json:"offset"`
+}

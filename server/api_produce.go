@@ -1,0 +1,265 @@
+package server
+
+import (
+	"encoding/base64"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
+)
+
+// maxRecordBytes is the largest value a record may carry: the replica
+// logs' maximum payload (the brokers use the log's default).
+const maxRecordBytes = log.DefaultMaxPayloadSize
+
+// produceBody is the JSON produce body as the server reads it: the wire
+// shape of apiclient.ProduceRequest, with Value a pointer so that a record
+// without a value (or with "value": null) is refused instead of being
+// stored as an empty record by mistake.
+type produceBody struct {
+	Records []produceRecord `json:"records"`
+}
+
+type produceRecord struct {
+	Key   []byte  `json:"key"`
+	Value *[]byte `json:"value"`
+}
+
+// handleProduce answers POST /api/topics/{topic}/records. A JSON body
+// carries 1..N records; an application/octet-stream body is one record's
+// value with the key in the query (key=<text> or key_b64=<base64>). The
+// records are routed exactly as the cluster producer routes them and
+// written per partition with one leader append and one append per
+// follower, each with one fsync, however many records the partition gets.
+func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
+	name, ae := nameParam(r, "topic", "topic")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	mt, ae := mediaType(r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	var msgs []topic.Message
+	switch mt {
+	case mediaOctetStream:
+		msg, ae := s.readRawRecord(w, r)
+		if ae != nil {
+			writeAPIError(w, ae)
+			return
+		}
+		msgs = []topic.Message{msg}
+	case mediaJSON:
+		if len(r.URL.RawQuery) > 0 {
+			writeAPIError(w, badRequest("query parameters are for the application/octet-stream form; a JSON body carries its keys"))
+			return
+		}
+		if msgs, ae = s.readJSONRecords(w, r); ae != nil {
+			writeAPIError(w, ae)
+			return
+		}
+	default:
+		writeAPIError(w, newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
+			"Content-Type %s is not accepted here; send %s (records) or %s (one record's value)", mt, mediaJSON, mediaOctetStream))
+		return
+	}
+	// Refuse before anything is written: a too large record in a batch
+	// must not leave the other records half written.
+	for i, m := range msgs {
+		if len(m.Payload) > maxRecordBytes {
+			writeAPIError(w, newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				"record %d: value of %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), maxRecordBytes))
+			return
+		}
+	}
+	// Unknown topic: 404 before the write, so it carries no records.
+	info, err := s.cluster.Topic(name)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+
+	results, err := s.send(name, msgs)
+	if err != nil {
+		e := s.withUnavailable(classify(err))
+		e.body.Records = recordOutcomes(msgs, results, err, info.PartitionCount)
+		writeAPIError(w, e)
+		return
+	}
+	if len(results) == 1 {
+		writeJSONBytes(w, http.StatusOK, encodeOneResult(results[0]))
+		return
+	}
+	out := apiclient.ProduceResponse{Records: make([]apiclient.ProduceResult, len(results))}
+	for i, res := range results {
+		out.Records[i] = produceResult(res)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// send writes msgs through the cluster producer and records the metrics.
+// For a failed batch, results holds the acknowledged records' placements
+// and zero values for the others.
+func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, error) {
+	p := cluster.NewProducer(s.cluster, name)
+	start := time.Now()
+	var (
+		results []cluster.SendResult
+		err     error
+	)
+	if len(msgs) == 1 {
+		var res cluster.SendResult
+		res, err = p.Send(msgs[0].Key, msgs[0].Payload)
+		results = []cluster.SendResult{res}
+	} else {
+		results, err = p.SendBatch(msgs)
+	}
+	elapsed := time.Since(start)
+	acked, bytes := 0, 0
+	for i, res := range results {
+		if acknowledged(res) {
+			acked++
+			bytes += len(msgs[i].Payload)
+		}
+	}
+	s.metrics.observeAppend(acked, bytes, elapsed)
+	if err != nil {
+		s.countReplicationFailures(err)
+	}
+	return results, err
+}
+
+// countReplicationFailures counts every partition write that a follower
+// refused.
+func (s *Server) countReplicationFailures(err error) {
+	var batch *cluster.BatchError
+	if errors.As(err, &batch) {
+		for _, perr := range batch.Partitions {
+			if errors.Is(perr, cluster.ErrReplicationFailed) {
+				s.metrics.replicationFailures.Inc()
+			}
+		}
+		return
+	}
+	if errors.Is(err, cluster.ErrReplicationFailed) {
+		s.metrics.replicationFailures.Inc()
+	}
+}
+
+// acknowledged tells a filled-in SendResult from the zero value a failed
+// record leaves: an acknowledged record always has at least its leader in
+// Brokers.
+func acknowledged(res cluster.SendResult) bool { return len(res.Brokers) > 0 }
+
+// recordOutcomes says, per input record, where it landed or why it was not
+// acknowledged. A keyed record's partition is known (keys route
+// deterministically), so it gets its partition's own error; a keyless one
+// gets it when only one partition failed, else the batch's error.
+func recordOutcomes(msgs []topic.Message, results []cluster.SendResult, err error, partitions int) []apiclient.ProduceResult {
+	out := make([]apiclient.ProduceResult, len(msgs))
+	var batch *cluster.BatchError
+	isBatch := errors.As(err, &batch)
+	whole := classify(err)
+	for i := range msgs {
+		if i < len(results) && acknowledged(results[i]) {
+			out[i] = produceResult(results[i])
+			continue
+		}
+		e := whole
+		if isBatch {
+			if len(batch.Partitions) == 1 {
+				for _, perr := range batch.Partitions {
+					e = classify(perr)
+				}
+			} else if msgs[i].Key != nil {
+				if perr := batch.Partitions[topic.PartitionForKey(msgs[i].Key, partitions)]; perr != nil {
+					e = classify(perr)
+				}
+			}
+		}
+		out[i] = apiclient.ProduceResult{Error: &apiclient.RecordError{Code: e.body.Code, Message: e.body.Message}}
+	}
+	return out
+}
+
+func produceResult(res cluster.SendResult) apiclient.ProduceResult {
+	return apiclient.ProduceResult{Partition: res.Partition, Offset: res.Offset, Timestamp: res.Timestamp,
+		Leader: res.LeaderBrokerID, Brokers: res.Brokers}
+}
+
+// readJSONRecords reads a JSON produce body.
+func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topic.Message, *apiError) {
+	var body produceBody
+	if ae := s.readJSON(w, r, &body); ae != nil {
+		return nil, ae
+	}
+	if len(body.Records) == 0 {
+		return nil, badRequest(`"records" must hold at least one record`)
+	}
+	msgs := make([]topic.Message, len(body.Records))
+	for i, rec := range body.Records {
+		if rec.Value == nil {
+			return nil, badRequest(`record %d: "value" is required (standard base64; "" for an empty value)`, i)
+		}
+		msgs[i] = topic.Message{Key: rec.Key, Payload: *rec.Value}
+	}
+	return msgs, nil
+}
+
+// readRawRecord reads an application/octet-stream produce request: the body
+// is the value, the key comes from key=<text> (its UTF-8 bytes) or
+// key_b64=<standard base64>; neither means no key.
+func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Message, *apiError) {
+	var msg topic.Message
+	q, ae := queryParams(r, "key", "key_b64")
+	if ae != nil {
+		return msg, ae
+	}
+	text, hasText := q["key"]
+	b64, hasB64 := q["key_b64"]
+	switch {
+	case hasText && hasB64:
+		return msg, badRequest("give the key as key or as key_b64, not both")
+	case hasText:
+		msg.Key = []byte(text)
+	case hasB64:
+		key, err := base64.StdEncoding.Strict().DecodeString(b64)
+		if err != nil {
+			return msg, badRequest("key_b64 is not standard base64: %v", err)
+		}
+		msg.Key = key
+	}
+	if ae := s.limitBody(w, r); ae != nil {
+		return msg, ae
+	}
+	value, err := readBody(r)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return msg, s.tooLarge()
+		}
+		return msg, badRequest("cannot read the request body: %v", err)
+	}
+	msg.Payload = value
+	return msg, nil
+}
+
+// readBody reads the whole (already capped) body, into a buffer of the
+// announced size when there is one.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(r.Body)
+}

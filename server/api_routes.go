@@ -1,0 +1,211 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// The routes of the phase-6 API and their OpenAPI descriptions. Schemas come
+// from the wire types (schemaSet); examples are the values of the tour in
+// docs/phase-6-network-api.md.
+
+func u64(v uint64) *uint64 { return &v }
+
+func pathParam(name, desc string, example any) Parameter {
+	return Parameter{Name: name, In: "path", Required: true, Description: desc, Schema: &Schema{Type: "string"}, Example: example}
+}
+
+func queryParam(name, desc string, typ string) Parameter {
+	return Parameter{Name: name, In: "query", Description: desc, Schema: &Schema{Type: typ}}
+}
+
+var (
+	paramTopic     = pathParam("topic", "Topic name: 1-249 characters of A-Z a-z 0-9 . _ -, not . or ..", "orders")
+	paramPartition = pathParam("p", "Partition index, a decimal integer from 0.", 0)
+	paramConsumer  = pathParam("id", "Consumer id: same rules as a topic name.", "billing")
+	paramReplica   = pathParam("broker", "Broker id of the replica, from 1.", 1)
+)
+
+// okJSON is a 2xx answer with a schema and an example.
+func okJSON(desc string, schema *Schema, example any) Response {
+	return Response{Description: desc, Content: jsonContent(schema, example)}
+}
+
+// errs documents the error answers an operation can give.
+func errs(r map[string]Response, codes ...int) map[string]Response {
+	examples := map[int][2]string{
+		400: {CodeInvalidArgument, "invalid JSON body: json: unknown field \"partitons\""},
+		404: {CodeNotFound, "cluster: topic \"nope\": cluster: unknown topic"},
+		409: {CodeConflict, "cluster: orders/0: leader broker 1 is still available; refusing to fail over"},
+		413: {CodePayloadTooLarge, "request body larger than 1048576 bytes (PYSTREAM_MAX_REQUEST_BYTES)"},
+		415: {CodeUnsupportedMediaType, "Content-Type text/plain is not accepted here; send application/json"},
+		503: {CodeUnavailable, "cluster: orders/0: leader broker 1 unavailable: cluster: broker unavailable"},
+	}
+	words := map[int]string{
+		400: "Invalid request: bad JSON, unknown field, wrong type, invalid name or number.",
+		404: "Unknown topic, partition, broker or consumer offset target.",
+		409: "Conflict with the current state.",
+		413: "Body above PYSTREAM_MAX_REQUEST_BYTES, or a record above the maximum record size.",
+		415: "Wrong Content-Type.",
+		503: "A broker needed is unavailable; broker_ids says which.",
+	}
+	for _, c := range codes {
+		ex := examples[c]
+		resp := errorResponse(words[c], ex[0], ex[1])
+		if c == 503 {
+			resp.Content = jsonContent(ref("ErrorResponse"), ErrorResponse{Error: ErrorBody{Code: ex[0], Message: ex[1], BrokerIDs: []int{1}}})
+		}
+		r[itoa(c)] = resp
+	}
+	return r
+}
+
+func itoa(c int) string { // a three-digit status code
+	return string(rune('0'+c/100)) + string(rune('0'+c/10%10)) + string(rune('0'+c%10))
+}
+
+func jsonBody(desc string, schema *Schema, example any) *RequestBody {
+	return &RequestBody{Description: desc, Required: true, Content: jsonContent(schema, example)}
+}
+
+func (s *Server) apiRoutes(sc *schemaSet) []route {
+	topicSummary := apiclient.TopicSummary{Name: "orders", PartitionCount: 3, ReplicationFactor: 2}
+	partition := apiclient.PartitionStatus{Partition: 0, Leader: 1, Assigned: []int{1, 2}, Followers: []int{2}, Active: []int{1, 2},
+		HighWatermark: 5, LogEnd: u64(5), Replicas: []apiclient.ReplicaStatus{
+			{BrokerID: 1, Role: apiclient.RoleLeader, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
+			{BrokerID: 2, Role: apiclient.RoleFollower, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
+		}}
+	detail := apiclient.TopicDetail{Name: "orders", PartitionCount: 1, ReplicationFactor: 2, Partitions: []apiclient.PartitionStatus{partition}}
+	produced := apiclient.ProduceResponse{Records: []apiclient.ProduceResult{{Partition: 0, Offset: 5, Timestamp: 1733131200000000000, Leader: 1, Brokers: []int{1, 2}}}}
+	offset := apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(5)}
+	offsetPath := "/api/consumers/{id}/offsets/{topic}/{p}"
+
+	return []route{
+		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &Operation{
+			OperationID: "getCluster", Summary: "Brokers and topics", Tags: []string{"cluster"},
+			Responses: map[string]Response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
+				apiclient.ClusterResponse{Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true}, {ID: 2, Available: true}, {ID: 3, Available: false}},
+					Topics: []apiclient.TopicSummary{topicSummary}})},
+		}},
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &Operation{
+			OperationID: "stopBroker", Summary: "Stop a broker (stage a failure)", Tags: []string{"cluster"},
+			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
+			Parameters:  []Parameter{pathParam("id", "Broker id, from 1.", 1)},
+			Responses: errs(map[string]Response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
+				apiclient.BrokerStatus{ID: 1, Available: false})}, 400, 404),
+		}},
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &Operation{
+			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
+			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
+			Parameters:  []Parameter{pathParam("id", "Broker id, from 1.", 1)},
+			Responses: errs(map[string]Response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
+				apiclient.BrokerStatus{ID: 1, Available: true})}, 400, 404),
+		}},
+		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &Operation{
+			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},
+			Responses: map[string]Response{"200": okJSON("Every topic, by name.", sc.of(apiclient.TopicsResponse{}),
+				apiclient.TopicsResponse{Topics: []apiclient.TopicSummary{topicSummary}})},
+		}},
+		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Operation: &Operation{
+			OperationID: "createTopic", Summary: "Create a topic", Tags: []string{"topics"},
+			Description: "partitions 1..1024, replication_factor 1..brokers. The same request again answers 200; other settings for an existing name 409.",
+			RequestBody: jsonBody("The topic's settings.", sc.of(apiclient.CreateTopicRequest{}),
+				apiclient.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: 2}),
+			Responses: errs(map[string]Response{
+				"201": okJSON("Created.", sc.of(apiclient.TopicDetail{}), detail),
+				"200": okJSON("Exists with exactly these settings.", sc.of(apiclient.TopicDetail{}), detail),
+			}, 400, 409, 413, 415, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/topics/{topic}", Handler: s.handleTopic, Operation: &Operation{
+			OperationID: "getTopic", Summary: "A topic with every partition's replication status", Tags: []string{"topics"},
+			Parameters: []Parameter{paramTopic},
+			Responses: errs(map[string]Response{"200": okJSON("Leader, assigned, followers, active replicas, log ends, lag (null when unknown) and high watermark per partition.",
+				sc.of(apiclient.TopicDetail{}), detail)}, 400, 404),
+		}},
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Operation: &Operation{
+			OperationID: "produce", Summary: "Produce records", Tags: []string{"records"},
+			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
+				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
+				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error.",
+			Parameters: []Parameter{paramTopic,
+				queryParam("key", "octet-stream only: the key as text (its UTF-8 bytes).", "string"),
+				queryParam("key_b64", "octet-stream only: the key as standard base64.", "string")},
+			RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{
+				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
+					{Key: []byte("user-123"), Value: []byte("hello")}, {Value: []byte("no key")}}}},
+				mediaOctetStream: {Schema: &Schema{Type: "string", Format: "binary"}},
+			}},
+			Responses: errs(map[string]Response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
+				400, 404, 413, 415, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &Operation{
+			OperationID: "fetch", Summary: "Fetch records of a partition", Tags: []string{"records"},
+			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000. Unknown query parameters are refused.",
+			Parameters: []Parameter{paramTopic, paramPartition,
+				queryParam("offset", "First offset to read (default 0).", "integer"),
+				queryParam("max", "Most records to return (default 100, capped at 1000).", "integer")},
+			Responses: errs(map[string]Response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
+				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200000000000, Value: []byte("hello")}},
+					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Operation: &Operation{
+			OperationID: "listConsumerOffsets", Summary: "Every offset a consumer committed", Tags: []string{"consumers"},
+			Parameters: []Parameter{paramConsumer},
+			Responses: errs(map[string]Response{"200": okJSON("By topic and partition.", sc.of(apiclient.ConsumerOffsetsResponse{}),
+				apiclient.ConsumerOffsetsResponse{ConsumerID: "billing", Offsets: []apiclient.ConsumerOffset{{Topic: "orders", Partition: 0, Offset: 5}}})}, 400),
+		}},
+		{Method: http.MethodGet, Path: offsetPath, Handler: s.handleConsumerOffset, Operation: &Operation{
+			OperationID: "getConsumerOffset", Summary: "A committed offset", Tags: []string{"consumers"},
+			Parameters: []Parameter{paramConsumer, paramTopic, paramPartition},
+			Responses:  errs(map[string]Response{"200": okJSON("offset is null when the consumer never committed here.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)}, 400, 404),
+		}},
+		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &Operation{
+			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
+			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested.",
+			Parameters:  []Parameter{paramConsumer, paramTopic, paramPartition},
+			RequestBody: jsonBody("The next offset the consumer will read after a restart.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 5}),
+			Responses: errs(map[string]Response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
+				400, 404, 409, 413, 415),
+		}},
+		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &Operation{
+			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
+			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark.",
+			Parameters:  []Parameter{paramConsumer, paramTopic, paramPartition},
+			RequestBody: jsonBody("The new committed offset.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 0}),
+			Responses: errs(map[string]Response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
+				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 413, 415, 503),
+		}},
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &Operation{
+			OperationID: "failover", Summary: "Replace a failed leader", Tags: []string{"operations"},
+			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
+			Parameters:  []Parameter{paramTopic, paramPartition},
+			Responses: errs(map[string]Response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
+				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LogEndOffset: 7})}, 400, 404, 409, 503),
+		}},
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &Operation{
+			OperationID: "catchUp", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
+			Description: "Proves the follower's records are a prefix of the leader's, then copies the rest. Divergence is 409 and changes nothing. No body.",
+			Parameters:  []Parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]Response{"200": okJSON("Records copied.", sc.of(apiclient.CatchUpResponse{}),
+				apiclient.CatchUpResponse{BrokerID: 2, Copied: 3})}, 400, 404, 409, 503),
+		}},
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Operation: &Operation{
+			OperationID: "recoverReplica", Summary: "Bring an inactive replica back", Tags: []string{"operations"},
+			Description: "Cuts the replica back to its common prefix with the leader (those records were never acknowledged), copies the rest, verifies, then makes it active. No body.",
+			Parameters:  []Parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]Response{"200": okJSON("What recovery did; dropped_from/dropped_to are null when nothing was dropped.", sc.of(apiclient.RecoverResponse{}),
+				apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 6, Dropped: 1, DroppedFrom: u64(6), DroppedTo: u64(7), Copied: 2})}, 400, 404, 409, 503),
+		}},
+	}
+}
+
+func (s *Server) metricsRoute() route {
+	h := s.metrics.handler()
+	return route{Method: http.MethodGet, Path: "/metrics", Handler: h.ServeHTTP, Operation: &Operation{
+		OperationID: "getMetrics", Summary: "Prometheus metrics", Tags: []string{"system"},
+		Description: "Appends, bytes, append and fsync latency, replication failures, per-partition log end, lag and high watermark, HTTP requests.",
+		Responses: map[string]Response{"200": {Description: "Prometheus text exposition format.",
+			Content: map[string]MediaType{"text/plain": {Schema: &Schema{Type: "string"}}}}},
+	}}
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
+)
+
+func (s *Server) topicSummaries() []apiclient.TopicSummary {
+	infos := s.cluster.Topics()
+	out := make([]apiclient.TopicSummary, len(infos))
+	for i, t := range infos {
+		out[i] = topicSummary(t)
+	}
+	return out
+}
+
+func topicSummary(t cluster.TopicInfo) apiclient.TopicSummary {
+	return apiclient.TopicSummary{Name: t.Name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor}
+}
+
+// handleTopics answers GET /api/topics.
+func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, apiclient.TopicsResponse{Topics: s.topicSummaries()})
+}
+
+// handleCreateTopic answers POST /api/topics: 201 with the new topic, 200
+// when a topic with exactly these settings exists, 409 when one with other
+// settings does. Every value is checked before the cluster is asked, so a
+// bad request changes nothing on disk.
+func (s *Server) handleCreateTopic(w http.ResponseWriter, r *http.Request) {
+	var req apiclient.CreateTopicRequest
+	if ae := s.readJSON(w, r, &req); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if err := topic.ValidateName(req.Name); err != nil {
+		writeAPIError(w, badRequest("invalid topic name %q: 1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", req.Name, topic.MaxNameLength))
+		return
+	}
+	if req.Partitions < 1 || req.Partitions > MaxPartitions {
+		writeAPIError(w, badRequest("partitions %d: must be from 1 to %d", req.Partitions, MaxPartitions))
+		return
+	}
+	if n := len(s.cluster.Brokers()); req.ReplicationFactor < 1 || req.ReplicationFactor > n {
+		writeAPIError(w, badRequest("replication_factor %d: must be from 1 to the number of brokers, %d", req.ReplicationFactor, n))
+		return
+	}
+	status := http.StatusCreated
+	err := s.cluster.CreateTopic(req.Name, req.Partitions, req.ReplicationFactor)
+	var exists *cluster.TopicExistsError
+	if errors.As(err, &exists) && exists.SameSettings {
+		status, err = http.StatusOK, nil
+	}
+	if err != nil {
+		writeAPIError(w, s.withUnavailable(classify(err)))
+		return
+	}
+	if status == http.StatusCreated {
+		s.logger.Info("topic created", "topic", req.Name, "partitions", req.Partitions, "replication_factor", req.ReplicationFactor)
+	}
+	detail, ae := s.topicDetail(req.Name)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	writeJSON(w, status, detail)
+}
+
+// handleTopic answers GET /api/topics/{topic}.
+func (s *Server) handleTopic(w http.ResponseWriter, r *http.Request) {
+	name, ae := nameParam(r, "topic", "topic")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	detail, ae := s.topicDetail(name)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	writeJSON(w, http.StatusOK, detail)
+}
+
+// topicDetail is a topic with the replication status of every partition.
+func (s *Server) topicDetail(name string) (apiclient.TopicDetail, *apiError) {
+	info, err := s.cluster.Topic(name)
+	if err != nil {
+		return apiclient.TopicDetail{}, classify(err)
+	}
+	d := apiclient.TopicDetail{Name: info.Name, PartitionCount: info.PartitionCount, ReplicationFactor: info.ReplicationFactor,
+		Partitions: make([]apiclient.PartitionStatus, 0, info.PartitionCount)}
+	for p := range info.PartitionCount {
+		st, err := s.cluster.Status(name, p)
+		if err != nil {
+			return apiclient.TopicDetail{}, classify(err)
+		}
+		d.Partitions = append(d.Partitions, partitionStatus(st))
+	}
+	return d, nil
+}
+
+// partitionStatus converts the library's status to the wire shape.
+func partitionStatus(st cluster.PartitionStatus) apiclient.PartitionStatus {
+	ps := apiclient.PartitionStatus{
+		Partition: st.Partition, Leader: st.Leader,
+		Assigned: nonNil(st.Assigned), Followers: nonNil(st.Followers), Active: nonNil(st.Active),
+		HighWatermark: st.HighWatermark,
+		Replicas:      make([]apiclient.ReplicaStatus, 0, len(st.Replicas)),
+	}
+	for _, r := range st.Replicas {
+		if r.BrokerID == st.Leader {
+			ps.LogEnd = r.LogEnd
+		}
+		ps.Replicas = append(ps.Replicas, apiclient.ReplicaStatus{
+			BrokerID: r.BrokerID, Role: r.Role, Active: r.Active, Available: r.Available, LogEnd: r.LogEnd, Lag: r.Lag,
+		})
+	}
+	return ps
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil(ids []int) []int {
+	if ids == nil {
+		return []int{}
+	}
+	return ids
+}
+
+// withUnavailable adds the ids of the stopped brokers to a 503 that does
+// not name any, so that every 503 says which brokers to bring back.
+func (s *Server) withUnavailable(e *apiError) *apiError {
+	if e.status != http.StatusServiceUnavailable || len(e.body.BrokerIDs) > 0 {
+		return e
+	}
+	ids := []int{}
+	for _, b := range s.cluster.Brokers() {
+		if !b.Available {
+			ids = append(ids, b.ID)
+		}
+	}
+	e.body.BrokerIDs = ids
+	return e
+}
