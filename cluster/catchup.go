@@ -35,7 +35,7 @@ func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpR
 		return CatchUpResult{}, err
 	}
 	p.lockIdle()
-	defer p.mu.Unlock()
+	defer c.unlockIdle(p)
 	fl, ll, err := c.followerAndLeaderLocked(p, followerID)
 	if err != nil {
 		return CatchUpResult{}, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, followerID, err)

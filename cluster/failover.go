@@ -82,7 +82,7 @@ func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, err
 		return FailoverResult{}, err
 	}
 	p.lockIdle()
-	defer p.mu.Unlock()
+	defer c.unlockIdle(p)
 	old := p.leader
 	if _, err := c.replicaLog(p, old); err == nil {
 		return FailoverResult{}, &LeaderStillAvailableError{Topic: p.topic, Partition: p.index, BrokerID: old}

@@ -61,15 +61,37 @@ type partition struct {
 	queue []*sendRequest
 	// writing is true while one goroutine owns the writer slot.
 	writing bool
+	// exclusive counts failover, recovery and catch-up calls waiting in
+	// lockIdle. While it is positive the writer stops after the batch in
+	// flight and leaves the queue to whoever unlocks last, so a steady
+	// stream of sends cannot starve them.
+	exclusive int
 }
 
-// lockIdle locks p and waits until no batch is being written. Callers hold
-// p.mu afterwards and must unlock it.
+// lockIdle locks p and waits until no batch is being written, ahead of any
+// send still queued. Callers hold p.mu afterwards and must release it with
+// Cluster.unlockIdle, which hands the queue back to a writer.
 func (p *partition) lockIdle() {
 	p.mu.Lock()
+	p.exclusive++
 	for p.writing {
 		p.idle.Wait()
 	}
+	p.exclusive--
+}
+
+// unlockIdle ends what lockIdle began: if sends queued up meanwhile and no
+// other exclusive call is waiting, a new writer takes the slot for them
+// (their callers only wait for their results), then p.mu is released.
+func (c *Cluster) unlockIdle(p *partition) {
+	if len(p.queue) > 0 && !p.writing && p.exclusive == 0 {
+		p.writing = true
+		go func() {
+			p.mu.Lock()
+			c.drainLocked(p)
+		}()
+	}
+	p.mu.Unlock()
 }
 
 // metadataLocked returns p's leadership as cluster.meta records it. Lock

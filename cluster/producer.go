@@ -140,17 +140,28 @@ func (r *sendRequest) result(i int) SendResult {
 // slot and writes batch after batch — everything already waiting, never
 // waiting for more — until the queue is empty (group commit). A batch costs
 // one leader append and one append per follower, so concurrent senders share
-// fsyncs instead of queueing behind each other's.
+// fsyncs instead of queueing behind each other's. A failover, recovery or
+// catch-up waiting for the slot goes before the queued sends (see lockIdle).
 func (c *Cluster) submit(p *partition, req *sendRequest) error {
 	p.mu.Lock()
 	p.queue = append(p.queue, req)
-	if p.writing {
+	if p.writing || p.exclusive > 0 {
 		p.mu.Unlock()
 		<-req.done
 		return req.err
 	}
 	p.writing = true
-	for len(p.queue) > 0 {
+	c.drainLocked(p)
+	<-req.done
+	return req.err
+}
+
+// drainLocked writes the queued sends batch by batch while it owns the
+// writer slot, stopping when the queue is empty or an exclusive call is
+// waiting, then gives the slot up. p.mu must be held with p.writing set; it
+// is released on return.
+func (c *Cluster) drainLocked(p *partition) {
+	for len(p.queue) > 0 && p.exclusive == 0 {
 		batch := p.queue
 		p.queue = nil
 		leader, active := p.leader, slices.Clone(p.active)
@@ -168,7 +179,6 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 	p.writing = false
 	p.idle.Broadcast()
 	p.mu.Unlock()
-	return req.err
 }
 
 // writeBatch appends a batch on the leader and then on every active

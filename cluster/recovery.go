@@ -54,7 +54,7 @@ func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (Rec
 		return RecoveryResult{}, err
 	}
 	p.lockIdle()
-	defer p.mu.Unlock()
+	defer c.unlockIdle(p)
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: recover %s on broker %d: %w", p, brokerID, err)
 	}
