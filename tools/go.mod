@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
+	github.com/pystream/pystream/server v0.0.0-00010101000000-000000000000
 	github.com/pystream/pystream/topic v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.11.1

@@ -60,10 +60,21 @@ type result struct {
 // directory).
 func run(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
+	return runIn(t, dir, []string{"PYSTREAM_SERVER="}, stdin, args...)
+}
+
+// runEnv executes the binary with extra environment variables.
+func runEnv(t *testing.T, env []string, stdin string, args ...string) result {
+	t.Helper()
+	return runIn(t, "", env, stdin, args...)
+}
+
+func runIn(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(pystreamBin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER=")
+	cmd.Env = append(os.Environ(), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"runtime"
 	"strings"
 	"testing"
@@ -29,6 +30,39 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"completion"},
 		{"completion", "ksh"},
 		{"version", "extra"},
+		{"topic", "bogus"},
+		{"topic", "create"},
+		{"topic", "create", "orders", "-p", "0"},
+		{"topic", "create", "orders", "-r", "0"},
+		{"topic", "describe"},
+		{"topic", "list", "extra"},
+		{"produce"},
+		{"produce", "orders", "-k", "a", "-K", ":"},
+		{"produce", "orders", "-K", ""},
+		{"consume", "orders"},
+		{"consume", "orders", "-p", "x"},
+		{"consume", "orders", "-p", "0", "-o", "soon"},
+		{"consume", "orders", "-p", "0", "-o", "+1"},
+		{"consume", "orders", "-p", "0", "-f", "%q"},
+		{"consume", "orders", "-p", "0", "-n", "-1"},
+		{"consume", "orders", "-p", "0", "-f", "%v", "--json"},
+		{"offsets", "describe"},
+		{"offsets", "describe", "c", "t", "extra"},
+		{"offsets", "reset", "c", "orders:0"},
+		{"offsets", "reset", "c", "orders:0", "--to-earliest", "--to-latest"},
+		{"offsets", "reset", "c", "orders:x", "--to-earliest"},
+		{"offsets", "reset", "c", "orders:0", "--to-offset", "-1"},
+		{"cluster", "status", "extra"},
+		{"broker", "stop"},
+		{"broker", "stop", "one"},
+		{"broker", "restart", "1"},
+		{"partition", "failover", "orders"},
+		{"partition", "recover", "orders", "0", "x"},
+		{"partition", "catch-up", "orders", "x", "1"},
+		{"bench", "produce", "--records", "0"},
+		{"bench", "consume", "--concurrency", "0"},
+		{"bench", "produce", "--rf", "0"},
+		{"--server", "ftp://host", "topic", "list"},
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
@@ -44,7 +78,8 @@ func TestCLIUsageErrors(t *testing.T) {
 // TestCLIHelp: asking for help, or naming a command group alone, is not an
 // error.
 func TestCLIHelp(t *testing.T) {
-	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"}} {
+	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"},
+		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"consume", "--help"}} {
 		r := run(t, "", "", args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Usage:")
@@ -77,4 +112,23 @@ func TestCLICompletion(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, mark, shell)
 	}
+}
+
+// TestCLIServerNotRunning: a client command with nothing listening at
+// --server says so, naming the URL, and exits 1.
+func TestCLIServerNotRunning(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"cluster", "status"}} {
+		r := run(t, "", "", append([]string{"--server", url}, args...)...)
+		require.Equal(t, 1, r.code, r.stderr)
+		require.Empty(t, r.stdout)
+		require.Contains(t, r.stderr, "is the server running at "+url+"?")
+	}
+	// PYSTREAM_SERVER is the default of --server.
+	r := runEnv(t, []string{"PYSTREAM_SERVER=" + url}, "", "topic", "list")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "is the server running at "+url+"?")
 }

@@ -7,6 +7,6 @@ import "github.com/spf13/cobra"
 // join it with the client commands and share package perfstat.
 func (a *app) benchCommand() *cobra.Command {
 	cmd := groupCommand("bench", "Measure durable throughput and latency")
-	cmd.AddCommand(a.benchLogCommand())
+	cmd.AddCommand(a.benchLogCommand(), a.benchProduceCommand(), a.benchConsumeCommand())
 	return cmd
 }

@@ -14,6 +14,20 @@
 //	bench.go       pystream bench (group)
 //	benchlog.go    pystream bench log    (figures: internal/perfstat)
 //
+// Client commands, over the server module's apiclient at --server:
+//
+//	client.go      the API client for --server; ServerError, UnreachableError
+//	table.go       aligned text tables
+//	topic.go       pystream topic create|list|describe
+//	produce.go     pystream produce      (stdin lines, batching, -k/-K)
+//	consume.go     pystream consume      (following, --commit-as, Ctrl-C)
+//	offsetspec.go  consume -o: start|end|committed|N|-N|+N (pure)
+//	format.go      consume -f and the default JSON line (pure)
+//	offsets.go     pystream offsets describe|reset
+//	cluster.go     pystream cluster status, broker stop|start,
+//	               partition failover|recover|catch-up
+//	benchserver.go pystream bench produce|consume
+//
 // Exit codes are a contract: 0 when the command did what was asked, 1 for an
 // operational error or a check that found problems, 2 for a usage error.
 // Cobra reports unknown commands, bad flags and wrong argument counts as
@@ -25,12 +39,10 @@
 // "pystream: ..." line to stderr. Data goes to stdout; errors, prompts and
 // progress to stderr.
 //
-// Client commands come next. topic, produce, consume, offsets, cluster,
-// broker, partition, bench produce and bench consume talk to a running
-// server through the server module's Go client, using the --server URL
-// (globals.server). They will live in files of their own beside these
-// (topic.go, produce.go, ...) and be registered in NewRoot at the marked
-// place, with bench produce/consume added in bench.go and reporting through
-// perfstat like bench log. Until the client exists they are not registered
-// at all, rather than stubbed.
+// Client commands print the server's message and code for an error answer
+// (ServerError, exit 1) and a hint when nothing listens at --server
+// (UnreachableError, exit 1). Their decisions (where consume starts, how a
+// line becomes a record, what a reset plan holds, how a row looks) are pure
+// functions tested without a server; the commands themselves are tested
+// through the real binary against a real server in cmd/pystream.
 package cli

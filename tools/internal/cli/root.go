@@ -64,6 +64,8 @@ type globals struct {
 type app struct {
 	env Env
 	g   globals
+	// serverURL is --server as parsed by client(), for messages.
+	serverURL string
 }
 
 // NewRoot builds the pystream command tree.
@@ -73,8 +75,10 @@ func NewRoot(env Env) *cobra.Command {
 
 	root := groupCommand("pystream", "Work with PyStream logs, topics and servers")
 	root.Long = "pystream is the command-line tool of PyStream, a Kafka-inspired event log.\n\n" +
-		"File tools (log dump, log verify, log repair, bench log) work on a data directory\n" +
-		"directly and need no server. Exit codes: 0 ok, 1 operational error or problems\n" +
+		"Client commands (topic, produce, consume, offsets, cluster, broker, partition,\n" +
+		"bench produce|consume) talk to a running server at --server. File tools (log\n" +
+		"dump, log verify, log repair, bench log) work on a data directory directly and\n" +
+		"need no server. Exit codes: 0 ok, 1 operational error or problems\n" +
 		"found, 2 usage error."
 	root.SilenceErrors = true
 	root.SilenceUsage = true
@@ -100,10 +104,17 @@ func NewRoot(env Env) *cobra.Command {
 		a.benchCommand(),
 	)
 
-	// Client commands (topic, produce, consume, offsets, cluster, broker,
-	// partition) talk to a running server through the server module's Go
-	// client and are registered here once that client exists; see
-	// doc.go. They are deliberately absent until then rather than stubbed.
+	// Client commands: they talk to a running server through the server
+	// module's apiclient, at --server.
+	root.AddCommand(
+		a.topicCommand(),
+		a.produceCommand(),
+		a.consumeCommand(),
+		a.offsetsCommand(),
+		a.clusterCommand(),
+		a.brokerCommand(),
+		a.partitionCommand(),
+	)
 
 	return root
 }

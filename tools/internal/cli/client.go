@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"syscall"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// ServerError is an error answer of the server. It prints the server's
+// message and code, and unwraps to the *apiclient.Error (so errors.Is works
+// against the apiclient sentinels).
+type ServerError struct {
+	// Op names what the command was doing ("topic describe orders").
+	Op string
+	// Err is the decoded error answer.
+	Err *apiclient.Error
+}
+
+func (e *ServerError) Error() string {
+	code := e.Err.Code
+	if code == "" {
+		code = fmt.Sprintf("HTTP %d", e.Err.Status)
+	}
+	return fmt.Sprintf("%s: %s [%s]", e.Op, e.Err.Message, code)
+}
+
+// Unwrap returns the *apiclient.Error.
+func (e *ServerError) Unwrap() error { return e.Err }
+
+// UnreachableError means nothing answered at the server URL.
+type UnreachableError struct {
+	// URL is the --server address.
+	URL string
+	// Err is the transport error.
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot connect to %s: is the server running at %s? (%v)", e.URL, e.URL, rootCause(e.Err))
+}
+
+// Unwrap returns the transport error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// rootCause strips the url.Error and net.OpError layers for a short message.
+func rootCause(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// client returns the API client for --server. A URL without a scheme is
+// taken as http://; anything else unparsable is a usage error.
+func (a *app) client() (*apiclient.Client, error) {
+	u, err := url.Parse(a.g.server)
+	if err == nil && u.Scheme == "" {
+		u, err = url.Parse("http://" + a.g.server)
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErrorf("--server %q: want a URL such as %s", a.g.server, DefaultServer)
+	}
+	a.serverURL = u.String()
+	return apiclient.New(a.serverURL, apiclient.WithUserAgent("pystream-cli/"+a.env.Version)), nil
+}
+
+// apiError turns what an apiclient call returned into the error the command
+// reports: the server's message for an error answer, a hint when nothing
+// listens at the URL, the error itself otherwise.
+func (a *app) apiError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ae *apiclient.Error
+	if errors.As(err, &ae) {
+		return &ServerError{Op: op, Err: ae}
+	}
+	var op2 *net.OpError
+	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op2) && op2.Op == "dial") {
+		return &UnreachableError{URL: a.serverURL, Err: err}
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// printJSON writes v as one line of JSON on stdout.
+func (a *app) printJSON(v any) error {
+	return json.NewEncoder(a.env.Stdout).Encode(v)
+}

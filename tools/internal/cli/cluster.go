@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// This file holds the operator commands of phases 4 and 5: cluster status,
+// broker stop|start and partition failover|recover|catch-up.
+
+func (a *app) clusterCommand() *cobra.Command {
+	cmd := groupCommand("cluster", "Show the cluster")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "status",
+		Short: "List the brokers (available or stopped) and the topics",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Cluster(cmd.Context())
+			if err != nil {
+				return a.apiError("cluster status", err)
+			}
+			if a.g.json {
+				return a.printJSON(res)
+			}
+			rows := make([][]string, len(res.Brokers))
+			for i, b := range res.Brokers {
+				state := "available"
+				if !b.Available {
+					state = "stopped"
+				}
+				rows[i] = []string{strconv.Itoa(b.ID), state}
+			}
+			if err := writeTable(a.env.Stdout, []string{"BROKER", "STATE"}, rows); err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintln(a.env.Stdout); err != nil {
+				return err
+			}
+			return writeTable(a.env.Stdout, []string{"TOPIC", "PARTITIONS", "REPLICATION-FACTOR"}, topicRows(res.Topics))
+		},
+	})
+	return cmd
+}
+
+func (a *app) brokerCommand() *cobra.Command {
+	cmd := groupCommand("broker", "Stop or start a broker (simulates a failure)")
+	for _, stop := range []bool{true, false} {
+		use, short, verb := "start ID", "Bring a stopped broker back (idempotent)", "started"
+		if stop {
+			use, short, verb = "stop ID", "Make a broker unavailable, as if it crashed (idempotent)", "stopped"
+		}
+		cmd.AddCommand(&cobra.Command{
+			Use:   use,
+			Short: short,
+			Args:  exactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				id, err := intArg("broker id", args[0])
+				if err != nil {
+					return err
+				}
+				c, err := a.client()
+				if err != nil {
+					return err
+				}
+				call := c.StartBroker
+				if stop {
+					call = c.StopBroker
+				}
+				res, err := call(cmd.Context(), id)
+				if err != nil {
+					return a.apiError("broker "+strings.Fields(use)[0]+" "+args[0], err)
+				}
+				if a.g.json {
+					return a.printJSON(res)
+				}
+				_, err = fmt.Fprintf(a.env.Stdout, "broker %d %s (available: %t)\n", res.ID, verb, res.Available)
+				return err
+			},
+		})
+	}
+	return cmd
+}
+
+func (a *app) partitionCommand() *cobra.Command {
+	cmd := groupCommand("partition", "Fail over a partition, recover or catch up a replica")
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "failover TOPIC PARTITION",
+			Short: "Elect a new leader for a partition whose leader is unavailable",
+			Args:  exactArgs(2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				p, err := intArg("partition", args[1])
+				if err != nil {
+					return err
+				}
+				c, err := a.client()
+				if err != nil {
+					return err
+				}
+				res, err := c.Failover(cmd.Context(), args[0], p)
+				if err != nil {
+					return a.apiError(fmt.Sprintf("partition failover %s %d", args[0], p), err)
+				}
+				if a.g.json {
+					return a.printJSON(res)
+				}
+				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: leader %d -> %d, log end offset %d\n",
+					args[0], p, res.OldLeader, res.NewLeader, res.LogEndOffset)
+				return err
+			},
+		},
+		&cobra.Command{
+			Use:   "recover TOPIC PARTITION BROKER",
+			Short: "Bring a returning replica back: drop its divergent tail, copy what it misses, reactivate it",
+			Args:  exactArgs(3),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				p, broker, err := partitionBroker(args)
+				if err != nil {
+					return err
+				}
+				c, err := a.client()
+				if err != nil {
+					return err
+				}
+				res, err := c.Recover(cmd.Context(), args[0], p, broker)
+				if err != nil {
+					return a.apiError(fmt.Sprintf("partition recover %s %d %d", args[0], p, broker), err)
+				}
+				if a.g.json {
+					return a.printJSON(res)
+				}
+				dropped := "dropped nothing"
+				if res.Dropped > 0 {
+					dropped = fmt.Sprintf("dropped %d (offsets %s..%s)", res.Dropped, optUint(res.DroppedFrom), optUint(res.DroppedTo))
+				}
+				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: broker %d recovered: common prefix %d, %s, copied %d\n",
+					args[0], p, res.BrokerID, res.CommonPrefix, dropped, res.Copied)
+				return err
+			},
+		},
+		&cobra.Command{
+			Use:   "catch-up TOPIC PARTITION BROKER",
+			Short: "Copy the records an active follower misses from the leader",
+			Args:  exactArgs(3),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				p, broker, err := partitionBroker(args)
+				if err != nil {
+					return err
+				}
+				c, err := a.client()
+				if err != nil {
+					return err
+				}
+				res, err := c.CatchUp(cmd.Context(), args[0], p, broker)
+				if err != nil {
+					return a.apiError(fmt.Sprintf("partition catch-up %s %d %d", args[0], p, broker), err)
+				}
+				if a.g.json {
+					return a.printJSON(res)
+				}
+				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: broker %d caught up, copied %d\n", args[0], p, res.BrokerID, res.Copied)
+				return err
+			},
+		},
+	)
+	return cmd
+}
+
+// partitionBroker parses the PARTITION and BROKER arguments of args
+// (TOPIC PARTITION BROKER).
+func partitionBroker(args []string) (p, broker int, err error) {
+	if p, err = intArg("partition", args[1]); err != nil {
+		return 0, 0, err
+	}
+	broker, err = intArg("broker id", args[2])
+	return p, broker, err
+}
+
+// intArg parses a non-negative integer argument; anything else is a usage
+// error.
+func intArg(what, s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, usageErrorf("%s %q: want a non-negative integer", what, s)
+	}
+	return n, nil
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/spf13/cobra"
+)
+
+// Batching of produce. Lines are read by one goroutine into a queue; the
+// sender takes the first waiting line, then every line already waiting, up
+// to produceBatchRecords lines or produceBatchBytes of encoded body, and
+// sends them in one request (one fsync per replica per partition on the
+// server). There is no linger timer: a line typed at a terminal is sent at
+// once, and a file piped in fills batches because the reader runs ahead
+// while a request is in flight. The byte bound keeps a request well under
+// the server's default 1 MiB body limit.
+const (
+	produceBatchRecords = 500
+	produceBatchBytes   = 512 << 10
+	// produceQueue is how many lines the reader may run ahead.
+	produceQueue = 2 * produceBatchRecords
+)
+
+// keyMode says how produce derives a record's key from a line.
+type keyMode struct {
+	// fixed is the key of every record when hasFixed (-k).
+	fixed    []byte
+	hasFixed bool
+	// delim splits "key<delim>value" at its first occurrence (-K); empty
+	// means no splitting.
+	delim []byte
+}
+
+// parseLine turns one input line (without its newline) into a record. With
+// a delimiter, a line that lacks it has no key and is all value, as in kcat.
+// The returned record does not alias line.
+func (m keyMode) parseLine(line []byte) apiclient.ProduceRecord {
+	line = bytes.Clone(line)
+	switch {
+	case m.hasFixed:
+		return apiclient.ProduceRecord{Key: bytes.Clone(m.fixed), Value: line}
+	case len(m.delim) > 0:
+		if k, v, ok := bytes.Cut(line, m.delim); ok {
+			return apiclient.ProduceRecord{Key: k, Value: v}
+		}
+	}
+	return apiclient.ProduceRecord{Value: line}
+}
+
+// encodedSize estimates a record's share of the JSON request body.
+func encodedSize(r apiclient.ProduceRecord) int {
+	b64 := func(n int) int { return (n + 2) / 3 * 4 }
+	return b64(len(r.Key)) + b64(len(r.Value)) + 32
+}
+
+// produceLine is the JSON form of one acknowledged record.
+type produceLine struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Offset    uint64 `json:"offset"`
+	// Timestamp is nanoseconds since the Unix epoch, as in the API.
+	Timestamp int64 `json:"timestamp"`
+	Leader    int   `json:"leader"`
+	Brokers   []int `json:"brokers"`
+}
+
+func (a *app) produceCommand() *cobra.Command {
+	var key, delim string
+	cmd := &cobra.Command{
+		Use:   "produce TOPIC",
+		Short: "Produce one record per line of stdin and print where each landed",
+		Long: "Reads stdin and produces one record per line (the newline, and a carriage\n" +
+			"return before it, are not part of the record). -k gives every record the same\n" +
+			"key; -K DELIM splits each line at the first DELIM into key and value (a line\n" +
+			"without DELIM has no key). Records without a key are spread round-robin; a key\n" +
+			"chooses the partition by its hash. PyStream stores no keys.\n\n" +
+			"Lines are sent in batches of what has arrived, up to 500 lines or 512 KiB per\n" +
+			"request, without waiting for more. For every record it prints the partition\n" +
+			"and offset it landed at (--json: one object per line). If the server refuses a\n" +
+			"batch, the records it acknowledged are still printed, reading stops and the\n" +
+			"exit status is 1.",
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var m keyMode
+			switch {
+			case cmd.Flags().Changed("key") && cmd.Flags().Changed("key-delimiter"):
+				return usageErrorf("-k and -K exclude each other")
+			case cmd.Flags().Changed("key"):
+				m.fixed, m.hasFixed = []byte(key), true
+			case cmd.Flags().Changed("key-delimiter"):
+				if delim == "" {
+					return usageErrorf("-K: the delimiter must not be empty")
+				}
+				m.delim = []byte(unescape(delim))
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			return a.produce(cmd.Context(), c, args[0], m)
+		},
+	}
+	cmd.Flags().StringVarP(&key, "key", "k", "", "key of every record")
+	cmd.Flags().StringVarP(&delim, "key-delimiter", "K", "", `split each line into key and value at the first DELIM (\t allowed)`)
+	return cmd
+}
+
+// lineOrErr is one item of the reader's queue.
+type lineOrErr struct {
+	line []byte
+	err  error // io.EOF at the end
+}
+
+// readLines sends every line of r, then a final item carrying io.EOF or the
+// read error, and closes out. It stops early when done is closed.
+func readLines(r io.Reader, out chan<- lineOrErr, done <-chan struct{}) {
+	defer close(out)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			line = bytes.TrimSuffix(line, []byte("\n"))
+			line = bytes.TrimSuffix(line, []byte("\r"))
+			select {
+			case out <- lineOrErr{line: line}:
+			case <-done:
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case out <- lineOrErr{err: err}:
+			case <-done:
+			}
+			return
+		}
+	}
+}
+
+// nextBatch takes the next batch from the queue: it blocks for the first
+// line, then takes only lines already waiting. It returns the terminal
+// error (io.EOF at the end of input) once the queue reports it.
+func nextBatch(in <-chan lineOrErr, m keyMode) ([]apiclient.ProduceRecord, error) {
+	var batch []apiclient.ProduceRecord
+	size := 0
+	add := func(it lineOrErr) error {
+		if it.err != nil {
+			return it.err
+		}
+		r := m.parseLine(it.line)
+		batch = append(batch, r)
+		size += encodedSize(r)
+		return nil
+	}
+	it, ok := <-in
+	if !ok {
+		return nil, io.EOF
+	}
+	if err := add(it); err != nil {
+		return nil, err
+	}
+	for len(batch) < produceBatchRecords && size < produceBatchBytes {
+		select {
+		case it, ok := <-in:
+			if !ok {
+				return batch, io.EOF
+			}
+			if err := add(it); err != nil {
+				return batch, err
+			}
+		default:
+			return batch, nil
+		}
+	}
+	return batch, nil
+}
+
+func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m keyMode) error {
+	queue := make(chan lineOrErr, produceQueue)
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(a.env.Stdin, queue, done)
+
+	out := bufio.NewWriter(a.env.Stdout)
+	defer out.Flush()
+	sent := 0
+	for {
+		batch, rerr := nextBatch(queue, m)
+		if len(batch) > 0 {
+			res, err := c.Produce(ctx, topic, batch)
+			if err != nil {
+				var ae *apiclient.Error
+				if errors.As(err, &ae) {
+					acked := 0
+					for _, r := range ae.Records {
+						if r.Error == nil {
+							acked++
+							if perr := a.printProduced(out, topic, r); perr != nil {
+								return perr
+							}
+						}
+					}
+					_ = out.Flush()
+					return fmt.Errorf("%w (%d records acknowledged before, %d of the failed batch of %d)",
+						a.apiError("produce "+topic, err), sent, acked, len(batch))
+				}
+				_ = out.Flush()
+				return fmt.Errorf("%w (%d records acknowledged before)", a.apiError("produce "+topic, err), sent)
+			}
+			for _, r := range res.Records {
+				if err := a.printProduced(out, topic, r); err != nil {
+					return err
+				}
+			}
+			sent += len(res.Records)
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			return nil
+		}
+		if rerr != nil {
+			return fmt.Errorf("produce %s: read stdin: %w (%d records acknowledged)", topic, rerr, sent)
+		}
+	}
+}
+
+func (a *app) printProduced(w io.Writer, topic string, r apiclient.ProduceResult) error {
+	if a.g.json {
+		return jsonLine(w, produceLine{Topic: topic, Partition: r.Partition, Offset: r.Offset,
+			Timestamp: r.Timestamp, Leader: r.Leader, Brokers: r.Brokers})
+	}
+	_, err := fmt.Fprintf(w, "partition %d offset %d\n", r.Partition, r.Offset)
+	return err
+}

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) topicCommand() *cobra.Command {
+	cmd := groupCommand("topic", "Create, list and describe topics")
+	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand())
+	return cmd
+}
+
+func (a *app) topicCreateCommand() *cobra.Command {
+	var partitions, rf int
+	cmd := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a topic (succeeds when it exists with the same settings)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if partitions < 1 {
+				return usageErrorf("--partitions %d: must be at least 1", partitions)
+			}
+			if rf < 1 {
+				return usageErrorf("--replication-factor %d: must be at least 1", rf)
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			name := args[0]
+			td, created, err := c.CreateTopic(cmd.Context(), name, partitions, rf)
+			if err != nil {
+				return a.apiError("topic create "+name, err)
+			}
+			if a.g.json {
+				return a.printJSON(td)
+			}
+			verb := "created topic"
+			if !created {
+				verb = "topic already exists:"
+			}
+			_, err = fmt.Fprintf(a.env.Stdout, "%s %s (%d partitions, replication factor %d)\n",
+				verb, td.Name, td.PartitionCount, td.ReplicationFactor)
+			return err
+		},
+	}
+	cmd.Flags().IntVarP(&partitions, "partitions", "p", 1, "number of partitions")
+	cmd.Flags().IntVarP(&rf, "replication-factor", "r", 1, "replicas per partition (at most the number of brokers)")
+	return cmd
+}
+
+func (a *app) topicListCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List topics",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.Topics(cmd.Context())
+			if err != nil {
+				return a.apiError("topic list", err)
+			}
+			if a.g.json {
+				return a.printJSON(res)
+			}
+			return writeTable(a.env.Stdout, []string{"TOPIC", "PARTITIONS", "REPLICATION-FACTOR"}, topicRows(res.Topics))
+		},
+	}
+}
+
+// topicRows is the table of topic list and cluster status.
+func topicRows(ts []apiclient.TopicSummary) [][]string {
+	rows := make([][]string, len(ts))
+	for i, t := range ts {
+		rows[i] = []string{t.Name, strconv.Itoa(t.PartitionCount), strconv.Itoa(t.ReplicationFactor)}
+	}
+	return rows
+}
+
+func (a *app) topicDescribeCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show every partition's leader, replicas, log end, lag and high watermark",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.topicDescribe(cmd.Context(), args[0])
+		},
+	}
+}
+
+func (a *app) topicDescribe(ctx context.Context, name string) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	td, err := c.Topic(ctx, name)
+	if err != nil {
+		return a.apiError("topic describe "+name, err)
+	}
+	if a.g.json {
+		return a.printJSON(td)
+	}
+	if _, err := fmt.Fprintf(a.env.Stdout, "Topic: %s\tPartitions: %d\tReplicationFactor: %d\n",
+		td.Name, td.PartitionCount, td.ReplicationFactor); err != nil {
+		return err
+	}
+	rows := make([][]string, len(td.Partitions))
+	for i, p := range td.Partitions {
+		rows[i] = partitionRow(p)
+	}
+	return writeTable(a.env.Stdout, partitionHeader, rows)
+}
+
+// partitionHeader heads the rows of partitionRow.
+var partitionHeader = []string{"PARTITION", "LEADER", "REPLICAS", "ACTIVE", "LOG-END", "LAG", "HIGH-WATERMARK"}
+
+// partitionRow is one partition of topic describe. REPLICAS lists the
+// assigned brokers, leader first, with "(down)" after an unavailable one;
+// LAG lists each follower as broker:lag, "?" when unknown; LOG-END is the
+// leader's, "-" when unknown.
+func partitionRow(p apiclient.PartitionStatus) []string {
+	replicas := make([]string, 0, len(p.Replicas))
+	lags := make([]string, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		s := strconv.Itoa(r.BrokerID)
+		if !r.Available {
+			s += "(down)"
+		}
+		replicas = append(replicas, s)
+		if r.Role == apiclient.RoleLeader {
+			continue
+		}
+		lag := "?"
+		if r.Lag != nil {
+			lag = strconv.FormatUint(*r.Lag, 10)
+		}
+		lags = append(lags, strconv.Itoa(r.BrokerID)+":"+lag)
+	}
+	if len(replicas) == 0 { // a server that sends only the id lists
+		replicas = []string{joinInts(p.Assigned)}
+	}
+	lag := strings.Join(lags, ",")
+	if lag == "" {
+		lag = "-"
+	}
+	return []string{
+		strconv.Itoa(p.Partition),
+		strconv.Itoa(p.Leader),
+		strings.Join(replicas, ","),
+		joinInts(p.Active),
+		optUint(p.LogEnd),
+		lag,
+		strconv.FormatUint(p.HighWatermark, 10),
+	}
+}
