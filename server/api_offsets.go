@@ -127,16 +127,7 @@ func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, badRequest("offset %d is past the high watermark %d of %s/%d", req.Offset, hw, t.topic, t.partition))
 		return
 	}
-	// Reset is the offset store's explicit, regression-free commit; it is
-	// looked up through an interface until every build has it.
-	rs, ok := any(t.store).(interface {
-		Reset(consumerID, topicName string, partition int, offset uint64) error
-	})
-	if !ok {
-		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal, "offset reset is not available in this build"))
-		return
-	}
-	if err := rs.Reset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+	if err := t.store.Reset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}

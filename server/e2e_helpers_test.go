@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// running is a server serving on a real loopback listener.
+type running struct {
+	srv    *Server
+	base   string
+	client *apiclient.Client
+	stop   func()
+}
+
+// startServer opens a server on dataDir with the given broker count and
+// serves it on a free loopback port until the returned stop is called
+// (t.Cleanup calls it too). stop shuts down gracefully and closes the
+// cluster, as the binary does on SIGTERM.
+func startServer(t *testing.T, dataDir string, brokers int) *running {
+	t.Helper()
+	cfg := Defaults()
+	cfg.DataDir = dataDir
+	cfg.Brokers = BrokerCount(brokers)
+	cfg.LogLevel = LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	return serveExisting(t, srv)
+}
+
+// serveExisting serves srv like startServer.
+func serveExisting(t *testing.T, srv *Server) *running {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	hc := &http.Client{Transport: apiclient.NewTransport()}
+	r := &running{srv: srv, base: base, client: apiclient.New(base, apiclient.WithHTTPClient(hc))}
+	stopped := false
+	r.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		require.NoError(t, <-served)
+		hc.CloseIdleConnections()
+		require.NoError(t, srv.Close())
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+// apiErr asserts that err is an *apiclient.Error with the given status and
+// code, and returns it.
+func apiErr(t *testing.T, err error, status int, code string) *apiclient.Error {
+	t.Helper()
+	var e *apiclient.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, status, e.Status, e.Message)
+	require.Equal(t, code, e.Code, e.Message)
+	return e
+}
