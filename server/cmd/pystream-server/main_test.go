@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,13 +24,35 @@ import (
 // These tests build the real binary and run it as a user would: as a
 // separate process, over TCP, stopped with a signal.
 
-// buildBinary compiles pystream-server into a temporary directory.
+// binDir holds the binary built once for the package's tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pystream-server-test-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var buildOnce struct {
+	sync.Once
+	out []byte
+	err error
+}
+
+// buildBinary compiles pystream-server once per test run and returns its
+// path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pystream-server")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	bin := filepath.Join(binDir, "pystream-server")
+	buildOnce.Do(func() {
+		buildOnce.out, buildOnce.err = exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	})
+	require.NoError(t, buildOnce.err, "go build: %s", buildOnce.out)
 	return bin
 }
 

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
+)
+
+// Contract (api.md, Errors): every library error maps to its status and
+// code, and 503s and divergence carry the broker ids, regressions the
+// committed and requested offsets.
+func TestAPIErrorClassify(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("context: %w", err) }
+	tests := []struct {
+		name    string
+		err     error
+		status  int
+		code    string
+		brokers []int
+	}{
+		{"invalid name", wrap(topic.ErrInvalidName), 400, CodeInvalidArgument, nil},
+		{"partition count", wrap(cluster.ErrInvalidPartitionCount), 400, CodeInvalidArgument, nil},
+		{"replication factor", wrap(cluster.ErrInvalidReplicationFactor), 400, CodeInvalidArgument, nil},
+		{"cluster argument", wrap(cluster.ErrInvalidArgument), 400, CodeInvalidArgument, nil},
+		{"unknown topic", wrap(cluster.ErrUnknownTopic), 404, CodeNotFound, nil},
+		{"partition out of range", wrap(topic.ErrPartitionOutOfRange), 404, CodeNotFound, nil},
+		{"unknown broker", wrap(cluster.ErrUnknownBroker), 404, CodeNotFound, nil},
+		{"not assigned", wrap(cluster.ErrNotAssigned), 404, CodeNotFound, nil},
+		{"topic exists, other settings", &cluster.TopicExistsError{Topic: "t"}, 409, CodeConflict, nil},
+		{"leader still available", wrap(&cluster.LeaderStillAvailableError{BrokerID: 1}), 409, CodeConflict, nil},
+		{"replica active", wrap(cluster.ErrReplicaActive), 409, CodeConflict, nil},
+		{"replica is leader", wrap(cluster.ErrReplicaIsLeader), 409, CodeConflict, nil},
+		{"divergence", wrap(&cluster.ReplicaDivergenceError{BrokerID: 3}), 409, CodeConflict, []int{3}},
+		{"payload too large", wrap(log.ErrPayloadTooLarge), 413, CodePayloadTooLarge, nil},
+		{"leader unavailable", wrap(&cluster.LeaderUnavailableError{BrokerID: 2, Err: cluster.ErrBrokerUnavailable}), 503, CodeUnavailable, []int{2}},
+		{"replication failed", wrap(&cluster.ReplicationError{BrokerIDs: []int{2, 3}, Count: 1, Err: errors.New("x")}), 503, CodeUnavailable, []int{2, 3}},
+		{"no eligible replica", wrap(&cluster.NoEligibleReplicaError{LeaderBrokerID: 1}), 503, CodeUnavailable, []int{1}},
+		{"broker unavailable", wrap(cluster.ErrBrokerUnavailable), 503, CodeUnavailable, nil},
+		{"closed", cluster.ErrClosed, 503, CodeUnavailable, nil},
+		{"corruption", wrap(&log.CorruptionError{Path: "p", Reason: "bad"}), 500, CodeInternal, nil},
+		{"offset file damaged", &client.OffsetCorruptionError{Path: "p", Reason: "bad"}, 500, CodeInternal, nil},
+		{"batch", &cluster.BatchError{Topic: "t", Partitions: map[int]error{
+			2: &cluster.ReplicationError{BrokerIDs: []int{3}, Count: 1, Err: errors.New("x")},
+			0: &cluster.LeaderUnavailableError{BrokerID: 1, Err: cluster.ErrBrokerUnavailable},
+		}}, 503, CodeUnavailable, []int{1, 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := classify(tt.err)
+			require.Equal(t, tt.status, e.status)
+			require.Equal(t, tt.code, e.body.Code)
+			require.Equal(t, tt.brokers, e.body.BrokerIDs)
+			require.NotEmpty(t, e.body.Message)
+		})
+	}
+	e := classify(wrap(&client.OffsetRegressionError{Committed: 5, Requested: 3}))
+	require.Equal(t, http.StatusConflict, e.status)
+	require.Equal(t, uint64(5), *e.body.Committed)
+	require.Equal(t, uint64(3), *e.body.Requested)
+}
+
+// The hand-written answer of a one-record produce is exactly what
+// encoding/json writes for the shared wire type.
+func TestAPIProduceEncodeOne(t *testing.T) {
+	for _, res := range []cluster.SendResult{
+		{Partition: 0, Offset: 0, Timestamp: 0, LeaderBrokerID: 1, Brokers: []int{1}},
+		{Partition: 63, Offset: 1<<64 - 1, Timestamp: -1, LeaderBrokerID: 64, Brokers: []int{2, 3, 64}},
+		{Partition: 1, Offset: 5, Timestamp: 1733131200000000000, LeaderBrokerID: 2, Brokers: nil},
+	} {
+		want, err := json.Marshal(apiclient.ProduceResponse{Records: []apiclient.ProduceResult{produceResult(res)}})
+		require.NoError(t, err)
+		require.Equal(t, string(want)+"\n", string(encodeOneResult(res)))
+	}
+}
+
+func TestAPIParseNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		in string
+		ok bool
+		n  uint64
+	}{
+		{"0", true, 0}, {"007", true, 7}, {"18446744073709551615", true, 1<<64 - 1},
+		{"18446744073709551616", false, 0}, {"", false, 0}, {"-1", false, 0}, {"+1", false, 0},
+		{" 1", false, 0}, {"1e3", false, 0}, {"0x10", false, 0}, {"1_000", false, 0},
+	} {
+		n, ok := parseUint(tt.in, 1<<64-1)
+		require.Equal(t, tt.ok, ok, tt.in)
+		require.Equal(t, tt.n, n, tt.in)
+	}
+	_, ok := parseIndex("2147483648", 0)
+	require.False(t, ok, "above maxIndex")
+	_, ok = parseIndex("0", 1)
+	require.False(t, ok, "below lo")
+}
+
+func TestAPICleanPath(t *testing.T) {
+	for p, want := range map[string]bool{
+		"/": true, "/api/topics": true, "/api/topics/": true,
+		"": false, "api": false, "//api": false, "/api/./x": false, "/api/../x": false, "/api/x/..": false, "/a//b": false,
+	} {
+		require.Equal(t, want, cleanPath(p), p)
+	}
+}
