@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The client commands are tested against the real server: its binary is
+// built from ../../../server once per test run and started on a free
+// loopback port with a fresh data directory.
+
+var (
+	serverOnce sync.Once
+	serverBin  string
+	serverErr  error
+)
+
+// buildServer builds pystream-server into the test's temporary directory.
+func buildServer(t *testing.T) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		serverBin = filepath.Join(filepath.Dir(pystreamBin), "pystream-server")
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if p, err := exec.LookPath("go"); err == nil {
+			gobin = p
+		}
+		build := exec.Command(gobin, "build", "-o", serverBin, "./cmd/pystream-server")
+		build.Dir = filepath.Join("..", "..", "..", "server")
+		out, err := build.CombinedOutput()
+		if err != nil {
+			serverErr = fmt.Errorf("build pystream-server: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, serverErr)
+	return serverBin
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	return port
+}
+
+// startServer runs a server with brokers brokers and returns its URL. It
+// is stopped (SIGTERM, then waited for) when the test ends.
+func startServer(t *testing.T, brokers int) string {
+	t.Helper()
+	bin := buildServer(t)
+	dir := t.TempDir()
+	port := freePort(t)
+	cmd := exec.Command(bin)
+	cmd.Dir = dir // no stray .env
+	cmd.Env = append(os.Environ(),
+		"PYSTREAM_HOST=127.0.0.1",
+		fmt.Sprintf("PYSTREAM_PORT=%d", port),
+		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
+		fmt.Sprintf("PYSTREAM_BROKERS=%d", brokers),
+		"PYSTREAM_LOG_LEVEL=ERROR",
+	)
+	logPath := filepath.Join(dir, "server.log")
+	logFile, err := os.Create(logPath)
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		_ = logFile.Close()
+	})
+
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	// Wait for /api/health: bounded, and failing at once if the server
+	// exits.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("server exited before it was healthy: %v\n%s", err, log)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logPath)
+			t.Fatalf("server not healthy after 15s: %v\n%s", err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

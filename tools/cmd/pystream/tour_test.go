@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
+	"github.com/stretchr/testify/require"
+)
+
+// pys runs the binary against the server at url.
+func pys(t *testing.T, url, stdin string, args ...string) result {
+	t.Helper()
+	return runEnv(t, []string{"PYSTREAM_SERVER=" + url}, stdin, args...)
+}
+
+// ok runs the binary and requires exit 0.
+func ok(t *testing.T, url, stdin string, args ...string) result {
+	t.Helper()
+	r := pys(t, url, stdin, args...)
+	require.Equal(t, 0, r.code, "pystream %v\nstdout: %s\nstderr: %s", args, r.stdout, r.stderr)
+	return r
+}
+
+// describe returns topic describe --json.
+func describe(t *testing.T, url, name string) apiclient.TopicDetail {
+	t.Helper()
+	var td apiclient.TopicDetail
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "topic", "describe", name, "--json").stdout), &td))
+	return td
+}
+
+// committed returns the committed offset of id on topic/p from offsets
+// describe --json, nil when none.
+func committed(t *testing.T, url, id, topicName string, p int) *uint64 {
+	t.Helper()
+	var out struct {
+		Offsets []struct {
+			Topic     string  `json:"topic"`
+			Partition int     `json:"partition"`
+			Current   *uint64 `json:"current_offset"`
+		} `json:"offsets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "offsets", "describe", id, topicName, "--json").stdout), &out))
+	for _, o := range out.Offsets {
+		if o.Topic == topicName && o.Partition == p {
+			return o.Current
+		}
+	}
+	t.Fatalf("no row for %s/%d", topicName, p)
+	return nil
+}
+
+// keyFor returns a key that routes to partition p of n (phase 2's hash).
+func keyFor(p, n int) string {
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("key-%d", i)
+		if topic.PartitionForKey([]byte(k), n) == p {
+			return k
+		}
+	}
+}
+
+var landedLine = regexp.MustCompile(`^partition (\d+) offset (\d+)$`)
+
+// TestCLITour runs the whole tour of issue 9 through the binary against a
+// real server: create, produce from stdin with keys, consume with a format,
+// commit, describe offsets, stop a leader, fail over, recover, reset
+// offsets.
+func TestCLITour(t *testing.T) {
+	url := startServer(t, 3)
+
+	// Topics: create, the same again is fine, other settings conflict.
+	r := ok(t, url, "", "topic", "create", "orders", "-p", "3", "-r", "2")
+	require.Equal(t, "created topic orders (3 partitions, replication factor 2)\n", r.stdout)
+	r = ok(t, url, "", "topic", "create", "orders", "-p", "3", "-r", "2")
+	require.Contains(t, r.stdout, "already exists")
+	r = pys(t, url, "", "topic", "create", "orders", "-p", "2", "-r", "2")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "[conflict]")
+	r = ok(t, url, "", "topic", "list")
+	require.Regexp(t, `(?m)^orders\s+3\s+2$`, r.stdout)
+
+	// Produce keyed lines with -K: each lands on its key's partition, in
+	// order, offsets dense per partition.
+	var lines []string
+	want := map[int][]string{}
+	for i := range 12 {
+		key := fmt.Sprintf("user-%d", i%4)
+		val := fmt.Sprintf("event %d: a:b", i) // the value keeps later colons
+		lines = append(lines, key+":"+val)
+		p := topic.PartitionForKey([]byte(key), 3)
+		want[p] = append(want[p], val)
+	}
+	r = ok(t, url, strings.Join(lines, "\n")+"\n", "produce", "orders", "-K", ":")
+	next := map[int]int{}
+	for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		m := landedLine.FindStringSubmatch(line)
+		require.NotNil(t, m, line)
+		p, _ := strconv.Atoi(m[1])
+		off, _ := strconv.Atoi(m[2])
+		require.Equal(t, topic.PartitionForKey([]byte(fmt.Sprintf("user-%d", i%4)), 3), p, "routed by key")
+		require.Equal(t, next[p], off, "dense offsets")
+		next[p]++
+	}
+
+	// Consume each partition with a format and -e: every value, in order.
+	for p := range 3 {
+		r = ok(t, url, "", "consume", "orders", "-p", strconv.Itoa(p), "-e", "-f", `%t/%p@%o [%k] %v\n`)
+		var expect strings.Builder
+		for i, v := range want[p] {
+			fmt.Fprintf(&expect, "orders/%d@%d [] %s\n", p, i, v)
+		}
+		require.Equal(t, expect.String(), r.stdout)
+	}
+	p0 := topic.PartitionForKey([]byte("user-0"), 3)
+	ps := strconv.Itoa(p0)
+
+	// Default output: one JSON object per line; -o -1 is the last record.
+	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "-o", "-1")
+	var rec struct {
+		Topic     string `json:"topic"`
+		Partition int    `json:"partition"`
+		Offset    uint64 `json:"offset"`
+		Timestamp int64  `json:"timestamp"`
+		Value     string `json:"value"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rec))
+	require.Equal(t, uint64(len(want[p0])-1), rec.Offset)
+	require.Equal(t, want[p0][len(want[p0])-1], rec.Value)
+	require.Positive(t, rec.Timestamp)
+
+	// --commit-as: read one and commit it, then resume after it.
+	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "-n", "1", "--commit-as", "c1", "-f", `%v\n`)
+	require.Equal(t, want[p0][0]+"\n", r.stdout)
+	require.Equal(t, uint64(1), *committed(t, url, "c1", "orders", p0))
+	r = ok(t, url, "", "offsets", "describe", "c1")
+	require.Regexp(t, `(?m)^TOPIC\s+PARTITION\s+CURRENT-OFFSET\s+LOG-END-OFFSET\s+LAG$`, r.stdout)
+	require.Regexp(t, fmt.Sprintf(`(?m)^orders\s+%d\s+1\s+%d\s+%d$`, p0, len(want[p0]), len(want[p0])-1), r.stdout)
+	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "--commit-as", "c1", "-f", `%v\n`)
+	require.Equal(t, strings.Join(want[p0][1:], "\n")+"\n", r.stdout)
+	require.Equal(t, uint64(len(want[p0])), *committed(t, url, "c1", "orders", p0))
+
+	// Offsets reset: the plan changes nothing; --execute applies it.
+	r = ok(t, url, "", "offsets", "reset", "c1", "orders:"+ps, "--to-earliest")
+	require.Regexp(t, fmt.Sprintf(`(?m)^orders\s+%d\s+%d\s+0$`, p0, len(want[p0])), r.stdout)
+	require.Contains(t, r.stderr, "--execute")
+	require.Equal(t, uint64(len(want[p0])), *committed(t, url, "c1", "orders", p0))
+	ok(t, url, "", "offsets", "reset", "c1", "orders:"+ps, "--to-earliest", "--execute")
+	require.Equal(t, uint64(0), *committed(t, url, "c1", "orders", p0))
+	r = pys(t, url, "", "offsets", "reset", "c1", "orders:"+ps, "--to-offset", "999", "--execute")
+	require.Equal(t, 1, r.code)
+	require.Equal(t, uint64(0), *committed(t, url, "c1", "orders", p0))
+
+	// Stop the leader of p0: producing there fails (exit 1, the server's
+	// code), fail over, producing works, the old leader comes back and is
+	// recovered into the active set.
+	td := describe(t, url, "orders")
+	leader := td.Partitions[p0].Leader
+	ok(t, url, "", "broker", "stop", strconv.Itoa(leader))
+	key := keyFor(p0, 3)
+	r = pys(t, url, "x\n", "produce", "orders", "-k", key)
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "[unavailable]")
+	r = ok(t, url, "", "partition", "failover", "orders", ps)
+	require.Regexp(t, fmt.Sprintf(`^orders/%d: leader %d -> \d+, log end offset %d\n$`, p0, leader, len(want[p0])), r.stdout)
+	r = ok(t, url, "after failover\n", "produce", "orders", "-k", key)
+	require.Equal(t, fmt.Sprintf("partition %d offset %d\n", p0, len(want[p0])), r.stdout)
+	ok(t, url, "", "broker", "start", strconv.Itoa(leader))
+	require.NotContains(t, describe(t, url, "orders").Partitions[p0].Active, leader)
+	r = ok(t, url, "", "partition", "recover", "orders", ps, strconv.Itoa(leader))
+	require.Contains(t, r.stdout, fmt.Sprintf("broker %d recovered", leader))
+	td = describe(t, url, "orders")
+	require.Contains(t, td.Partitions[p0].Active, leader)
+	require.Equal(t, uint64(len(want[p0])+1), td.Partitions[p0].HighWatermark)
+	r = ok(t, url, "", "topic", "describe", "orders")
+	require.Regexp(t, `(?m)^PARTITION\s+LEADER\s+REPLICAS\s+ACTIVE\s+LOG-END\s+LAG\s+HIGH-WATERMARK$`, r.stdout)
+	r = ok(t, url, "", "partition", "catch-up", "orders", ps, strconv.Itoa(leader))
+	require.Contains(t, r.stdout, "copied 0")
+
+	// cluster status lists the brokers, all available again.
+	r = ok(t, url, "", "cluster", "status")
+	require.Regexp(t, `(?m)^3\s+available$`, r.stdout)
+	var cl apiclient.ClusterResponse
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "cluster", "status", "--json").stdout), &cl))
+	require.Len(t, cl.Brokers, 3)
+
+	// API errors: the server's message, exit 1.
+	r = pys(t, url, "", "topic", "describe", "missing")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "[not_found]")
+	r = pys(t, url, "", "partition", "failover", "orders", ps)
+	require.Equal(t, 1, r.code, "the leader is alive")
+	require.Contains(t, r.stderr, "[conflict]")
+}
+
+// TestCLIProduceBatching: a large stdin goes in several requests, every
+// line acknowledged exactly once with dense offsets, and --json lines say
+// where each landed.
+func TestCLIProduceBatching(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "big", "-p", "1", "-r", "1")
+	const n = 1234
+	var in strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "record-%d\n", i)
+	}
+	r := ok(t, url, in.String(), "produce", "big", "--json")
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	i := 0
+	for sc.Scan() {
+		var got struct {
+			Topic     string `json:"topic"`
+			Partition int    `json:"partition"`
+			Offset    uint64 `json:"offset"`
+			Leader    int    `json:"leader"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &got))
+		require.Equal(t, "big", got.Topic)
+		require.Equal(t, uint64(i), got.Offset)
+		require.Equal(t, 1, got.Leader)
+		i++
+	}
+	require.Equal(t, n, i)
+	r = ok(t, url, "", "consume", "big", "-p", "0", "-e", "-o", "1000", "-n", "2", "-f", `%o=%v %S\n`)
+	require.Equal(t, "1000=record-1000 11\n1001=record-1001 11\n", r.stdout)
+	r = ok(t, url, "", "consume", "big", "-p", "0", "-e", "-o", "end")
+	require.Empty(t, r.stdout)
+}
+
+// TestCLIConsumeFollowInterrupt: without -e consume follows the partition,
+// prints records produced after it started, and Ctrl-C (SIGINT) makes it
+// exit 0 with its position committed.
+func TestCLIConsumeFollowInterrupt(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "live", "-p", "1", "-r", "1")
+	ok(t, url, "a\nb\n", "produce", "live")
+
+	cmd := exec.Command(pystreamBin, "consume", "live", "-p", "0", "--commit-as", "tail", "-f", `%o %v\n`)
+	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got, open := <-lines:
+			require.True(t, open, "consume exited early: %s", stderr.String())
+			require.Equal(t, want, got)
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("no line %q within 15s; stderr: %s", want, stderr.String())
+		}
+	}
+	expect("0 a")
+	expect("1 b")
+	ok(t, url, "c\n", "produce", "live") // arrives while following
+	expect("2 c")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	for range lines { // drain until stdout closes
+	}
+	err = cmd.Wait()
+	require.NoError(t, err, "exit 0 on Ctrl-C; stderr: %s", stderr.String())
+	require.Equal(t, uint64(3), *committed(t, url, "tail", "live", 0))
+
+	// Started again with the same id, it resumes after what it printed.
+	ok(t, url, "d\n", "produce", "live")
+	r := ok(t, url, "", "consume", "live", "-p", "0", "-e", "--commit-as", "tail", "-f", `%o %v\n`)
+	require.Equal(t, "3 d\n", r.stdout)
+}
+
+// TestCLIBenchServer: bench produce and bench consume against a running
+// server print the kafka-producer-perf-test line; --json carries the
+// figures and the configuration.
+func TestCLIBenchServer(t *testing.T) {
+	url := startServer(t, 2)
+	r := ok(t, url, "", "bench", "produce", "--records", "300", "--concurrency", "4", "--batch", "5",
+		"--partitions", "2", "--rf", "2", "--topic", "perf")
+	m := perfLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	require.Equal(t, "300", m[1])
+	td := describe(t, url, "perf")
+	require.Equal(t, 2, td.PartitionCount)
+	require.Equal(t, 2, td.ReplicationFactor)
+	require.Equal(t, uint64(300), td.Partitions[0].HighWatermark+td.Partitions[1].HighWatermark)
+
+	r = ok(t, url, "", "bench", "consume", "--topic", "perf", "--concurrency", "2", "--batch", "7")
+	m = perfLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	require.Equal(t, "300", m[1], "every record of the topic is read once")
+
+	r = ok(t, url, "", "bench", "consume", "--records", "50", "--record-size", "10", "--json")
+	var got struct {
+		Benchmark string `json:"benchmark"`
+		Config    struct {
+			Topic string `json:"topic"`
+		} `json:"config"`
+		Records int64 `json:"records"`
+		Bytes   int64 `json:"bytes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+	require.Equal(t, "consume", got.Benchmark)
+	require.Equal(t, int64(50), got.Records)
+	require.Equal(t, int64(500), got.Bytes)
+	require.True(t, strings.HasPrefix(got.Config.Topic, "bench-"), got.Config.Topic)
+
+	r = ok(t, url, "", "topic", "list", "--json")
+	var tl apiclient.TopicsResponse
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &tl))
+	require.True(t, slices.ContainsFunc(tl.Topics, func(s apiclient.TopicSummary) bool { return s.Name == got.Config.Topic }))
+}
