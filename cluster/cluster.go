@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,9 +29,12 @@ type Options struct {
 	// fails while a follower's succeeded, the follower briefly holds a
 	// record its leader lacks; the batch is then cut back on those
 	// followers (it was never acknowledged), and if even that fails the
-	// follower diverges until a failover and recovery. False (the default)
-	// keeps the spec's order: the leader appends durably, then the
-	// followers store its records, in parallel with each other.
+	// follower diverges until a failover and recovery. A power loss between
+	// a follower's fsync and the leader's leaves the same kind of follower,
+	// with nothing left to cut it back. False (the default) keeps the spec's
+	// order: the leader appends durably, then the followers store its
+	// records, in parallel with each other, so a follower is always a
+	// prefix of its leader. See docs/phase-4-replication.md.
 	ParallelLeaderWrite bool
 }
 
@@ -60,10 +64,14 @@ type Cluster struct {
 	// offsets is the consumer offset store, opened on first use.
 	offsets *client.OffsetStore
 
-	// metaMu guards meta and serialises writes of cluster.meta.
+	// metaMu guards meta and metaFailed and serialises writes of
+	// cluster.meta.
 	metaMu sync.Mutex
 	// meta is exactly what cluster.meta holds.
 	meta Metadata
+	// metaFailed, once set, is why cluster.meta may no longer hold meta;
+	// every later change is refused until the cluster is reopened.
+	metaFailed error
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -267,15 +275,50 @@ func (c *Cluster) knownBroker(id int) bool {
 
 // persistLocked writes next as cluster.meta and, only if that succeeded,
 // makes it the cluster's persisted metadata. metaMu must be held.
+//
+// A write can fail after its rename (only the directory fsync left), with
+// next already in the file. Memory keeps the old metadata, so the file is
+// then put back to it: a failed change is undone on disk too, and can be
+// retried. If the file cannot be shown to hold the old content, every later
+// change is refused (ErrMetadataFailed) until the cluster is reopened.
 func (c *Cluster) persistLocked(next Metadata) error {
+	if c.metaFailed != nil {
+		return fmt.Errorf("%w: %w", ErrMetadataFailed, c.metaFailed)
+	}
 	data, err := EncodeClusterMeta(next)
 	if err != nil {
 		return err
 	}
-	if err := durable.WriteFile(c.opts.FS, c.MetaPath(), data); err != nil {
-		return fmt.Errorf("cluster: write %s: %w", c.MetaPath(), err)
+	err = durable.WriteFile(c.opts.FS, c.MetaPath(), data)
+	if err == nil {
+		c.meta = next
+		return nil
 	}
-	c.meta = next
+	err = fmt.Errorf("cluster: write %s: %w", c.MetaPath(), err)
+	if rerr := c.restoreMetaLocked(); rerr != nil {
+		c.metaFailed = errors.Join(err, rerr)
+		return c.metaFailed
+	}
+	return err
+}
+
+// restoreMetaLocked makes sure cluster.meta holds c.meta after a failed
+// write, rewriting it if it does not. metaMu must be held.
+func (c *Cluster) restoreMetaLocked() error {
+	old, err := EncodeClusterMeta(c.meta)
+	if err != nil {
+		return err
+	}
+	onDisk, err := durable.ReadFile(c.opts.FS, c.MetaPath())
+	if err == nil && bytes.Equal(onDisk, old) {
+		return nil
+	}
+	if errors.Is(err, fs.ErrNotExist) && len(c.meta.Topics) == 0 && len(c.meta.Brokers) == 0 {
+		return nil // never written: nothing to restore
+	}
+	if err := durable.WriteFile(c.opts.FS, c.MetaPath(), old); err != nil {
+		return fmt.Errorf("cluster: restore %s after a failed write: %w", c.MetaPath(), err)
+	}
 	return nil
 }
 

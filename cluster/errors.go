@@ -54,6 +54,11 @@ var (
 	// ErrInvalidArgument is returned for other arguments out of range, such
 	// as a maxRecords below 1.
 	ErrInvalidArgument = errors.New("cluster: invalid argument")
+	// ErrMetadataFailed is returned by every change of cluster.meta after a
+	// failed write left the file's content in doubt (it could not be put
+	// back to what the cluster holds in memory). Reopen the cluster: Open
+	// reads whatever the file holds.
+	ErrMetadataFailed = errors.New("cluster: an earlier cluster.meta write failed; reopen the cluster")
 
 	// ErrReplicationFailed is matched by *ReplicationError.
 	ErrReplicationFailed = errors.New("cluster: replication failed")
