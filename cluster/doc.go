@@ -42,8 +42,11 @@
 // Concurrent sends to one partition are group-committed: whichever sender
 // finds the partition idle writes everything already waiting as one leader
 // append and one append per follower, then wakes every sender of the batch.
-// Options.ParallelLeaderWrite overlaps the leader's fsync with the
-// followers' (see its comment for the trade-off).
+// The default order (leader fsync first, then the followers) keeps a
+// follower's log a prefix of its leader's at every instant, even across a
+// power loss. Options.ParallelLeaderWrite overlaps the leader's fsync with
+// the followers' for lower latency and gives that invariant up (see its
+// comment and docs/phase-4-replication.md for the trade-off).
 //
 // # High watermark
 //
@@ -72,8 +75,9 @@
 // # Concurrency
 //
 // Cluster, Broker, Producer and TopicSource are safe for concurrent use.
-// Failover, RecoverReplica and CatchUp wait for the partition's write in
-// flight and hold new writes back while they run.
+// Failover, RecoverReplica and CatchUp wait for the partition's batch in
+// flight, go before any send still queued, and hold new writes back while
+// they run.
 //
 // # Left out on purpose
 //
