@@ -207,11 +207,11 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 						}
 					}
 					_ = out.Flush()
-					return fmt.Errorf("%w (%d records acknowledged before, %d of the failed batch of %d)",
+					return fmt.Errorf("%w; acknowledged: %d record(s) before this batch, %d of its %d",
 						a.apiError("produce "+topic, err), sent, acked, len(batch))
 				}
 				_ = out.Flush()
-				return fmt.Errorf("%w (%d records acknowledged before)", a.apiError("produce "+topic, err), sent)
+				return fmt.Errorf("%w; acknowledged: %d record(s) before this batch; whether this batch was written is unknown", a.apiError("produce "+topic, err), sent)
 			}
 			for _, r := range res.Records {
 				if err := a.printProduced(out, topic, r); err != nil {
