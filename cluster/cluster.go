@@ -410,8 +410,8 @@ func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) er
 	if err := topic.ValidateName(name); err != nil {
 		return fmt.Errorf("cluster: create topic: %w", err)
 	}
-	if partitions < 1 {
-		return fmt.Errorf("cluster: create topic %q: %d partitions: %w", name, partitions, ErrInvalidPartitionCount)
+	if partitions < 1 || partitions > topic.MaxPartitionCount {
+		return fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

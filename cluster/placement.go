@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/pystream/pystream/topic"
 )
 
 // Assignment is where one partition's replicas live: its leader and its
@@ -32,8 +34,8 @@ func Placement(brokers []int, partitions, rf int) ([]Assignment, error) {
 			return nil, fmt.Errorf("cluster: placement: broker id %d listed twice: %w", id, ErrInvalidArgument)
 		}
 	}
-	if partitions < 1 {
-		return nil, fmt.Errorf("cluster: placement: %d partitions: %w", partitions, ErrInvalidPartitionCount)
+	if partitions < 1 || partitions > topic.MaxPartitionCount {
+		return nil, fmt.Errorf("cluster: placement: %d partitions, want 1..%d: %w", partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
 	}
 	n := len(sorted)
 	if rf < 1 || rf > n {

@@ -112,3 +112,13 @@ func TestFailoverChooseLeaderTable(t *testing.T) {
 		})
 	}
 }
+
+// A partition count beyond what six-digit partition directories can name is
+// refused before anything is sized from it, so a typo such as 1<<40 cannot
+// exhaust memory.
+func TestPlacementRejectsHugePartitionCount(t *testing.T) {
+	_, err := Placement([]int{1, 2, 3}, 1<<40, 2)
+	require.ErrorIs(t, err, ErrInvalidPartitionCount)
+	_, err = Placement([]int{1, 2, 3}, topic.MaxPartitionCount+1, 2)
+	require.ErrorIs(t, err, ErrInvalidPartitionCount)
+}
