@@ -15,9 +15,17 @@
 // verdict on damage. Nothing but `log repair` ever writes, and repair
 // refuses while a server holds the data directory's lock.
 //
-// Client commands (topic, produce, consume, offsets, cluster, broker,
-// partition, bench produce/consume) talk to a running server over its HTTP
-// API; they arrive with the server's Go client.
+// Client commands talk to a running server over its HTTP API, through the
+// server module's Go client (server/apiclient), whose wire types the server
+// shares:
+//
+//	pystream topic create|list|describe        topics and partition state
+//	pystream produce TOPIC [-k KEY|-K DELIM]   one record per stdin line
+//	pystream consume TOPIC -p P [-o ...] ...   print, follow, commit
+//	pystream offsets describe|reset            committed offsets and lag
+//	pystream cluster status, broker stop|start
+//	pystream partition failover|recover|catch-up
+//	pystream bench produce|consume             HTTP throughput and latency
 //
 // Internal packages: internal/cli (the commands), internal/verify (the
 // read-only checks behind log verify), internal/perfstat (the latency
