@@ -83,6 +83,7 @@ func TestConsumerAtLeastOnce(t *testing.T) {
 	c := f.consumer(t, "worker")
 	recs, err := c.Fetch(2)
 	require.NoError(t, err)
+	require.Equal(t, []uint64{0, 1}, offsetsOf(recs))
 	require.NoError(t, c.Commit()) // committed 2
 	recs, err = c.Fetch(3)
 	require.NoError(t, err)

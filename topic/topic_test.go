@@ -351,7 +351,8 @@ func TestTopicLeftoverTempRemoved(t *testing.T) {
 	before := readFile(t, meta)
 	require.NoError(t, os.WriteFile(meta+".tmp", []byte(`{"version": 1, "na`), 0o644))
 
-	tp = openT(t, root, "tmp", 2)
+	reopened := openT(t, root, "tmp", 2)
+	require.Equal(t, 2, reopened.PartitionCount())
 	require.NoFileExists(t, meta+".tmp")
 	require.Equal(t, before, readFile(t, meta))
 }
