@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,11 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	pystreamBin = filepath.Join(dir, "pystream")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		gobin = p
-	}
-	build := exec.Command(gobin, "build", "-ldflags", "-X main.version="+testVersion, "-o", pystreamBin, ".")
+	build := exec.Command(goTool(), "build", "-ldflags", "-X main.version="+testVersion, "-o", pystreamBin, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build pystream:", err)
@@ -48,6 +43,15 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// goTool returns the go command: go test puts its own GOROOT/bin first on
+// the PATH of the tests it runs.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return "go"
 }
 
 // result is what one run of the binary produced.

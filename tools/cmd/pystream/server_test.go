@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -32,11 +31,7 @@ func buildServer(t *testing.T) string {
 	t.Helper()
 	serverOnce.Do(func() {
 		serverBin = filepath.Join(filepath.Dir(pystreamBin), "pystream-server")
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if p, err := exec.LookPath("go"); err == nil {
-			gobin = p
-		}
-		build := exec.Command(gobin, "build", "-o", serverBin, "./cmd/pystream-server")
+		build := exec.Command(goTool(), "build", "-o", serverBin, "./cmd/pystream-server")
 		build.Dir = filepath.Join("..", "..", "..", "server")
 		out, err := build.CombinedOutput()
 		if err != nil {
