@@ -289,6 +289,18 @@ func TestCLIConsumeFollowInterrupt(t *testing.T) {
 	ok(t, url, "d\n", "produce", "live")
 	r := ok(t, url, "", "consume", "live", "-p", "0", "-e", "--commit-as", "tail", "-f", `%o %v\n`)
 	require.Equal(t, "3 d\n", r.stdout)
+
+	// Replaying below the committed offset commits nothing (commits only
+	// move forward) and says so; it is not an error.
+	r = ok(t, url, "", "consume", "live", "-p", "0", "-e", "-o", "start", "-n", "2", "--commit-as", "tail", "-f", `%o\n`)
+	require.Equal(t, "0\n1\n", r.stdout)
+	require.Contains(t, r.stderr, "below the committed offset 4")
+	require.Equal(t, uint64(4), *committed(t, url, "tail", "live", 0))
+	// +N skips N records after the committed offset.
+	ok(t, url, "e\nf\n", "produce", "live")
+	r = ok(t, url, "", "consume", "live", "-p", "0", "-e", "-o", "+1", "--commit-as", "tail", "-f", `%o %v\n`)
+	require.Equal(t, "5 f\n", r.stdout)
+	require.Equal(t, uint64(6), *committed(t, url, "tail", "live", 0))
 }
 
 // TestCLIBenchServer: bench produce and bench consume against a running

@@ -223,17 +223,17 @@ func (cs *consumer) loop(ctx context.Context) error {
 			}
 			wait = pollMin
 		}
-		if cs.pos >= res.HighWatermark {
-			if cs.o.exitAtEnd {
-				return nil
+		if cs.o.exitAtEnd && cs.pos >= res.HighWatermark {
+			return nil
+		}
+		if len(res.Records) == 0 {
+			// Idle (or, below the high watermark, a server with nothing
+			// to give yet): wait rather than spin.
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
 			}
-			if len(res.Records) == 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(wait):
-				}
-				wait = min(2*wait, pollMax)
-			}
+			wait = min(2*wait, pollMax)
 		}
 	}
 	return nil
