@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -235,6 +234,3 @@ func queryParams(r *http.Request, allowed ...string) (map[string]string, *apiErr
 	}
 	return out, nil
 }
-
-// describe names an endpoint in messages: "POST /api/topics".
-func describe(r *http.Request) string { return fmt.Sprintf("%s %s", r.Method, r.URL.Path) }
