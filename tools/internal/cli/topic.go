@@ -45,8 +45,12 @@ func (a *app) topicCreateCommand() *cobra.Command {
 			if !created {
 				verb = "topic already exists:"
 			}
-			_, err = fmt.Fprintf(a.env.Stdout, "%s %s (%d partitions, replication factor %d)\n",
-				verb, td.Name, td.PartitionCount, td.ReplicationFactor)
+			parts := "partitions"
+			if td.PartitionCount == 1 {
+				parts = "partition"
+			}
+			_, err = fmt.Fprintf(a.env.Stdout, "%s %s (%d %s, replication factor %d)\n",
+				verb, td.Name, td.PartitionCount, parts, td.ReplicationFactor)
 			return err
 		},
 	}
