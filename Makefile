@@ -9,6 +9,7 @@ GO      ?= go
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
+VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 BENCHTIME    ?= 500ms
 FUZZTIME     ?= 10s
 SOAK_TIMEOUT ?= 2h
@@ -88,7 +89,7 @@ soak:
 
 install:
 	$(GO) install ./server/cmd/pystream-server
-	@if [ -d tools/cmd/pystream ]; then $(GO) install ./tools/cmd/pystream; fi
+	$(GO) install -ldflags "-X main.version=$(VERSION)" ./tools/cmd/pystream
 	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
 	echo "installed into $$bin"; \
 	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on your PATH; add it with: export PATH=\"$$bin:\$$PATH\"";; esac
