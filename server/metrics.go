@@ -103,6 +103,13 @@ func newMetrics() *metrics {
 // observeHTTP records one answered request. pattern is the ServeMux pattern
 // that matched ("" when none did).
 func (m *metrics) observeHTTP(pattern, method string, status int, d time.Duration) {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions:
+	default:
+		// Clients choose the method: an unbounded set of label values
+		// would let them grow the registry without limit.
+		method = "other"
+	}
 	key := httpKey{pattern, method, status}
 	o, ok := m.httpCache.Load(key)
 	if !ok {
