@@ -119,8 +119,16 @@ func MkdirAll(fsys FS, dir string) (created bool, err error) {
 	}
 	if err := fsys.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			// Someone else created it meanwhile; it is theirs to sync.
-			return MkdirAll(fsys, dir)
+			// Someone else created it meanwhile. Their directory fsync may
+			// not have happened yet, and our caller is about to put files
+			// in it that it will acknowledge, so sync the parent here too.
+			if _, err := MkdirAll(fsys, dir); err != nil {
+				return false, err
+			}
+			if err := fsys.SyncDir(parent); err != nil {
+				return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
+			}
+			return false, nil
 		}
 		return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
 	}

@@ -136,6 +136,33 @@ func TestMkdirAll(t *testing.T) {
 	require.ErrorIs(t, err, logtest.ErrInjected, "a directory whose entry is not durable is an error")
 }
 
+// TestMkdirAllLosingARaceStillSyncs covers two callers creating the same
+// directory at once. The one whose Mkdir finds the directory already there
+// must not return before the parent's entry is durable: it is about to put
+// files in that directory and acknowledge them, and the winner may not have
+// reached its own directory fsync yet.
+func TestMkdirAllLosingARaceStillSyncs(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "consumer")
+	ffs := logtest.NewFaultFS(nil)
+	var syncedParent bool
+	ffs.SetFault(func(op logtest.Op, path string) error {
+		switch {
+		case op == logtest.OpMkdir && path == dir:
+			// The other caller wins between our Stat and our Mkdir.
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			return fs.ErrExist
+		case op == logtest.OpSyncDir && path == root:
+			syncedParent = true
+		}
+		return nil
+	})
+	created, err := durable.MkdirAll(ffs, dir)
+	require.NoError(t, err)
+	require.False(t, created, "the other caller created it")
+	require.True(t, syncedParent, "the parent must be fsync-ed before MkdirAll returns")
+}
+
 // TestSyncDirAndReadFile cover the two small helpers.
 func TestSyncDirAndReadFile(t *testing.T) {
 	dir := t.TempDir()
