@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -42,11 +41,8 @@ var crashChildBinary = sync.OnceValues(func() (string, error) {
 	}
 	crashChildDir = dir
 	bin := filepath.Join(dir, "crashchild")
-	gotool, err := exec.LookPath("go")
-	if err != nil {
-		gotool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out, err := exec.Command(gotool, "build", "-o", bin, "./testdata/crashchild").CombinedOutput()
+	// go test puts its own toolchain's bin directory first on PATH.
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/crashchild").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build crash child: %w\n%s", err, out)
 	}
