@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/base64"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -249,17 +248,4 @@ func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Me
 	}
 	msg.Payload = value
 	return msg, nil
-}
-
-// readBody reads the whole (already capped) body, into a buffer of the
-// announced size when there is one.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength >= 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	return io.ReadAll(r.Body)
 }

@@ -114,6 +114,11 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		with(topicJSON(`[]`), "array body"),
 		with(topicJSON(``), "empty body"),
 		with(topicJSON(`null`), "null body"),
+		// Go's decoder keeps the last of two equal keys and matches keys
+		// regardless of case: both would let a body mean something other
+		// than what it says (the first "name" created nothing).
+		with(topicJSON(`{"name":"dup1","partitions":1,"replication_factor":1,"name":"dup2"}`), "duplicate name key"),
+		with(topicJSON(`{"Name":"dup3","partitions":1,"replication_factor":1}`), "key in the wrong case"),
 		{name: "text/plain", method: "POST", path: "/api/topics", ctype: "text/plain", body: `{}`, status: s415, code: umt},
 		{name: "no content type", method: "POST", path: "/api/topics", body: `{}`, status: s415, code: umt},
 		{name: "latin1 charset", method: "POST", path: "/api/topics", ctype: "application/json; charset=latin1", body: `{}`, status: s415, code: umt},
@@ -131,6 +136,10 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{name: "value null", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":null}]}`, status: s400, code: bad},
 		{name: "unknown record field", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ==","partition":1}]}`, status: s400, code: bad},
 		{name: "value of wrong type", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":5}]}`, status: s400, code: bad},
+		{name: "duplicate records key", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ=="}],"records":[{"value":"Yg=="}]}`, status: s400, code: bad},
+		{name: "duplicate value key", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ==","value":"Yg=="}]}`, status: s400, code: bad},
+		{name: "value key in upper case", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"VALUE":"YQ=="}]}`, status: s400, code: bad},
+		{name: "records key in title case", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"Records":[{"value":"YQ=="}]}`, status: s400, code: bad},
 		{name: "unknown topic", method: "POST", path: "/api/topics/nope/records", ctype: J, body: `{"records":[{"value":"YQ=="}]}`, status: s404, code: nf},
 		{name: "topic %2e%2e", method: "POST", path: "/api/topics/%2e%2e/records", ctype: O, body: "v", status: s404, code: nf},
 		{name: "topic ..%2f..%2fetc", method: "POST", path: "/api/topics/..%2f..%2fetc/records", ctype: O, body: "v", status: s404, code: nf},
@@ -169,6 +178,8 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{name: "string offset commit", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":"5"}`, status: s400, code: bad},
 		{name: "fractional offset commit", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":1.5}`, status: s400, code: bad},
 		{name: "overflowing offset commit", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":18446744073709551616}`, status: s400, code: bad},
+		{name: "duplicate offset key", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":1,"offset":2}`, status: s400, code: bad},
+		{name: "offset key in upper case", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"OFFSET":2}`, status: s400, code: bad},
 		{name: "missing offset", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{}`, status: s400, code: bad},
 		{name: "offset regression", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":0}`, status: s409, code: conf},
 		{name: "consumer %2e%2e", method: "PUT", path: "/api/consumers/%2e%2e/offsets/orders/0", ctype: J, body: `{"offset":1}`, status: s404, code: nf},

@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -89,19 +91,27 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 	if ae := s.limitBody(w, r); ae != nil {
 		return ae
 	}
-	dec := json.NewDecoder(r.Body)
+	// The whole (capped) body first: the key check below walks it a
+	// second time.
+	data, err := readBody(r)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return s.tooLarge()
+		}
+		return badRequest("cannot read the request body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return s.jsonError(err)
 	}
 	// Exactly one value: anything but white space after it is refused.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			if ae := s.jsonError(err); ae.status == http.StatusRequestEntityTooLarge {
-				return ae
-			}
-		}
 		return badRequest("invalid JSON body: data after the JSON value")
+	}
+	if err := checkJSONKeys(data, reflect.TypeOf(v)); err != nil {
+		return badRequest("invalid JSON body: %v", err)
 	}
 	return nil
 }
@@ -233,4 +243,17 @@ func queryParams(r *http.Request, allowed ...string) (map[string]string, *apiErr
 		out[k] = vs[0]
 	}
 	return out, nil
+}
+
+// readBody reads the whole (already capped) body, into a buffer of the
+// announced size when there is one.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.ContentLength >= 0 {
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(r.Body)
 }
