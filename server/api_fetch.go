@@ -81,7 +81,8 @@ func fetchQuery(r *http.Request) (offset uint64, max int, ae *apiError) {
 		offset = n
 	}
 	if v, ok := q["max"]; ok {
-		n, ok := parseUint(v, maxIndex)
+		// Any size is a valid wish; the cap decides what is served.
+		n, ok := parseUint(v, ^uint64(0))
 		if !ok || n < 1 {
 			return 0, 0, badRequest("max %q: a decimal integer from 1 (values above %d are served as %d)", v, MaxFetchRecords, MaxFetchRecords)
 		}
