@@ -16,15 +16,24 @@ func pathParam(name, desc string, example any) Parameter {
 	return Parameter{Name: name, In: "path", Required: true, Description: desc, Schema: &Schema{Type: "string"}, Example: example}
 }
 
+// indexParam is a path parameter that is a decimal number from lo: a
+// partition index (0) or a broker id (1).
+func indexParam(name, desc string, lo int64) Parameter {
+	return Parameter{Name: name, In: "path", Required: true, Description: desc,
+		Schema: &Schema{Type: "integer", Minimum: &lo, Maximum: ptr(int64(maxIndex))}, Example: lo}
+}
+
+func ptr[T any](v T) *T { return &v }
+
 func queryParam(name, desc string, typ string) Parameter {
 	return Parameter{Name: name, In: "query", Description: desc, Schema: &Schema{Type: typ}}
 }
 
 var (
 	paramTopic     = pathParam("topic", "Topic name: 1-249 characters of A-Z a-z 0-9 . _ -, not . or ..", "orders")
-	paramPartition = pathParam("p", "Partition index, a decimal integer from 0.", 0)
+	paramPartition = indexParam("p", "Partition index, a decimal integer from 0.", 0)
 	paramConsumer  = pathParam("id", "Consumer id: same rules as a topic name.", "billing")
-	paramReplica   = pathParam("broker", "Broker id of the replica, from 1.", 1)
+	paramReplica   = indexParam("broker", "Broker id of the replica, from 1.", 1)
 )
 
 // okJSON is a 2xx answer with a schema and an example.
@@ -91,14 +100,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &Operation{
 			OperationID: "stopBroker", Summary: "Stop a broker (stage a failure)", Tags: []string{"cluster"},
 			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
-			Parameters:  []Parameter{pathParam("id", "Broker id, from 1.", 1)},
+			Parameters:  []Parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]Response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: false})}, 400, 404),
 		}},
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &Operation{
 			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
 			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
-			Parameters:  []Parameter{pathParam("id", "Broker id, from 1.", 1)},
+			Parameters:  []Parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]Response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: true})}, 400, 404),
 		}},

@@ -149,6 +149,7 @@ func openAPIPath(muxPath string) string {
 // body, since every error the server writes has that shape.
 func buildOpenAPI(info Info, tags []Tag, routes []route, schemas *schemaSet) Document {
 	schemas.of(ErrorResponse{}) // every error answer has this shape
+	schemas.refine()
 	doc := Document{
 		OpenAPI:    OpenAPIVersion,
 		Info:       info,

@@ -2,7 +2,10 @@ package server
 
 import (
 	"reflect"
+	"slices"
 	"strings"
+
+	"github.com/pystream/pystream/server/apiclient"
 )
 
 // schemaSet derives JSON Schemas from the wire types of package apiclient by
@@ -72,4 +75,36 @@ func (s *schemaSet) object(t reflect.Type) *Schema {
 		}
 	}
 	return obj
+}
+
+// refine corrects the derived schemas where the Go type of a wire struct
+// says less than the contract (api.md):
+//
+//   - ProduceRecord.key may be omitted or null (no key: round robin), which
+//     a plain []byte field cannot express;
+//   - ProduceResult is a placement: every field set, never "error";
+//   - a failed produce answers, per input record, either a placement or
+//     {"error": {"code", "message"}} alone (ProduceFailure), so
+//     ErrorBody.records lists either.
+//
+// It only touches schemas that were derived; call it after every wire type
+// the document uses has been derived.
+func (s *schemaSet) refine() {
+	if rec := s.schemas["ProduceRecord"]; rec != nil {
+		rec.Properties["key"] = &Schema{AnyOf: []*Schema{rec.Properties["key"], {Type: "null"}},
+			Description: "omitted or null: no key, the server picks the partition round robin; \"\" is a real, empty key"}
+		rec.Required = slices.DeleteFunc(rec.Required, func(n string) bool { return n == "key" })
+	}
+	if res := s.schemas["ProduceResult"]; res != nil {
+		delete(res.Properties, "error")
+	}
+	if body := s.schemas["ErrorBody"]; body != nil && body.Properties["records"] != nil {
+		s.of(apiclient.RecordError{})
+		s.schemas["ProduceFailure"] = &Schema{Type: "object", Required: []string{"error"},
+			Description: "A record of a failed produce that was not acknowledged.",
+			Properties:  map[string]*Schema{"error": ref("RecordError")}}
+		body.Properties["records"] = &Schema{Type: "array",
+			Description: "Failed produce only: per input record, in request order, its placement (acknowledged) or its error.",
+			Items:       &Schema{AnyOf: []*Schema{ref("ProduceResult"), ref("ProduceFailure")}}}
+	}
 }
