@@ -4,14 +4,16 @@ import (
 	"net/http"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
 // handleFetch answers GET /api/topics/{topic}/partitions/{p}/records
 // ?offset=N&max=M: up to M records (default DefaultFetchMax, capped at
 // MaxFetchRecords) from offset N (default 0), read from the partition's
-// leader and never past the high watermark reported in the same answer. An
-// offset at or past the high watermark returns no records.
+// leader and never past the high watermark reported in the same answer,
+// and about MaxFetchBytes of values at most. An offset at or past the high
+// watermark returns no records.
 func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 	name, ae := nameParam(r, "topic", "topic")
 	if ae != nil {
@@ -44,7 +46,7 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 	}
 	if offset < st.HighWatermark {
 		n := int(min(uint64(max), st.HighWatermark-offset))
-		recs, err := s.cluster.ReadCommitted(name, p, offset, n)
+		recs, err := s.readBounded(name, p, offset, n)
 		if err != nil {
 			writeAPIError(w, s.withUnavailable(classify(err)))
 			return
@@ -64,6 +66,39 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// fetchFirstChunk is how many records a fetch reads before it knows how
+// large the partition's records are.
+const fetchFirstChunk = 8
+
+// readBounded reads up to n committed records from offset, and stops once
+// their values reach s.fetchBytes (the record that reaches it included).
+// It reads in chunks sized from the records seen so far, so that the
+// memory one fetch holds stays near the budget even when every record is
+// as large as the log allows.
+func (s *Server) readBounded(name string, p int, offset uint64, n int) ([]log.Record, error) {
+	var out []log.Record
+	size, chunk := 0, min(n, fetchFirstChunk)
+	for len(out) < n && size < s.fetchBytes {
+		recs, err := s.cluster.ReadCommitted(name, p, offset+uint64(len(out)), chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if size >= s.fetchBytes {
+				break
+			}
+			out = append(out, rec)
+			size += len(rec.Payload)
+		}
+		if len(recs) < chunk {
+			break // the high watermark
+		}
+		avg := max(1, size/len(out))
+		chunk = max(1, min((s.fetchBytes-size)/avg+1, n-len(out)))
+	}
+	return out, nil
 }
 
 // fetchQuery reads offset and max.

@@ -150,7 +150,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &Operation{
 			OperationID: "fetch", Summary: "Fetch records of a partition", Tags: []string{"records"},
-			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000. Unknown query parameters are refused.",
+			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach 4 MiB " +
+				"(at least one record). Continue from next_offset. Unknown query parameters are refused.",
 			Parameters: []Parameter{paramTopic, paramPartition,
 				queryParam("offset", "First offset to read (default 0).", "integer"),
 				queryParam("max", "Most records to return (default 100, capped at 1000).", "integer")},

@@ -27,6 +27,12 @@ const (
 	// MaxFetchRecords caps a fetch's max: a larger max is served as this
 	// many.
 	MaxFetchRecords = 1000
+	// MaxFetchBytes bounds a fetch answer in value bytes, like Kafka's
+	// fetch.max.bytes: records are added until their values reach it.
+	// An answer holds at least one record (else a record above the
+	// budget could never be read), so it may exceed the budget by one
+	// record, at most the log's maximum payload.
+	MaxFetchBytes = 4 << 20
 	// maxIndex bounds partition and broker numbers in paths; anything
 	// larger does not exist and is refused as invalid before any lookup.
 	maxIndex = 1<<31 - 1

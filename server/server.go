@@ -40,12 +40,15 @@ type Server struct {
 	cfg     Config
 	logger  *slog.Logger
 	maxBody int64
-	cluster *cluster.Cluster
-	lock    *dataLock
-	metrics *metrics
-	routes  []route
-	openapi []byte // the encoded OpenAPI document, built once
-	handler http.Handler
+	// fetchBytes is the value bytes at which a fetch answer stops
+	// (MaxFetchBytes; tests lower it before serving).
+	fetchBytes int
+	cluster    *cluster.Cluster
+	lock       *dataLock
+	metrics    *metrics
+	routes     []route
+	openapi    []byte // the encoded OpenAPI document, built once
+	handler    http.Handler
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -60,7 +63,7 @@ type Server struct {
 //
 // The caller must Close the server when done, after serving has stopped.
 func New(cfg Config, logger *slog.Logger) (*Server, error) {
-	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
