@@ -132,3 +132,23 @@ func TestCLIServerNotRunning(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "is the server running at "+url+"?")
 }
+
+// TestCLIServerWithoutScheme: --server and PYSTREAM_SERVER take host:port
+// without a scheme, as rpk's and kcat's broker flags do, and mean http://
+// (docs/cli.md). Nothing listens there, so the command reaches the network
+// and exits 1, naming the completed URL, instead of refusing the flag.
+func TestCLIServerWithoutScheme(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	port := addr[strings.LastIndexByte(addr, ':')+1:]
+	require.NoError(t, ln.Close())
+	for _, server := range []string{addr, "localhost:" + port} {
+		r := run(t, "", "", "--server", server, "topic", "list")
+		require.Equal(t, 1, r.code, r.stderr)
+		require.Contains(t, r.stderr, "is the server running at http://"+server+"?")
+	}
+	r := runEnv(t, []string{"PYSTREAM_SERVER=" + addr}, "", "topic", "list")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "is the server running at http://"+addr+"?")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"syscall"
 
 	"github.com/pystream/pystream/server/apiclient"
@@ -56,18 +57,31 @@ func rootCause(err error) error {
 	return err
 }
 
-// client returns the API client for --server. A URL without a scheme is
-// taken as http://; anything else unparsable is a usage error.
+// client returns the API client for --server.
 func (a *app) client() (*apiclient.Client, error) {
-	u, err := url.Parse(a.g.server)
-	if err == nil && u.Scheme == "" {
-		u, err = url.Parse("http://" + a.g.server)
+	u, err := serverURL(a.g.server)
+	if err != nil {
+		return nil, err
 	}
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageErrorf("--server %q: want a URL such as %s", a.g.server, DefaultServer)
-	}
-	a.serverURL = u.String()
+	a.serverURL = u
 	return apiclient.New(a.serverURL, apiclient.WithUserAgent("pystream-cli/"+a.env.Version)), nil
+}
+
+// serverURL normalises a --server value. One without "://" (host,
+// host:port) is taken as http://, as rpk and kcat take a bare broker
+// address; it must be checked before parsing, since url.Parse reads
+// "localhost:8000" as scheme "localhost" and refuses "127.0.0.1:8000".
+// Anything but an http or https URL with a host is a usage error.
+func serverURL(s string) (string, error) {
+	raw := s
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", usageErrorf("--server %q: want a URL such as %s", s, DefaultServer)
+	}
+	return u.String(), nil
 }
 
 // apiError turns what an apiclient call returned into the error the command

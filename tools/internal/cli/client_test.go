@@ -275,3 +275,25 @@ func TestCLIBenchServerConfig(t *testing.T) {
 		require.Equal(t, ExitUsage, ExitCode(bad.check()), "%+v", bad)
 	}
 }
+
+// TestCLIServerURL pins --server: a bare host or host:port means http://
+// (docs/cli.md), http and https URLs are kept, anything else is a usage
+// error.
+func TestCLIServerURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1:8000":           "http://127.0.0.1:8000",
+		"localhost:8000":           "http://localhost:8000",
+		"pystream.example":         "http://pystream.example",
+		"[::1]:8000":               "http://[::1]:8000",
+		"http://127.0.0.1:8000":    "http://127.0.0.1:8000",
+		"https://pystream.example": "https://pystream.example",
+	} {
+		got, err := serverURL(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "ftp://host", "http://", "://x", "http://[::1"} {
+		_, err := serverURL(bad)
+		require.Equal(t, ExitUsage, ExitCode(err), bad)
+	}
+}
