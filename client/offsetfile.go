@@ -1,12 +1,12 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
+
+	"github.com/pystream/pystream/log/durable"
 )
 
 // OffsetFileVersion is the only offset file version this package reads and
@@ -49,38 +49,13 @@ func parseOffset(data []byte) (uint64, error) {
 	if len(data) > maxOffsetFileSize {
 		return 0, bad(nil, "%d bytes, larger than any offset file (%d)", len(data), maxOffsetFileSize)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
+	fields, err := durable.ObjectFields(data)
 	if err != nil {
+		var oe *durable.ObjectError
+		if errors.As(err, &oe) {
+			return 0, bad(oe.Err, "%s", oe.Reason)
+		}
 		return 0, bad(err, "not JSON")
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return 0, bad(nil, "not a JSON object")
-	}
-	fields := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return 0, bad(err, "not JSON")
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return 0, bad(nil, "not a JSON object")
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return 0, bad(err, "not JSON")
-		}
-		if _, dup := fields[key]; dup {
-			return 0, bad(nil, "duplicate field %q", key)
-		}
-		fields[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return 0, bad(err, "not JSON")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return 0, bad(err, "data after the JSON object")
 	}
 
 	raw, ok := fields["version"]

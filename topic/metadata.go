@@ -1,12 +1,12 @@
 package topic
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
+
+	"github.com/pystream/pystream/log/durable"
 )
 
 // MetadataFile is the name of a topic's metadata file inside its directory.
@@ -108,41 +108,12 @@ func parseMetadata(data []byte) (metadata, error) {
 // decodeObject splits one JSON object into its raw field values, refusing
 // duplicate keys and anything after the object.
 func decodeObject(data []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, problem(err, "not JSON")
+	fields, err := durable.ObjectFields(data)
+	var oe *durable.ObjectError
+	if errors.As(err, &oe) {
+		return nil, problem(oe.Err, "%s", oe.Reason)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, problem(nil, "not a JSON object")
-	}
-	fields := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, problem(err, "not JSON")
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, problem(nil, "not a JSON object")
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, problem(err, "not JSON")
-		}
-		if _, dup := fields[key]; dup {
-			return nil, problem(nil, "duplicate field %q", key)
-		}
-		fields[key] = raw
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, problem(err, "not JSON")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, problem(err, "data after the JSON object")
-	}
-	return fields, nil
+	return fields, err
 }
 
 var errWrongType = errors.New("wrong JSON type")
