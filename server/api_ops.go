@@ -23,6 +23,19 @@ func (s *Server) opTarget(w http.ResponseWriter, r *http.Request) (string, int, 
 	return name, p, nil
 }
 
+// replicaTarget is opTarget plus the {broker} of a replica operation.
+func (s *Server) replicaTarget(w http.ResponseWriter, r *http.Request) (string, int, int, *apiError) {
+	name, p, ae := s.opTarget(w, r)
+	if ae != nil {
+		return "", 0, 0, ae
+	}
+	id, ae := brokerParam(r, "broker")
+	if ae != nil {
+		return "", 0, 0, ae
+	}
+	return name, p, id, nil
+}
+
 // handleFailover answers POST /api/topics/{topic}/partitions/{p}/failover:
 // the partition's failed leader is replaced by the active follower with the
 // longest log (ties to the lowest id). Refused (409) while the leader is
@@ -48,12 +61,7 @@ func (s *Server) handleFailover(w http.ResponseWriter, r *http.Request) {
 // follower copies the leader's missing records after its own were proven a
 // prefix of the leader's.
 func (s *Server) handleCatchUp(w http.ResponseWriter, r *http.Request) {
-	name, p, ae := s.opTarget(w, r)
-	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	id, ae := brokerParam(r, "broker")
+	name, p, id, ae := s.replicaTarget(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
@@ -72,12 +80,7 @@ func (s *Server) handleCatchUp(w http.ResponseWriter, r *http.Request) {
 // inactive replica (a returning former leader) is cut back to its common
 // prefix with the leader, filled up, verified and only then made active.
 func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
-	name, p, ae := s.opTarget(w, r)
-	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	id, ae := brokerParam(r, "broker")
+	name, p, id, ae := s.replicaTarget(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
