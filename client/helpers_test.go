@@ -1,37 +1,21 @@
 package client
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 
-	"github.com/pystream/pystream/topic"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/topic"
 )
 
 // tree lists everything under root, directories with a trailing slash.
 func tree(t *testing.T, root string) []string {
 	t.Helper()
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == root {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			rel += "/"
-		}
-		out = append(out, rel)
-		return nil
-	})
+	out, err := logtest.Tree(root)
 	require.NoError(t, err)
-	sort.Strings(out)
 	return out
 }
 

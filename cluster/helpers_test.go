@@ -1,12 +1,11 @@
 package cluster
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log/logtest"
 
 	"github.com/pystream/pystream/log"
 )
@@ -43,15 +42,7 @@ func reopen(t *testing.T, c *Cluster, root string, n int) *Cluster {
 // snapshot returns every file under root with its bytes.
 func snapshot(t *testing.T, root string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		out[path] = b
-		return err
-	})
+	out, err := logtest.Snapshot(root)
 	require.NoError(t, err)
 	return out
 }
