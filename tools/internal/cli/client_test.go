@@ -172,6 +172,24 @@ func TestCLIProduceReadError(t *testing.T) {
 	require.Len(t, b, 2)
 }
 
+// TestCLIProduceLineLimit: a line of up to the largest record is read
+// whole (a CRLF ending is not counted); a longer one is refused with a
+// *LineTooLongError naming it, after the lines before it.
+func TestCLIProduceLineLimit(t *testing.T) {
+	atLimit := strings.Repeat("x", produceMaxLine)
+	queue := make(chan lineOrErr, 10)
+	readLines(strings.NewReader("a\n"+atLimit+"\r\n"+atLimit+"y\nnever\n"), queue, make(chan struct{}))
+	require.Equal(t, "a", string((<-queue).line))
+	require.Equal(t, atLimit, string((<-queue).line))
+	it := <-queue
+	var lerr *LineTooLongError
+	require.ErrorAs(t, it.err, &lerr)
+	require.Equal(t, 3, lerr.Line)
+	require.Equal(t, ExitFailure, ExitCode(it.err))
+	_, open := <-queue
+	require.False(t, open)
+}
+
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }

@@ -77,3 +77,16 @@ func ExitCode(err error) int {
 		return ExitFailure
 	}
 }
+
+// LineTooLongError is a line of produce's stdin longer than the largest
+// record. Produce stops reading at it.
+type LineTooLongError struct {
+	// Line is the 1-based number of the line.
+	Line int
+	// Limit is the most bytes a line may hold, without its line ending.
+	Limit int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is longer than %d bytes, the largest record", e.Line, e.Limit)
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/spf13/cobra"
 )
@@ -111,19 +112,27 @@ func (a *app) produceCommand() *cobra.Command {
 	return cmd
 }
 
+// produceMaxLine is the longest line produce accepts, without its line
+// ending: the largest record PyStream stores (key, delimiter and value
+// together, to keep the rule simple). Reading stops at the first longer
+// line instead of buffering it whole, so an endless line cannot exhaust
+// memory.
+const produceMaxLine = log.DefaultMaxPayloadSize
+
 // lineOrErr is one item of the reader's queue.
 type lineOrErr struct {
 	line []byte
 	err  error // io.EOF at the end
 }
 
-// readLines sends every line of r, then a final item carrying io.EOF or the
-// read error, and closes out. It stops early when done is closed.
+// readLines sends every line of r, then a final item carrying io.EOF, the
+// read error or a *LineTooLongError, and closes out. It stops early when
+// done is closed.
 func readLines(r io.Reader, out chan<- lineOrErr, done <-chan struct{}) {
 	defer close(out)
 	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
+	for n := 1; ; n++ {
+		line, err := readLine(br, n)
 		if len(line) > 0 {
 			line = bytes.TrimSuffix(line, []byte("\n"))
 			line = bytes.TrimSuffix(line, []byte("\r"))
@@ -139,6 +148,31 @@ func readLines(r io.Reader, out chan<- lineOrErr, done <-chan struct{}) {
 			case <-done:
 			}
 			return
+		}
+	}
+}
+
+// readLine reads line number n of br, with its newline if it has one. It
+// fails with a *LineTooLongError, having read little more than the limit,
+// when the line holds more than produceMaxLine bytes before its line
+// ending.
+func readLine(br *bufio.Reader, n int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		content := len(line)
+		if err == nil {
+			content-- // the newline
+			if content > 0 && line[content-1] == '\r' {
+				content--
+			}
+		}
+		if content > produceMaxLine {
+			return nil, &LineTooLongError{Line: n, Limit: produceMaxLine}
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
 		}
 	}
 }
@@ -227,7 +261,7 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 			return nil
 		}
 		if rerr != nil {
-			return fmt.Errorf("produce %s: read stdin: %w (%d records acknowledged)", topic, rerr, sent)
+			return fmt.Errorf("produce %s: read stdin: %w; %d record(s) acknowledged, nothing after them was sent", topic, rerr, sent)
 		}
 	}
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// endless is stdin that never ends a line: it counts what it handed out,
+// up to a bound that keeps a broken build from running away.
+type endless struct {
+	prefix []byte
+	read   atomic.Int64
+	bound  int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read.Load() >= e.bound {
+		return 0, io.EOF
+	}
+	n := 0
+	if len(e.prefix) > 0 {
+		n = copy(p, e.prefix)
+		e.prefix = e.prefix[n:]
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = 'a'
+	}
+	e.read.Add(int64(len(p)))
+	return len(p), nil
+}
+
+// TestCLIProduceLineTooLong: a line longer than the largest record (1 MiB)
+// stops produce with exit 1 and an error naming the line, after the lines
+// before it were acknowledged, and without reading the rest of the line
+// into memory (an endless line must not hang it).
+func TestCLIProduceLineTooLong(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "long", "-p", "1", "-r", "1")
+
+	in := &endless{prefix: []byte("first\n"), bound: 64 << 20}
+	cmd := exec.Command(pystreamBin, "produce", "long")
+	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
+	cmd.Stdin = in
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr, "stdout: %s stderr: %s", out.String(), errOut.String())
+	require.Equal(t, 1, exitErr.ExitCode())
+	require.Equal(t, "partition 0 offset 0\n", out.String())
+	require.Contains(t, errOut.String(), "line 2")
+	require.Contains(t, errOut.String(), "longer than 1048576 bytes")
+	require.Less(t, in.read.Load(), int64(8<<20), "produce read far past the limit")
+
+	r := ok(t, url, "", "consume", "long", "-p", "0", "-e", "-f", `%o %v\n`)
+	require.Equal(t, "0 first\n", r.stdout, "nothing of the long line was written")
+}
