@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -60,4 +62,31 @@ func TestCLIProduceLineTooLong(t *testing.T) {
 
 	r := ok(t, url, "", "consume", "long", "-p", "0", "-e", "-f", `%o %v\n`)
 	require.Equal(t, "0 first\n", r.stdout, "nothing of the long line was written")
+}
+
+// TestCLIProduceLargeRecords: every line up to the largest record (1 MiB)
+// is produced, however the lines fall into requests: a record whose JSON
+// (base64) form would not fit a request goes on its own, and a batch never
+// grows past the request budget by its last record.
+func TestCLIProduceLargeRecords(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "large", "-p", "1", "-r", "1")
+	sizes := []int{5, 300 << 10, 700 << 10, 900 << 10, 1 << 20}
+	var in strings.Builder
+	for i, n := range sizes {
+		in.WriteString(strings.Repeat(string(rune('a'+i)), n))
+		in.WriteByte('\n')
+	}
+	r := ok(t, url, in.String(), "produce", "large", "-K", "\t")
+	var want strings.Builder
+	for i := range sizes {
+		fmt.Fprintf(&want, "partition 0 offset %d\n", i)
+	}
+	require.Equal(t, want.String(), r.stdout)
+	r = ok(t, url, "", "consume", "large", "-p", "0", "-e", "-f", `%o %S\n`)
+	want.Reset()
+	for i, n := range sizes {
+		fmt.Fprintf(&want, "%d %d\n", i, n)
+	}
+	require.Equal(t, want.String(), r.stdout)
 }

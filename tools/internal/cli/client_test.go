@@ -132,18 +132,19 @@ func TestCLIProduceBatches(t *testing.T) {
 	queue := make(chan lineOrErr, 2*produceBatchRecords)
 	readLines(strings.NewReader(in.String()), queue, make(chan struct{}))
 
-	b, err := nextBatch(queue, keyMode{})
+	bt := &batcher{in: queue}
+	b, err := bt.next()
 	require.NoError(t, err)
 	require.Len(t, b, produceBatchRecords)
 	require.Equal(t, []byte("first"), b[0].Value)
 	require.Equal(t, []byte{}, b[1].Value, "an empty line is an empty record")
 
-	b, err = nextBatch(queue, keyMode{})
+	b, err = bt.next()
 	require.ErrorIs(t, err, io.EOF)
 	require.Len(t, b, 13)
 	require.Equal(t, []byte("last"), b[12].Value)
 
-	_, err = nextBatch(queue, keyMode{})
+	_, err = bt.next()
 	require.ErrorIs(t, err, io.EOF)
 }
 
@@ -155,21 +156,38 @@ func TestCLIProduceBatchBytes(t *testing.T) {
 	for range 10 {
 		queue <- lineOrErr{line: []byte(big)}
 	}
-	b, err := nextBatch(queue, keyMode{})
+	b, err := (&batcher{in: queue}).next()
 	require.NoError(t, err)
 	require.Less(t, len(b), 10)
-	require.GreaterOrEqual(t, len(b)*encodedSize(b[0]), produceBatchBytes)
+	require.LessOrEqual(t, len(b)*encodedSize(b[0]), produceBatchBytes)
 }
 
-// TestCLIProduceReadError: a read error ends the input after the lines
-// before it.
-func TestCLIProduceReadError(t *testing.T) {
+// TestCLIProduceBatchHoldsBack: a record that would push a batch past the
+// byte budget opens the next batch instead, so only a record alone can
+// exceed the budget; an error after a held record comes after it.
+func TestCLIProduceBatchHoldsBack(t *testing.T) {
 	boom := errors.New("boom")
 	queue := make(chan lineOrErr, 10)
-	readLines(io.MultiReader(strings.NewReader("a\nb"), errReader{boom}), queue, make(chan struct{}))
-	b, err := nextBatch(queue, keyMode{})
+	queue <- lineOrErr{line: []byte(strings.Repeat("a", 300<<10))}
+	queue <- lineOrErr{line: []byte(strings.Repeat("b", 700<<10))}
+	queue <- lineOrErr{err: boom}
+	close(queue)
+	bt := &batcher{in: queue}
+	b, err := bt.next()
+	require.NoError(t, err)
+	require.Len(t, b, 1)
+	require.Equal(t, byte('a'), b[0].Value[0])
+	b, err = bt.next()
+	require.Len(t, b, 1)
+	require.Equal(t, byte('b'), b[0].Value[0])
+	if err == nil { // the batch was full; the error follows on its own
+		b, err = bt.next()
+		require.Empty(t, b)
+	}
 	require.ErrorIs(t, err, boom)
-	require.Len(t, b, 2)
+	b, err = bt.next()
+	require.ErrorIs(t, err, boom, "the error sticks")
+	require.Empty(t, b)
 }
 
 // TestCLIProduceLineLimit: a line of up to the largest record is read
@@ -188,6 +206,17 @@ func TestCLIProduceLineLimit(t *testing.T) {
 	require.Equal(t, ExitFailure, ExitCode(it.err))
 	_, open := <-queue
 	require.False(t, open)
+}
+
+// TestCLIProduceReadError: a read error ends the input after the lines
+// before it.
+func TestCLIProduceReadError(t *testing.T) {
+	boom := errors.New("boom")
+	queue := make(chan lineOrErr, 10)
+	readLines(io.MultiReader(strings.NewReader("a\nb"), errReader{boom}), queue, make(chan struct{}))
+	b, err := (&batcher{in: queue}).next()
+	require.ErrorIs(t, err, boom)
+	require.Len(t, b, 2)
 }
 
 type errReader struct{ err error }

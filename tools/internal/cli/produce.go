@@ -177,42 +177,90 @@ func readLine(br *bufio.Reader, n int) ([]byte, error) {
 	}
 }
 
-// nextBatch takes the next batch from the queue: it blocks for the first
-// line, then takes only lines already waiting. It returns the terminal
-// error (io.EOF at the end of input) once the queue reports it.
-func nextBatch(in <-chan lineOrErr, m keyMode) ([]apiclient.ProduceRecord, error) {
+// batcher cuts the reader's queue into produce requests: it blocks for the
+// first line, then takes only lines already waiting, up to
+// produceBatchRecords records or produceBatchBytes of encoded body. A
+// record that would push a batch past the byte budget waits for the next
+// batch, so only a record alone can exceed it (see sendBatch).
+type batcher struct {
+	in <-chan lineOrErr
+	m  keyMode
+	// held is a record taken from the queue that did not fit the last
+	// batch; it opens the next one.
+	held *apiclient.ProduceRecord
+	// err is the queue's terminal item once taken (io.EOF at the end of
+	// input): the queue is done, and err is returned with the last batch.
+	err error
+}
+
+// next returns the next batch. It returns the terminal error (io.EOF at
+// the end of input) with the last lines, and alone on every later call.
+func (b *batcher) next() ([]apiclient.ProduceRecord, error) {
 	var batch []apiclient.ProduceRecord
 	size := 0
-	add := func(it lineOrErr) error {
-		if it.err != nil {
-			return it.err
+	// add takes r into the batch, or holds it back when the batch is not
+	// empty and r would push it past the byte budget.
+	add := func(r apiclient.ProduceRecord) bool {
+		n := encodedSize(r)
+		if len(batch) > 0 && size+n > produceBatchBytes {
+			b.held = &r
+			return false
 		}
-		r := m.parseLine(it.line)
 		batch = append(batch, r)
-		size += encodedSize(r)
-		return nil
+		size += n
+		return true
 	}
-	it, ok := <-in
-	if !ok {
-		return nil, io.EOF
+	if b.held != nil {
+		r := *b.held
+		b.held = nil
+		add(r)
 	}
-	if err := add(it); err != nil {
-		return nil, err
+	if b.err != nil {
+		return batch, b.err
+	}
+	if len(batch) == 0 {
+		it, ok := <-b.in
+		switch {
+		case !ok:
+			b.err = io.EOF
+			return nil, b.err
+		case it.err != nil:
+			b.err = it.err
+			return nil, b.err
+		}
+		add(b.m.parseLine(it.line))
 	}
 	for len(batch) < produceBatchRecords && size < produceBatchBytes {
 		select {
-		case it, ok := <-in:
-			if !ok {
-				return batch, io.EOF
+		case it, ok := <-b.in:
+			switch {
+			case !ok:
+				b.err = io.EOF
+			case it.err != nil:
+				b.err = it.err
+			case add(b.m.parseLine(it.line)):
+				continue
 			}
-			if err := add(it); err != nil {
-				return batch, err
+			if b.held != nil {
+				return batch, nil // the error comes after the held record
 			}
+			return batch, b.err
 		default:
 			return batch, nil
 		}
 	}
 	return batch, nil
+}
+
+// sendBatch produces one batch. A record alone whose JSON (base64) form
+// exceeds the byte budget goes as a raw body instead, which holds a value
+// of up to the largest record within the server's default 1 MiB request
+// limit.
+func sendBatch(ctx context.Context, c *apiclient.Client, topic string, batch []apiclient.ProduceRecord) (*apiclient.ProduceResponse, error) {
+	if len(batch) == 1 && encodedSize(batch[0]) > produceBatchBytes {
+		return c.ProduceRaw(ctx, topic, batch[0].Key, batch[0].Value)
+	}
+	return c.Produce(ctx, topic, batch)
 }
 
 func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m keyMode) error {
@@ -224,10 +272,11 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 	out := bufio.NewWriter(a.env.Stdout)
 	defer out.Flush()
 	sent := 0
+	b := &batcher{in: queue, m: m}
 	for {
-		batch, rerr := nextBatch(queue, m)
+		batch, rerr := b.next()
 		if len(batch) > 0 {
-			res, err := c.Produce(ctx, topic, batch)
+			res, err := sendBatch(ctx, c, topic, batch)
 			if err != nil {
 				var ae *apiclient.Error
 				if errors.As(err, &ae) {
