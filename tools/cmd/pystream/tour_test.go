@@ -343,3 +343,37 @@ func TestCLIBenchServer(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &tl))
 	require.True(t, slices.ContainsFunc(tl.Topics, func(s apiclient.TopicSummary) bool { return s.Name == got.Config.Topic }))
 }
+
+// TestCLIBenchFreshTopic: without --topic, every bench run gets a topic of
+// its own, even when another run made one moments ago with other settings
+// (a conflict) or the same ones (whose records it would count as its own).
+func TestCLIBenchFreshTopic(t *testing.T) {
+	url := startServer(t, 1)
+	now := time.Now().Unix()
+	for s := now - 1; s <= now+5; s++ {
+		name := fmt.Sprintf("bench-%d", s)
+		ok(t, url, "", "topic", "create", name, "-p", "2")
+		ok(t, url, "x\n", "produce", name)
+	}
+	for _, args := range [][]string{
+		{"bench", "produce", "--records", "5", "--json"},
+		{"bench", "produce", "--records", "5", "--partitions", "2", "--json"},
+		{"bench", "consume", "--records", "5", "--partitions", "2", "--json"},
+	} {
+		r := ok(t, url, "", args...)
+		var got struct {
+			Config struct {
+				Topic string `json:"topic"`
+			} `json:"config"`
+			Records int64 `json:"records"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
+		require.Equal(t, int64(5), got.Records, args)
+		td := describe(t, url, got.Config.Topic)
+		var total uint64
+		for _, p := range td.Partitions {
+			total += p.HighWatermark
+		}
+		require.Equal(t, uint64(5), total, "%v: a topic of its own", args)
+	}
+}

@@ -31,7 +31,7 @@ type benchServerConfig struct {
 	// Partitions and RF are the settings of a topic the benchmark creates.
 	Partitions int `json:"partitions"`
 	RF         int `json:"replication_factor"`
-	// Topic is the topic used; "" creates bench-<unix seconds>.
+	// Topic is the topic used; "" creates a new bench-<unix ns>.
 	Topic string `json:"topic"`
 }
 
@@ -69,7 +69,7 @@ func (a *app) benchServerFlags(cmd *cobra.Command, cfg *benchServerConfig, batch
 	f.IntVar(&cfg.Batch, "batch", cfg.Batch, batchHelp)
 	f.IntVar(&cfg.Partitions, "partitions", cfg.Partitions, "partitions of the topic the benchmark creates")
 	f.IntVar(&cfg.RF, "rf", cfg.RF, "replication factor of the topic the benchmark creates")
-	f.StringVar(&cfg.Topic, "topic", "", "topic to use (default: a fresh bench-<unix seconds>; created when missing)")
+	f.StringVar(&cfg.Topic, "topic", "", "topic to use (default: a new bench-<unix ns>; created when missing)")
 }
 
 func (a *app) benchProduceCommand() *cobra.Command {
@@ -125,20 +125,36 @@ func (a *app) benchConsumeCommand() *cobra.Command {
 	return cmd
 }
 
+// freshTopicTries bounds the attempts to find an unused bench-<ns> name.
+const freshTopicTries = 10
+
 // benchTopic returns the topic of a run: --topic if it exists, else a topic
 // created with --partitions and --rf. fresh reports a newly made topic.
+// Without --topic it makes a new bench-<unix ns> topic: a name that exists
+// already (another run's, maybe with other settings) is never reused, since
+// its records would be counted as this run's.
 func (a *app) benchTopic(ctx context.Context, c *apiclient.Client, cfg *benchServerConfig) (*apiclient.TopicDetail, bool, error) {
 	if cfg.Topic == "" {
-		cfg.Topic = fmt.Sprintf("bench-%d", time.Now().Unix())
-	} else {
-		td, err := c.Topic(ctx, cfg.Topic)
-		if err == nil {
-			cfg.Partitions, cfg.RF = td.PartitionCount, td.ReplicationFactor
-			return td, false, nil
+		for range freshTopicTries {
+			name := fmt.Sprintf("bench-%d", time.Now().UnixNano())
+			td, created, err := c.CreateTopic(ctx, name, cfg.Partitions, cfg.RF)
+			switch {
+			case err == nil && created:
+				cfg.Topic = name
+				return td, true, nil
+			case err != nil && !errors.Is(err, apiclient.ErrConflict):
+				return nil, false, a.apiError("bench: create topic "+name, err)
+			}
 		}
-		if !errors.Is(err, apiclient.ErrNotFound) {
-			return nil, false, a.apiError("bench: topic "+cfg.Topic, err)
-		}
+		return nil, false, fmt.Errorf("bench: no unused bench-<ns> topic name after %d tries", freshTopicTries)
+	}
+	td, err := c.Topic(ctx, cfg.Topic)
+	if err == nil {
+		cfg.Partitions, cfg.RF = td.PartitionCount, td.ReplicationFactor
+		return td, false, nil
+	}
+	if !errors.Is(err, apiclient.ErrNotFound) {
+		return nil, false, a.apiError("bench: topic "+cfg.Topic, err)
 	}
 	td, created, err := c.CreateTopic(ctx, cfg.Topic, cfg.Partitions, cfg.RF)
 	if err != nil {
