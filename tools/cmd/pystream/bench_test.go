@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -48,4 +55,41 @@ func TestCLIBenchLog(t *testing.T) {
 	require.Equal(t, "log", got.Benchmark)
 	require.Equal(t, int64(50), got.Records)
 	require.Equal(t, int64(5000), got.Bytes)
+}
+
+// TestCLIBenchLogInterrupt: Ctrl-C (SIGINT) during bench log stops it,
+// removes its scratch directory and exits 1 saying how far it got, instead
+// of dying with the scratch log left behind.
+func TestCLIBenchLogInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(pystreamBin, "bench", "log", "--records", "100000000", "--dir", dir)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Start())
+	// Wait (bounded) until appends have begun: the scratch log has data.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		logs, _ := filepath.Glob(filepath.Join(dir, "*", "log.bin"))
+		if len(logs) == 1 {
+			if fi, err := os.Stat(logs[0]); err == nil && fi.Size() > 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("bench log wrote nothing within 15s: %s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var exitErr *exec.ExitError
+	require.True(t, errors.As(err, &exitErr), "want exit 1, got %v; stderr: %s", err, errOut.String())
+	require.Equal(t, 1, exitErr.ExitCode(), errOut.String())
+	require.Contains(t, errOut.String(), "interrupted after")
+	require.Empty(t, out.String())
+	entries, err := readDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the scratch directory is removed")
 }

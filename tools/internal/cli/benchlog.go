@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pystream/pystream/log"
@@ -87,11 +90,15 @@ func (a *app) benchLogCommand() *cobra.Command {
 			"latency). Progress goes to stderr when it is a terminal. The scratch directory\n" +
 			"is removed unless --keep; choose its disk with --dir.",
 		Args: noArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.check(); err != nil {
 				return err
 			}
-			return a.benchLog(cfg)
+			// Ctrl-C stops the appenders, so that the scratch directory
+			// is still removed.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.benchLog(ctx, cfg)
 		},
 	}
 	f := cmd.Flags()
@@ -104,7 +111,7 @@ func (a *app) benchLogCommand() *cobra.Command {
 	return cmd
 }
 
-func (a *app) benchLog(cfg benchLogConfig) (err error) {
+func (a *app) benchLog(ctx context.Context, cfg benchLogConfig) (err error) {
 	dir, err := os.MkdirTemp(cfg.Dir, "pystream-bench-log-")
 	if err != nil {
 		return fmt.Errorf("bench log: %w", err)
@@ -153,7 +160,7 @@ func (a *app) benchLog(cfg benchLogConfig) (err error) {
 	start := time.Now()
 	for range cfg.Concurrency {
 		wg.Go(func() {
-			for n := work.take(cfg.Batch); n > 0; n = work.take(cfg.Batch) {
+			for n := work.take(cfg.Batch); n > 0 && ctx.Err() == nil; n = work.take(cfg.Batch) {
 				t0 := time.Now()
 				if _, err := l.AppendBatch(payloads[:n]); err != nil {
 					errOnce.Do(func() { firstErr = err })
@@ -169,6 +176,9 @@ func (a *app) benchLog(cfg benchLogConfig) (err error) {
 	progress.Wait()
 	if firstErr != nil {
 		return fmt.Errorf("bench log: %w", firstErr)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("bench log: interrupted after %d of %d records", l.NextOffset(), cfg.Records)
 	}
 	if got := l.NextOffset(); got != uint64(cfg.Records) {
 		return fmt.Errorf("bench log: log holds %d records, want %d", got, cfg.Records)
