@@ -43,6 +43,7 @@ type config struct {
 	rf         int
 	only       string
 	asJSON     bool
+	client     string
 }
 
 // result is one system's figures.
@@ -69,9 +70,16 @@ func main() {
 	flag.IntVar(&cfg.rf, "rf", 1, "replication factor of the PyStream topic")
 	flag.StringVar(&cfg.only, "only", "", "run only one system: nats or pystream")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
+	flag.StringVar(&cfg.client, "client", "both", "PyStream load generator: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
 	flag.Parse()
 	if cfg.clients < 1 || cfg.records < 1 || cfg.size < 0 {
 		fmt.Fprintln(os.Stderr, "peerbench: -clients and -records must be >= 1, -size >= 0")
+		os.Exit(2)
+	}
+	switch cfg.client {
+	case "nethttp", "raw", "both":
+	default:
+		fmt.Fprintln(os.Stderr, "peerbench: -client must be nethttp, raw or both")
 		os.Exit(2)
 	}
 	var results []result
@@ -84,12 +92,12 @@ func main() {
 		results = append(results, r)
 	}
 	if cfg.only == "" || cfg.only == "pystream" {
-		r, err := benchPyStream(cfg)
+		rs, err := benchPyStream(cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "peerbench: pystream:", err)
 			os.Exit(1)
 		}
-		results = append(results, r)
+		results = append(results, rs...)
 	}
 	if cfg.asJSON {
 		_ = json.NewEncoder(os.Stdout).Encode(results)
@@ -99,8 +107,10 @@ func main() {
 		fmt.Printf("%-28s %3d clients  %7d records in %6.2fs  %10.0f records/s  avg %.2f ms  p99 %.2f ms  max %.2f ms\n",
 			r.System, r.Clients, r.Records, r.Seconds, r.PerSecond, r.AvgMillis, r.P99Millis, r.MaxMillis)
 	}
-	if len(results) == 2 && results[0].PerSecond > 0 {
-		fmt.Printf("ratio pystream/nats: %.1fx\n", results[1].PerSecond/results[0].PerSecond)
+	if len(results) >= 2 && results[0].PerSecond > 0 {
+		for _, r := range results[1:] {
+			fmt.Printf("ratio %s / nats: %.1fx\n", r.System, r.PerSecond/results[0].PerSecond)
+		}
 	}
 }
 
@@ -216,10 +226,10 @@ func benchNATS(cfg config) (result, error) {
 	})
 }
 
-func benchPyStream(cfg config) (result, error) {
+func benchPyStream(cfg config) ([]result, error) {
 	dir, err := os.MkdirTemp("", "peerbench-pystream-")
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	bin := cfg.server
@@ -229,12 +239,12 @@ func benchPyStream(cfg config) (result, error) {
 		build.Dir = filepath.Join("..", "..", "server")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			return result{}, fmt.Errorf("build pystream-server: %w", err)
+			return nil, fmt.Errorf("build pystream-server: %w", err)
 		}
 	}
 	port, err := freePort()
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	brokers := max(cfg.rf, 1)
 	srv := exec.Command(bin)
@@ -247,7 +257,7 @@ func benchPyStream(cfg config) (result, error) {
 	)
 	srv.Stderr = os.Stderr
 	if err := srv.Start(); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	defer func() {
 		_ = srv.Process.Signal(os.Interrupt)
@@ -259,17 +269,44 @@ func benchPyStream(cfg config) (result, error) {
 		Transport: &http.Transport{MaxIdleConnsPerHost: cfg.clients * 2, MaxConnsPerHost: cfg.clients * 2},
 	}
 	if err := waitHealthy(client, base, 15*time.Second); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	body, _ := json.Marshal(map[string]any{"name": "bench", "partitions": cfg.partitions, "replication_factor": cfg.rf})
 	if err := post(client, base+"/api/topics", "application/json", body); err != nil {
-		return result{}, fmt.Errorf("create topic: %w", err)
+		return nil, fmt.Errorf("create topic: %w", err)
 	}
 	payload := bytes.Repeat([]byte("p"), cfg.size)
-	name := fmt.Sprintf("pystream http rf=%d p=%d", cfg.rf, cfg.partitions)
-	return drive(cfg, name, func(int) error {
-		return post(client, base+"/api/topics/bench/records", "application/octet-stream", payload)
-	})
+	var out []result
+	if cfg.client == "nethttp" || cfg.client == "both" {
+		name := fmt.Sprintf("pystream net/http rf=%d p=%d", cfg.rf, cfg.partitions)
+		r, err := drive(cfg, name, func(int) error {
+			return post(client, base+"/api/topics/bench/records", "application/octet-stream", payload)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if cfg.client == "raw" || cfg.client == "both" {
+		conns := make([]*rawConn, cfg.clients)
+		for i := range conns {
+			c, err := dialRaw(fmt.Sprintf("127.0.0.1:%d", port))
+			if err != nil {
+				return nil, err
+			}
+			defer c.Close()
+			conns[i] = c
+		}
+		name := fmt.Sprintf("pystream raw-http rf=%d p=%d", cfg.rf, cfg.partitions)
+		r, err := drive(cfg, name, func(w int) error {
+			return conns[w].post("/api/topics/bench/records", payload)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 func post(client *http.Client, url, contentType string, body []byte) error {
