@@ -163,7 +163,12 @@ type LeaderUnavailableError struct {
 }
 
 func (e *LeaderUnavailableError) Error() string {
-	return fmt.Sprintf("cluster: %s/%d: leader broker %d unavailable: %v", e.Topic, e.Partition, e.BrokerID, e.Err)
+	msg := fmt.Sprintf("cluster: %s/%d: leader broker %d unavailable", e.Topic, e.Partition, e.BrokerID)
+	if e.Err != nil && !unavailable(e.Err) {
+		// A stopped broker needs no further words; anything else does.
+		msg += ": " + e.Err.Error()
+	}
+	return msg
 }
 
 func (e *LeaderUnavailableError) Unwrap() error { return e.Err }
