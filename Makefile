@@ -22,7 +22,7 @@ help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
 	@echo "make test     every module's tests with -race, then each module alone (GOWORK=off)"
 	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION) and the layer check"
-	@echo "make layers   check module imports against DESIGN.md section 1"
+	@echo "make layers   check module imports against the module graph (docs/README.md)"
 	@echo "make bench    every module's benchmarks, briefly (BENCHTIME=$(BENCHTIME))"
 	@echo "make cover    one merged coverage figure for all modules"
 	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
