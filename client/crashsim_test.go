@@ -1,0 +1,124 @@
+package client
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log/logtest"
+)
+
+// Spec (phase 3, offset storage: a committed offset survives a restart),
+// under a simulated power loss: once Commit returns for a consumer that
+// never committed before (so the store root and the consumer's directories
+// are all new), a crash keeps the offset; a later commit that returned
+// replaces it; the second consumer's commit survives beside the first.
+func TestCrashSimCommitSurvives(t *testing.T) {
+	base := t.TempDir()
+	c, err := logtest.NewCrashFS(base)
+	require.NoError(t, err)
+	root := filepath.Join(base, "offsets")
+	s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: c})
+	require.NoError(t, err)
+
+	crashLoad := func(consumerID string, partition int) (uint64, bool) {
+		t.Helper()
+		dst := filepath.Join(t.TempDir(), "crashed")
+		require.NoError(t, c.Crash(dst))
+		crashed, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
+		require.NoError(t, err)
+		off, ok, err := crashed.Load(consumerID, "orders", partition)
+		require.NoError(t, err)
+		return off, ok
+	}
+
+	require.NoError(t, s.Commit("analytics-worker", "orders", 2, 41))
+	off, ok := crashLoad("analytics-worker", 2)
+	require.True(t, ok, "a returned commit survives the crash")
+	require.Equal(t, uint64(41), off)
+
+	require.NoError(t, s.Commit("analytics-worker", "orders", 2, 97))
+	off, ok = crashLoad("analytics-worker", 2)
+	require.True(t, ok)
+	require.Equal(t, uint64(97), off)
+
+	require.NoError(t, s.Commit("billing", "orders", 0, 5))
+	off, ok = crashLoad("billing", 0)
+	require.True(t, ok)
+	require.Equal(t, uint64(5), off)
+	off, ok = crashLoad("analytics-worker", 2)
+	require.True(t, ok)
+	require.Equal(t, uint64(97), off)
+}
+
+// Spec (phase 3: an offset file is replaced atomically, never torn), under a
+// simulated power loss before each file-system operation of a commit in
+// turn: the crashed store loads the previous offset (or nothing, for the
+// first commit) or the new one, never an error.
+func TestCrashSimCommitAtEveryStep(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		prior []uint64 // committed before the crashing commit
+		next  uint64
+	}{
+		{name: "first commit", next: 41},
+		{name: "replacing commit", prior: []uint64{41}, next: 97},
+	} {
+		counter := logtest.NewFaultFS(nil)
+		s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
+		require.NoError(t, err)
+		countSteps := func() int {
+			n := 0
+			for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
+				n += counter.Count(op)
+			}
+			return n
+		}
+		for _, off := range tc.prior {
+			require.NoError(t, s.Commit("analytics-worker", "orders", 2, off))
+		}
+		priorSteps := countSteps()
+		require.NoError(t, s.Commit("analytics-worker", "orders", 2, tc.next))
+		steps := countSteps()
+		require.Greater(t, steps, priorSteps)
+
+		for n := 1; n <= steps; n++ {
+			t.Run(fmt.Sprintf("%s/before step %d", tc.name, n), func(t *testing.T) {
+				base := t.TempDir()
+				c, err := logtest.NewCrashFS(base)
+				require.NoError(t, err)
+				dst := filepath.Join(t.TempDir(), "crashed")
+				crashed := false
+				seen := 0
+				ffs := logtest.NewFaultFS(c)
+				s, err := OpenOffsetStoreWithOptions(filepath.Join(base, "offsets"), OffsetStoreOptions{FS: ffs})
+				require.NoError(t, err)
+				ffs.SetFault(func(logtest.Op, string) error {
+					seen++
+					if seen == n {
+						crashed = true
+						require.NoError(t, c.Crash(dst))
+					}
+					return nil
+				})
+				for _, off := range append(tc.prior, tc.next) {
+					require.NoError(t, s.Commit("analytics-worker", "orders", 2, off))
+				}
+				require.Equal(t, steps, seen, "the run takes the steps counted")
+				require.True(t, crashed)
+				store, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
+				require.NoError(t, err)
+				off, ok, err := store.Load("analytics-worker", "orders", 2)
+				require.NoError(t, err, "crash before step %d", n)
+				if n > priorSteps && len(tc.prior) > 0 {
+					require.True(t, ok, "an earlier commit that returned survives")
+				}
+				if ok {
+					require.Contains(t, append(tc.prior, tc.next), off)
+				}
+			})
+		}
+	}
+}
