@@ -41,7 +41,10 @@ var ErrOutsideRoot = errors.New("logtest: path outside the CrashFS root")
 // it makes durable.
 //
 // Crash writes the image of a crash into another directory; the live files
-// are untouched, so a test can compare the two. CrashFS is safe for
+// are untouched, so a test can compare the two. The image is the crash in
+// which nothing unsynced reached the disk. A real crash may also keep some
+// unsynced changes (part of an append, a truncation); torn files of that
+// kind are built byte by byte in other tests. CrashFS is safe for
 // concurrent use: one mutex serialises every namespace change and every
 // sync, while reads and writes of open files go straight to the OS.
 type CrashFS struct {
@@ -335,9 +338,8 @@ func (cf *crashFile) Name() string                             { return cf.f.Nam
 func (cf *crashFile) Close() error                             { return cf.f.Close() }
 
 // Sync records the file's content as durable. The content is read before
-// the real sync, so only bytes written before Sync was called are counted:
-// a write racing with the sync is treated as lost, which is the
-// conservative reading of fsync.
+// the real sync, so a write racing with the sync counts as lost: fsync
+// promises only what was written before it was called.
 func (cf *crashFile) Sync() error {
 	cf.fs.mu.Lock()
 	defer cf.fs.mu.Unlock()
