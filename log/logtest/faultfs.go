@@ -1,5 +1,7 @@
 // Package logtest holds test support for code built on PyStream's storage
-// layers: a file system that fails on command.
+// layers: FaultFS, a file system that fails on command; CrashFS, one that
+// simulates a power loss by keeping only what was made durable; and Tree and
+// Snapshot, which prove that a refused operation left the disk as it was.
 package logtest
 
 import (
