@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,25 +54,9 @@ func specFill(t *testing.T, tp *topic.Topic, n int) {
 }
 
 // specSnapshot returns every file under root with its bytes.
-func specSnapshot(t *testing.T, root string) map[string]string {
+func specSnapshot(t *testing.T, root string) map[string][]byte {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			out[rel+"/"] = ""
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[rel] = string(b)
-		return nil
-	})
+	out, err := logtest.Snapshot(root)
 	require.NoError(t, err)
 	return out
 }

@@ -26,25 +26,9 @@ import (
 
 // specTree lists every entry under root with its content (files) so a test
 // can assert that nothing at all changed on disk.
-func specTree(t *testing.T, root string) map[string]string {
+func specTree(t *testing.T, root string) map[string][]byte {
 	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			out[rel+"/"] = ""
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[rel] = string(b)
-		return nil
-	})
+	out, err := logtest.Snapshot(root)
 	require.NoError(t, err)
 	return out
 }

@@ -35,14 +35,24 @@ func Tree(root string) ([]string, error) {
 }
 
 // Snapshot returns the content of every regular file below root, keyed by
-// its path. Two snapshots are equal exactly when no file below root was
-// created, removed or changed in between; tests use it to prove that bad
-// input and refused operations leave the disk byte-for-byte as it was.
+// its path, and every directory below root, keyed by its path with a
+// trailing separator and a nil value. Two snapshots are equal exactly when
+// no file or directory below root was created, removed or changed in
+// between; tests use it to prove that bad input and refused operations leave
+// the disk byte-for-byte as it was.
 func Snapshot(root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
+		switch {
+		case err != nil:
 			return err
+		case p == root:
+			return nil
+		case d.IsDir():
+			out[p+string(filepath.Separator)] = nil
+			return nil
+		case !d.Type().IsRegular():
+			return nil
 		}
 		b, err := os.ReadFile(p)
 		out[p] = b

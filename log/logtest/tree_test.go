@@ -21,7 +21,16 @@ func TestTreeAndSnapshot(t *testing.T) {
 
 	before, err := logtest.Snapshot(root)
 	require.NoError(t, err)
-	require.Equal(t, map[string][]byte{filepath.Join(root, "a", "f"): []byte("x")}, before)
+	require.Equal(t, map[string][]byte{
+		filepath.Join(root, "a") + "/":      nil,
+		filepath.Join(root, "a", "b") + "/": nil,
+		filepath.Join(root, "a", "f"):       []byte("x"),
+	}, before)
+
+	require.NoError(t, os.Mkdir(filepath.Join(root, "a", "empty"), 0o755))
+	withDir, err := logtest.Snapshot(root)
+	require.NoError(t, err)
+	require.NotEqual(t, before, withDir, "a new empty directory must show")
 
 	require.NoError(t, os.WriteFile(filepath.Join(root, "a", "f"), []byte("y"), 0o644))
 	after, err := logtest.Snapshot(root)
