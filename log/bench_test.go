@@ -11,6 +11,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/logtest"
 )
 
 // The benchmarks measure the log against the disk's own limits. Each
@@ -220,90 +221,33 @@ func BenchmarkBareWriteSync(b *testing.B) {
 	reportRate(b, int64(b.N), int64(b.N))
 }
 
-// bareGroupCommitter is the baseline for many appenders: one writer
-// goroutine takes everything pending, writes it with one positional write
-// and one fdatasync, and then releases every producer of the batch. No
-// offsets, no index, no log.
-type bareGroupCommitter struct {
-	reqs   chan bareReq
-	syncs  atomic.Int64
-	writer sync.WaitGroup
-}
-
-type bareReq struct {
-	frame []byte
-	done  chan error
-}
-
-func startBareGroupCommit(f durable.File) *bareGroupCommitter {
-	g := &bareGroupCommitter{reqs: make(chan bareReq, 4096)}
-	g.writer.Go(func() {
-		var (
-			pos   int64
-			buf   []byte
-			batch []bareReq
-		)
-		for r := range g.reqs {
-			batch = append(batch[:0], r)
-		drain:
-			for {
-				select {
-				case r, ok := <-g.reqs:
-					if !ok {
-						break drain
-					}
-					batch = append(batch, r)
-				default:
-					break drain
-				}
-			}
-			buf = buf[:0]
-			for _, r := range batch {
-				buf = append(buf, r.frame...)
-			}
-			_, err := f.WriteAt(buf, pos)
-			if err == nil {
-				err = f.Sync()
-			}
-			g.syncs.Add(1)
-			pos += int64(len(buf))
-			for _, r := range batch {
-				r.done <- err
-			}
-		}
-	})
+// bareCommitter is the baseline for many appenders: logtest.BareCommitter
+// over one scratch file.
+func bareCommitter(b *testing.B) *logtest.BareCommitter {
+	g, err := logtest.NewBareCommitter(true, bareFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
 	return g
-}
-
-// commit hands frame to the writer and waits until it is durable. done is
-// the caller's own reusable channel.
-func (g *bareGroupCommitter) commit(frame []byte, done chan error) error {
-	g.reqs <- bareReq{frame: frame, done: done}
-	return <-done
-}
-
-func (g *bareGroupCommitter) stop() {
-	close(g.reqs)
-	g.writer.Wait()
 }
 
 // BenchmarkBareGroupCommit is the disk's limit for 64 appenders.
 func BenchmarkBareGroupCommit(b *testing.B) {
-	g := startBareGroupCommit(bareFile(b))
+	g := bareCommitter(b)
 	frame := log.AppendFrame(nil, log.Record{Payload: benchPayload})
 	b.SetBytes(int64(len(frame)))
 	b.SetParallelism(benchParallelism)
 	b.RunParallel(func(pb *testing.PB) {
 		done := make(chan error, 1)
 		for pb.Next() {
-			if err := g.commit(frame, done); err != nil {
+			if err := g.Commit(frame, done); err != nil {
 				b.Error(err)
 				return
 			}
 		}
 	})
-	g.stop()
-	reportRate(b, int64(b.N), g.syncs.Load())
+	g.Close()
+	reportRate(b, int64(b.N), g.Syncs())
 }
 
 // The machine's fsync latency drifts by a factor of two or more within
@@ -346,8 +290,8 @@ func BenchmarkPairedOneAppender(b *testing.B) {
 func BenchmarkPairedGroupCommit(b *testing.B) {
 	const appenders, perRound = 2 * benchParallelism, 20
 	l, _ := benchLog(b)
-	g := startBareGroupCommit(bareFile(b))
-	defer g.stop()
+	g := bareCommitter(b)
+	defer g.Close()
 	frame := log.AppendFrame(nil, log.Record{Payload: benchPayload})
 	dones := make([]chan error, appenders)
 	for i := range dones {
@@ -373,7 +317,7 @@ func BenchmarkPairedGroupCommit(b *testing.B) {
 	records := 0
 	for b.Loop() {
 		logDur += round(func(int) error { _, err := l.Append(benchPayload); return err })
-		bareDur += round(func(i int) error { return g.commit(frame, dones[i]) })
+		bareDur += round(func(i int) error { return g.Commit(frame, dones[i]) })
 		records += appenders * perRound
 	}
 	reportPaired(b, records, logDur, records, bareDur)
