@@ -2,11 +2,16 @@ package cluster
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -105,42 +110,89 @@ func BenchmarkSendBatch(b *testing.B) {
 // >= 0.6). Run it with -benchtime 1x:
 //
 //	go test -run '^$' -bench BenchmarkSendRatio -benchtime 1x
+//
+// The same rounds also run against logtest.BareCommitter over one, two and
+// three files in broker-like directories, written in the same order as the
+// cluster writes its replicas. That is the disk's ceiling: the most any
+// implementation could get from 64 senders and rf fsynced files here. It is
+// reported as bare-rf3/bare-rf1, next to rf3/rf1, and rf3-of-ceiling is
+// their quotient: how much of what the disk allows the cluster reaches.
 func BenchmarkSendRatio(b *testing.B) {
 	for _, mode := range []struct {
-		name string
-		opts Options
-	}{{"ordered", Options{}}, {"parallel-leader", Options{ParallelLeaderWrite: true}}} {
+		name        string
+		opts        Options
+		leaderFirst bool
+	}{{"ordered", Options{}, true}, {"parallel-leader", Options{ParallelLeaderWrite: true}, false}} {
 		b.Run(mode.name, func(b *testing.B) {
 			const senders, each, rounds = 64, 40, 6
-			prods := map[int]*Producer{}
-			for _, rf := range []int{1, 2, 3} {
-				prods[rf] = benchCluster(b, rf, mode.opts)
-			}
-			spent := map[int]time.Duration{}
 			payload := make([]byte, 100)
+			frame := log.AppendFrame(nil, log.Record{Payload: payload})
+			sends := map[int]func(done chan error) error{}
+			bares := map[int]func(done chan error) error{}
+			for _, rf := range []int{1, 2, 3} {
+				prod := benchCluster(b, rf, mode.opts)
+				sends[rf] = func(chan error) error { _, err := prod.Send(nil, payload); return err }
+				g := bareReplicas(b, rf, mode.leaderFirst)
+				bares[rf] = func(done chan error) error { return g.Commit(frame, done) }
+			}
+			round := func(op func(done chan error) error) time.Duration {
+				start := time.Now()
+				var wg sync.WaitGroup
+				for range senders {
+					wg.Go(func() {
+						done := make(chan error, 1)
+						for range each {
+							if err := op(done); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				return time.Since(start)
+			}
+			spent, bareSpent := map[int]time.Duration{}, map[int]time.Duration{}
 			for i := 0; i < b.N*rounds; i++ {
 				for _, rf := range []int{1, 2, 3} {
-					start := time.Now()
-					var wg sync.WaitGroup
-					for s := 0; s < senders; s++ {
-						wg.Go(func() {
-							for k := 0; k < each; k++ {
-								if _, err := prods[rf].Send(nil, payload); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						})
-					}
-					wg.Wait()
-					spent[rf] += time.Since(start)
+					spent[rf] += round(sends[rf])
+					bareSpent[rf] += round(bares[rf])
 				}
 			}
 			total := float64(b.N * rounds * senders * each)
+			rf3, ceiling := spent[1].Seconds()/spent[3].Seconds(), bareSpent[1].Seconds()/bareSpent[3].Seconds()
 			b.ReportMetric(total/spent[1].Seconds(), "rf1-records/s")
 			b.ReportMetric(total/spent[3].Seconds(), "rf3-records/s")
 			b.ReportMetric(spent[1].Seconds()/spent[2].Seconds(), "rf2/rf1")
-			b.ReportMetric(spent[1].Seconds()/spent[3].Seconds(), "rf3/rf1")
+			b.ReportMetric(rf3, "rf3/rf1")
+			b.ReportMetric(ceiling, "bare-rf3/bare-rf1")
+			b.ReportMetric(rf3/ceiling, "rf3-of-ceiling")
 		})
 	}
+}
+
+// bareReplicas is a logtest.BareCommitter over rf files, each in a directory
+// of its own, as the brokers' replicas are.
+func bareReplicas(b *testing.B, rf int, leaderFirst bool) *logtest.BareCommitter {
+	b.Helper()
+	root := b.TempDir()
+	var files []durable.File
+	for i := range rf {
+		dir := filepath.Join(root, fmt.Sprintf("broker-%d", i+1))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		f, err := durable.OS.OpenFile(filepath.Join(dir, "bare.bin"), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = f.Close() })
+		files = append(files, f)
+	}
+	g, err := logtest.NewBareCommitter(leaderFirst, files...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(g.Close)
+	return g
 }
