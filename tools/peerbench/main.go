@@ -1,6 +1,8 @@
 // Command peerbench measures PyStream's durable HTTP produce path against a
 // peer measured on the same machine in the same run: NATS JetStream with
 // sync_interval always, which fsyncs every message before acknowledging it.
+// Beside them it measures the HTTP ceiling of the machine: the same load
+// generators against a Go HTTP server that answers without doing any work.
 //
 // It lives in its own module so that no PyStream module depends on
 // nats-server. Every load loop is bounded by a record count and a deadline,
@@ -44,7 +46,15 @@ type config struct {
 	only       string
 	asJSON     bool
 	client     string
+	ceiling    bool
 }
+
+// The systems peerbench measures, as -only names them.
+const (
+	kindNATS     = "nats"
+	kindPyStream = "pystream"
+	kindCeiling  = "ceiling"
+)
 
 // result is one system's figures.
 type result struct {
@@ -57,9 +67,19 @@ type result struct {
 	P99Millis float64 `json:"p99_ms"`
 	MaxMillis float64 `json:"max_ms"`
 	Note      string  `json:"note,omitempty"`
+
+	kind string // kindNATS, kindPyStream or kindCeiling
+	load string // the HTTP load generator, "net/http" or "raw-http"
 }
 
 func main() {
+	if addr, ok := noopArgs(os.Args); ok {
+		if err := serveNoop(addr); err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: do-nothing server:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var cfg config
 	flag.IntVar(&cfg.clients, "clients", 64, "concurrent publishers / HTTP clients")
 	flag.IntVar(&cfg.records, "records", 20000, "records each system is sent (the loop stops there or at -deadline)")
@@ -68,9 +88,10 @@ func main() {
 	flag.StringVar(&cfg.server, "pystream-server", "", "path to a built pystream-server binary (default: build ../../server/cmd/pystream-server)")
 	flag.IntVar(&cfg.partitions, "partitions", 1, "partitions of the PyStream topic")
 	flag.IntVar(&cfg.rf, "rf", 1, "replication factor of the PyStream topic")
-	flag.StringVar(&cfg.only, "only", "", "run only one system: nats or pystream")
+	flag.StringVar(&cfg.only, "only", "", "run only one system: nats, pystream or ceiling (the do-nothing HTTP server)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
-	flag.StringVar(&cfg.client, "client", "both", "PyStream load generator: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
+	flag.StringVar(&cfg.client, "client", "both", "HTTP load generator for PyStream and the ceiling: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
+	flag.BoolVar(&cfg.ceiling, "ceiling", true, "when both systems run, also measure the HTTP ceiling: the same load generators against a do-nothing HTTP server")
 	flag.Parse()
 	if cfg.clients < 1 || cfg.records < 1 || cfg.size < 0 {
 		fmt.Fprintln(os.Stderr, "peerbench: -clients and -records must be >= 1, -size >= 0")
@@ -80,6 +101,12 @@ func main() {
 	case "nethttp", "raw", "both":
 	default:
 		fmt.Fprintln(os.Stderr, "peerbench: -client must be nethttp, raw or both")
+		os.Exit(2)
+	}
+	switch cfg.only {
+	case "", kindNATS, kindPyStream, kindCeiling:
+	default:
+		fmt.Fprintln(os.Stderr, "peerbench: -only must be nats, pystream or ceiling")
 		os.Exit(2)
 	}
 	var results []result
@@ -99,6 +126,14 @@ func main() {
 		}
 		results = append(results, rs...)
 	}
+	if (cfg.only == "" && cfg.ceiling) || cfg.only == kindCeiling {
+		rs, err := benchCeiling(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: http ceiling:", err)
+			os.Exit(1)
+		}
+		results = append(results, rs...)
+	}
 	if cfg.asJSON {
 		_ = json.NewEncoder(os.Stdout).Encode(results)
 		return
@@ -107,9 +142,33 @@ func main() {
 		fmt.Printf("%-28s %3d clients  %7d records in %6.2fs  %10.0f records/s  avg %.2f ms  p99 %.2f ms  max %.2f ms\n",
 			r.System, r.Clients, r.Records, r.Seconds, r.PerSecond, r.AvgMillis, r.P99Millis, r.MaxMillis)
 	}
-	if len(results) >= 2 && results[0].PerSecond > 0 {
-		for _, r := range results[1:] {
-			fmt.Printf("ratio %s / nats: %.1fx\n", r.System, r.PerSecond/results[0].PerSecond)
+	printRatios(results)
+}
+
+// printRatios prints every row's rate over NATS's, when NATS ran, and each
+// PyStream row's rate over the ceiling's measured with the same load
+// generator, when the ceiling ran.
+func printRatios(results []result) {
+	var nats *result
+	ceilings := make(map[string]result)
+	for i, r := range results {
+		switch r.kind {
+		case kindNATS:
+			nats = &results[i]
+		case kindCeiling:
+			ceilings[r.load] = r
+		}
+	}
+	if nats != nil && nats.PerSecond > 0 {
+		for _, r := range results {
+			if r.kind != kindNATS {
+				fmt.Printf("ratio %s / nats: %.1fx\n", r.System, r.PerSecond/nats.PerSecond)
+			}
+		}
+	}
+	for _, r := range results {
+		if c, ok := ceilings[r.load]; ok && r.kind == kindPyStream && c.PerSecond > 0 {
+			fmt.Printf("ratio %s / %s: %.2fx\n", r.System, c.System, r.PerSecond/c.PerSecond)
 		}
 	}
 }
@@ -220,10 +279,12 @@ func benchNATS(cfg config) (result, error) {
 		}
 	}
 	payload := bytes.Repeat([]byte("n"), cfg.size)
-	return drive(cfg, "nats-jetstream sync=always", func(w int) error {
+	r, err := drive(cfg, "nats-jetstream sync=always", func(w int) error {
 		_, err := pubs[w].Publish(ctx, "bench", payload)
 		return err
 	})
+	r.kind = kindNATS
+	return r, err
 }
 
 func benchPyStream(cfg config) ([]result, error) {
@@ -275,38 +336,76 @@ func benchPyStream(cfg config) ([]result, error) {
 	if err := post(client, base+"/api/topics", "application/json", body); err != nil {
 		return nil, fmt.Errorf("create topic: %w", err)
 	}
+	rs, err := benchHTTP(cfg, fmt.Sprintf("127.0.0.1:%d", port), func(load string) string {
+		return fmt.Sprintf("pystream %s rf=%d p=%d", load, cfg.rf, cfg.partitions)
+	})
+	for i := range rs {
+		rs[i].kind = kindPyStream
+	}
+	return rs, err
+}
+
+// benchHTTP loads the HTTP server at addr with the load generators chosen by
+// -client, in turn, each sending one record per POST to the topic bench.
+// name gives a row's system from its load generator, "net/http" or
+// "raw-http". PyStream and the ceiling are measured by this one function, so
+// that their rows differ only in the server.
+func benchHTTP(cfg config, addr string, name func(load string) string) ([]result, error) {
 	payload := bytes.Repeat([]byte("p"), cfg.size)
 	var out []result
 	if cfg.client == "nethttp" || cfg.client == "both" {
-		name := fmt.Sprintf("pystream net/http rf=%d p=%d", cfg.rf, cfg.partitions)
-		r, err := drive(cfg, name, func(int) error {
-			return post(client, base+"/api/topics/bench/records", "application/octet-stream", payload)
-		})
+		r, err := driveNetHTTP(cfg, addr, name("net/http"), payload)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("net/http load: %w", err)
 		}
 		out = append(out, r)
 	}
 	if cfg.client == "raw" || cfg.client == "both" {
-		conns := make([]*rawConn, cfg.clients)
-		for i := range conns {
-			c, err := dialRaw(fmt.Sprintf("127.0.0.1:%d", port))
-			if err != nil {
-				return nil, err
-			}
-			defer c.Close()
-			conns[i] = c
-		}
-		name := fmt.Sprintf("pystream raw-http rf=%d p=%d", cfg.rf, cfg.partitions)
-		r, err := drive(cfg, name, func(w int) error {
-			return conns[w].post("/api/topics/bench/records", payload)
-		})
+		r, err := driveRaw(cfg, addr, name("raw-http"), payload)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("raw-http load: %w", err)
 		}
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// producePath is where both load generators send their records.
+const producePath = "/api/topics/bench/records"
+
+// driveNetHTTP sends payload to addr from cfg.clients goroutines sharing one
+// Go http.Client, and closes its connections when done.
+func driveNetHTTP(cfg config, addr, name string, payload []byte) (result, error) {
+	client := &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: cfg.clients * 2, MaxConnsPerHost: cfg.clients * 2},
+	}
+	defer client.CloseIdleConnections()
+	url := "http://" + addr + producePath
+	r, err := drive(cfg, name, func(int) error {
+		return post(client, url, "application/octet-stream", payload)
+	})
+	r.load = "net/http"
+	return r, err
+}
+
+// driveRaw sends payload to addr over cfg.clients raw keep-alive
+// connections, one per goroutine, and closes them when done.
+func driveRaw(cfg config, addr, name string, payload []byte) (result, error) {
+	conns := make([]*rawConn, cfg.clients)
+	for i := range conns {
+		c, err := dialRaw(addr)
+		if err != nil {
+			return result{}, fmt.Errorf("connect to %s: %w", addr, err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	r, err := drive(cfg, name, func(w int) error {
+		return conns[w].post(producePath, payload)
+	})
+	r.load = "raw-http"
+	return r, err
 }
 
 func post(client *http.Client, url, contentType string, body []byte) error {
