@@ -73,13 +73,17 @@ type OffsetStore struct {
 	root string
 	fs   durable.FS
 
-	// mu guards locks and failed.
+	// mu guards locks, failed and dirs.
 	mu sync.Mutex
 	// locks holds one mutex per offset file path; a commit holds its
 	// file's mutex from reading the old value to writing the new one.
 	locks map[string]*sync.Mutex
 	// failed is the sticky write error.
 	failed error
+	// dirs are the directories this store has made durable (created, or
+	// found and their parent synced) since it was opened; later commits
+	// into them skip durable.MkdirAll and its directory fsync.
+	dirs map[string]bool
 }
 
 // OpenOffsetStore opens the offset store rooted at root. Nothing is created
@@ -184,6 +188,29 @@ func (s *OffsetStore) failedErr() error {
 	return s.failed
 }
 
+// ensureDir makes dir and its entry durable once per store: the first
+// commit into it runs durable.MkdirAll, which creates what is missing and
+// syncs the parent even of a directory that was there already (an earlier
+// process may have died before syncing it).
+func (s *OffsetStore) ensureDir(dir string) error {
+	s.mu.Lock()
+	done := s.dirs[dir]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if _, err := durable.MkdirAll(s.fs, dir); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dirs == nil {
+		s.dirs = make(map[string]bool)
+	}
+	s.dirs[dir] = true
+	return nil
+}
+
 func (s *OffsetStore) fail(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,7 +274,7 @@ func (s *OffsetStore) write(op, consumerID, topicName string, partition int, off
 	if ok && offset == committed {
 		return nil
 	}
-	if _, err := durable.MkdirAll(s.fs, filepath.Dir(path)); err != nil {
+	if err := s.ensureDir(filepath.Dir(path)); err != nil {
 		s.fail(err)
 		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}

@@ -29,8 +29,10 @@
 //
 // Append returns only after the record's frame has been written with one
 // positional write and made durable with fsync (fdatasync on Linux); a new
-// file is also followed by an fsync of its directory. A record that Append
-// returned survives a crash of the process or the machine. A record whose
+// file is also followed by an fsync of its directory. Open fsyncs an
+// existing file and its directory before serving it, since the process that
+// wrote it may have died before doing so. A record that Append returned
+// survives a crash of the process or the machine. A record whose
 // Append did not return may or may not be there after a crash; either way
 // the offsets stay dense.
 //

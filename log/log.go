@@ -80,7 +80,7 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	fsys := opts.FS
-	f, err := openOrCreate(fsys, path)
+	f, existed, err := openOrCreate(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("log: open %s: %w", path, err)
 	}
@@ -90,6 +90,11 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 	}
 	if !info.Mode().IsRegular() {
 		return nil, errors.Join(fmt.Errorf("log: open %s: not a regular file: %w", path, ErrInvalidArgument), f.Close())
+	}
+	if existed {
+		if err := syncExisting(fsys, path, f); err != nil {
+			return nil, errors.Join(fmt.Errorf("log: open %s: %w", path, err), f.Close())
+		}
 	}
 	res, err := scan(path, f, info.Size(), nil)
 	if err != nil {
@@ -112,24 +117,38 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 
 // openOrCreate opens path for reading and writing. A missing file is
 // created, after its missing parent directories, and its directory is
-// fsync-ed so that the new entry survives a crash.
-func openOrCreate(fsys durable.FS, path string) (durable.File, error) {
-	f, err := fsys.OpenFile(path, os.O_RDWR, 0)
+// fsync-ed so that the new entry survives a crash. existed reports whether
+// the file was there already.
+func openOrCreate(fsys durable.FS, path string) (f durable.File, existed bool, err error) {
+	f, err = fsys.OpenFile(path, os.O_RDWR, 0)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return f, err
+		return f, err == nil, err
 	}
 	dir := filepath.Dir(path)
 	if _, err := durable.MkdirAll(fsys, dir); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	f, err = fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := durable.SyncDir(fsys, dir); err != nil {
-		return nil, errors.Join(err, f.Close())
+		return nil, false, errors.Join(err, f.Close())
 	}
-	return f, nil
+	return f, false, nil
+}
+
+// syncExisting makes an existing log file and its directory entry durable
+// before the log serves anything from it. The process that wrote the file
+// may have died after a write but before its fsync, or after creating the
+// file but before syncing its directory; without this, records served now,
+// and the entry of the file that acknowledged appends go to, could still
+// vanish in a power loss.
+func syncExisting(fsys durable.FS, path string, f durable.File) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return durable.SyncDir(fsys, filepath.Dir(path))
 }
 
 // Path is the log's file.

@@ -99,12 +99,23 @@ func SyncDir(fsys FS, dir string) error {
 // MkdirAll creates dir and any missing parents, fsyncing the parent of every
 // directory it creates so that the new entries survive a crash. It reports
 // whether it created anything.
+//
+// When dir already exists, its parent is fsync-ed all the same: an earlier
+// process may have died between creating dir and syncing its parent, and
+// the caller is about to put files in dir that it will acknowledge. Every
+// directory above it is durable already: MkdirAll syncs a parent before it
+// creates anything inside the child.
 func MkdirAll(fsys FS, dir string) (created bool, err error) {
 	dir = filepath.Clean(dir)
 	info, err := fsys.Stat(dir)
 	if err == nil {
 		if !info.IsDir() {
 			return false, fmt.Errorf("durable: mkdir %s: %w", dir, &fs.PathError{Op: "mkdir", Path: dir, Err: syscall.ENOTDIR})
+		}
+		if parent := filepath.Dir(dir); parent != dir {
+			if err := fsys.SyncDir(parent); err != nil {
+				return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
+			}
 		}
 		return false, nil
 	}
@@ -120,15 +131,9 @@ func MkdirAll(fsys FS, dir string) (created bool, err error) {
 	if err := fsys.Mkdir(dir, 0o755); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			// Someone else created it meanwhile. Their directory fsync may
-			// not have happened yet, and our caller is about to put files
-			// in it that it will acknowledge, so sync the parent here too.
-			if _, err := MkdirAll(fsys, dir); err != nil {
-				return false, err
-			}
-			if err := fsys.SyncDir(parent); err != nil {
-				return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
-			}
-			return false, nil
+			// not have happened yet; MkdirAll of an existing directory
+			// syncs its parent.
+			return MkdirAll(fsys, dir)
 		}
 		return false, fmt.Errorf("durable: mkdir %s: %w", dir, err)
 	}

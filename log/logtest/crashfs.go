@@ -137,6 +137,16 @@ func (c *CrashFS) parts(name string) ([]string, error) {
 	return strings.Split(rel, string(filepath.Separator)), nil
 }
 
+// aboveRoot reports whether dir is a proper ancestor of the root.
+func (c *CrashFS) aboveRoot(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(abs, c.root)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
 // lookupLocked finds the live node at the path given by names, or nil.
 func (c *CrashFS) lookupLocked(names []string) *crashNode {
 	n := c.top
@@ -258,9 +268,16 @@ func (c *CrashFS) Mkdir(name string, perm fs.FileMode) error {
 	return nil
 }
 
+// SyncDir makes dir's entries durable in the model. A directory above the
+// root is synced on the base file system and changes nothing in the model,
+// which treats the root's own entry as durable: durable.MkdirAll syncs the
+// parent of a directory that already exists, and the root is one.
 func (c *CrashFS) SyncDir(dir string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.aboveRoot(dir) {
+		return c.base.SyncDir(dir)
+	}
 	names, err := c.parts(dir)
 	if err != nil {
 		return &fs.PathError{Op: "syncdir", Path: dir, Err: err}
