@@ -117,6 +117,12 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 			return nil, err
 		}
 		c.meta = m
+		// The process that wrote cluster.meta may have died after the
+		// rename but before the directory fsync; this process acts on
+		// what it read, so the entry must be durable first.
+		if err := durable.SyncDir(opts.FS, abs); err != nil {
+			return nil, fmt.Errorf("cluster: open %s: %w", root, err)
+		}
 	}
 	if err := durable.RemoveTemp(opts.FS, path); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)

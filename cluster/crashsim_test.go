@@ -338,3 +338,96 @@ func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 	require.True(t, sawNone.Load(), "an early crash leaves no topic")
 	require.True(t, sawWhole.Load(), "the crash after CreateTopic returned leaves the whole topic")
 }
+
+// TestCrashSimClusterRestartAfterProcessCrash kills a cluster's first life
+// (topic creation, a send, a failover) before each of its file-system
+// operations in turn, the way a process dies: what it wrote stays in the page
+// cache. A second life opens the cluster, starts every broker and sends;
+// then the power fails. The crashed copy must show the leadership the second
+// life acted on and every record it acknowledged.
+func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
+	firstLife := func(fsys durable.FS, root string) {
+		cl, err := OpenWithOptions(root, Options{FS: fsys})
+		if err != nil {
+			return
+		}
+		defer func() { _ = cl.Close() }() // the process is dead; its errors are moot
+		for id := 1; id <= crashBrokers; id++ {
+			if _, err := cl.StartBroker(id); err != nil {
+				return
+			}
+		}
+		if err := cl.CreateTopic("orders", 1, crashBrokers); err != nil {
+			return
+		}
+		if _, err := NewProducer(cl, "orders").Send(nil, []byte("first")); err != nil {
+			return
+		}
+		if err := cl.StopBroker(cl.Metadata().Topics["orders"].Partitions[0].Leader); err != nil {
+			return
+		}
+		_, _ = cl.Failover("orders", 0)
+	}
+	counter := logtest.NewFaultFS(nil)
+	firstLife(counter, filepath.Join(t.TempDir(), "cluster"))
+	steps := countOps(counter)
+	require.Greater(t, steps, 20)
+
+	for n := 1; n <= steps+1; n++ {
+		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
+			base := t.TempDir()
+			c, err := logtest.NewCrashFS(base)
+			require.NoError(t, err)
+			root := filepath.Join(base, "cluster")
+			dead := logtest.NewFaultFS(c)
+			seen := 0
+			dead.SetFault(func(logtest.Op, string) error {
+				if seen++; seen >= n {
+					return logtest.ErrInjected
+				}
+				return nil
+			})
+			firstLife(dead, root)
+
+			cl, err := OpenWithOptions(root, Options{FS: c})
+			require.NoError(t, err, "the second life opens what the first left")
+			for id := 1; id <= crashBrokers; id++ {
+				_, err := cl.StartBroker(id)
+				require.NoError(t, err)
+			}
+			if _, ok := cl.Metadata().Topics["orders"]; !ok {
+				require.NoError(t, cl.CreateTopic("orders", 1, crashBrokers))
+			}
+			pm := cl.Metadata().Topics["orders"].Partitions[0]
+			var acked []log.Record
+			// The first life may have died between the leader's append
+			// and its followers': catch them up, as an operator would.
+			for _, id := range pm.Active {
+				if id != pm.Leader {
+					_, err := cl.CatchUp("orders", 0, id)
+					require.NoError(t, err)
+				}
+			}
+			res, err := NewProducer(cl, "orders").Send(nil, []byte("second"))
+			require.NoError(t, err)
+			acked = append(acked, log.Record{Offset: res.Offset, Timestamp: res.Timestamp, Payload: []byte("second")})
+			served, err := cl.ReadCommitted("orders", 0, 0, 10)
+			require.NoError(t, err)
+			require.NoError(t, cl.Close())
+
+			crashed := openCrashed(t, crashInto(t, c))
+			got := crashed.Metadata().Topics["orders"].Partitions
+			require.Len(t, got, 1, "the topic survived")
+			require.Equal(t, pm, got[0], "the leadership the second life acted on is durable")
+			after, err := crashed.ReadCommitted("orders", 0, 0, 10)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, len(after), len(served))
+			for i, r := range served {
+				require.Equal(t, r, after[i], "record %d the second life served", i)
+			}
+			for _, r := range acked {
+				require.Contains(t, after, r, "an acknowledged record survives")
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/logtest"
 )
 
@@ -116,6 +117,74 @@ func TestCrashSimTopicCreateAtEveryStep(t *testing.T) {
 				next, err := crashed.NextOffset(p)
 				require.NoError(t, err)
 				require.Zero(t, next)
+			}
+		})
+	}
+}
+
+// TestCrashSimTopicRestartAfterProcessCrash kills a topic's first life
+// (creation, then one append) before each of its file-system operations in
+// turn, the way a process dies: what it wrote stays in the page cache. A
+// second life opens the topic and appends to every partition; then the power
+// fails. The crashed copy must be a topic (OpenExisting finds it) holding
+// every record the second life acknowledged.
+func TestCrashSimTopicRestartAfterProcessCrash(t *testing.T) {
+	const partitions = 2
+	firstLife := func(fsys durable.FS, root string) {
+		tp, err := OpenWithOptions(root, "events", partitions, Options{FS: fsys})
+		if err != nil {
+			return
+		}
+		_, _ = tp.Append(nil, []byte("first"))
+		_ = tp.Close() // the process is dead; whatever Close reports is moot
+	}
+	counter := logtest.NewFaultFS(nil)
+	firstLife(counter, filepath.Join(t.TempDir(), "data"))
+	steps := 0
+	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
+		steps += counter.Count(op)
+	}
+	require.Greater(t, steps, 10)
+
+	for n := 1; n <= steps+1; n++ {
+		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
+			root := t.TempDir()
+			c, err := logtest.NewCrashFS(root)
+			require.NoError(t, err)
+			data := filepath.Join(root, "data")
+			dead := logtest.NewFaultFS(c)
+			seen := 0
+			dead.SetFault(func(logtest.Op, string) error {
+				if seen++; seen >= n {
+					return logtest.ErrInjected
+				}
+				return nil
+			})
+			firstLife(dead, data)
+
+			// The first life appends only once topic.meta is in place, so
+			// the second always finds a topic or the makings of an empty one.
+			tp, err := OpenWithOptions(data, "events", partitions, Options{FS: c})
+			require.NoError(t, err, "the second life opens what the first left")
+			// Nil keys go round-robin: one record to each partition.
+			acked := map[int]log.Record{}
+			for i := range partitions {
+				res, err := tp.Append(nil, fmt.Appendf(nil, "second %d", i))
+				require.NoError(t, err)
+				acked[res.Partition] = res.Record
+			}
+			require.Len(t, acked, partitions)
+			require.NoError(t, tp.Close())
+
+			dst := filepath.Join(t.TempDir(), "crashed")
+			require.NoError(t, c.Crash(dst))
+			crashed, err := OpenExisting(filepath.Join(dst, "data"), "events", Options{})
+			require.NoError(t, err, "the crashed copy is still a topic")
+			defer crashed.Close()
+			for p, want := range acked {
+				recs, err := crashed.Read(p, want.Offset, 2)
+				require.NoError(t, err)
+				require.Equal(t, []log.Record{want}, recs, "partition %d keeps the acknowledged record, last", p)
 			}
 		})
 	}

@@ -185,6 +185,12 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 	if m.PartitionCount != partitionCount {
 		return nil, &MetadataError{Path: metaPath, Reason: fmt.Sprintf("partition_count %d, opened with %d", m.PartitionCount, partitionCount)}
 	}
+	// The process that created the topic may have died after renaming
+	// topic.meta into place but before syncing the directory; the entry
+	// must be durable before this process acknowledges anything in it.
+	if err := durable.SyncDir(fsys, dir); err != nil {
+		return nil, fmt.Errorf("topic: open %q: %w", name, err)
+	}
 	for p := range partitionCount {
 		logPath := filepath.Join(dir, PartitionDir(p), LogFile)
 		if _, err := fsys.Stat(logPath); err != nil {
