@@ -344,7 +344,10 @@ func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 // operations in turn, the way a process dies: what it wrote stays in the page
 // cache. A second life opens the cluster, starts every broker and sends;
 // then the power fails. The crashed copy must show the leadership the second
-// life acted on and every record it acknowledged.
+// life acted on and every record it acknowledged. In a second variant the
+// second life only opens the cluster and reports its metadata (starting a
+// broker would sync the root as a side effect): the crashed copy must hold
+// exactly what it reported.
 func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
 	firstLife := func(fsys durable.FS, root string) {
 		cl, err := OpenWithOptions(root, Options{FS: fsys})
@@ -374,60 +377,78 @@ func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
 	require.Greater(t, steps, 20)
 
 	for n := 1; n <= steps+1; n++ {
-		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
-			base := t.TempDir()
-			c, err := logtest.NewCrashFS(base)
-			require.NoError(t, err)
-			root := filepath.Join(base, "cluster")
-			dead := logtest.NewFaultFS(c)
-			seen := 0
-			dead.SetFault(func(logtest.Op, string) error {
-				if seen++; seen >= n {
-					return logtest.ErrInjected
-				}
-				return nil
+		for _, metadataOnly := range []bool{false, true} {
+			t.Run(fmt.Sprintf("dies before step %d/metadata only=%v", n, metadataOnly), func(t *testing.T) {
+				restartAfterProcessCrash(t, firstLife, n, metadataOnly)
 			})
-			firstLife(dead, root)
+		}
+	}
+}
 
-			cl, err := OpenWithOptions(root, Options{FS: c})
-			require.NoError(t, err, "the second life opens what the first left")
-			for id := 1; id <= crashBrokers; id++ {
-				_, err := cl.StartBroker(id)
-				require.NoError(t, err)
-			}
-			if _, ok := cl.Metadata().Topics["orders"]; !ok {
-				require.NoError(t, cl.CreateTopic("orders", 1, crashBrokers))
-			}
-			pm := cl.Metadata().Topics["orders"].Partitions[0]
-			var acked []log.Record
-			// The first life may have died between the leader's append
-			// and its followers': catch them up, as an operator would.
-			for _, id := range pm.Active {
-				if id != pm.Leader {
-					_, err := cl.CatchUp("orders", 0, id)
-					require.NoError(t, err)
-				}
-			}
-			res, err := NewProducer(cl, "orders").Send(nil, []byte("second"))
-			require.NoError(t, err)
-			acked = append(acked, log.Record{Offset: res.Offset, Timestamp: res.Timestamp, Payload: []byte("second")})
-			served, err := cl.ReadCommitted("orders", 0, 0, 10)
-			require.NoError(t, err)
-			require.NoError(t, cl.Close())
+// restartAfterProcessCrash is one run of
+// TestCrashSimClusterRestartAfterProcessCrash: the first life dies before
+// step n.
+func restartAfterProcessCrash(t *testing.T, firstLife func(durable.FS, string), n int, metadataOnly bool) {
+	base := t.TempDir()
+	c, err := logtest.NewCrashFS(base)
+	require.NoError(t, err)
+	root := filepath.Join(base, "cluster")
+	dead := logtest.NewFaultFS(c)
+	// Followers are written in parallel: the count must be atomic.
+	var seen atomic.Int32
+	dead.SetFault(func(logtest.Op, string) error {
+		if seen.Add(1) >= int32(n) {
+			return logtest.ErrInjected
+		}
+		return nil
+	})
+	firstLife(dead, root)
 
-			crashed := openCrashed(t, crashInto(t, c))
-			got := crashed.Metadata().Topics["orders"].Partitions
-			require.Len(t, got, 1, "the topic survived")
-			require.Equal(t, pm, got[0], "the leadership the second life acted on is durable")
-			after, err := crashed.ReadCommitted("orders", 0, 0, 10)
+	cl, err := OpenWithOptions(root, Options{FS: c})
+	require.NoError(t, err, "the second life opens what the first left")
+	if metadataOnly {
+		reported := cl.Metadata()
+		require.NoError(t, cl.Close())
+		crashed, err := OpenWithOptions(filepath.Join(crashInto(t, c), "cluster"), Options{FS: noSyncFS{durable.OS}})
+		require.NoError(t, err)
+		require.Equal(t, reported, crashed.Metadata(), "the metadata the second life reported is durable")
+		return
+	}
+	for id := 1; id <= crashBrokers; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	if _, ok := cl.Metadata().Topics["orders"]; !ok {
+		require.NoError(t, cl.CreateTopic("orders", 1, crashBrokers))
+	}
+	pm := cl.Metadata().Topics["orders"].Partitions[0]
+	var acked []log.Record
+	// The first life may have died between the leader's append
+	// and its followers': catch them up, as an operator would.
+	for _, id := range pm.Active {
+		if id != pm.Leader {
+			_, err := cl.CatchUp("orders", 0, id)
 			require.NoError(t, err)
-			require.GreaterOrEqual(t, len(after), len(served))
-			for i, r := range served {
-				require.Equal(t, r, after[i], "record %d the second life served", i)
-			}
-			for _, r := range acked {
-				require.Contains(t, after, r, "an acknowledged record survives")
-			}
-		})
+		}
+	}
+	res, err := NewProducer(cl, "orders").Send(nil, []byte("second"))
+	require.NoError(t, err)
+	acked = append(acked, log.Record{Offset: res.Offset, Timestamp: res.Timestamp, Payload: []byte("second")})
+	served, err := cl.ReadCommitted("orders", 0, 0, 10)
+	require.NoError(t, err)
+	require.NoError(t, cl.Close())
+
+	crashed := openCrashed(t, crashInto(t, c))
+	got := crashed.Metadata().Topics["orders"].Partitions
+	require.Len(t, got, 1, "the topic survived")
+	require.Equal(t, pm, got[0], "the leadership the second life acted on is durable")
+	after, err := crashed.ReadCommitted("orders", 0, 0, 10)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(after), len(served))
+	for i, r := range served {
+		require.Equal(t, r, after[i], "record %d the second life served", i)
+	}
+	for _, r := range acked {
+		require.Contains(t, after, r, "an acknowledged record survives")
 	}
 }
