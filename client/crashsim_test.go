@@ -7,7 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/topic"
 )
 
 // Spec (phase 3, offset storage: a committed offset survives a restart),
@@ -118,6 +120,86 @@ func TestCrashSimCommitAtEveryStep(t *testing.T) {
 				if ok {
 					require.Contains(t, append(tc.prior, tc.next), off)
 				}
+			})
+		}
+	}
+}
+
+// Spec (phase 3: a committed offset survives a restart), after a process
+// crash and then a power loss: a first life commits twice and is killed
+// before each of its file-system operations in turn, leaving what it wrote
+// in the page cache. A second life loads the offset and acknowledges it,
+// committing it again through the store or through a Consumer (both no-ops
+// when the offset is unchanged), or commits a first offset when it finds
+// none; then the power fails. The crashed store must load exactly what the
+// second life acknowledged.
+func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
+	const consumerID, partition = "analytics-worker", 2
+	firstLife := func(fsys durable.FS, root string) {
+		s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: fsys})
+		if err != nil {
+			return
+		}
+		if err := s.Commit(consumerID, "orders", partition, 41); err == nil {
+			_ = s.Commit(consumerID, "orders", partition, 97)
+		}
+	}
+	counter := logtest.NewFaultFS(nil)
+	firstLife(counter, filepath.Join(t.TempDir(), "offsets"))
+	steps := 0
+	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
+		steps += counter.Count(op)
+	}
+	require.Greater(t, steps, 10)
+	// The Consumer only needs the topic's name and partition count.
+	tp, err := topic.Open(t.TempDir(), "orders", partition+1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tp.Close() })
+
+	for _, via := range []string{"store", "consumer"} {
+		for n := 1; n <= steps+1; n++ {
+			t.Run(fmt.Sprintf("%s/dies before step %d", via, n), func(t *testing.T) {
+				base := t.TempDir()
+				c, err := logtest.NewCrashFS(base)
+				require.NoError(t, err)
+				root := filepath.Join(base, "offsets")
+				dead := logtest.NewFaultFS(c)
+				seen := 0
+				dead.SetFault(func(logtest.Op, string) error {
+					if seen++; seen >= n {
+						return logtest.ErrInjected
+					}
+					return nil
+				})
+				firstLife(dead, root)
+
+				s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: c})
+				require.NoError(t, err, "the second life opens what the first left")
+				var acked uint64
+				switch via {
+				case "store":
+					off, ok, err := s.Load(consumerID, "orders", partition)
+					require.NoError(t, err)
+					acked = off
+					if !ok {
+						acked = 5
+					}
+					require.NoError(t, s.Commit(consumerID, "orders", partition, acked))
+				case "consumer":
+					cons, err := NewConsumer(ConsumerConfig{ID: consumerID, Topic: tp, Partition: partition, Offsets: s})
+					require.NoError(t, err)
+					require.NoError(t, cons.Commit())
+					acked = cons.Position()
+				}
+
+				dst := filepath.Join(t.TempDir(), "crashed")
+				require.NoError(t, c.Crash(dst))
+				crashed, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
+				require.NoError(t, err)
+				off, ok, err := crashed.Load(consumerID, "orders", partition)
+				require.NoError(t, err)
+				require.True(t, ok, "the commit the second life acknowledged survives")
+				require.Equal(t, acked, off)
 			})
 		}
 	}

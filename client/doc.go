@@ -58,14 +58,18 @@
 // hold one line of JSON, {"version": 1, "offset": 123}, the next offset to
 // fetch. Commit writes it with durable.WriteFile (temp file, fsync, rename,
 // fsync of the directory; new directories are fsync-ed into their parents),
-// so a crash leaves the old offset or the new one. Consumer ids and topic
-// names follow topic.ValidateName and are checked before any path is built.
+// so a crash leaves the old offset or the new one. Before the first offset
+// read from a directory is returned, the directory is fsync-ed (once per
+// directory per store): the process that wrote the file may have died
+// before syncing it. Consumer ids and topic names follow topic.ValidateName
+// and are checked before any path is built.
 // A file that is not exactly such a document (bad JSON, a missing,
 // duplicated, unknown or wrongly typed field, a negative or oversized offset,
 // an unknown version, trailing data) returns an *OffsetCorruptionError with
 // its path; it is never repaired or overwritten, not even by a later Commit.
-// After a failed write the store refuses every Commit and Reset
-// (ErrStoreFailed) until it is reopened.
+// After a failed write, or a failed fsync of a directory read from, the
+// store refuses every Commit and Reset (ErrStoreFailed) until it is
+// reopened.
 //
 // # Concurrency
 //

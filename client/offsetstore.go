@@ -64,8 +64,9 @@ type CommittedOffset struct {
 // An OffsetStore is safe for concurrent use. Commits to one file are
 // serialized, and each checks for regression against the value on disk
 // while it holds that file's lock; commits to different files run in
-// parallel. After any failed write the store refuses every later Commit and
-// Reset (ErrStoreFailed) until it is reopened.
+// parallel. After any failed write, or a failed fsync of a directory it
+// read an offset from, the store refuses every later Commit and Reset
+// (ErrStoreFailed) until it is reopened.
 //
 // Commit only moves an offset forward. Reset is the operator's explicit
 // action that may move it anywhere, backwards included.
@@ -73,7 +74,7 @@ type OffsetStore struct {
 	root string
 	fs   durable.FS
 
-	// mu guards locks, failed and dirs.
+	// mu guards locks, failed, dirs and synced.
 	mu sync.Mutex
 	// locks holds one mutex per offset file path; a commit holds its
 	// file's mutex from reading the old value to writing the new one.
@@ -84,6 +85,10 @@ type OffsetStore struct {
 	// found and their parent synced) since it was opened; later commits
 	// into them skip durable.MkdirAll and its directory fsync.
 	dirs map[string]bool
+	// synced are the directories whose entries this store has made durable
+	// since it was opened: by a commit's directory fsync, or by syncFound
+	// the first time it read an offset file there.
+	synced map[string]bool
 }
 
 // OpenOffsetStore opens the offset store rooted at root. Nothing is created
@@ -131,7 +136,9 @@ func (s *OffsetStore) path(consumerID, topicName string, partition int) (string,
 
 // Load returns the committed offset of a consumer on one topic partition.
 // ok is false when nothing was ever committed, which is different from a
-// committed 0. A damaged file returns an *OffsetCorruptionError.
+// committed 0. A damaged file returns an *OffsetCorruptionError. The first
+// offset found in a directory is made durable before it is returned: the
+// directory is fsync-ed, once per store.
 func (s *OffsetStore) Load(consumerID, topicName string, partition int) (offset uint64, ok bool, err error) {
 	path, err := s.path(consumerID, topicName, partition)
 	if err != nil {
@@ -167,7 +174,43 @@ func (s *OffsetStore) read(path string) (uint64, bool, error) {
 		}
 		return 0, false, &OffsetCorruptionError{Path: path, Reason: "invalid", Err: err}
 	}
+	if err := s.syncFound(filepath.Dir(path)); err != nil {
+		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
+	}
 	return off, true, nil
+}
+
+// syncFound fsyncs dir, once per store, before an offset read from it is
+// returned. The process that renamed the file into place may have died
+// before syncing the directory: the file is visible, but a power loss would
+// bring back the old offset. Without the sync, a commit of the same offset
+// (a no-op, also for a Consumer that loaded it) would be acknowledged and
+// then lost. Everything above dir is durable already: durable.MkdirAll
+// syncs each parent before WriteFile puts a file in dir. A failed sync
+// fails the store.
+func (s *OffsetStore) syncFound(dir string) error {
+	s.mu.Lock()
+	done := s.synced[dir]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := durable.SyncDir(s.fs, dir); err != nil {
+		s.fail(err)
+		return err
+	}
+	s.markSynced(dir)
+	return nil
+}
+
+// markSynced records that every entry of dir is durable.
+func (s *OffsetStore) markSynced(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.synced == nil {
+		s.synced = make(map[string]bool)
+	}
+	s.synced[dir] = true
 }
 
 // lockFor returns the mutex of one offset file.
@@ -282,6 +325,7 @@ func (s *OffsetStore) write(op, consumerID, topicName string, partition int, off
 		s.fail(err)
 		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}
+	s.markSynced(filepath.Dir(path))
 	return nil
 }
 

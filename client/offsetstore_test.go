@@ -258,6 +258,68 @@ func TestOffsetStoreList(t *testing.T) {
 	}, list)
 }
 
+// An offset found on disk may have been renamed into place by a process that
+// died before syncing its directory, so a store fsyncs the directory before
+// it returns the first offset read there
+// (TestCrashSimCommitRestartAfterProcessCrash), and only then: later loads,
+// no-op commits and commits into a directory the store has synced already,
+// by reading or by committing, pay no new directory fsync. A failed sync
+// is sticky.
+func TestOffsetStoreSyncsFoundOffsetsOncePerDirectory(t *testing.T) {
+	_, root := newStore(t)
+	first, err := OpenOffsetStore(root)
+	require.NoError(t, err)
+	require.NoError(t, first.Commit("w", "orders", 0, 5))
+	require.NoError(t, first.Commit("w", "orders", 1, 6))
+	require.NoError(t, first.Commit("w", "payments", 0, 7))
+
+	ffs := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: ffs})
+	require.NoError(t, err)
+	var synced []string
+	ffs.SetFault(func(op logtest.Op, path string) error {
+		if op == logtest.OpSyncDir {
+			synced = append(synced, path)
+		}
+		return nil
+	})
+	for range 3 {
+		off, ok, err := s.Load("w", "orders", 0)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, uint64(5), off)
+		require.NoError(t, s.Commit("w", "orders", 0, 5), "a no-op commit")
+		require.NoError(t, s.Commit("w", "orders", 1, 6), "a no-op commit")
+	}
+	orders := filepath.Join(root, "w", "orders")
+	require.Equal(t, []string{orders}, synced, "once for the directory")
+
+	synced = nil
+	require.NoError(t, s.Commit("w", "orders", 0, 8))
+	require.Equal(t, []string{filepath.Join(root, "w"), orders}, synced, "a commit's own syncs: the parent once per store, then the rename")
+	synced = nil
+	require.NoError(t, s.Commit("w", "orders", 0, 8), "a no-op commit")
+	require.NoError(t, s.Commit("w", "orders", 0, 9))
+	require.Equal(t, []string{orders}, synced, "only the rename's")
+
+	synced = nil
+	list, err := s.List("w")
+	require.NoError(t, err)
+	require.Len(t, list, 3)
+	_, err = s.List("w")
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(root, "w", "payments")}, synced, "List syncs each directory it reads from the first time")
+
+	// A failed sync fails the store, as a failed write does.
+	ffs = logtest.NewFaultFS(nil)
+	s, err = OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: ffs})
+	require.NoError(t, err)
+	ffs.SetFault(logtest.FailNth(logtest.OpSyncDir, 1))
+	_, _, err = s.Load("w", "orders", 0)
+	require.ErrorIs(t, err, logtest.ErrInjected)
+	require.ErrorIs(t, s.Commit("w", "orders", 0, 10), ErrStoreFailed)
+}
+
 func TestOffsetStoreFileNames(t *testing.T) {
 	require.Equal(t, "partition-000000.offset", OffsetFileName(0))
 	require.Equal(t, "partition-1234567.offset", OffsetFileName(1234567))
