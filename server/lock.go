@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/pystream/pystream/log/durable"
 )
 
 // LockFileName is the file in the data directory that a running server
@@ -27,10 +29,15 @@ type dataLock struct {
 // another process holds the lock, the error is a *DataDirLockedError
 // naming the holder's pid (as the file says) and matches ErrDataDirLocked.
 //
+// dir and any missing parents are created on fsys with durable.MkdirAll,
+// which fsyncs the parent of each: the cluster's data goes below dir, and
+// it survives a power loss only if every entry on the way to it does. The
+// lock file itself needs no fsync: a flock lives in the kernel only.
+//
 // The kernel drops a flock when the process exits, however it exits, so a
 // crashed server never leaves a stale lock behind; the file itself stays.
-func lockDataDir(dir string) (*dataLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func lockDataDir(fsys durable.FS, dir string) (*dataLock, error) {
+	if _, err := durable.MkdirAll(fsys, dir); err != nil {
 		return nil, fmt.Errorf("server: create data directory: %w", err)
 	}
 	path := filepath.Join(dir, LockFileName)

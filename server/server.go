@@ -54,7 +54,8 @@ type Server struct {
 // New opens the embedded cluster under cfg.DataDir and builds the server
 // that serves it, logging to logger:
 //
-//  1. it creates the data directory if needed and takes the exclusive lock
+//  1. it creates the data directory if needed (durably: every new
+//     directory is fsync-ed into its parent) and takes the exclusive lock
 //     on its .lock file (a *DataDirLockedError when another server holds
 //     it);
 //  2. it opens the cluster there (cluster.meta restores topics, placement,
@@ -63,16 +64,22 @@ type Server struct {
 //
 // The caller must Close the server when done, after serving has stopped.
 func New(cfg Config, logger *slog.Logger) (*Server, error) {
+	return newServer(cfg, logger, durable.OS)
+}
+
+// newServer is New on the file system fsys (tests simulate crashes with a
+// logtest.CrashFS).
+func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error) {
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
-	lock, err := lockDataDir(cfg.DataDir)
+	lock, err := lockDataDir(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	s.lock = lock
-	if err := s.openCluster(); err != nil {
+	if err := s.openCluster(fsys); err != nil {
 		return nil, errors.Join(err, s.lock.release())
 	}
 	s.metrics.registerCluster(s.cluster)
@@ -91,13 +98,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// openCluster opens the cluster at the data directory and starts brokers
-// 1..cfg.Brokers. A broker that cluster.meta knows but whose id is above
-// cfg.Brokers stays unavailable (and is logged), so its partitions need a
-// failover to be written again.
-func (s *Server) openCluster() error {
-	fsys := timedFS{FS: durable.OS, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
-	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: fsys})
+// openCluster opens the cluster at the data directory on fsys and starts
+// brokers 1..cfg.Brokers. A broker that cluster.meta knows but whose id is
+// above cfg.Brokers stays unavailable (and is logged), so its partitions
+// need a failover to be written again.
+func (s *Server) openCluster(fsys durable.FS) error {
+	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}
