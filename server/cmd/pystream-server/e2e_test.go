@@ -64,8 +64,11 @@ func startBinary(t *testing.T, ctx context.Context, bin, dataDir string) *proces
 func (s *process) stop(t *testing.T) string {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
+	// Read stderr to its end before Wait, which closes the pipe and would
+	// drop what is still unread.
+	logs := <-s.logs
 	require.Equal(t, 0, exitCode(t, s.cmd))
-	return <-s.logs
+	return logs
 }
 
 // Issue 8: the real binary keeps everything across a SIGTERM and restart

@@ -142,8 +142,10 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	require.JSONEq(t, `{"status":"ok","service":"it-test"}`, string(body))
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, 0, exitCode(t, cmd))
+	// Read stderr to its end (the process closes it as it exits) before
+	// Wait, which closes the pipe and would drop what is still unread.
 	logs := <-rest
+	require.Equal(t, 0, exitCode(t, cmd))
 	require.Contains(t, logs, `"msg":"request"`)
 	require.Contains(t, logs, `"path":"/api/health"`)
 	require.Contains(t, logs, `"msg":"stopped"`)
