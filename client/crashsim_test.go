@@ -146,10 +146,7 @@ func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
 	}
 	counter := logtest.NewFaultFS(nil)
 	firstLife(counter, filepath.Join(t.TempDir(), "offsets"))
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 	require.Greater(t, steps, 10)
 	// The Consumer only needs the topic's name and partition count.
 	tp, err := topic.Open(t.TempDir(), "orders", partition+1)
@@ -164,13 +161,7 @@ func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
 				require.NoError(t, err)
 				root := filepath.Join(base, "offsets")
 				dead := logtest.NewFaultFS(c)
-				seen := 0
-				dead.SetFault(func(logtest.Op, string) error {
-					if seen++; seen >= n {
-						return logtest.ErrInjected
-					}
-					return nil
-				})
+				dead.SetFault(logtest.DieBefore(n))
 				firstLife(dead, root)
 
 				s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: c})

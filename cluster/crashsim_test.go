@@ -21,19 +21,6 @@ import (
 // crashBrokers is how many brokers every crash simulation runs.
 const crashBrokers = 3
 
-// crashOps are the file-system operations a crash can come before.
-var crashOps = []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate,
-	logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose}
-
-// countOps is how many file-system operations f has seen.
-func countOps(f *logtest.FaultFS) int {
-	n := 0
-	for _, op := range crashOps {
-		n += f.Count(op)
-	}
-	return n
-}
-
 // openCrashSim opens a cluster at <base>/cluster on fsys with brokers
 // 1..crashBrokers started. The cluster root is new, so its creation is part
 // of what a crash must keep.
@@ -276,10 +263,10 @@ func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 
 	counter := logtest.NewFaultFS(nil)
 	cl := openCrashSim(t, fresh(t), counter, nil)
-	before := countOps(counter)
+	before := counter.Total()
 	require.NoError(t, cl.CreateTopic("events", partitions, crashBrokers))
 	want := cl.Metadata().Topics["events"]
-	steps := countOps(counter) - before
+	steps := counter.Total() - before
 	require.Positive(t, steps)
 
 	var sawNone, sawWhole atomic.Bool
@@ -373,7 +360,7 @@ func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
 	}
 	counter := logtest.NewFaultFS(nil)
 	firstLife(counter, filepath.Join(t.TempDir(), "cluster"))
-	steps := countOps(counter)
+	steps := counter.Total()
 	require.Greater(t, steps, 20)
 
 	for n := 1; n <= steps+1; n++ {
@@ -394,14 +381,7 @@ func restartAfterProcessCrash(t *testing.T, firstLife func(durable.FS, string), 
 	require.NoError(t, err)
 	root := filepath.Join(base, "cluster")
 	dead := logtest.NewFaultFS(c)
-	// Followers are written in parallel: the count must be atomic.
-	var seen atomic.Int32
-	dead.SetFault(func(logtest.Op, string) error {
-		if seen.Add(1) >= int32(n) {
-			return logtest.ErrInjected
-		}
-		return nil
-	})
+	dead.SetFault(logtest.DieBefore(n))
 	firstLife(dead, root)
 
 	cl, err := OpenWithOptions(root, Options{FS: c})

@@ -217,10 +217,7 @@ func TestCrashSimLogAtEveryStep(t *testing.T) {
 	counter := logtest.NewFaultFS(nil)
 	var ignored atomic.Int32
 	run(t, counter, filepath.Join(t.TempDir(), "a", "log.bin"), &ignored)
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 
 	for n := 1; n <= steps; n++ {
 		t.Run(fmt.Sprint("before step ", n), func(t *testing.T) {
@@ -285,10 +282,7 @@ func TestCrashSimRestartAfterProcessCrash(t *testing.T) {
 	}
 	counter := logtest.NewFaultFS(nil)
 	firstLife(counter, filepath.Join(t.TempDir(), "a", "b", "log.bin"))
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 	require.Greater(t, steps, 5)
 
 	for _, appendAfter := range []bool{false, true} {
@@ -299,13 +293,7 @@ func TestCrashSimRestartAfterProcessCrash(t *testing.T) {
 				require.NoError(t, err)
 				path := filepath.Join(root, "a", "b", "log.bin")
 				dead := logtest.NewFaultFS(c)
-				var seen atomic.Int32
-				dead.SetFault(func(logtest.Op, string) error {
-					if seen.Add(1) >= int32(n) {
-						return logtest.ErrInjected
-					}
-					return nil
-				})
+				dead.SetFault(logtest.DieBefore(n))
 				firstLife(dead, path)
 
 				l, err := log.OpenWithOptions(path, log.Options{FS: c})

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,10 +44,7 @@ func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
 	}
 	counter := logtest.NewFaultFS(nil)
 	firstLife(counter, filepath.Join(t.TempDir(), "a", "b", "data"))
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 	require.Greater(t, steps, 20)
 
 	for n := 1; n <= steps+1; n++ {
@@ -58,14 +54,7 @@ func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
 			require.NoError(t, err)
 			dataDir := filepath.Join(base, "a", "b", "data")
 			dead := logtest.NewFaultFS(c)
-			// Followers are written in parallel: the count must be atomic.
-			var seen atomic.Int32
-			dead.SetFault(func(logtest.Op, string) error {
-				if seen.Add(1) >= int32(n) {
-					return logtest.ErrInjected
-				}
-				return nil
-			})
+			dead.SetFault(logtest.DieBefore(n))
 			firstLife(dead, dataDir)
 
 			s, err := start(c, dataDir)

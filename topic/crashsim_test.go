@@ -83,10 +83,7 @@ func TestCrashSimTopicCreateAtEveryStep(t *testing.T) {
 	tp, err := OpenWithOptions(filepath.Join(t.TempDir(), "data"), "events", partitions, Options{FS: counter})
 	require.NoError(t, err)
 	require.NoError(t, tp.Close())
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 	require.Positive(t, steps)
 
 	for n := 1; n <= steps; n++ {
@@ -140,10 +137,7 @@ func TestCrashSimTopicRestartAfterProcessCrash(t *testing.T) {
 	}
 	counter := logtest.NewFaultFS(nil)
 	firstLife(counter, filepath.Join(t.TempDir(), "data"))
-	steps := 0
-	for _, op := range []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpTruncate, logtest.OpRename, logtest.OpRemove, logtest.OpMkdir, logtest.OpSyncDir, logtest.OpClose} {
-		steps += counter.Count(op)
-	}
+	steps := counter.Total()
 	require.Greater(t, steps, 10)
 
 	for n := 1; n <= steps+1; n++ {
@@ -153,13 +147,7 @@ func TestCrashSimTopicRestartAfterProcessCrash(t *testing.T) {
 			require.NoError(t, err)
 			data := filepath.Join(root, "data")
 			dead := logtest.NewFaultFS(c)
-			seen := 0
-			dead.SetFault(func(logtest.Op, string) error {
-				if seen++; seen >= n {
-					return logtest.ErrInjected
-				}
-				return nil
-			})
+			dead.SetFault(logtest.DieBefore(n))
 			firstLife(dead, data)
 
 			// The first life appends only once topic.meta is in place, so

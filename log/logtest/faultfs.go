@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pystream/pystream/log/durable"
 )
@@ -78,6 +79,19 @@ func (f *FaultFS) Count(op Op) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[op]
+}
+
+// Total reports how many operations of every kind were attempted: the
+// number of steps a run took, for tests that then stop a run before each
+// step in turn.
+func (f *FaultFS) Total() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.counts {
+		n += c
+	}
+	return n
 }
 
 func (f *FaultFS) check(op Op, path string) error {
@@ -218,4 +232,18 @@ func (ff *faultFile) Close() error {
 		return errors.Join(wrap(OpClose, ff.f.Name(), err), ff.f.Close())
 	}
 	return ff.f.Close()
+}
+
+// DieBefore returns a Fault that fails every operation, of any kind, from
+// the n-th (1-based) on: the run behaves like a process killed just before
+// step n. Everything it wrote before stays, as a killed process's writes
+// stay in the page cache, and nothing after happens.
+func DieBefore(n int) Fault {
+	var seen atomic.Int64
+	return func(Op, string) error {
+		if seen.Add(1) >= int64(n) {
+			return ErrInjected
+		}
+		return nil
+	}
 }

@@ -53,6 +53,27 @@ func TestFailFrom(t *testing.T) {
 	require.Equal(t, "ac", string(buf), "failed writes wrote nothing")
 }
 
+// TestDieBefore: every operation of any kind from the n-th on fails, and
+// Total counts all of them.
+func TestDieBefore(t *testing.T) {
+	ffs := logtest.NewFaultFS(nil)
+	ffs.SetFault(logtest.DieBefore(3))
+	path := filepath.Join(t.TempDir(), "f")
+	f, err := ffs.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644) // step 1
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteAt([]byte("a"), 0) // step 2
+	require.NoError(t, err)
+	require.ErrorIs(t, f.Sync(), logtest.ErrInjected, "step 3")
+	_, err = f.WriteAt([]byte("b"), 1)
+	require.ErrorIs(t, err, logtest.ErrInjected, "step 4: the process is dead")
+	require.ErrorIs(t, ffs.SyncDir(filepath.Dir(path)), logtest.ErrInjected)
+	require.Equal(t, 5, ffs.Total())
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "a", string(got), "what the run wrote before it died stays")
+}
+
 // TestShortWrite: a short write puts down half the bytes and fails with an
 // error wrapping io.ErrShortWrite and ErrShortWrite.
 func TestShortWrite(t *testing.T) {
