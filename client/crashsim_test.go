@@ -12,6 +12,19 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
+// crashLoad crashes c (rooted where the store's root is <root>/offsets) and
+// loads one offset of topic "orders" from the crashed copy.
+func crashLoad(t *testing.T, c *logtest.CrashFS, consumerID string, partition int) (uint64, bool) {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "crashed")
+	require.NoError(t, c.Crash(dst))
+	crashed, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
+	require.NoError(t, err)
+	off, ok, err := crashed.Load(consumerID, "orders", partition)
+	require.NoError(t, err)
+	return off, ok
+}
+
 // Spec (phase 3, offset storage: a committed offset survives a restart),
 // under a simulated power loss: once Commit returns for a consumer that
 // never committed before (so the store root and the consumer's directories
@@ -25,32 +38,21 @@ func TestCrashSimCommitSurvives(t *testing.T) {
 	s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: c})
 	require.NoError(t, err)
 
-	crashLoad := func(consumerID string, partition int) (uint64, bool) {
-		t.Helper()
-		dst := filepath.Join(t.TempDir(), "crashed")
-		require.NoError(t, c.Crash(dst))
-		crashed, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
-		require.NoError(t, err)
-		off, ok, err := crashed.Load(consumerID, "orders", partition)
-		require.NoError(t, err)
-		return off, ok
-	}
-
 	require.NoError(t, s.Commit("analytics-worker", "orders", 2, 41))
-	off, ok := crashLoad("analytics-worker", 2)
+	off, ok := crashLoad(t, c, "analytics-worker", 2)
 	require.True(t, ok, "a returned commit survives the crash")
 	require.Equal(t, uint64(41), off)
 
 	require.NoError(t, s.Commit("analytics-worker", "orders", 2, 97))
-	off, ok = crashLoad("analytics-worker", 2)
+	off, ok = crashLoad(t, c, "analytics-worker", 2)
 	require.True(t, ok)
 	require.Equal(t, uint64(97), off)
 
 	require.NoError(t, s.Commit("billing", "orders", 0, 5))
-	off, ok = crashLoad("billing", 0)
+	off, ok = crashLoad(t, c, "billing", 0)
 	require.True(t, ok)
 	require.Equal(t, uint64(5), off)
-	off, ok = crashLoad("analytics-worker", 2)
+	off, ok = crashLoad(t, c, "analytics-worker", 2)
 	require.True(t, ok)
 	require.Equal(t, uint64(97), off)
 }
@@ -157,12 +159,9 @@ func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
 		for n := 1; n <= steps+1; n++ {
 			t.Run(fmt.Sprintf("%s/dies before step %d", via, n), func(t *testing.T) {
 				base := t.TempDir()
-				c, err := logtest.NewCrashFS(base)
-				require.NoError(t, err)
 				root := filepath.Join(base, "offsets")
-				dead := logtest.NewFaultFS(c)
-				dead.SetFault(logtest.DieBefore(n))
-				firstLife(dead, root)
+				c, err := logtest.KillBefore(base, n, func(fsys durable.FS) { firstLife(fsys, root) })
+				require.NoError(t, err)
 
 				s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: c})
 				require.NoError(t, err, "the second life opens what the first left")
@@ -183,12 +182,7 @@ func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
 					acked = cons.Position()
 				}
 
-				dst := filepath.Join(t.TempDir(), "crashed")
-				require.NoError(t, c.Crash(dst))
-				crashed, err := OpenOffsetStore(filepath.Join(dst, "offsets"))
-				require.NoError(t, err)
-				off, ok, err := crashed.Load(consumerID, "orders", partition)
-				require.NoError(t, err)
+				off, ok := crashLoad(t, c, consumerID, partition)
 				require.True(t, ok, "the commit the second life acknowledged survives")
 				require.Equal(t, acked, off)
 			})

@@ -189,28 +189,41 @@ func (s *OffsetStore) read(path string) (uint64, bool, error) {
 // syncs each parent before WriteFile puts a file in dir. A failed sync
 // fails the store.
 func (s *OffsetStore) syncFound(dir string) error {
-	s.mu.Lock()
-	done := s.synced[dir]
-	s.mu.Unlock()
-	if done {
+	return s.oncePerDir(&s.synced, dir, func() error {
+		if err := durable.SyncDir(s.fs, dir); err != nil {
+			s.fail(err)
+			return err
+		}
 		return nil
-	}
-	if err := durable.SyncDir(s.fs, dir); err != nil {
-		s.fail(err)
-		return err
-	}
-	s.markSynced(dir)
-	return nil
+	})
 }
 
 // markSynced records that every entry of dir is durable.
 func (s *OffsetStore) markSynced(dir string) {
+	_ = s.oncePerDir(&s.synced, dir, func() error { return nil })
+}
+
+// oncePerDir runs do for dir unless it already succeeded for dir with the
+// same set, and records a success in the set (one of s.dirs, s.synced).
+// Two callers may both run do for a new dir; each step it guards is
+// idempotent.
+func (s *OffsetStore) oncePerDir(set *map[string]bool, dir string, do func() error) error {
+	s.mu.Lock()
+	done := (*set)[dir]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := do(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.synced == nil {
-		s.synced = make(map[string]bool)
+	if *set == nil {
+		*set = make(map[string]bool)
 	}
-	s.synced[dir] = true
+	(*set)[dir] = true
+	return nil
 }
 
 // lockFor returns the mutex of one offset file.
@@ -236,22 +249,10 @@ func (s *OffsetStore) failedErr() error {
 // syncs the parent even of a directory that was there already (an earlier
 // process may have died before syncing it).
 func (s *OffsetStore) ensureDir(dir string) error {
-	s.mu.Lock()
-	done := s.dirs[dir]
-	s.mu.Unlock()
-	if done {
-		return nil
-	}
-	if _, err := durable.MkdirAll(s.fs, dir); err != nil {
+	return s.oncePerDir(&s.dirs, dir, func() error {
+		_, err := durable.MkdirAll(s.fs, dir)
 		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dirs == nil {
-		s.dirs = make(map[string]bool)
-	}
-	s.dirs[dir] = true
-	return nil
+	})
 }
 
 func (s *OffsetStore) fail(err error) {

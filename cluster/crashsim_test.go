@@ -377,12 +377,9 @@ func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
 // step n.
 func restartAfterProcessCrash(t *testing.T, firstLife func(durable.FS, string), n int, metadataOnly bool) {
 	base := t.TempDir()
-	c, err := logtest.NewCrashFS(base)
-	require.NoError(t, err)
 	root := filepath.Join(base, "cluster")
-	dead := logtest.NewFaultFS(c)
-	dead.SetFault(logtest.DieBefore(n))
-	firstLife(dead, root)
+	c, err := logtest.KillBefore(base, n, func(fsys durable.FS) { firstLife(fsys, root) })
+	require.NoError(t, err)
 
 	cl, err := OpenWithOptions(root, Options{FS: c})
 	require.NoError(t, err, "the second life opens what the first left")

@@ -289,12 +289,9 @@ func TestCrashSimRestartAfterProcessCrash(t *testing.T) {
 		for n := 1; n <= steps+1; n++ {
 			t.Run(fmt.Sprintf("append=%v/dies before step %d", appendAfter, n), func(t *testing.T) {
 				root := t.TempDir()
-				c, err := logtest.NewCrashFS(root)
-				require.NoError(t, err)
 				path := filepath.Join(root, "a", "b", "log.bin")
-				dead := logtest.NewFaultFS(c)
-				dead.SetFault(logtest.DieBefore(n))
-				firstLife(dead, path)
+				c, err := logtest.KillBefore(root, n, func(fsys durable.FS) { firstLife(fsys, path) })
+				require.NoError(t, err)
 
 				l, err := log.OpenWithOptions(path, log.Options{FS: c})
 				require.NoError(t, err, "the second life opens what the first left")

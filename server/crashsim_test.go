@@ -50,12 +50,9 @@ func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
 	for n := 1; n <= steps+1; n++ {
 		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
 			base := t.TempDir()
-			c, err := logtest.NewCrashFS(base)
-			require.NoError(t, err)
 			dataDir := filepath.Join(base, "a", "b", "data")
-			dead := logtest.NewFaultFS(c)
-			dead.SetFault(logtest.DieBefore(n))
-			firstLife(dead, dataDir)
+			c, err := logtest.KillBefore(base, n, func(fsys durable.FS) { firstLife(fsys, dataDir) })
+			require.NoError(t, err)
 
 			s, err := start(c, dataDir)
 			require.NoError(t, err, "the second server starts on what the first left")

@@ -143,12 +143,9 @@ func TestCrashSimTopicRestartAfterProcessCrash(t *testing.T) {
 	for n := 1; n <= steps+1; n++ {
 		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
 			root := t.TempDir()
-			c, err := logtest.NewCrashFS(root)
-			require.NoError(t, err)
 			data := filepath.Join(root, "data")
-			dead := logtest.NewFaultFS(c)
-			dead.SetFault(logtest.DieBefore(n))
-			firstLife(dead, data)
+			c, err := logtest.KillBefore(root, n, func(fsys durable.FS) { firstLife(fsys, data) })
+			require.NoError(t, err)
 
 			// The first life appends only once topic.meta is in place, so
 			// the second always finds a topic or the makings of an empty one.

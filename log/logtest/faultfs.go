@@ -247,3 +247,19 @@ func DieBefore(n int) Fault {
 		return nil
 	}
 }
+
+// KillBefore runs life on a new CrashFS rooted at root as a process killed
+// just before its n-th file-system step (DieBefore): what life wrote until
+// then stays, as a killed process's writes stay in the page cache, and the
+// CrashFS still knows which of it was never synced. A second life then runs
+// on the returned CrashFS, and Crash shows what a power loss after it keeps.
+func KillBefore(root string, n int, life func(fsys durable.FS)) (*CrashFS, error) {
+	c, err := NewCrashFS(root)
+	if err != nil {
+		return nil, err
+	}
+	dead := NewFaultFS(c)
+	dead.SetFault(DieBefore(n))
+	life(dead)
+	return c, nil
+}
