@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,26 +60,6 @@ func openCrashedWithOptions(t *testing.T, dst string, opts Options) *Cluster {
 	}
 	return cl
 }
-
-// noSyncFS is the real file system with every fsync skipped. A crashed
-// copy is only checked, never crashed again, so its own fsyncs prove
-// nothing; skipping them keeps the many runs of a step-by-step crash test
-// short.
-type noSyncFS struct{ durable.FS }
-
-type noSyncFile struct{ durable.File }
-
-func (noSyncFile) Sync() error { return nil }
-
-func (f noSyncFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
-	file, err := f.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return noSyncFile{file}, nil
-}
-
-func (noSyncFS) SyncDir(string) error { return nil }
 
 // crashInto writes the image of a power loss now into a fresh directory.
 func crashInto(t *testing.T, c *logtest.CrashFS) string {
@@ -299,7 +278,7 @@ func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 				}
 				require.DirExists(t, dst, "the crash happened")
 
-				crashed := openCrashedWithOptions(t, dst, Options{FS: noSyncFS{durable.OS}})
+				crashed := openCrashedWithOptions(t, dst, Options{FS: logtest.NoSyncFS{FS: durable.OS}})
 				got, ok := crashed.Metadata().Topics["events"]
 				if !ok {
 					sawNone.Store(true)
@@ -386,7 +365,7 @@ func restartAfterProcessCrash(t *testing.T, firstLife func(durable.FS, string), 
 	if metadataOnly {
 		reported := cl.Metadata()
 		require.NoError(t, cl.Close())
-		crashed, err := OpenWithOptions(filepath.Join(crashInto(t, c), "cluster"), Options{FS: noSyncFS{durable.OS}})
+		crashed, err := OpenWithOptions(filepath.Join(crashInto(t, c), "cluster"), Options{FS: logtest.NoSyncFS{FS: durable.OS}})
 		require.NoError(t, err)
 		require.Equal(t, reported, crashed.Metadata(), "the metadata the second life reported is durable")
 		return

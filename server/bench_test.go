@@ -7,6 +7,9 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"testing"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/logtest"
 )
 
 // BenchmarkHTTPHealth measures one GET /api/health through the whole
@@ -57,10 +60,43 @@ func BenchmarkHTTPNotFound(b *testing.B) {
 // the shape tools/peerbench compares with NATS JetStream. Every request
 // returns only after its record is fsync-ed.
 func BenchmarkHTTPProduceRaw(b *testing.B) {
+	s := benchServer(b, durable.OS)
+	benchProduce(b, s.Handler())
+	reportFsyncs(b, s)
+}
+
+// BenchmarkHTTPProduceCost splits what one produce request costs, the same
+// load as BenchmarkHTTPProduceRaw in three runs:
+//
+//   - durable: PyStream as it runs;
+//   - no-fsync: PyStream on logtest.NoSyncFS, every fsync skipped (nothing
+//     is durable; this run exists only to show what fsync costs);
+//   - no-work: a handler that reads the body and answers a fixed JSON
+//     object, which is what Go's HTTP stack and the client cost alone.
+//
+//	go test -run '^$' -bench BenchmarkHTTPProduceCost -benchtime 3s
+func BenchmarkHTTPProduceCost(b *testing.B) {
+	b.Run("durable", func(b *testing.B) { benchProduce(b, benchServer(b, durable.OS).Handler()) })
+	b.Run("no-fsync", func(b *testing.B) {
+		benchProduce(b, benchServer(b, logtest.NoSyncFS{FS: durable.OS}).Handler())
+	})
+	b.Run("no-work", func(b *testing.B) {
+		benchProduce(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"topic":"bench","records":[{"partition":0,"offset":0,"timestamp":0}]}`))
+		}))
+	})
+}
+
+// benchServer is a server with one broker on fsys and a topic "bench" of
+// one partition, replication factor 1.
+func benchServer(b *testing.B, fsys durable.FS) *Server {
+	b.Helper()
 	cfg := Defaults()
 	cfg.DataDir = b.TempDir()
 	cfg.Brokers = 1
-	s, err := New(cfg, NewLogger(io.Discard, cfg))
+	s, err := newServer(cfg, NewLogger(io.Discard, cfg), fsys)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +104,14 @@ func BenchmarkHTTPProduceRaw(b *testing.B) {
 	if err := s.Cluster().CreateTopic("bench", 1, 1); err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(s.Handler())
+	return s
+}
+
+// benchProduce posts one 100-byte record per request to h over a loopback
+// listener from 64 concurrent clients and reports records/s.
+func benchProduce(b *testing.B, h http.Handler) {
+	b.Helper()
+	srv := httptest.NewServer(h)
 	b.Cleanup(srv.Close)
 	transport := &http.Transport{MaxIdleConnsPerHost: 128, MaxConnsPerHost: 128}
 	b.Cleanup(transport.CloseIdleConnections)
@@ -93,7 +136,6 @@ func BenchmarkHTTPProduceRaw(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
-	reportFsyncs(b, s)
 }
 
 // reportFsyncs adds the batch size reached (records per data fsync) and
