@@ -69,12 +69,14 @@ func BenchmarkHTTPProduceRaw(b *testing.B) {
 // load as BenchmarkHTTPProduceRaw in three runs:
 //
 //   - durable: PyStream as it runs;
+//
 //   - no-fsync: PyStream on logtest.NoSyncFS, every fsync skipped (nothing
 //     is durable; this run exists only to show what fsync costs);
+//
 //   - no-work: a handler that reads the body and answers a fixed JSON
 //     object, which is what Go's HTTP stack and the client cost alone.
 //
-//	go test -run '^$' -bench BenchmarkHTTPProduceCost -benchtime 3s
+//     go test -run '^$' -bench BenchmarkHTTPProduceCost -benchtime 3s
 func BenchmarkHTTPProduceCost(b *testing.B) {
 	b.Run("durable", func(b *testing.B) { benchProduce(b, benchServer(b, durable.OS).Handler()) })
 	b.Run("no-fsync", func(b *testing.B) {
