@@ -65,18 +65,16 @@ func BenchmarkHTTPProduceRaw(b *testing.B) {
 	reportFsyncs(b, s)
 }
 
-// BenchmarkHTTPProduceCost splits what one produce request costs, the same
-// load as BenchmarkHTTPProduceRaw in three runs:
+// BenchmarkHTTPProduceCost splits what one produce request costs, with the
+// same load as BenchmarkHTTPProduceRaw:
 //
-//   - durable: PyStream as it runs;
+//	go test -run '^$' -bench BenchmarkHTTPProduceCost -benchtime 3s
 //
-//   - no-fsync: PyStream on logtest.NoSyncFS, every fsync skipped (nothing
-//     is durable; this run exists only to show what fsync costs);
-//
-//   - no-work: a handler that reads the body and answers a fixed JSON
-//     object, which is what Go's HTTP stack and the client cost alone.
-//
-//     go test -run '^$' -bench BenchmarkHTTPProduceCost -benchtime 3s
+// It runs three times. "durable" is PyStream as it runs. "no-fsync" is
+// PyStream on logtest.NoSyncFS, every fsync skipped: nothing is durable, and
+// the run exists only to show what fsync costs. "no-work" is a handler that
+// reads the body and answers a fixed JSON object: what Go's HTTP stack and
+// the client cost alone.
 func BenchmarkHTTPProduceCost(b *testing.B) {
 	b.Run("durable", func(b *testing.B) { benchProduce(b, benchServer(b, durable.OS).Handler()) })
 	b.Run("no-fsync", func(b *testing.B) {
