@@ -199,9 +199,7 @@ func (s *OffsetStore) syncFound(dir string) error {
 }
 
 // markSynced records that every entry of dir is durable.
-func (s *OffsetStore) markSynced(dir string) {
-	_ = s.oncePerDir(&s.synced, dir, func() error { return nil })
-}
+func (s *OffsetStore) markSynced(dir string) { s.mark(&s.synced, dir) }
 
 // oncePerDir runs do for dir unless it already succeeded for dir with the
 // same set, and records a success in the set (one of s.dirs, s.synced).
@@ -217,13 +215,18 @@ func (s *OffsetStore) oncePerDir(set *map[string]bool, dir string, do func() err
 	if err := do(); err != nil {
 		return err
 	}
+	s.mark(set, dir)
+	return nil
+}
+
+// mark records dir in set (one of s.dirs, s.synced).
+func (s *OffsetStore) mark(set *map[string]bool, dir string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if *set == nil {
 		*set = make(map[string]bool)
 	}
 	(*set)[dir] = true
-	return nil
 }
 
 // lockFor returns the mutex of one offset file.

@@ -15,27 +15,18 @@ import (
 // BenchmarkHTTPHealth measures one GET /api/health through the whole
 // handler chain (request log to io.Discard, JSON fallbacks, mux, handler).
 func BenchmarkHTTPHealth(b *testing.B) {
-	cfg := Defaults()
-	cfg.DataDir = b.TempDir()
-	s, err := New(cfg, NewLogger(io.Discard, cfg))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	req := httptest.NewRequest(http.MethodGet, "/api/health", nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		rec := httptest.NewRecorder()
-		s.Handler().ServeHTTP(rec, req)
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d", rec.Code)
-		}
-	}
+	benchGet(b, "/api/health", http.StatusOK)
 }
 
 // BenchmarkHTTPNotFound measures the JSON 404 path, which asks the mux
 // twice.
 func BenchmarkHTTPNotFound(b *testing.B) {
+	benchGet(b, "/nope", http.StatusNotFound)
+}
+
+// benchGet serves GET path through a default server's handler, in process,
+// and requires the status want.
+func benchGet(b *testing.B, path string, want int) {
 	cfg := Defaults()
 	cfg.DataDir = b.TempDir()
 	s, err := New(cfg, NewLogger(io.Discard, cfg))
@@ -43,13 +34,13 @@ func BenchmarkHTTPNotFound(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	req := httptest.NewRequest(http.MethodGet, "/nope", nil)
+	req := httptest.NewRequest(http.MethodGet, path, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()
 		s.Handler().ServeHTTP(rec, req)
-		if rec.Code != http.StatusNotFound {
-			b.Fatalf("status %d", rec.Code)
+		if rec.Code != want {
+			b.Fatalf("status %d, want %d", rec.Code, want)
 		}
 	}
 }
