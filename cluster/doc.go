@@ -39,6 +39,18 @@
 // rolled back) and the follower lags until CatchUp. An unavailable leader is
 // a *LeaderUnavailableError; nothing fails over on its own.
 //
+// Every PyStream producer answers in one shape. SendResult embeds
+// client.SendResult (topic, partition, offset, timestamp) and adds what only
+// a cluster knows: the leader that took the write and the brokers that hold
+// it. SendBatch reports a partial failure exactly as topic.Topic.AppendBatch
+// does, with the same *topic.BatchError (the cluster defines none of its
+// own), and every result, acknowledged or not, carries its Topic and
+// Partition: a record was acknowledged exactly when
+// BatchError.Failed(result.Partition) is false, so no caller routes a key a
+// second time to find out. The cluster keeps a Producer of its own rather
+// than a client.Producer over a Sink because its results say more than a
+// Sink's do.
+//
 // Concurrent sends to one partition are group-committed: whichever sender
 // finds the partition idle writes everything already waiting as one leader
 // append and one append per follower, then wakes every sender of the batch.

@@ -234,39 +234,6 @@ func (e *NoEligibleReplicaError) Error() string {
 // Is makes errors.Is(err, ErrNoEligibleReplica) true.
 func (e *NoEligibleReplicaError) Is(target error) bool { return target == ErrNoEligibleReplica }
 
-// BatchError reports a SendBatch in which the sends to some partitions
-// failed. Every message routed to a partition named here was NOT
-// acknowledged; every other message was, and its SendResult is filled in.
-type BatchError struct {
-	Topic string
-	// Partitions maps each failed partition to its error.
-	Partitions map[int]error
-}
-
-// Failed reports whether the messages routed to partition p were refused.
-func (e *BatchError) Failed(p int) bool {
-	_, ok := e.Partitions[p]
-	return ok
-}
-
-func (e *BatchError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cluster: %s: batch failed on %d partition(s):", e.Topic, len(e.Partitions))
-	for _, p := range sortedKeys(e.Partitions) {
-		fmt.Fprintf(&b, " [partition %d: %v]", p, e.Partitions[p])
-	}
-	return b.String()
-}
-
-// Unwrap returns the partitions' errors in partition order.
-func (e *BatchError) Unwrap() []error {
-	var errs []error
-	for _, p := range sortedKeys(e.Partitions) {
-		errs = append(errs, e.Partitions[p])
-	}
-	return errs
-}
-
 func joinIDs(ids []int) string {
 	parts := make([]string, len(ids))
 	for i, id := range ids {

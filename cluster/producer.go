@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/topic"
 )
@@ -27,13 +28,11 @@ func NewProducer(c *Cluster, topicName string) *Producer {
 	return &Producer{c: c, topic: topicName}
 }
 
-// SendResult says where a record landed and who holds it.
+// SendResult says where a record landed and who holds it: the result every
+// PyStream producer returns (client.SendResult: topic, partition, offset,
+// timestamp), plus the replicas that hold it.
 type SendResult struct {
-	Topic     string
-	Partition int
-	Offset    uint64
-	// Timestamp is the one the leader assigned, nanoseconds since the epoch.
-	Timestamp int64
+	client.SendResult
 	// LeaderBrokerID is the broker that accepted the write.
 	LeaderBrokerID int
 	// Brokers are the brokers that durably hold the record: the partition's
@@ -65,9 +64,15 @@ func (p *Producer) Send(key, payload []byte) (SendResult, error) {
 
 // SendBatch writes many records: every partition's share with one leader
 // append and one append per follower (one fsync each), the partitions in
-// parallel. Results are in input order. If the sends to some partitions
-// fail, the error is a *BatchError naming them; the messages routed to the
-// other partitions were acknowledged and their results are filled in.
+// parallel. Results are in input order and every one carries its Topic and
+// Partition.
+//
+// The result has the topic's shape (topic.Topic.AppendBatch): if the sends
+// to some partitions fail, SendBatch returns every result together with a
+// *topic.BatchError naming those partitions. A record whose Partition the
+// error names (BatchError.Failed) was not acknowledged and its result
+// carries only Topic and Partition; every other record was acknowledged and
+// its result is complete.
 func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	t, err := p.c.topic(p.topic)
 	if err != nil {
@@ -76,15 +81,19 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	results := make([]SendResult, len(msgs))
 	byPart := map[int][]int{}
 	for i, m := range msgs {
 		pi := route(t, m.Key)
 		byPart[pi] = append(byPart[pi], i)
+		results[i].Topic, results[i].Partition = t.name, pi
 	}
-	results := make([]SendResult, len(msgs))
-	errs := make(map[int]error)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var (
+		wg sync.WaitGroup
+		// mu guards errs and results.
+		mu   sync.Mutex
+		errs map[int]error
+	)
 	for pi, idx := range byPart {
 		req := &sendRequest{done: make(chan struct{})}
 		for _, i := range idx {
@@ -95,6 +104,9 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
+				if errs == nil {
+					errs = map[int]error{}
+				}
 				errs[pi] = err
 				return
 			}
@@ -104,8 +116,8 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 		})
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		return results, &BatchError{Topic: t.name, Partitions: errs}
+	if errs != nil {
+		return results, &topic.BatchError{Topic: t.name, Partitions: errs}
 	}
 	return results, nil
 }
@@ -131,8 +143,11 @@ type sendRequest struct {
 }
 
 func (r *sendRequest) result(i int) SendResult {
-	return SendResult{Topic: r.topic, Partition: r.partition, Offset: r.recs[i].Offset, Timestamp: r.recs[i].Timestamp,
-		LeaderBrokerID: r.leader, Brokers: slices.Clone(r.brokers)}
+	return SendResult{
+		SendResult:     client.SendResult{Topic: r.topic, Partition: r.partition, Offset: r.recs[i].Offset, Timestamp: r.recs[i].Timestamp},
+		LeaderBrokerID: r.leader,
+		Brokers:        slices.Clone(r.brokers),
+	}
 }
 
 // submit queues req on the partition and waits until it is acknowledged or

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/topic"
 )
@@ -84,6 +85,45 @@ func TestProducerSendBatch(t *testing.T) {
 		require.Equal(t, r.Timestamp, recs[0].Timestamp)
 	}
 	require.Equal(t, []uint64{0, 1}, []uint64{res[0].Offset, res[2].Offset})
+}
+
+// A SendBatch whose sends to some partitions fail has the topic's batch
+// shape: every result in input order, each carrying its Topic and
+// Partition, and a *topic.BatchError naming the failed partitions. Records
+// of a named partition were not acknowledged (only Topic and Partition
+// set); every other record was, and its result is complete.
+func TestProducerSendBatchPartialFailure(t *testing.T) {
+	c, _ := newCluster(t, 2)
+	require.NoError(t, c.CreateTopic("orders", 2, 1)) // partition 0 on broker 1, 1 on broker 2
+	require.NoError(t, c.StopBroker(2))
+	msgs := []topic.Message{
+		{Key: []byte(keyFor(t, 1, 2)), Payload: []byte("lost")},
+		{Key: []byte(keyFor(t, 0, 2)), Payload: []byte("kept")},
+		{Payload: []byte("keyless 0")},
+		{Payload: []byte("keyless 1")},
+	}
+	res, err := NewProducer(c, "orders").SendBatch(msgs)
+	var be *topic.BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "orders", be.Topic)
+	require.True(t, be.Failed(1))
+	require.False(t, be.Failed(0))
+	var lu *LeaderUnavailableError
+	require.ErrorAs(t, err, &lu)
+	require.Equal(t, 2, lu.BrokerID)
+
+	require.Len(t, res, len(msgs))
+	failed := client.SendResult{Topic: "orders", Partition: 1}
+	require.Equal(t, SendResult{SendResult: failed}, res[0])
+	require.Equal(t, SendResult{SendResult: failed}, res[3])
+	for _, i := range []int{1, 2} {
+		require.Equal(t, "orders", res[i].Topic)
+		require.Equal(t, 0, res[i].Partition)
+		require.False(t, be.Failed(res[i].Partition))
+		require.Equal(t, 1, res[i].LeaderBrokerID)
+		require.Equal(t, []int{1}, res[i].Brokers)
+	}
+	require.Equal(t, []uint64{0, 1}, []uint64{res[1].Offset, res[2].Offset})
 }
 
 // A payload above the limit fails its own send only.

@@ -138,7 +138,7 @@ func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, 
 // countReplicationFailures counts every partition write that a follower
 // refused.
 func (s *Server) countReplicationFailures(err error) {
-	var batch *cluster.BatchError
+	var batch *topic.BatchError
 	if errors.As(err, &batch) {
 		for _, perr := range batch.Partitions {
 			if errors.Is(perr, cluster.ErrReplicationFailed) {
@@ -163,7 +163,7 @@ func acknowledged(res cluster.SendResult) bool { return len(res.Brokers) > 0 }
 // gets it when only one partition failed, else the batch's error.
 func recordOutcomes(msgs []topic.Message, results []cluster.SendResult, err error, partitions int) []apiclient.ProduceResult {
 	out := make([]apiclient.ProduceResult, len(msgs))
-	var batch *cluster.BatchError
+	var batch *topic.BatchError
 	isBatch := errors.As(err, &batch)
 	whole := classify(err)
 	for i := range msgs {

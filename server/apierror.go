@@ -54,7 +54,7 @@ func classify(err error) *apiError {
 		re    *cluster.ReplicationError
 		ne    *cluster.NoEligibleReplicaError
 		div   *cluster.ReplicaDivergenceError
-		batch *cluster.BatchError
+		batch *topic.BatchError
 	)
 	msg := err.Error()
 	switch {
@@ -114,7 +114,7 @@ func classify(err error) *apiError {
 // the error of the first failed partition (its status and code), the union
 // of every failed partition's broker ids, and a message naming them all.
 // The per-record outcome is added by the produce handler.
-func classifyBatch(b *cluster.BatchError) *apiError {
+func classifyBatch(b *topic.BatchError) *apiError {
 	var first *apiError
 	var ids []int
 	for _, p := range slices.Sorted(maps.Keys(b.Partitions)) {

@@ -49,7 +49,7 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"closed", cluster.ErrClosed, 503, CodeUnavailable, nil},
 		{"corruption", wrap(&log.CorruptionError{Path: "p", Reason: "bad"}), 500, CodeInternal, nil},
 		{"offset file damaged", &client.OffsetCorruptionError{Path: "p", Reason: "bad"}, 500, CodeInternal, nil},
-		{"batch", &cluster.BatchError{Topic: "t", Partitions: map[int]error{
+		{"batch", &topic.BatchError{Topic: "t", Partitions: map[int]error{
 			2: &cluster.ReplicationError{BrokerIDs: []int{3}, Count: 1, Err: errors.New("x")},
 			0: &cluster.LeaderUnavailableError{BrokerID: 1, Err: cluster.ErrBrokerUnavailable},
 		}}, 503, CodeUnavailable, []int{1, 3}},
@@ -73,9 +73,9 @@ func TestAPIErrorClassify(t *testing.T) {
 // encoding/json writes for the shared wire type.
 func TestAPIProduceEncodeOne(t *testing.T) {
 	for _, res := range []cluster.SendResult{
-		{Partition: 0, Offset: 0, Timestamp: 0, LeaderBrokerID: 1, Brokers: []int{1}},
-		{Partition: 63, Offset: 1<<64 - 1, Timestamp: -1, LeaderBrokerID: 64, Brokers: []int{2, 3, 64}},
-		{Partition: 1, Offset: 5, Timestamp: 1733131200000000000, LeaderBrokerID: 2, Brokers: nil},
+		{SendResult: client.SendResult{Partition: 0, Offset: 0, Timestamp: 0}, LeaderBrokerID: 1, Brokers: []int{1}},
+		{SendResult: client.SendResult{Partition: 63, Offset: 1<<64 - 1, Timestamp: -1}, LeaderBrokerID: 64, Brokers: []int{2, 3, 64}},
+		{SendResult: client.SendResult{Partition: 1, Offset: 5, Timestamp: 1733131200000000000}, LeaderBrokerID: 2, Brokers: nil},
 	} {
 		want, err := json.Marshal(apiclient.ProduceResponse{Records: []apiclient.ProduceResult{produceResult(res)}})
 		require.NoError(t, err)

@@ -9,10 +9,13 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// BatchError reports an AppendBatch in which the appends to some partitions
-// failed. Every record routed to a partition named here was NOT acknowledged;
-// every other record of the batch WAS acknowledged and is durable, and its
-// AppendResult is filled in.
+// BatchError reports a batch write in which the writes to some partitions
+// failed: an AppendBatch, or the SendBatch of a producer above it
+// (client.Producer, cluster.Producer), which all return this one type. Every
+// record routed to a partition named here was NOT acknowledged; every other
+// record of the batch WAS acknowledged and is durable, and its result is
+// filled in. Every result carries its partition, so Failed(result.Partition)
+// tells the two apart.
 type BatchError struct {
 	// Topic is the topic's name.
 	Topic string

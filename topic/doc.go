@@ -69,7 +69,11 @@
 // AppendBatch routes a slice of Messages, groups them by partition keeping
 // their order, and writes each group with one write and one fsync, the
 // partitions in parallel. If some partitions fail, a *BatchError names them:
-// their records were not acknowledged, every other record was.
+// their records were not acknowledged, every other record was. BatchError is
+// PyStream's one batch error: client.Producer passes it through and the
+// replicated cluster.Producer returns it from SendBatch too, so a partial
+// batch is handled the same way at every layer, by the partition of each
+// result.
 //
 // # Concurrency
 //
