@@ -49,7 +49,9 @@
 // BatchError.Failed(result.Partition) is false, so no caller routes a key a
 // second time to find out. The cluster keeps a Producer of its own rather
 // than a client.Producer over a Sink because its results say more than a
-// Sink's do.
+// Sink's do. MaxPayloadSize is the largest record the brokers the cluster
+// starts accept, for a caller that must refuse a record before anything of
+// its request is written.
 //
 // Concurrent sends to one partition are group-committed: whichever sender
 // finds the partition idle writes everything already waiting as one leader

@@ -122,6 +122,20 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	return results, nil
 }
 
+// MaxPayloadSize is the largest payload a record may carry: the limit the
+// replica logs of every broker the cluster starts enforce,
+// Options.Broker.MaxPayloadSize, or log.DefaultMaxPayloadSize when that is
+// zero. A broker opened elsewhere and handed to RegisterBroker enforces its
+// own BrokerOptions; a leader refuses a payload above its log's limit
+// either way. A caller that must refuse a record before anything of its
+// request is written checks it against this.
+func (c *Cluster) MaxPayloadSize() int {
+	if n := c.opts.Broker.MaxPayloadSize; n != 0 {
+		return n
+	}
+	return log.DefaultMaxPayloadSize
+}
+
 func route(t *topicState, key []byte) int {
 	if key == nil {
 		return int((t.cursor.Add(1) - 1) % uint64(len(t.parts)))

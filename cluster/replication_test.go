@@ -126,7 +126,9 @@ func TestProducerSendBatchPartialFailure(t *testing.T) {
 	require.Equal(t, []uint64{0, 1}, []uint64{res[1].Offset, res[2].Offset})
 }
 
-// A payload above the limit fails its own send only.
+// A payload above the limit fails its own send only. MaxPayloadSize reports
+// the limit the brokers' logs enforce: a payload of exactly that size is
+// accepted, one byte more is refused.
 func TestProducerPayloadTooLarge(t *testing.T) {
 	root := t.TempDir()
 	c, err := OpenWithOptions(root, Options{Broker: BrokerOptions{MaxPayloadSize: 4}})
@@ -135,12 +137,24 @@ func TestProducerPayloadTooLarge(t *testing.T) {
 	_, err = c.StartBroker(1)
 	require.NoError(t, err)
 	require.NoError(t, c.CreateTopic("t", 1, 1))
+	require.Equal(t, 4, c.MaxPayloadSize())
 	prod := NewProducer(c, "t")
 	_, err = prod.Send(nil, []byte("too long"))
+	require.ErrorIs(t, err, log.ErrPayloadTooLarge)
+	_, err = prod.Send(nil, make([]byte, c.MaxPayloadSize()+1))
 	require.ErrorIs(t, err, log.ErrPayloadTooLarge)
 	res, err := prod.Send(nil, []byte("ok"))
 	require.NoError(t, err)
 	require.Equal(t, uint64(0), res.Offset)
+	res, err = prod.Send(nil, make([]byte, c.MaxPayloadSize()))
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), res.Offset)
+}
+
+// Without a broker option the limit is the log's default.
+func TestProducerMaxPayloadSizeDefault(t *testing.T) {
+	c, _ := newCluster(t, 1)
+	require.Equal(t, log.DefaultMaxPayloadSize, c.MaxPayloadSize())
 }
 
 // Spec, "Failure semantics": a follower that cannot store the record fails

@@ -7,14 +7,9 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/topic"
 )
-
-// maxRecordBytes is the largest value a record may carry: the replica
-// logs' maximum payload (the brokers use the log's default).
-const maxRecordBytes = log.DefaultMaxPayloadSize
 
 // produceBody is the JSON produce body as the server reads it: the wire
 // shape of apiclient.ProduceRequest, with Value a pointer so that a record
@@ -69,18 +64,19 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 			"Content-Type %s is not accepted here; send %s (records) or %s (one record's value)", mt, mediaJSON, mediaOctetStream))
 		return
 	}
-	// Refuse before anything is written: a too large record in a batch
-	// must not leave the other records half written.
+	// Refuse before anything is written, at the limit the cluster's logs
+	// enforce: a too large record in a batch must not leave the other
+	// records half written.
+	limit := s.cluster.MaxPayloadSize()
 	for i, m := range msgs {
-		if len(m.Payload) > maxRecordBytes {
+		if len(m.Payload) > limit {
 			writeAPIError(w, newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				"record %d: value of %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), maxRecordBytes))
+				"record %d: value of %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
 			return
 		}
 	}
 	// Unknown topic: 404 before the write, so it carries no records.
-	info, err := s.cluster.Topic(name)
-	if err != nil {
+	if _, err := s.cluster.Topic(name); err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
@@ -88,7 +84,7 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 	results, err := s.send(name, msgs)
 	if err != nil {
 		e := s.withUnavailable(classify(err))
-		e.body.Records = recordOutcomes(msgs, results, err, info.PartitionCount)
+		e.body.Records = recordOutcomes(len(msgs), results, err)
 		writeAPIError(w, e)
 		return
 	}
@@ -104,8 +100,8 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 }
 
 // send writes msgs through the cluster producer and records the metrics.
-// For a failed batch, results holds the acknowledged records' placements
-// and zero values for the others.
+// For a partially failed batch, results holds every record's partition and
+// the acknowledged records' placements (see acknowledged).
 func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, error) {
 	p := cluster.NewProducer(s.cluster, name)
 	start := time.Now()
@@ -123,7 +119,7 @@ func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, 
 	elapsed := time.Since(start)
 	acked, bytes := 0, 0
 	for i, res := range results {
-		if acknowledged(res) {
+		if acknowledged(res, err) {
 			acked++
 			bytes += len(msgs[i].Payload)
 		}
@@ -152,40 +148,47 @@ func (s *Server) countReplicationFailures(err error) {
 	}
 }
 
-// acknowledged tells a filled-in SendResult from the zero value a failed
-// record leaves: an acknowledged record always has at least its leader in
-// Brokers.
-func acknowledged(res cluster.SendResult) bool { return len(res.Brokers) > 0 }
-
-// recordOutcomes says, per input record, where it landed or why it was not
-// acknowledged. A keyed record's partition is known (keys route
-// deterministically), so it gets its partition's own error; a keyless one
-// gets it when only one partition failed, else the batch's error.
-func recordOutcomes(msgs []topic.Message, results []cluster.SendResult, err error, partitions int) []apiclient.ProduceResult {
-	out := make([]apiclient.ProduceResult, len(msgs))
+// acknowledged reports whether the record whose result is res was
+// acknowledged by a send that returned err: every record was when err is
+// nil; after a partial batch failure, those of the partitions the
+// *topic.BatchError does not name; after any other error, none.
+func acknowledged(res cluster.SendResult, err error) bool {
+	if err == nil {
+		return true
+	}
 	var batch *topic.BatchError
-	isBatch := errors.As(err, &batch)
-	whole := classify(err)
-	for i := range msgs {
-		if i < len(results) && acknowledged(results[i]) {
-			out[i] = produceResult(results[i])
-			continue
+	return errors.As(err, &batch) && !batch.Failed(res.Partition)
+}
+
+// recordOutcomes says, for each of the n records of a failed send, where it
+// landed or why it was not acknowledged. After a partial batch failure
+// every result carries its partition, so a refused record gets its own
+// partition's error; after any other error no record was acknowledged and
+// each gets the request's error.
+func recordOutcomes(n int, results []cluster.SendResult, err error) []apiclient.ProduceResult {
+	out := make([]apiclient.ProduceResult, n)
+	var batch *topic.BatchError
+	if !errors.As(err, &batch) || len(results) != n {
+		e := classify(err)
+		for i := range out {
+			out[i] = recordError(e)
 		}
-		e := whole
-		if isBatch {
-			if len(batch.Partitions) == 1 {
-				for _, perr := range batch.Partitions {
-					e = classify(perr)
-				}
-			} else if msgs[i].Key != nil {
-				if perr := batch.Partitions[topic.PartitionForKey(msgs[i].Key, partitions)]; perr != nil {
-					e = classify(perr)
-				}
-			}
+		return out
+	}
+	for i, res := range results {
+		if perr, failed := batch.Partitions[res.Partition]; failed {
+			out[i] = recordError(classify(perr))
+		} else {
+			out[i] = produceResult(res)
 		}
-		out[i] = apiclient.ProduceResult{Error: &apiclient.RecordError{Code: e.body.Code, Message: e.body.Message}}
 	}
 	return out
+}
+
+// recordError is the outcome of a record that was not acknowledged for the
+// reason e.
+func recordError(e *apiError) apiclient.ProduceResult {
+	return apiclient.ProduceResult{Error: &apiclient.RecordError{Code: e.body.Code, Message: e.body.Message}}
 }
 
 func produceResult(res cluster.SendResult) apiclient.ProduceResult {
