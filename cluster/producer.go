@@ -214,66 +214,111 @@ func (c *Cluster) drainLocked(p *partition) {
 // follower in parallel, and fills in every request's outcome. It runs in the
 // writer slot, so leadership cannot change underneath it. When every active
 // replica stored the batch, ok is true and end is the leader's log end after
-// it.
+// it. Each step is a function of its own, in the order it runs.
 func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*sendRequest) (end uint64, ok bool) {
-	fail := func(reqs []*sendRequest, err error) {
-		for _, r := range reqs {
-			r.err = err
-		}
-	}
 	for _, r := range batch {
 		r.topic, r.partition, r.leader = p.topic, p.index, leader
 	}
 	ll, err := c.replicaLog(p, leader)
 	if err != nil {
-		fail(batch, leaderError(p, leader, err))
+		failAll(batch, leaderError(p, leader, err))
 		return 0, false
 	}
-	// A payload too large fails its own request, not the whole batch.
-	var payloads [][]byte
-	var good []*sendRequest
+	good, payloads := admit(p, ll.MaxPayloadSize(), batch)
+	if len(good) == 0 {
+		return 0, false
+	}
+	followers := followersOf(leader, active)
+	recs, leaderDone, err := c.appendOnLeader(ll, leader, payloads, len(followers) > 0)
+	if err != nil {
+		failAll(good, leaderError(p, leader, err))
+		return 0, false
+	}
+	assignRecords(good, recs)
+	errs := c.replicate(p, followers, recs)
+	if leaderDone != nil {
+		if err := <-leaderDone; err != nil {
+			failAll(good, errors.Join(leaderError(p, leader, err), c.cutBack(p, followers, errs, recs[0].Offset)))
+			return 0, false
+		}
+	}
+	if failReplication(p, good, followers, errs) {
+		return 0, false
+	}
+	for _, r := range good {
+		r.brokers = active
+	}
+	return recs[len(recs)-1].Offset + 1, true
+}
+
+// failAll gives every request of reqs the outcome err.
+func failAll(reqs []*sendRequest, err error) {
+	for _, r := range reqs {
+		r.err = err
+	}
+}
+
+// admit fails each request holding a payload above limit (a payload too
+// large fails its own request, not the whole batch) and returns the others
+// with their payloads, in order.
+func admit(p *partition, limit int, batch []*sendRequest) (good []*sendRequest, payloads [][]byte) {
 	for _, r := range batch {
-		if big := slices.IndexFunc(r.payloads, func(b []byte) bool { return len(b) > ll.MaxPayloadSize() }); big >= 0 {
-			r.err = fmt.Errorf("cluster: %s: record %d: %d bytes, maximum %d: %w", p, big, len(r.payloads[big]), ll.MaxPayloadSize(), log.ErrPayloadTooLarge)
+		if big := slices.IndexFunc(r.payloads, func(b []byte) bool { return len(b) > limit }); big >= 0 {
+			r.err = fmt.Errorf("cluster: %s: record %d: %d bytes, maximum %d: %w", p, big, len(r.payloads[big]), limit, log.ErrPayloadTooLarge)
 			continue
 		}
 		good = append(good, r)
 		payloads = append(payloads, r.payloads...)
 	}
-	if len(good) == 0 {
-		return 0, false
-	}
+	return good, payloads
+}
+
+// followersOf is the active replicas other than the leader, in order.
+func followersOf(leader int, active []int) []int {
 	var followers []int
 	for _, id := range active {
 		if id != leader {
 			followers = append(followers, id)
 		}
 	}
-	var recs []log.Record
-	var leaderDone chan error
-	if c.opts.ParallelLeaderWrite && len(followers) > 0 {
-		// The leader still assigns offsets and timestamps (its log end, its
-		// clock); only its fsync overlaps the followers'.
-		base, ts := ll.NextOffset(), c.leaderNow(leader)
-		recs = make([]log.Record, len(payloads))
-		for i, pl := range payloads {
-			recs[i] = log.Record{Offset: base + uint64(i), Timestamp: ts, Payload: pl}
-		}
-		leaderDone = make(chan error, 1)
-		go func() { leaderDone <- ll.AppendRecords(recs) }()
-	} else {
-		var err error
+	return followers
+}
+
+// appendOnLeader stores payloads on the leader's log ll, which assigns
+// their offsets (its log end) and timestamp (its clock). By default it
+// appends durably before returning, and done is nil. With
+// Options.ParallelLeaderWrite and followers to write, it only builds the
+// records and starts the leader's append, whose outcome arrives on done, so
+// that its fsync overlaps the followers'.
+func (c *Cluster) appendOnLeader(ll *log.Log, leader int, payloads [][]byte, haveFollowers bool) (recs []log.Record, done <-chan error, err error) {
+	if !c.opts.ParallelLeaderWrite || !haveFollowers {
 		recs, err = ll.AppendBatch(payloads)
-		if err != nil {
-			fail(good, leaderError(p, leader, err))
-			return 0, false
-		}
+		return recs, nil, err
 	}
+	base, ts := ll.NextOffset(), c.leaderNow(leader)
+	recs = make([]log.Record, len(payloads))
+	for i, pl := range payloads {
+		recs[i] = log.Record{Offset: base + uint64(i), Timestamp: ts, Payload: pl}
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- ll.AppendRecords(recs) }()
+	return recs, ch, nil
+}
+
+// assignRecords hands each request its share of recs, which hold the
+// requests' payloads in order.
+func assignRecords(good []*sendRequest, recs []log.Record) {
 	at := 0
 	for _, r := range good {
 		r.recs = recs[at : at+len(r.payloads)]
 		at += len(r.payloads)
 	}
+}
+
+// replicate stores the leader's exact records on every follower, the
+// followers in parallel, and returns each follower's error (nil for
+// success) in followers' order.
+func (c *Cluster) replicate(p *partition, followers []int, recs []log.Record) []error {
 	errs := make([]error, len(followers))
 	var wg sync.WaitGroup
 	for i, id := range followers {
@@ -288,29 +333,27 @@ func (c *Cluster) writeBatch(p *partition, leader int, active []int, batch []*se
 		})
 	}
 	wg.Wait()
-	if leaderDone != nil {
-		if err := <-leaderDone; err != nil {
-			fail(good, errors.Join(leaderError(p, leader, err), c.cutBack(p, followers, errs, recs[0].Offset)))
-			return 0, false
-		}
-	}
+	return errs
+}
+
+// failReplication reports whether a follower failed to store the batch, and
+// if so gives every request a *ReplicationError naming the failed
+// followers: the leader holds the records but they are not acknowledged.
+func failReplication(p *partition, good []*sendRequest, followers []int, errs []error) bool {
 	var failed []int
 	for i, err := range errs {
 		if err != nil {
 			failed = append(failed, followers[i])
 		}
 	}
-	if len(failed) > 0 {
-		joined := errors.Join(errs...)
-		for _, r := range good {
-			r.err = &ReplicationError{Topic: p.topic, Partition: p.index, Offset: r.recs[0].Offset, Count: len(r.recs), BrokerIDs: failed, Err: joined}
-		}
-		return 0, false
+	if len(failed) == 0 {
+		return false
 	}
+	joined := errors.Join(errs...)
 	for _, r := range good {
-		r.brokers = active
+		r.err = &ReplicationError{Topic: p.topic, Partition: p.index, Offset: r.recs[0].Offset, Count: len(r.recs), BrokerIDs: failed, Err: joined}
 	}
-	return recs[len(recs)-1].Offset + 1, true
+	return true
 }
 
 func leaderError(p *partition, leader int, err error) error {
