@@ -67,16 +67,24 @@ func (p *Producer) Send(key, payload []byte) (SendResult, error) {
 // parallel. Results are in input order and every one carries its Topic and
 // Partition.
 //
-// The result has the topic's shape (topic.Topic.AppendBatch): if the sends
-// to some partitions fail, SendBatch returns every result together with a
-// *topic.BatchError naming those partitions. A record whose Partition the
-// error names (BatchError.Failed) was not acknowledged and its result
-// carries only Topic and Partition; every other record was acknowledged and
-// its result is complete.
+// The result has the topic's shape (topic.Topic.AppendBatch). A payload
+// above MaxPayloadSize fails the whole batch before anything is written or
+// routed (an error wrapping log.ErrPayloadTooLarge, nil results). If the
+// sends to some partitions fail, SendBatch returns every result together
+// with a *topic.BatchError naming those partitions. A record whose
+// Partition the error names (BatchError.Failed) was not acknowledged and
+// its result carries only Topic and Partition; every other record was
+// acknowledged and its result is complete. An empty batch does nothing.
 func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	t, err := p.c.topic(p.topic)
 	if err != nil {
 		return nil, err
+	}
+	limit := p.c.MaxPayloadSize()
+	for i, m := range msgs {
+		if len(m.Payload) > limit {
+			return nil, fmt.Errorf("cluster: %s: send batch: message %d: %d bytes, maximum %d: %w", t.name, i, len(m.Payload), limit, log.ErrPayloadTooLarge)
+		}
 	}
 	if len(msgs) == 0 {
 		return nil, nil

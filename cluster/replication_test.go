@@ -151,6 +151,35 @@ func TestProducerPayloadTooLarge(t *testing.T) {
 	require.Equal(t, uint64(1), res.Offset)
 }
 
+// As topic.Topic.AppendBatch: a batch holding one payload above the limit
+// is refused whole, before any record of it is written or routed.
+func TestProducerSendBatchPayloadTooLarge(t *testing.T) {
+	root := t.TempDir()
+	c, err := OpenWithOptions(root, Options{Broker: BrokerOptions{MaxPayloadSize: 4}})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.StartBroker(1)
+	require.NoError(t, err)
+	require.NoError(t, c.CreateTopic("t", 2, 1))
+	prod := NewProducer(c, "t")
+	res, err := prod.SendBatch([]topic.Message{
+		{Key: []byte(keyFor(t, 0, 2)), Payload: []byte("ok")},
+		{Payload: []byte("ok")},
+		{Key: []byte(keyFor(t, 1, 2)), Payload: []byte("too long")},
+	})
+	require.ErrorIs(t, err, log.ErrPayloadTooLarge)
+	require.Nil(t, res)
+	for p := range 2 {
+		st, err := c.Status("t", p)
+		require.NoError(t, err)
+		require.NotNil(t, st.Replicas[0].LogEnd)
+		require.Equal(t, uint64(0), *st.Replicas[0].LogEnd, "partition %d", p)
+	}
+	r, err := prod.Send(nil, []byte("ok"))
+	require.NoError(t, err)
+	require.Equal(t, 0, r.Partition, "the refused batch did not move the round-robin cursor")
+}
+
 // Without a broker option the limit is the log's default.
 func TestProducerMaxPayloadSizeDefault(t *testing.T) {
 	c, _ := newCluster(t, 1)
