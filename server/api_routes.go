@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -65,13 +66,9 @@ func errs(r map[string]response, codes ...int) map[string]response {
 		if c == 503 {
 			resp.Content = jsonContent(ref("ErrorResponse"), ErrorResponse{Error: ErrorBody{Code: ex[0], Message: ex[1], BrokerIDs: []int{1}}})
 		}
-		r[itoa(c)] = resp
+		r[strconv.Itoa(c)] = resp
 	}
 	return r
-}
-
-func itoa(c int) string { // a three-digit status code
-	return string(rune('0'+c/100)) + string(rune('0'+c/10%10)) + string(rune('0'+c%10))
 }
 
 func jsonBody(desc string, sch *schema, example any) *requestBody {
