@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Group commit.
@@ -34,7 +35,16 @@ type request struct {
 
 var requestPool = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
 
+// pooling says whether requests come from requestPool; BenchmarkRequestPool
+// turns it off to compare with plain allocation.
+var pooling atomic.Bool
+
+func init() { pooling.Store(true) }
+
 func newRequest(frames []byte, count int) *request {
+	if !pooling.Load() {
+		return &request{frames: frames, count: count, done: make(chan struct{}, 1)}
+	}
 	r := requestPool.Get().(*request)
 	r.frames, r.count = frames, count
 	return r
@@ -43,6 +53,9 @@ func newRequest(frames []byte, count int) *request {
 // release returns r to the pool once its caller is done with it. The writer
 // no longer refers to a request after signalling it.
 func (r *request) release() {
+	if !pooling.Load() {
+		return
+	}
 	*r = request{done: r.done}
 	requestPool.Put(r)
 }
