@@ -2,10 +2,8 @@ package log_test
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -331,71 +329,4 @@ func reportPaired(b *testing.B, logRecords int, logDur time.Duration, bareRecord
 	b.ReportMetric(logRate, "log-records/s")
 	b.ReportMetric(bareRate, "bare-records/s")
 	b.ReportMetric(logRate/bareRate, "log/bare")
-}
-
-// BenchmarkRequestPool weighs the pool of append requests against plain
-// allocation on one log in a temporary directory, at 1 and 64 appenders. Like
-// the paired benchmarks above it alternates the two in rounds of 20 records
-// per appender within one run, so drift in fsync latency hits both alike, and
-// reports each side's time and heap allocations per record.
-func BenchmarkRequestPool(b *testing.B) {
-	for _, appenders := range []int{1, 2 * benchParallelism} {
-		b.Run(fmt.Sprintf("appenders=%d", appenders), func(b *testing.B) {
-			const perRound = 20
-			l, _ := benchLog(b)
-			b.Cleanup(func() { log.SetRequestPooling(true) })
-			appendRound := func() {
-				for range perRound {
-					if _, err := l.Append(benchPayload); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}
-			round := func(pool bool) (time.Duration, uint64) {
-				log.SetRequestPooling(pool)
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				mallocs := ms.Mallocs
-				start := time.Now()
-				if appenders == 1 {
-					appendRound()
-				} else {
-					var wg sync.WaitGroup
-					for range appenders {
-						wg.Go(appendRound)
-					}
-					wg.Wait()
-				}
-				d := time.Since(start)
-				runtime.ReadMemStats(&ms)
-				return d, ms.Mallocs - mallocs
-			}
-			var (
-				poolDur, allocDur         time.Duration
-				poolMallocs, allocMallocs uint64
-				rounds                    int
-			)
-			for b.Loop() {
-				// Alternate which side goes first so neither always
-				// follows the other's fsyncs.
-				first := rounds%2 == 0
-				for _, pool := range []bool{first, !first} {
-					d, m := round(pool)
-					if pool {
-						poolDur, poolMallocs = poolDur+d, poolMallocs+m
-					} else {
-						allocDur, allocMallocs = allocDur+d, allocMallocs+m
-					}
-				}
-				rounds++
-			}
-			records := float64(rounds * appenders * perRound)
-			b.ReportMetric(float64(poolDur.Nanoseconds())/records, "pool-ns/record")
-			b.ReportMetric(float64(allocDur.Nanoseconds())/records, "alloc-ns/record")
-			b.ReportMetric(float64(allocDur)/float64(poolDur), "alloc/pool-time")
-			b.ReportMetric(float64(poolMallocs)/records, "pool-allocs/record")
-			b.ReportMetric(float64(allocMallocs)/records, "alloc-allocs/record")
-		})
-	}
 }

@@ -3,8 +3,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 )
 
 // Group commit.
@@ -33,31 +31,8 @@ type request struct {
 	err  error
 }
 
-var requestPool = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
-
-// pooling says whether requests come from requestPool; BenchmarkRequestPool
-// turns it off to compare with plain allocation.
-var pooling atomic.Bool
-
-func init() { pooling.Store(true) }
-
 func newRequest(frames []byte, count int) *request {
-	if !pooling.Load() {
-		return &request{frames: frames, count: count, done: make(chan struct{}, 1)}
-	}
-	r := requestPool.Get().(*request)
-	r.frames, r.count = frames, count
-	return r
-}
-
-// release returns r to the pool once its caller is done with it. The writer
-// no longer refers to a request after signalling it.
-func (r *request) release() {
-	if !pooling.Load() {
-		return
-	}
-	*r = request{done: r.done}
-	requestPool.Put(r)
+	return &request{frames: frames, count: count, done: make(chan struct{}, 1)}
 }
 
 // commitLocked queues req and waits until it is durable or has failed.

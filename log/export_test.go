@@ -14,7 +14,3 @@ func IndexCap(l *Log) int {
 	defer l.idxMu.RUnlock()
 	return cap(l.positions)
 }
-
-// SetRequestPooling switches between pooled and plainly allocated append
-// requests, for BenchmarkRequestPool.
-func SetRequestPooling(on bool) { pooling.Store(on) }
