@@ -38,13 +38,6 @@ func parseOffsetFileName(name string) (int, bool) {
 	return p, true
 }
 
-// OffsetStoreOptions tune OpenOffsetStoreWithOptions. The zero value is
-// ready to use.
-type OffsetStoreOptions struct {
-	// FS is the file system. Nil means durable.OS.
-	FS durable.FS
-}
-
 // CommittedOffset is one committed offset, as listed by OffsetStore.List.
 type CommittedOffset struct {
 	Topic     string
@@ -99,10 +92,8 @@ func OpenOffsetStore(root string) (*OffsetStore, error) {
 
 // OpenOffsetStoreWithOptions is OpenOffsetStore with explicit options.
 func OpenOffsetStoreWithOptions(root string, opts OffsetStoreOptions) (*OffsetStore, error) {
+	opts = opts.withDefaults()
 	fsys := opts.FS
-	if fsys == nil {
-		fsys = durable.OS
-	}
 	if root == "" {
 		return nil, fmt.Errorf("client: open offset store: empty root: %w", ErrInvalidConfig)
 	}

@@ -6,25 +6,11 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
-
-// BrokerOptions tune a broker. The zero value is ready to use.
-type BrokerOptions struct {
-	// FS is the file system the broker's replica logs use. Nil means
-	// durable.OS. Tests pass a logtest.FaultFS to fail a chosen write.
-	FS durable.FS
-	// MaxPayloadSize is passed to every replica log (zero: the log's
-	// default).
-	MaxPayloadSize int
-	// Now supplies the timestamps a leader replica assigns. Nil means
-	// time.Now.
-	Now func() time.Time
-}
 
 // Broker is one logical storage node. It owns the directory
 // <root>/broker-<id, 6 digits>/ and nothing else; each replica it holds is a
@@ -67,9 +53,7 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	if id < 1 {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, ErrInvalidBrokerID)
 	}
-	if opts.FS == nil {
-		opts.FS = durable.OS
-	}
+	opts = opts.withDefaults()
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
@@ -151,7 +135,7 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 			return nil, fmt.Errorf("cluster: broker %d: %s: %w", b.id, path, ErrReplicaMissing)
 		}
 	}
-	l, err := log.OpenWithOptions(path, log.Options{FS: b.opts.FS, MaxPayloadSize: b.opts.MaxPayloadSize, Now: b.opts.Now})
+	l, err := log.OpenWithOptions(path, b.opts.logOptions())
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
 	}

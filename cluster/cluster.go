@@ -14,30 +14,6 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Options tune a Cluster. The zero value is ready to use.
-type Options struct {
-	// FS is the file system used for cluster.meta. Nil means durable.OS.
-	FS durable.FS
-	// Broker is used by StartBroker to open broker instances. A nil
-	// Broker.FS means FS.
-	Broker BrokerOptions
-	// ParallelLeaderWrite, when true, writes a batch to the leader and the
-	// followers at the same time instead of leader first: the leader still
-	// assigns offsets (its log end) and timestamps (its clock), but its
-	// fsync overlaps the followers', so an acknowledged write costs one
-	// fsync of latency instead of two. The price: if the leader's own write
-	// fails while a follower's succeeded, the follower briefly holds a
-	// record its leader lacks; the batch is then cut back on those
-	// followers (it was never acknowledged), and if even that fails the
-	// follower diverges until a failover and recovery. A power loss between
-	// a follower's fsync and the leader's leaves the same kind of follower,
-	// with nothing left to cut it back. False (the default) keeps the spec's
-	// order: the leader appends durably, then the followers store its
-	// records, in parallel with each other, so a follower is always a
-	// prefix of its leader. See docs/phase-4-replication.md.
-	ParallelLeaderWrite bool
-}
-
 // Cluster is a set of brokers and the replicated topics placed on them. It
 // is the one place that decides: who leads each partition, which replicas are
 // active, when a write is acknowledged, and when leadership changes. Every
@@ -86,12 +62,7 @@ func Open(root string) (*Cluster, error) {
 
 // OpenWithOptions is Open with explicit options.
 func OpenWithOptions(root string, opts Options) (*Cluster, error) {
-	if opts.FS == nil {
-		opts.FS = durable.OS
-	}
-	if opts.Broker.FS == nil {
-		opts.Broker.FS = opts.FS
-	}
+	opts = opts.withDefaults()
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)

@@ -18,7 +18,6 @@ func (l *Log) Append(payload []byte) (Record, error) {
 	// patched in once they are assigned.
 	frames := AppendFrame(make([]byte, 0, FrameSize(len(payload))), Record{Payload: payload})
 	req := newRequest(frames, 1)
-	defer req.release()
 
 	l.mu.Lock()
 	if err := l.writableLocked(); err != nil {
@@ -72,7 +71,6 @@ func (l *Log) AppendBatch(payloads [][]byte) ([]Record, error) {
 	}
 	l.next += uint64(len(recs))
 	req := newRequest(frames, len(recs))
-	defer req.release()
 	if err := l.commitLocked(req); err != nil {
 		return nil, fmt.Errorf("log: append to %s: %w", l.path, err)
 	}
@@ -121,7 +119,6 @@ func (l *Log) AppendRecords(recs []Record) error {
 	}
 	l.next += uint64(len(recs))
 	req := newRequest(frames, len(recs))
-	defer req.release()
 	if err := l.commitLocked(req); err != nil {
 		return fmt.Errorf("log: append to %s: %w", l.path, err)
 	}

@@ -3,7 +3,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"sync"
 )
 
 // Group commit.
@@ -32,19 +31,8 @@ type request struct {
 	err  error
 }
 
-var requestPool = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
-
 func newRequest(frames []byte, count int) *request {
-	r := requestPool.Get().(*request)
-	r.frames, r.count = frames, count
-	return r
-}
-
-// release returns r to the pool once its caller is done with it. The writer
-// no longer refers to a request after signalling it.
-func (r *request) release() {
-	*r = request{done: r.done}
-	requestPool.Put(r)
+	return &request{frames: frames, count: count, done: make(chan struct{}, 1)}
 }
 
 // commitLocked queues req and waits until it is durable or has failed.

@@ -75,8 +75,8 @@ func Open(path string) (*Log, error) {
 
 // OpenWithOptions is Open with explicit options.
 func OpenWithOptions(path string, opts Options) (*Log, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	fsys := opts.FS

@@ -11,7 +11,8 @@ import (
 // Options.MaxPayloadSize says otherwise: 1 MiB.
 const DefaultMaxPayloadSize = 1 << 20
 
-// Options tune a log. The zero value is ready to use.
+// Options tune a log. The zero value is ready to use: every zero field
+// means its default, named on the field.
 type Options struct {
 	// MaxPayloadSize is the largest payload, in bytes, that appends accept.
 	// Zero means DefaultMaxPayloadSize; it may not exceed MaxFramePayload.
@@ -22,12 +23,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-func (o Options) withDefaults() (Options, error) {
-	switch {
-	case o.MaxPayloadSize == 0:
+// withDefaults returns o with every zero field set to its default. Each
+// entry point that takes Options calls it once, then validate.
+func (o Options) withDefaults() Options {
+	if o.MaxPayloadSize == 0 {
 		o.MaxPayloadSize = DefaultMaxPayloadSize
-	case o.MaxPayloadSize < 0 || int64(o.MaxPayloadSize) > MaxFramePayload:
-		return o, fmt.Errorf("log: MaxPayloadSize %d out of range 1..%d: %w", o.MaxPayloadSize, int64(MaxFramePayload), ErrInvalidArgument)
 	}
 	if o.FS == nil {
 		o.FS = durable.OS
@@ -35,5 +35,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return o, nil
+	return o
+}
+
+// validate refuses options no log can honour.
+func (o Options) validate() error {
+	if o.MaxPayloadSize < 1 || int64(o.MaxPayloadSize) > MaxFramePayload {
+		return fmt.Errorf("log: MaxPayloadSize %d out of range 1..%d: %w", o.MaxPayloadSize, int64(MaxFramePayload), ErrInvalidArgument)
+	}
+	return nil
 }

@@ -38,8 +38,8 @@ func Repair(path string) (RepairResult, error) {
 
 // RepairWithOptions is Repair on the file system of opts.
 func RepairWithOptions(path string, opts Options) (RepairResult, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
 		return RepairResult{}, err
 	}
 	fsys := opts.FS

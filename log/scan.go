@@ -216,8 +216,8 @@ func ScanFile(path string, fn func(pos int64, rec Record) error) error {
 
 // ScanFileWithOptions is ScanFile on the file system of opts.
 func ScanFileWithOptions(path string, opts Options, fn func(pos int64, rec Record) error) error {
-	opts, err := opts.withDefaults()
-	if err != nil {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
 		return err
 	}
 	f, err := opts.FS.OpenFile(path, os.O_RDONLY, 0)

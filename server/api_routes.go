@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -12,21 +13,21 @@ import (
 
 func u64(v uint64) *uint64 { return &v }
 
-func pathParam(name, desc string, example any) Parameter {
-	return Parameter{Name: name, In: "path", Required: true, Description: desc, Schema: &Schema{Type: "string"}, Example: example}
+func pathParam(name, desc string, example any) parameter {
+	return parameter{Name: name, In: "path", Required: true, Description: desc, Schema: &schema{Type: "string"}, Example: example}
 }
 
 // indexParam is a path parameter that is a decimal number from lo: a
 // partition index (0) or a broker id (1).
-func indexParam(name, desc string, lo int64) Parameter {
-	return Parameter{Name: name, In: "path", Required: true, Description: desc,
-		Schema: &Schema{Type: "integer", Minimum: &lo, Maximum: ptr(int64(maxIndex))}, Example: lo}
+func indexParam(name, desc string, lo int64) parameter {
+	return parameter{Name: name, In: "path", Required: true, Description: desc,
+		Schema: &schema{Type: "integer", Minimum: &lo, Maximum: ptr(int64(maxIndex))}, Example: lo}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func queryParam(name, desc string, typ string) Parameter {
-	return Parameter{Name: name, In: "query", Description: desc, Schema: &Schema{Type: typ}}
+func queryParam(name, desc string, typ string) parameter {
+	return parameter{Name: name, In: "query", Description: desc, Schema: &schema{Type: typ}}
 }
 
 var (
@@ -37,12 +38,12 @@ var (
 )
 
 // okJSON is a 2xx answer with a schema and an example.
-func okJSON(desc string, schema *Schema, example any) Response {
-	return Response{Description: desc, Content: jsonContent(schema, example)}
+func okJSON(desc string, sch *schema, example any) response {
+	return response{Description: desc, Content: jsonContent(sch, example)}
 }
 
 // errs documents the error answers an operation can give.
-func errs(r map[string]Response, codes ...int) map[string]Response {
+func errs(r map[string]response, codes ...int) map[string]response {
 	examples := map[int][2]string{
 		400: {CodeInvalidArgument, "invalid JSON body: json: unknown field \"partitons\""},
 		404: {CodeNotFound, "cluster: topic \"nope\": cluster: unknown topic"},
@@ -65,17 +66,13 @@ func errs(r map[string]Response, codes ...int) map[string]Response {
 		if c == 503 {
 			resp.Content = jsonContent(ref("ErrorResponse"), ErrorResponse{Error: ErrorBody{Code: ex[0], Message: ex[1], BrokerIDs: []int{1}}})
 		}
-		r[itoa(c)] = resp
+		r[strconv.Itoa(c)] = resp
 	}
 	return r
 }
 
-func itoa(c int) string { // a three-digit status code
-	return string(rune('0'+c/100)) + string(rune('0'+c/10%10)) + string(rune('0'+c%10))
-}
-
-func jsonBody(desc string, schema *Schema, example any) *RequestBody {
-	return &RequestBody{Description: desc, Required: true, Content: jsonContent(schema, example)}
+func jsonBody(desc string, sch *schema, example any) *requestBody {
+	return &requestBody{Description: desc, Required: true, Content: jsonContent(sch, example)}
 }
 
 func (s *Server) apiRoutes(sc *schemaSet) []route {
@@ -91,120 +88,120 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 	offsetPath := "/api/consumers/{id}/offsets/{topic}/{p}"
 
 	return []route{
-		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &Operation{
+		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &operation{
 			OperationID: "getCluster", Summary: "Brokers and topics", Tags: []string{"cluster"},
-			Responses: map[string]Response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
+			Responses: map[string]response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
 				apiclient.ClusterResponse{Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true}, {ID: 2, Available: true}, {ID: 3, Available: false}},
 					Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
-		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &operation{
 			OperationID: "stopBroker", Summary: "Stop a broker (stage a failure)", Tags: []string{"cluster"},
 			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
-			Parameters:  []Parameter{indexParam("id", "Broker id, from 1.", 1)},
-			Responses: errs(map[string]Response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
+			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
+			Responses: errs(map[string]response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: false})}, 400, 404),
 		}},
-		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &operation{
 			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
 			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
-			Parameters:  []Parameter{indexParam("id", "Broker id, from 1.", 1)},
-			Responses: errs(map[string]Response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
+			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
+			Responses: errs(map[string]response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: true})}, 400, 404),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &Operation{
+		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},
-			Responses: map[string]Response{"200": okJSON("Every topic, by name.", sc.of(apiclient.TopicsResponse{}),
+			Responses: map[string]response{"200": okJSON("Every topic, by name.", sc.of(apiclient.TopicsResponse{}),
 				apiclient.TopicsResponse{Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
-		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Operation: &operation{
 			OperationID: "createTopic", Summary: "Create a topic", Tags: []string{"topics"},
 			Description: "partitions 1..1024, replication_factor 1..brokers. The same request again answers 200; other settings for an existing name 409.",
 			RequestBody: jsonBody("The topic's settings.", sc.of(apiclient.CreateTopicRequest{}),
 				apiclient.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: 2}),
-			Responses: errs(map[string]Response{
+			Responses: errs(map[string]response{
 				"201": okJSON("Created.", sc.of(apiclient.TopicDetail{}), detail),
 				"200": okJSON("Exists with exactly these settings.", sc.of(apiclient.TopicDetail{}), detail),
 			}, 400, 409, 413, 415, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics/{topic}", Handler: s.handleTopic, Operation: &Operation{
+		{Method: http.MethodGet, Path: "/api/topics/{topic}", Handler: s.handleTopic, Operation: &operation{
 			OperationID: "getTopic", Summary: "A topic with every partition's replication status", Tags: []string{"topics"},
-			Parameters: []Parameter{paramTopic},
-			Responses: errs(map[string]Response{"200": okJSON("Leader, assigned, followers, active replicas, log ends, lag (null when unknown) and high watermark per partition.",
+			Parameters: []parameter{paramTopic},
+			Responses: errs(map[string]response{"200": okJSON("Leader, assigned, followers, active replicas, log ends, lag (null when unknown) and high watermark per partition.",
 				sc.of(apiclient.TopicDetail{}), detail)}, 400, 404),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Operation: &operation{
 			OperationID: "produce", Summary: "Produce records", Tags: []string{"records"},
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error.",
-			Parameters: []Parameter{paramTopic,
+			Parameters: []parameter{paramTopic,
 				queryParam("key", "octet-stream only: the key as text (its UTF-8 bytes).", "string"),
 				queryParam("key_b64", "octet-stream only: the key as standard base64.", "string")},
-			RequestBody: &RequestBody{Required: true, Content: map[string]MediaType{
+			RequestBody: &requestBody{Required: true, Content: map[string]media{
 				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
 					{Key: []byte("user-123"), Value: []byte("hello")}, {Value: []byte("no key")}}}},
-				mediaOctetStream: {Schema: &Schema{Type: "string", Format: "binary"}},
+				mediaOctetStream: {Schema: &schema{Type: "string", Format: "binary"}},
 			}},
-			Responses: errs(map[string]Response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
+			Responses: errs(map[string]response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
 				400, 404, 413, 415, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &Operation{
+		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &operation{
 			OperationID: "fetch", Summary: "Fetch records of a partition", Tags: []string{"records"},
 			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach 4 MiB " +
 				"(at least one record). Continue from next_offset. Unknown query parameters are refused.",
-			Parameters: []Parameter{paramTopic, paramPartition,
+			Parameters: []parameter{paramTopic, paramPartition,
 				queryParam("offset", "First offset to read (default 0).", "integer"),
 				queryParam("max", "Most records to return (default 100, capped at 1000).", "integer")},
-			Responses: errs(map[string]Response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
+			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200000000000, Value: []byte("hello")}},
 					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Operation: &Operation{
+		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Operation: &operation{
 			OperationID: "listConsumerOffsets", Summary: "Every offset a consumer committed", Tags: []string{"consumers"},
-			Parameters: []Parameter{paramConsumer},
-			Responses: errs(map[string]Response{"200": okJSON("By topic and partition.", sc.of(apiclient.ConsumerOffsetsResponse{}),
+			Parameters: []parameter{paramConsumer},
+			Responses: errs(map[string]response{"200": okJSON("By topic and partition.", sc.of(apiclient.ConsumerOffsetsResponse{}),
 				apiclient.ConsumerOffsetsResponse{ConsumerID: "billing", Offsets: []apiclient.ConsumerOffset{{Topic: "orders", Partition: 0, Offset: 5}}})}, 400),
 		}},
-		{Method: http.MethodGet, Path: offsetPath, Handler: s.handleConsumerOffset, Operation: &Operation{
+		{Method: http.MethodGet, Path: offsetPath, Handler: s.handleConsumerOffset, Operation: &operation{
 			OperationID: "getConsumerOffset", Summary: "A committed offset", Tags: []string{"consumers"},
-			Parameters: []Parameter{paramConsumer, paramTopic, paramPartition},
-			Responses:  errs(map[string]Response{"200": okJSON("offset is null when the consumer never committed here.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)}, 400, 404),
+			Parameters: []parameter{paramConsumer, paramTopic, paramPartition},
+			Responses:  errs(map[string]response{"200": okJSON("offset is null when the consumer never committed here.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)}, 400, 404),
 		}},
-		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &Operation{
+		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &operation{
 			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
 			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested.",
-			Parameters:  []Parameter{paramConsumer, paramTopic, paramPartition},
+			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The next offset the consumer will read after a restart.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 5}),
-			Responses: errs(map[string]Response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
+			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
 				400, 404, 409, 413, 415),
 		}},
-		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &Operation{
+		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &operation{
 			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
 			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark.",
-			Parameters:  []Parameter{paramConsumer, paramTopic, paramPartition},
+			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The new committed offset.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 0}),
-			Responses: errs(map[string]Response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
+			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
 				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 413, 415, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &operation{
 			OperationID: "failover", Summary: "Replace a failed leader", Tags: []string{"operations"},
 			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
-			Parameters:  []Parameter{paramTopic, paramPartition},
-			Responses: errs(map[string]Response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
+			Parameters:  []parameter{paramTopic, paramPartition},
+			Responses: errs(map[string]response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
 				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LogEndOffset: 7})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &operation{
 			OperationID: "catchUp", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
 			Description: "Proves the follower's records are a prefix of the leader's, then copies the rest. Divergence is 409 and changes nothing. No body.",
-			Parameters:  []Parameter{paramTopic, paramPartition, paramReplica},
-			Responses: errs(map[string]Response{"200": okJSON("Records copied.", sc.of(apiclient.CatchUpResponse{}),
+			Parameters:  []parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]response{"200": okJSON("Records copied.", sc.of(apiclient.CatchUpResponse{}),
 				apiclient.CatchUpResponse{BrokerID: 2, Copied: 3})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Operation: &Operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Operation: &operation{
 			OperationID: "recoverReplica", Summary: "Bring an inactive replica back", Tags: []string{"operations"},
 			Description: "Cuts the replica back to its common prefix with the leader (those records were never acknowledged), copies the rest, verifies, then makes it active. No body.",
-			Parameters:  []Parameter{paramTopic, paramPartition, paramReplica},
-			Responses: errs(map[string]Response{"200": okJSON("What recovery did; dropped_from/dropped_to are null when nothing was dropped.", sc.of(apiclient.RecoverResponse{}),
+			Parameters:  []parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]response{"200": okJSON("What recovery did; dropped_from/dropped_to are null when nothing was dropped.", sc.of(apiclient.RecoverResponse{}),
 				apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 6, Dropped: 1, DroppedFrom: u64(6), DroppedTo: u64(7), Copied: 2})}, 400, 404, 409, 503),
 		}},
 	}
@@ -212,10 +209,10 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 
 func (s *Server) metricsRoute() route {
 	h := s.metrics.handler()
-	return route{Method: http.MethodGet, Path: "/metrics", Handler: h.ServeHTTP, Operation: &Operation{
+	return route{Method: http.MethodGet, Path: "/metrics", Handler: h.ServeHTTP, Operation: &operation{
 		OperationID: "getMetrics", Summary: "Prometheus metrics", Tags: []string{"system"},
 		Description: "Appends, bytes, append and fsync latency, replication failures, per-partition log end, lag and high watermark, HTTP requests.",
-		Responses: map[string]Response{"200": {Description: "Prometheus text exposition format.",
-			Content: map[string]MediaType{"text/plain": {Schema: &Schema{Type: "string"}}}}},
+		Responses: map[string]response{"200": {Description: "Prometheus text exposition format.",
+			Content: map[string]media{"text/plain": {Schema: &schema{Type: "string"}}}}},
 	}}
 }

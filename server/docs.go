@@ -22,14 +22,14 @@ func (s *Server) openAPIRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/openapi.json",
 		Handler: s.handleOpenAPI,
-		Operation: &Operation{
+		Operation: &operation{
 			OperationID: "getOpenAPI",
 			Summary:     "This API as an OpenAPI 3.1 document",
 			Tags:        []string{"documentation"},
-			Responses: map[string]Response{
+			Responses: map[string]response{
 				"200": {
 					Description: "The OpenAPI document.",
-					Content:     map[string]MediaType{"application/json": {Schema: &Schema{Type: "object"}}},
+					Content:     map[string]media{"application/json": {Schema: &schema{Type: "object"}}},
 				},
 			},
 		},
@@ -41,15 +41,15 @@ func (s *Server) docsRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/docs",
 		Handler: s.handleDocs,
-		Operation: &Operation{
+		Operation: &operation{
 			OperationID: "getDocs",
 			Summary:     "Interactive documentation page",
 			Description: "Lists every endpoint of /openapi.json and lets you send requests. Works offline: everything it needs is built into the server.",
 			Tags:        []string{"documentation"},
-			Responses: map[string]Response{
+			Responses: map[string]response{
 				"200": {
 					Description: "An HTML page.",
-					Content:     map[string]MediaType{"text/html": {Schema: &Schema{Type: "string"}}},
+					Content:     map[string]media{"text/html": {Schema: &schema{Type: "string"}}},
 				},
 			},
 		},

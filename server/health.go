@@ -15,12 +15,12 @@ func (s *Server) healthRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/api/health",
 		Handler: s.handleHealth,
-		Operation: &Operation{
+		Operation: &operation{
 			OperationID: "getHealth",
 			Summary:     "Check that the server is up",
 			Description: "Answers 200 with the service name as long as the process serves HTTP.",
 			Tags:        []string{"system"},
-			Responses: map[string]Response{
+			Responses: map[string]response{
 				"200": {
 					Description: "The server is up.",
 					Content:     jsonContent(ref("HealthResponse"), HealthResponse{Status: "ok", Service: "pystream"}),

@@ -255,7 +255,7 @@ func TestHTTPDocsPage(t *testing.T) {
 // Every operation documents the standard error body.
 func TestHTTPOpenAPIDocumentsErrors(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
-	var doc Document
+	var doc document
 	require.NoError(t, json.Unmarshal(s.openapi, &doc))
 	for path, item := range doc.Paths {
 		for method, op := range item {

@@ -15,32 +15,32 @@ import (
 // its name, omitempty makes it optional, a pointer makes it nullable, and
 // []byte is a base64 string.
 type schemaSet struct {
-	schemas map[string]*Schema
+	schemas map[string]*schema
 }
 
-func newSchemaSet() *schemaSet { return &schemaSet{schemas: map[string]*Schema{}} }
+func newSchemaSet() *schemaSet { return &schemaSet{schemas: map[string]*schema{}} }
 
 // of returns the schema of v's type, a $ref for a named struct.
-func (s *schemaSet) of(v any) *Schema { return s.schema(reflect.TypeOf(v)) }
+func (s *schemaSet) of(v any) *schema { return s.schema(reflect.TypeOf(v)) }
 
-func (s *schemaSet) schema(t reflect.Type) *Schema {
+func (s *schemaSet) schema(t reflect.Type) *schema {
 	switch t.Kind() {
 	case reflect.Pointer:
-		return &Schema{AnyOf: []*Schema{s.schema(t.Elem()), {Type: "null"}}}
+		return &schema{AnyOf: []*schema{s.schema(t.Elem()), {Type: "null"}}}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
-			return &Schema{Type: "string", Format: "byte", Description: "standard base64 (RFC 4648, with padding)"}
+			return &schema{Type: "string", Format: "byte", Description: "standard base64 (RFC 4648, with padding)"}
 		}
-		return &Schema{Type: "array", Items: s.schema(t.Elem())}
+		return &schema{Type: "array", Items: s.schema(t.Elem())}
 	case reflect.Bool:
-		return &Schema{Type: "boolean"}
+		return &schema{Type: "boolean"}
 	case reflect.String:
-		return &Schema{Type: "string"}
+		return &schema{Type: "string"}
 	case reflect.Int, reflect.Int64, reflect.Int32:
-		return &Schema{Type: "integer", Format: "int64"}
+		return &schema{Type: "integer", Format: "int64"}
 	case reflect.Uint64, reflect.Uint, reflect.Uint32:
 		zero := int64(0)
-		return &Schema{Type: "integer", Format: "uint64", Minimum: &zero}
+		return &schema{Type: "integer", Format: "uint64", Minimum: &zero}
 	case reflect.Struct:
 		if t.Name() == "" {
 			return s.object(t)
@@ -51,21 +51,21 @@ func (s *schemaSet) schema(t reflect.Type) *Schema {
 		}
 		return ref(t.Name())
 	}
-	return &Schema{}
+	return &schema{}
 }
 
-func (s *schemaSet) object(t reflect.Type) *Schema {
-	obj := &Schema{Type: "object", Properties: map[string]*Schema{}}
+func (s *schemaSet) object(t reflect.Type) *schema {
+	obj := &schema{Type: "object", Properties: map[string]*schema{}}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		tag := f.Tag.Get("json")
-		if tag == "-" {
+		jsonTag := f.Tag.Get("json")
+		if jsonTag == "-" {
 			continue
 		}
-		name, opts, _ := strings.Cut(tag, ",")
+		name, opts, _ := strings.Cut(jsonTag, ",")
 		if name == "" {
 			name = f.Name
 		}
@@ -91,7 +91,7 @@ func (s *schemaSet) object(t reflect.Type) *Schema {
 // the document uses has been derived.
 func (s *schemaSet) refine() {
 	if rec := s.schemas["ProduceRecord"]; rec != nil {
-		rec.Properties["key"] = &Schema{AnyOf: []*Schema{rec.Properties["key"], {Type: "null"}},
+		rec.Properties["key"] = &schema{AnyOf: []*schema{rec.Properties["key"], {Type: "null"}},
 			Description: "omitted or null: no key, the server picks the partition round robin; \"\" is a real, empty key"}
 		rec.Required = slices.DeleteFunc(rec.Required, func(n string) bool { return n == "key" })
 	}
@@ -100,11 +100,11 @@ func (s *schemaSet) refine() {
 	}
 	if body := s.schemas["ErrorBody"]; body != nil && body.Properties["records"] != nil {
 		s.of(apiclient.RecordError{})
-		s.schemas["ProduceFailure"] = &Schema{Type: "object", Required: []string{"error"},
+		s.schemas["ProduceFailure"] = &schema{Type: "object", Required: []string{"error"},
 			Description: "A record of a failed produce that was not acknowledged.",
-			Properties:  map[string]*Schema{"error": ref("RecordError")}}
-		body.Properties["records"] = &Schema{Type: "array",
+			Properties:  map[string]*schema{"error": ref("RecordError")}}
+		body.Properties["records"] = &schema{Type: "array",
 			Description: "Failed produce only: per input record, in request order, its placement (acknowledged) or its error.",
-			Items:       &Schema{AnyOf: []*Schema{ref("ProduceResult"), ref("ProduceFailure")}}}
+			Items:       &schema{AnyOf: []*schema{ref("ProduceResult"), ref("ProduceFailure")}}}
 	}
 }

@@ -17,7 +17,7 @@ type route struct {
 	Method    string
 	Path      string
 	Handler   http.HandlerFunc
-	Operation *Operation
+	Operation *operation
 }
 
 // routeTable lists every endpoint the server answers. A new endpoint is one
@@ -31,8 +31,8 @@ func (s *Server) routeTable(sc *schemaSet) []route {
 }
 
 // apiInfo is the top of the OpenAPI document.
-func apiInfo() Info {
-	return Info{
+func apiInfo() info {
+	return info{
 		Title:   "PyStream",
 		Version: APIVersion,
 		Description: "A small Kafka-inspired event log written in Go. " +
@@ -41,8 +41,8 @@ func apiInfo() Info {
 }
 
 // apiTags are the groups of the documentation page, in display order.
-func apiTags() []Tag {
-	return []Tag{
+func apiTags() []tag {
+	return []tag{
 		{Name: "system", Description: "Liveness and metrics of the server."},
 		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again."},
 		{Name: "topics", Description: "Create and inspect replicated topics."},

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
@@ -26,29 +25,6 @@ const MaxPartitionCount = 1_000_000
 // directory: "partition-" and the id as six zero-padded digits.
 func PartitionDir(p int) string {
 	return fmt.Sprintf("partition-%06d", p)
-}
-
-// Options tune OpenWithOptions. The zero value is ready to use.
-type Options struct {
-	// FS is the file system for metadata and partition logs. Nil means
-	// durable.OS.
-	FS durable.FS
-	// MaxPayloadSize is the largest payload each partition accepts. Zero
-	// means log.DefaultMaxPayloadSize.
-	MaxPayloadSize int
-	// Now supplies append timestamps. Nil means time.Now.
-	Now func() time.Time
-}
-
-func (o Options) fs() durable.FS {
-	if o.FS == nil {
-		return durable.OS
-	}
-	return o.FS
-}
-
-func (o Options) logOptions() log.Options {
-	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
 }
 
 // Topic is a named set of partitions, each an independent append-only log
@@ -107,9 +83,10 @@ func OpenWithOptions(root, name string, partitionCount int, opts Options) (*Topi
 	if partitionCount < 1 || partitionCount > MaxPartitionCount {
 		return nil, fmt.Errorf("topic: open %q with %d partitions: %w", name, partitionCount, ErrInvalidPartitionCount)
 	}
+	opts = opts.withDefaults()
 	dir := filepath.Join(root, name)
 	metaPath := filepath.Join(dir, MetadataFile)
-	_, err := opts.fs().Stat(metaPath)
+	_, err := opts.FS.Stat(metaPath)
 	switch {
 	case err == nil:
 		return reopen(dir, name, partitionCount, opts)
@@ -127,8 +104,9 @@ func OpenExisting(root, name string, opts Options) (*Topic, error) {
 	if err := ValidateName(name); err != nil {
 		return nil, fmt.Errorf("topic: open: %w", err)
 	}
+	opts = opts.withDefaults()
 	dir := filepath.Join(root, name)
-	m, err := readMetadata(opts.fs(), filepath.Join(dir, MetadataFile), name)
+	m, err := readMetadata(opts.FS, filepath.Join(dir, MetadataFile), name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("topic: open %q in %s: %w", name, root, ErrTopicNotFound)
 	}
@@ -176,7 +154,7 @@ func readMetadata(fsys durable.FS, path, name string) (metadata, error) {
 // reopen opens an existing topic. Metadata is validated before any
 // partition is looked at.
 func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) {
-	fsys := opts.fs()
+	fsys := opts.FS
 	metaPath := filepath.Join(dir, MetadataFile)
 	m, err := readMetadata(fsys, metaPath, name)
 	if err != nil {
@@ -212,7 +190,7 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 
 // create makes a new topic: partitions first, topic.meta last.
 func create(dir, name string, partitionCount int, opts Options) (*Topic, error) {
-	fsys := opts.fs()
+	fsys := opts.FS
 	// log.Open creates the partition directory (fsync-ing each new
 	// directory's parent) and the empty log file (fsync-ing its directory).
 	t, err := openPartitions(dir, name, partitionCount, opts)

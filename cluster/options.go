@@ -1,0 +1,82 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+)
+
+// Options tune a Cluster. The zero value is ready to use: every zero field
+// means its default, named on the field.
+type Options struct {
+	// FS is the file system used for cluster.meta and the consumer offsets.
+	// Nil means durable.OS.
+	FS durable.FS
+	// Broker is used by StartBroker to open broker instances. A nil
+	// Broker.FS means FS; its other zero fields mean BrokerOptions'
+	// defaults.
+	Broker BrokerOptions
+	// ParallelLeaderWrite, when true, writes a batch to the leader and the
+	// followers at the same time instead of leader first: the leader still
+	// assigns offsets (its log end) and timestamps (its clock), but its
+	// fsync overlaps the followers', so an acknowledged write costs one
+	// fsync of latency instead of two. The price: if the leader's own write
+	// fails while a follower's succeeded, the follower briefly holds a
+	// record its leader lacks; the batch is then cut back on those
+	// followers (it was never acknowledged), and if even that fails the
+	// follower diverges until a failover and recovery. A power loss between
+	// a follower's fsync and the leader's leaves the same kind of follower,
+	// with nothing left to cut it back. False (the default) keeps the spec's
+	// order: the leader appends durably, then the followers store its
+	// records, in parallel with each other, so a follower is always a
+	// prefix of its leader. See docs/phase-4-replication.md.
+	ParallelLeaderWrite bool
+}
+
+// withDefaults returns o with every zero field set to its default, Broker
+// included. OpenWithOptions calls it once, on entry.
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = durable.OS
+	}
+	if o.Broker.FS == nil {
+		o.Broker.FS = o.FS
+	}
+	o.Broker = o.Broker.withDefaults()
+	return o
+}
+
+// BrokerOptions tune a broker. The zero value is ready to use: every zero
+// field means its default, named on the field.
+type BrokerOptions struct {
+	// FS is the file system the broker's replica logs use. Nil means
+	// durable.OS. Tests pass a logtest.FaultFS to fail a chosen write.
+	FS durable.FS
+	// MaxPayloadSize is the largest payload every replica log accepts.
+	// Zero means log.DefaultMaxPayloadSize.
+	MaxPayloadSize int
+	// Now supplies the timestamps a leader replica assigns. Nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// withDefaults returns o with every zero field set to its default.
+// OpenBrokerWithOptions calls it once, on entry.
+func (o BrokerOptions) withDefaults() BrokerOptions {
+	if o.FS == nil {
+		o.FS = durable.OS
+	}
+	if o.MaxPayloadSize == 0 {
+		o.MaxPayloadSize = log.DefaultMaxPayloadSize
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// logOptions are the options of every replica log of the broker.
+func (o BrokerOptions) logOptions() log.Options {
+	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
+}
