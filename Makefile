@@ -19,7 +19,7 @@ SOAK_TIMEOUT ?= 2h
 COVERPROFILE ?= coverage.out
 COVERPKG     := github.com/pystream/pystream/...
 
-.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install
+.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install release
 
 help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
@@ -31,6 +31,7 @@ help:
 	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make soak     the long tests (PYSTREAM_SOAK=1), timeout $(SOAK_TIMEOUT)"
 	@echo "make install  go install pystream-server (and the pystream CLI when present)"
+	@echo "make release VERSION=vX.Y.Z  test, check the API with gorelease, tag every module (no push)"
 
 run:
 	$(GO) build -o bin/pystream-server ./server/cmd/pystream-server
@@ -100,3 +101,8 @@ install:
 	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
 	echo "installed into $$bin"; \
 	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on your PATH; add it with: export PATH=\"$$bin:\$$PATH\"";; esac
+
+# Tags log/VERSION, topic/VERSION, ... after a clean-tree check, make test and
+# gorelease; pushes nothing. See docs/releasing.md.
+release:
+	@MODULES="$(MODULES)" bash .ci/release "$(VERSION)"
