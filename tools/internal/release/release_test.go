@@ -1,6 +1,7 @@
 package release
 
 import (
+	"archive/zip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,10 +42,12 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, dir: dir, stubLog: filepath.Join(stubDir, "calls")}
 	// The stub prints what gorelease prints: an optional diagnostics block
 	// (STUB_DIAGNOSTIC) and a summary with STUB_SUGGEST as its suggestion
-	// (none when empty). It records its directory and arguments.
+	// (none when empty). It records its directory and arguments, and copies
+	// the file proxy the script gives it to STUB_PROXY_COPY when set.
 	stub := filepath.Join(stubDir, "gorelease")
 	writeFile(t, stub, `#!/usr/bin/env bash
 echo "$(basename "$PWD") $*" >>"$STUB_LOG"
+if [[ -n $STUB_PROXY_COPY ]]; then p=${GOPROXY%%,*}; cp -r "${p#file://}" "$STUB_PROXY_COPY"; fi
 if [[ -n $STUB_DIAGNOSTIC ]]; then printf '# diagnostics\n%s\n\n' "$STUB_DIAGNOSTIC"; fi
 echo "# summary"
 if [[ -n $STUB_SUGGEST ]]; then echo "Suggested version: $STUB_SUGGEST (with tag $(basename "$PWD")/$STUB_SUGGEST)"; fi
@@ -62,6 +65,7 @@ if [[ -n $STUB_SUGGEST ]]; then echo "Suggested version: $STUB_SUGGEST (with tag
 		"STUB_LOG="+f.stubLog,
 		"STUB_SUGGEST=v0.1.0",
 		"STUB_DIAGNOSTIC=",
+		"STUB_PROXY_COPY=",
 	)
 
 	writeFile(t, filepath.Join(dir, ".ci", "release"), string(script))
@@ -319,5 +323,56 @@ func TestReleaseGoreleaseProblems(t *testing.T) {
 				f.wantTags()
 			}
 		})
+	}
+}
+
+// gorelease is handed a file proxy holding every in-repo module at the
+// placeholder version (also those not being released: requirements reach
+// them) and each released module's latest release, zipped as the go command
+// expects: every file under <module>@<version>/, nested modules left out.
+func TestReleaseProxyForGorelease(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	if !f.release("v0.1.0") {
+		t.Fatal("first release refused")
+	}
+	f.commit("later")
+	proxy := filepath.Join(t.TempDir(), "proxy")
+	if !f.release("v0.1.1", "MODULES=log", "STUB_PROXY_COPY="+proxy) {
+		t.Fatal("release v0.1.1 of log refused")
+	}
+	const placeholder = "v0.0.0-00010101000000-000000000000"
+	for _, mv := range []struct{ module, version string }{
+		{"log", placeholder}, {"tools", placeholder}, {"log", "v0.1.0"},
+	} {
+		path := "github.com/pystream/pystream/" + mv.module
+		dir := filepath.Join(proxy, path, "@v")
+		for _, ext := range []string{".info", ".mod", ".zip"} {
+			if _, err := os.Stat(filepath.Join(dir, mv.version+ext)); err != nil {
+				t.Errorf("proxy lacks %s@%s%s: %v", path, mv.version, ext, err)
+			}
+		}
+		zr, err := zip.OpenReader(filepath.Join(dir, mv.version+".zip"))
+		if err != nil {
+			t.Errorf("opening %s@%s.zip: %v", path, mv.version, err)
+			continue
+		}
+		sawGoMod := false
+		for _, zf := range zr.File {
+			if !strings.HasPrefix(zf.Name, path+"@"+mv.version+"/") {
+				t.Errorf("%s@%s.zip holds %s, outside the module's prefix", path, mv.version, zf.Name)
+			}
+			if strings.Contains(zf.Name, "peerbench") {
+				t.Errorf("%s@%s.zip holds %s, from a nested module", path, mv.version, zf.Name)
+			}
+			sawGoMod = sawGoMod || zf.Name == path+"@"+mv.version+"/go.mod"
+		}
+		zr.Close()
+		if !sawGoMod {
+			t.Errorf("%s@%s.zip has no go.mod at its root", path, mv.version)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(proxy, "github.com/pystream/pystream/tools/@v/v0.1.0.zip")); err == nil {
+		t.Error("proxy holds tools@v0.1.0, but tools is not being released")
 	}
 }
