@@ -2,6 +2,9 @@
 # MODULES; longer logic lives in .ci/. Run `make help` for the list.
 
 MODULES := log topic client cluster server tools
+# Modules outside go.work that use PyStream as an outside program would: each
+# is built and tested on its own (GOWORK=off), through its replace line.
+EXAMPLES := docs/examples/onelayer
 GO      ?= go
 
 # staticcheck 2026.2.2, which supports Go 1.26. Run with `go run`, so it is
@@ -16,11 +19,11 @@ SOAK_TIMEOUT ?= 2h
 COVERPROFILE ?= coverage.out
 COVERPKG     := github.com/pystream/pystream/...
 
-.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install
+.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install release
 
 help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
-	@echo "make test     every module's tests with -race, then each module alone (GOWORK=off)"
+	@echo "make test     every module's tests with -race, then each module and docs/examples alone (GOWORK=off)"
 	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION) and the layer check"
 	@echo "make layers   check module imports against the module graph (docs/README.md)"
 	@echo "make bench    every module's benchmarks, briefly (BENCHTIME=$(BENCHTIME))"
@@ -28,6 +31,7 @@ help:
 	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make soak     the long tests (PYSTREAM_SOAK=1), timeout $(SOAK_TIMEOUT)"
 	@echo "make install  go install pystream-server (and the pystream CLI when present)"
+	@echo "make release VERSION=vX.Y.Z  test, check the API with gorelease, tag every module (no push)"
 
 run:
 	$(GO) build -o bin/pystream-server ./server/cmd/pystream-server
@@ -44,18 +48,22 @@ test:
 		echo "== $$m (GOWORK=off)"; \
 		(cd $$m && GOWORK=off $(GO) test -count=1 ./...); \
 	done
+	@set -e; for e in $(EXAMPLES); do \
+		echo "== $$e (GOWORK=off, outside go.work)"; \
+		(cd $$e && GOWORK=off $(GO) test -count=1 ./...); \
+	done
 
 lint: fmt-check vet staticcheck layers
 
 # gofmt -l exits 0 even when it lists files, so check its output.
 fmt-check:
-	@out="$$(gofmt -l $(MODULES))"; \
+	@out="$$(gofmt -l $(MODULES) $(EXAMPLES))"; \
 	if [ -n "$$out" ]; then echo "gofmt: these files are not formatted (run gofmt -w):"; echo "$$out"; exit 1; fi; \
 	echo "gofmt: ok"
 
 # vet and staticcheck report every module's findings before failing.
 vet:
-	@fail=""; for m in $(MODULES); do \
+	@fail=""; for m in $(MODULES) $(EXAMPLES); do \
 		echo "go vet: $$m"; \
 		(cd $$m && GOWORK=off $(GO) vet ./...) || fail="$$fail $$m"; \
 	done; \
@@ -93,3 +101,8 @@ install:
 	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
 	echo "installed into $$bin"; \
 	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on your PATH; add it with: export PATH=\"$$bin:\$$PATH\"";; esac
+
+# Tags log/VERSION, topic/VERSION, ... after a clean-tree check, make test and
+# gorelease; pushes nothing. See docs/releasing.md.
+release:
+	@MODULES="$(MODULES)" bash .ci/release "$(VERSION)"
