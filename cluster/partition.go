@@ -2,9 +2,9 @@ package cluster
 
 import (
 	"fmt"
+	"github.com/pystream/pystream/topic"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pystream/pystream/log"
 )
@@ -15,13 +15,12 @@ type topicState struct {
 	rf   int
 	// parts never changes after creation; each partition guards itself.
 	parts []*partition
-	// cursor is the round-robin position for keyless sends, shared by
-	// every producer of the topic and starting at partition 0.
-	cursor atomic.Uint64
+	// router routes every send to the topic, shared by all its producers.
+	router *topic.Router
 }
 
 func newTopicState(name string, t TopicMetadata) *topicState {
-	ts := &topicState{name: name, rf: t.ReplicationFactor}
+	ts := &topicState{name: name, rf: t.ReplicationFactor, router: topic.NewRouter(len(t.Partitions))}
 	for _, pm := range t.Partitions {
 		p := &partition{topic: name, index: pm.Partition}
 		p.idle = sync.NewCond(&p.mu)

@@ -13,9 +13,9 @@ import (
 )
 
 // Producer writes to a replicated topic through each partition's leader. It
-// routes exactly like a topic: a non-nil key (even an empty one) goes to
-// topic.PartitionForKey, a nil key round robin over a cursor the topic's
-// producers share. A Producer borrows the Cluster and never closes it. It is
+// routes with the topic package's own rule, a topic.Router the topic's
+// producers share: a non-nil key (even an empty one) goes to
+// topic.PartitionForKey, a nil key round robin. A Producer borrows the Cluster and never closes it. It is
 // safe for concurrent use.
 type Producer struct {
 	c     *Cluster
@@ -54,7 +54,7 @@ func (p *Producer) Send(key, payload []byte) (SendResult, error) {
 	if err != nil {
 		return SendResult{}, err
 	}
-	part := t.parts[route(t, key)]
+	part := t.parts[t.router.Route(key)]
 	req := &sendRequest{payloads: [][]byte{payload}, done: make(chan struct{})}
 	if err := p.c.submit(part, req); err != nil {
 		return SendResult{}, err
@@ -89,11 +89,9 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	pl := t.router.Plan(msgs)
 	results := make([]SendResult, len(msgs))
-	byPart := map[int][]int{}
-	for i, m := range msgs {
-		pi := route(t, m.Key)
-		byPart[pi] = append(byPart[pi], i)
+	for i, pi := range pl.Partition {
 		results[i].Topic, results[i].Partition = t.name, pi
 	}
 	var (
@@ -102,7 +100,7 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 		mu   sync.Mutex
 		errs map[int]error
 	)
-	for pi, idx := range byPart {
+	for pi, idx := range pl.Messages {
 		req := &sendRequest{done: make(chan struct{})}
 		for _, i := range idx {
 			req.payloads = append(req.payloads, msgs[i].Payload)
@@ -132,23 +130,12 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 
 // MaxPayloadSize is the largest payload a record may carry: the limit the
 // replica logs of every broker the cluster starts enforce,
-// Options.Broker.MaxPayloadSize, or log.DefaultMaxPayloadSize when that is
-// zero. A broker opened elsewhere and handed to RegisterBroker enforces its
+// Options.Broker.MaxPayloadSize after defaults. A broker opened elsewhere and handed to RegisterBroker enforces its
 // own BrokerOptions; a leader refuses a payload above its log's limit
 // either way. A caller that must refuse a record before anything of its
 // request is written checks it against this.
 func (c *Cluster) MaxPayloadSize() int {
-	if n := c.opts.Broker.MaxPayloadSize; n != 0 {
-		return n
-	}
-	return log.DefaultMaxPayloadSize
-}
-
-func route(t *topicState, key []byte) int {
-	if key == nil {
-		return int((t.cursor.Add(1) - 1) % uint64(len(t.parts)))
-	}
-	return topic.PartitionForKey(key, len(t.parts))
+	return c.opts.Broker.MaxPayloadSize
 }
 
 // sendRequest is one caller's records waiting for a batch.
@@ -393,7 +380,7 @@ func (c *Cluster) cutBack(p *partition, followers []int, errs []error, to uint64
 
 // leaderNow is the leader broker's clock.
 func (c *Cluster) leaderNow(id int) int64 {
-	if b := c.broker(id); b != nil && b.opts.Now != nil {
+	if b := c.broker(id); b != nil {
 		return b.opts.Now().UnixNano()
 	}
 	return time.Now().UnixNano()

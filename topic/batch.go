@@ -57,28 +57,6 @@ func (e *BatchError) Unwrap() []error {
 	return errs
 }
 
-// plan is the routing of a batch: the partition of every message, and for
-// every partition the indexes of its messages in input order.
-type plan struct {
-	partitionOf []int
-	byPartition map[int][]int
-}
-
-// planBatch routes every message of a batch. Keyless messages take the
-// round-robin cursor values rr, rr+1, ... in input order.
-func planBatch(msgs []Message, partitionCount int, rr uint64) plan {
-	pl := plan{partitionOf: make([]int, len(msgs)), byPartition: map[int][]int{}}
-	for i, m := range msgs {
-		p := route(m.Key, partitionCount, rr)
-		if m.Key == nil {
-			rr++
-		}
-		pl.partitionOf[i] = p
-		pl.byPartition[p] = append(pl.byPartition[p], i)
-	}
-	return pl
-}
-
 // AppendBatch routes every message as Append would and appends them with one
 // log.AppendBatch per partition involved (one write and one fsync each), the
 // partitions written concurrently. Messages bound for one partition keep
@@ -101,17 +79,10 @@ func (t *Topic) AppendBatch(msgs []Message) ([]AppendResult, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
-	keyless := uint64(0)
-	for _, m := range msgs {
-		if m.Key == nil {
-			keyless++
-		}
-	}
-	rr := t.rr.Add(keyless) - keyless
-	pl := planBatch(msgs, len(t.parts), rr)
+	pl := t.router.Plan(msgs)
 
 	results := make([]AppendResult, len(msgs))
-	for i, p := range pl.partitionOf {
+	for i, p := range pl.Partition {
 		results[i].Partition = p
 	}
 	var (
@@ -120,7 +91,7 @@ func (t *Topic) AppendBatch(msgs []Message) ([]AppendResult, error) {
 		mu     sync.Mutex
 		failed map[int]error
 	)
-	for p, idx := range pl.byPartition {
+	for p, idx := range pl.Messages {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -31,6 +31,9 @@
 //     opened. Persisting it would cost a metadata write per record and buy
 //     nothing.
 //
+// Both rules live in one type, Router, which the cluster's replicated
+// topics use too, so a record routes alike at every layer.
+//
 // Worked example: SHA-256("user-123") is fcdec6df...b89bedd8; that 256-bit
 // number modulo 3 is 2, so with three partitions "user-123" always lands on
 // partition 2 (on 4 of 7, on 24 of 64).

@@ -3,6 +3,7 @@ package topic
 import (
 	"crypto/sha256"
 	"math/big"
+	"sync/atomic"
 )
 
 // PartitionForKey maps a key to a partition: the whole 32-byte SHA-256
@@ -53,4 +54,76 @@ func route(key []byte, partitionCount int, rr uint64) int {
 		return int(rr % uint64(partitionCount))
 	}
 	return PartitionForKey(key, partitionCount)
+}
+
+// Router decides the partition of every record sent to one topic, by the
+// one rule every producer of PyStream follows: a non-nil key (the empty key
+// included) goes to PartitionForKey, a nil key takes the next partition of a
+// round-robin cursor. The cursor lives in memory only and starts at
+// partition 0, so it begins again after a restart; keyed records never move
+// it. A Topic and a replicated topic of the cluster each own one Router,
+// shared by all their producers.
+//
+// A Router is safe for concurrent use.
+type Router struct {
+	partitionCount int
+	// cursor counts the keyless records routed so far.
+	cursor atomic.Uint64
+}
+
+// NewRouter returns a Router over partitionCount partitions, its cursor at
+// partition 0. partitionCount must be at least 1 (see PartitionForKey).
+func NewRouter(partitionCount int) *Router {
+	if partitionCount < 1 {
+		panic("topic: NewRouter with partitionCount < 1")
+	}
+	return &Router{partitionCount: partitionCount}
+}
+
+// Route returns the partition of one record with this key, moving the
+// cursor when the key is nil.
+func (r *Router) Route(key []byte) int {
+	var rr uint64
+	if key == nil {
+		rr = r.cursor.Add(1) - 1
+	}
+	return route(key, r.partitionCount, rr)
+}
+
+// Plan routes every message of a batch as Route would, in input order. The
+// batch's keyless messages take consecutive cursor values, reserved in one
+// step, so a concurrent send cannot interleave with them.
+func (r *Router) Plan(msgs []Message) Plan {
+	keyless := uint64(0)
+	for _, m := range msgs {
+		if m.Key == nil {
+			keyless++
+		}
+	}
+	rr := r.cursor.Add(keyless) - keyless
+	return planBatch(msgs, r.partitionCount, rr)
+}
+
+// Plan is the routing of a batch.
+type Plan struct {
+	// Partition is the partition of every message, in input order.
+	Partition []int
+	// Messages maps every partition the batch touches to the indexes of
+	// its messages, in input order.
+	Messages map[int][]int
+}
+
+// planBatch routes every message of a batch. Keyless messages take the
+// round-robin cursor values rr, rr+1, ... in input order.
+func planBatch(msgs []Message, partitionCount int, rr uint64) Plan {
+	pl := Plan{Partition: make([]int, len(msgs)), Messages: map[int][]int{}}
+	for i, m := range msgs {
+		p := route(m.Key, partitionCount, rr)
+		if m.Key == nil {
+			rr++
+		}
+		pl.Partition[i] = p
+		pl.Messages[p] = append(pl.Messages[p], i)
+	}
+	return pl
 }

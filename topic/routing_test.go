@@ -98,6 +98,47 @@ func TestRoutingPlanBatch(t *testing.T) {
 	}
 	pl := planBatch(msgs, 3, 2)
 	// keyless take cursor 2, 3, 4 → partitions 2, 0, 1; user-123 → 2; empty → 1
-	require.Equal(t, []int{2, 2, 0, 1, 1}, pl.partitionOf)
-	require.Equal(t, map[int][]int{0: {2}, 1: {3, 4}, 2: {0, 1}}, pl.byPartition)
+	require.Equal(t, []int{2, 2, 0, 1, 1}, pl.Partition)
+	require.Equal(t, map[int][]int{0: {2}, 1: {3, 4}, 2: {0, 1}}, pl.Messages)
+}
+
+// Decision: one Router carries the routing rule for a topic and for a
+// replicated topic of the cluster: keyless records take the cursor in turn,
+// keyed records never move it.
+func TestRoutingRouterRoute(t *testing.T) {
+	r := NewRouter(3)
+	got := []int{
+		r.Route(nil), r.Route([]byte("user-123")), r.Route(nil), r.Route([]byte{}), r.Route(nil), r.Route(nil),
+	}
+	require.Equal(t, []int{0, 2, 1, 1, 2, 0}, got)
+	require.Panics(t, func() { NewRouter(0) })
+}
+
+// Decision: the keyless messages of one batch take consecutive cursor
+// values, reserved in one step, so a batch of n keyless messages over n
+// partitions covers every partition once even while other producers send.
+func TestRoutingRouterPlanReservesConsecutiveValues(t *testing.T) {
+	const partitions, rounds = 4, 200
+	r := NewRouter(partitions)
+	batch := make([]Message, partitions)
+	plans := make(chan Plan, 2*rounds)
+	done := make(chan struct{})
+	for range 2 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range rounds {
+				plans <- r.Plan(batch)
+				r.Route(nil) // a single send in between moves the cursor too
+			}
+		}()
+	}
+	<-done
+	<-done
+	close(plans)
+	for pl := range plans {
+		first := pl.Partition[0]
+		for i, p := range pl.Partition {
+			require.Equal(t, (first+i)%partitions, p, "plan %v is not one consecutive run", pl.Partition)
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
@@ -40,9 +39,8 @@ type Topic struct {
 	// maxPayload is the limit every partition log enforces.
 	maxPayload int
 
-	// rr is the round-robin cursor for keyless records: the number of
-	// keyless records routed so far. It lives in memory only.
-	rr atomic.Uint64
+	// router decides the partition of every record.
+	router *Router
 
 	// closeMu guards closed, so that only the first Close closes the logs.
 	closeMu sync.Mutex
@@ -214,7 +212,7 @@ func create(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 // openPartitions opens (creating when missing) the log of every partition.
 // On failure the logs already opened are closed.
 func openPartitions(dir, name string, partitionCount int, opts Options) (*Topic, error) {
-	t := &Topic{name: name, dir: dir, parts: make([]*log.Log, 0, partitionCount)}
+	t := &Topic{name: name, dir: dir, parts: make([]*log.Log, 0, partitionCount), router: NewRouter(partitionCount)}
 	for p := range partitionCount {
 		l, err := log.OpenWithOptions(filepath.Join(dir, PartitionDir(p), LogFile), opts.logOptions())
 		if err != nil {
@@ -249,11 +247,7 @@ func (t *Topic) partition(p int) (*log.Log, error) {
 // empty one included, goes to PartitionForKey(key, PartitionCount()). The
 // result is returned only once the record is on stable storage.
 func (t *Topic) Append(key, payload []byte) (AppendResult, error) {
-	var rr uint64
-	if key == nil {
-		rr = t.rr.Add(1) - 1
-	}
-	p := route(key, len(t.parts), rr)
+	p := t.router.Route(key)
 	rec, err := t.parts[p].Append(payload)
 	if err != nil {
 		return AppendResult{}, fmt.Errorf("topic %q: append to partition %d: %w", t.name, p, err)
