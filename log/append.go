@@ -143,7 +143,7 @@ func (l *Log) checkPayload(p []byte) error {
 }
 
 // writableLocked reports why the log cannot take writes, if it cannot.
-// Lock should be held.
+// l.mu must be held.
 func (l *Log) writableLocked() error {
 	if l.closed {
 		return ErrClosed
