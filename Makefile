@@ -19,13 +19,14 @@ SOAK_TIMEOUT ?= 2h
 COVERPROFILE ?= coverage.out
 COVERPKG     := github.com/pystream/pystream/...
 
-.PHONY: help run build test lint fmt-check vet staticcheck layers bench cover fuzz soak install release
+.PHONY: help run build test lint fmt-check vet staticcheck layers docrefs bench cover fuzz soak install release
 
 help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
 	@echo "make test     every module's tests with -race, then each module and docs/examples alone (GOWORK=off)"
-	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION) and the layer check"
+	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION), the layer and docrefs checks"
 	@echo "make layers   check module imports against the module graph (docs/README.md)"
+	@echo "make docrefs  check that every .md reference and design citation leads into the repository"
 	@echo "make bench    every module's benchmarks, briefly (BENCHTIME=$(BENCHTIME))"
 	@echo "make cover    one merged coverage figure for all modules"
 	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
@@ -53,7 +54,7 @@ test:
 		(cd $$e && GOWORK=off $(GO) test -count=1 ./...); \
 	done
 
-lint: fmt-check vet staticcheck layers
+lint: fmt-check vet staticcheck layers docrefs
 
 # gofmt -l exits 0 even when it lists files, so check its output.
 fmt-check:
@@ -78,6 +79,11 @@ staticcheck:
 
 layers:
 	@MODULES="$(MODULES)" bash .ci/layers
+
+# The check's own test (a small repository with dead references) runs first.
+docrefs:
+	@bash .ci/docrefs_test
+	@bash .ci/docrefs
 
 bench:
 	@set -e; for m in $(MODULES); do \

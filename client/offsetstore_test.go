@@ -150,9 +150,9 @@ func TestOffsetStoreMalformedFilesTable(t *testing.T) {
 	}
 }
 
-// Spec (phase 3, atomic commits) and DESIGN.md §4.2: a commit whose write
-// fails at any step leaves the old offset readable, and the store then
-// refuses further commits (sticky failure) until reopened.
+// Spec (phase 3, atomic commits) and docs/design.md § Invariants, 2: a commit
+// whose write fails at any step leaves the old offset readable, and the store
+// then refuses further commits (sticky failure) until reopened.
 func TestOffsetStoreFailedWriteKeepsOldOffset(t *testing.T) {
 	ops := []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpClose, logtest.OpRename, logtest.OpSyncDir}
 	for _, op := range ops {
@@ -345,9 +345,9 @@ func TestOffsetStoreFileNames(t *testing.T) {
 	}
 }
 
-// Spec (phase 3) and DESIGN.md §4.5: concurrent commits to one file are
-// serialized and the stored offset only ever grows: the final value is the
-// largest committed, every losing commit is a regression error, and no
+// Spec (phase 3) and docs/design.md § Invariants, 5: concurrent commits to one
+// file are serialized and the stored offset only ever grows: the final value is
+// the largest committed, every losing commit is a regression error, and no
 // commit of a larger value is lost.
 func TestOffsetStoreConcurrentCommitsNeverRegress(t *testing.T) {
 	s, _ := newStore(t)

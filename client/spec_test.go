@@ -1,8 +1,8 @@
 package client_test
 
 // Black-box tests of the phase-3 guarantees, written from the behavioural
-// spec (the reference README's "Producing and consuming" section), DESIGN.md
-// and issue 5 alone. Each test names the rule it pins; each would fail if
+// spec (the reference README's "Producing and consuming" section) and
+// docs/design.md alone. Each test names the rule it pins; each would fail if
 // that rule broke.
 
 import (
@@ -432,9 +432,9 @@ func TestSpecOffsetStoreCorruptionReportedNeverRepaired(t *testing.T) {
 	}
 }
 
-// Spec (offset storage) and DESIGN.md §3: consumer ids and topic names follow
-// the name rules and are checked before any path is built: a bad one is
-// refused and nothing is created.
+// Spec (offset storage) and docs/design.md § Names: consumer ids and topic
+// names follow the name rules and are checked before any path is built: a bad
+// one is refused and nothing is created.
 func TestSpecOffsetStoreRejectsUnsafeNames(t *testing.T) {
 	bad := []string{"", ".", "..", "a/b", "../x", "/abs", "a b", strings.Repeat("a", 250)}
 	for _, name := range bad {
@@ -487,7 +487,7 @@ func TestSpecConsumerConfigValidated(t *testing.T) {
 // Spec: a commit writes a temp file, fsyncs and renames it, so it leaves
 // either the old valid offset or the new one, never a partial value — at
 // whichever step it fails. After a failed write the store refuses further
-// commits until reopened (DESIGN.md sticky failure).
+// commits until reopened (docs/design.md § Sticky failure).
 func TestSpecOffsetStoreAtomicCommitLeavesOldOrNew(t *testing.T) {
 	ops := []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpRename, logtest.OpSyncDir, logtest.OpClose, logtest.OpMkdir}
 	for _, op := range ops {

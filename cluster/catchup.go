@@ -47,7 +47,7 @@ func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpR
 
 // followerAndLeaderLocked checks that id names a follower of p (known,
 // assigned, not the leader, available) and returns its log and the
-// leader's. Lock should be held.
+// leader's. p.mu must be held.
 func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *log.Log, err error) {
 	if err := c.checkFollowerLocked(p, id); err != nil {
 		return nil, nil, err
@@ -64,7 +64,7 @@ func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leade
 }
 
 // checkFollowerLocked checks that id can name a broker, that the broker is
-// known, assigned to p, and not p's leader. Lock should be held.
+// known, assigned to p, and not p's leader. p.mu must be held.
 func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
 	switch {
 	case id < 1:
@@ -80,7 +80,7 @@ func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
 }
 
 // catchUpLocked validates that fl is a prefix of ll and copies the rest.
-// Lock should be held with the writer slot idle.
+// p.mu must be held with the writer slot idle.
 func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *log.Log) (CatchUpResult, error) {
 	fEnd, lEnd := fl.NextOffset(), ll.NextOffset()
 	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd}

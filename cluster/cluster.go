@@ -251,7 +251,7 @@ func (c *Cluster) knownBroker(id int) bool {
 }
 
 // persistLocked writes next as cluster.meta and, only if that succeeded,
-// makes it the cluster's persisted metadata. metaMu must be held.
+// makes it the cluster's persisted metadata. c.metaMu must be held.
 //
 // A write can fail after its rename (only the directory fsync left), with
 // next already in the file. Memory keeps the old metadata, so the file is
@@ -280,7 +280,7 @@ func (c *Cluster) persistLocked(next Metadata) error {
 }
 
 // restoreMetaLocked makes sure cluster.meta holds c.meta after a failed
-// write, rewriting it if it does not. metaMu must be held.
+// write, rewriting it if it does not. c.metaMu must be held.
 func (c *Cluster) restoreMetaLocked() error {
 	old, err := EncodeClusterMeta(c.meta)
 	if err != nil {

@@ -109,8 +109,8 @@ func TestClusterCreateTopicNeedsPlacedBrokers(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTopic)
 }
 
-// DESIGN.md §3: "a broker is unavailable from Close() until a new Broker with
-// its id is registered".
+// docs/design.md § Unavailable brokers: a broker is unavailable from Close()
+// until a new Broker with its id is registered.
 func TestClusterRegisterBroker(t *testing.T) {
 	c, root := newCluster(t, 2)
 	require.Equal(t, []BrokerInfo{{1, true}, {2, true}}, c.Brokers())

@@ -219,13 +219,12 @@ func TestCrashSimClusterFailoverIsDurable(t *testing.T) {
 	}
 }
 
-// TestCrashSimClusterCreateTopicAtEveryStep crashes before each
-// file-system operation of CreateTopic in turn (spec: creation is written to
-// cluster.meta before it is reported; DESIGN.md invariant 2: a crash at any
-// point of creation leaves either no topic or a complete one). Every
-// crashed copy reopens without error; it has no topic, and then the same
-// CreateTopic succeeds on it, or the whole topic with every replica's empty
-// log.
+// TestCrashSimClusterCreateTopicAtEveryStep crashes before each file-system
+// operation of CreateTopic in turn (spec: creation is written to cluster.meta
+// before it is reported; docs/design.md § Invariants, 2: a crash at any point
+// of creation leaves either no topic or a complete one). Every crashed copy
+// reopens without error; it has no topic, and then the same CreateTopic
+// succeeds on it, or the whole topic with every replica's empty log.
 func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 	const partitions = 1
 	// The cluster and its registered brokers, made once and copied into

@@ -19,12 +19,12 @@ type Candidate struct {
 	Available bool
 }
 
-// ChooseLeader picks the follower to promote (DESIGN.md §3): among the
-// active, available candidates, the one with the largest log end — the most
-// surviving history — and of equals the lowest broker id. ok is false when
-// no candidate is both active and available. It is a pure function; the
-// safety check that every candidate agrees with the winner is done by
-// Failover on the logs.
+// ChooseLeader picks the follower to promote (docs/design.md § Failover): among
+// the active, available candidates, the one with the largest log end — the most
+// surviving history — and of equals the lowest broker id. ok is false when no
+// candidate is both active and available. It is a pure function; the safety
+// check that every candidate agrees with the winner is done by Failover on the
+// logs.
 func ChooseLeader(candidates []Candidate) (winner Candidate, ok bool) {
 	for _, c := range candidates {
 		if !c.Active || !c.Available {

@@ -15,8 +15,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
-// DESIGN.md §3 fixes cluster.meta's shape; the golden file pins it byte for
-// byte. Regenerate with: go test -run TestMetadataGolden -update
+// docs/design.md § cluster.meta fixes the file's shape; the golden file pins it
+// byte for byte. Regenerate with: go test -run TestMetadataGolden -update
 func TestMetadataGolden(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 3, 2))

@@ -67,10 +67,11 @@ func TestMetaWriteFailureAfterRenameRestoresFile(t *testing.T) {
 	require.Equal(t, 2, diskLeader(t, c))
 }
 
-// When even putting the old content back fails, the file's content is no
-// longer known to match memory. Like every writer after a failed fsync
-// (DESIGN §3), the cluster then refuses every later change of cluster.meta
-// until it is reopened, instead of deciding on a state it cannot vouch for.
+// When even putting the old content back fails, the file's content is no longer
+// known to match memory. Like every writer after a failed fsync
+// (docs/design.md § Sticky failure), the cluster then refuses every later
+// change of cluster.meta until it is reopened, instead of deciding on a state
+// it cannot vouch for.
 func TestMetaWriteFailureUnrecoverableIsSticky(t *testing.T) {
 	c, ffs := stoppedLeaderCluster(t)
 	ffs.SetFault(logtest.FailFrom(logtest.OpSyncDir, 1))

@@ -93,13 +93,13 @@ func (c *Cluster) unlockIdle(p *partition) {
 	p.mu.Unlock()
 }
 
-// metadataLocked returns p's leadership as cluster.meta records it. Lock
-// should be held.
+// metadataLocked returns p's leadership as cluster.meta records it. p.mu
+// must be held.
 func (p *partition) metadataLocked() PartitionMetadata {
 	return PartitionMetadata{Partition: p.index, Leader: p.leader, Followers: slices.Clone(p.followers), Active: slices.Clone(p.active)}
 }
 
-// applyLocked replaces p's leadership. Lock should be held (or p not yet
+// applyLocked replaces p's leadership. p.mu must be held (or p not yet
 // shared).
 func (p *partition) applyLocked(pm PartitionMetadata) {
 	p.leader = pm.Leader
@@ -128,7 +128,7 @@ func (c *Cluster) replicaLog(p *partition, id int) (*log.Log, error) {
 }
 
 // leaderLogLocked returns the leader's log, or a *LeaderUnavailableError.
-// Lock should be held.
+// p.mu must be held.
 func (c *Cluster) leaderLogLocked(p *partition) (*log.Log, error) {
 	l, err := c.replicaLog(p, p.leader)
 	if err != nil {
@@ -142,7 +142,7 @@ func (c *Cluster) leaderLogLocked(p *partition) (*log.Log, error) {
 // unavailable or its log unreadable), its log end is unknown and the high
 // watermark stays where it was: moving it on the other replicas alone could
 // expose a record that replica lacks, which a later failover to it would
-// discard. Lock should be held.
+// discard. p.mu must be held.
 func (c *Cluster) refreshHWLocked(p *partition) uint64 {
 	var low uint64
 	for i, id := range p.active {

@@ -15,11 +15,12 @@ type Assignment struct {
 	Followers []int
 }
 
-// Placement computes the static replica placement of a new topic (DESIGN.md
-// §3): with the brokers sorted by id as B[0..n-1], partition p gets leader
-// B[p mod n] and followers B[(p+1) mod n] ... B[(p+rf-1) mod n], the
-// followers listed ascending. It is a pure function; the cluster calls it
-// once per topic and persists the answer, never recomputing it.
+// Placement computes the static replica placement of a new topic
+// (docs/design.md § Placement): with the brokers sorted by id as B[0..n-1],
+// partition p gets leader B[p mod n] and followers B[(p+1) mod n] ...
+// B[(p+rf-1) mod n], the followers listed ascending. It is a pure function; the
+// cluster calls it once per topic and persists the answer, never recomputing
+// it.
 //
 // brokers must be positive and distinct, partitions at least 1 and
 // 1 <= rf <= len(brokers).

@@ -11,9 +11,9 @@ import (
 
 func topicPartition(key []byte, n int) int { return topic.PartitionForKey(key, n) }
 
-// Spec, "Brokers and replication": 3 brokers, 3 partitions, rf 2 gives
-// leader 1/follower 2, leader 2/follower 3, leader 3/follower 1. DESIGN.md §3
-// fixes the general rule.
+// Spec, "Brokers and replication": 3 brokers, 3 partitions, rf 2 gives leader
+// 1/follower 2, leader 2/follower 3, leader 3/follower 1.
+// docs/design.md § Placement fixes the general rule.
 func TestPlacementTable(t *testing.T) {
 	cases := []struct {
 		name       string

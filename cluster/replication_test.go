@@ -336,8 +336,9 @@ func TestCatchUpRefusals(t *testing.T) {
 	require.Equal(t, before, snapshot(t, root))
 }
 
-// DESIGN.md §4.5: shared types are safe for concurrent use. Many producers
-// on a 3-broker cluster leave every replica identical with dense offsets.
+// docs/design.md § Invariants, 5: shared types are safe for concurrent use.
+// Many producers on a 3-broker cluster leave every replica identical with dense
+// offsets.
 func TestReplicationConcurrentProducers(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 3, 3))

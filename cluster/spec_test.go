@@ -2,9 +2,8 @@ package cluster_test
 
 // Black-box tests of the phase-4 and phase-5 guarantees, written from the
 // behavioural spec (reference README, "Brokers and replication" and
-// "Failover and recovery"), DESIGN.md §3 and issues 6 and 7. Each test
-// states the rule it pins in our own words. They use only the exported API
-// and the files on disk.
+// "Failover and recovery") and docs/design.md. Each test states the rule it
+// pins in our own words. They use only the exported API and the files on disk.
 
 import (
 	"bytes"
@@ -1089,9 +1088,9 @@ func TestSpecFailoverMetadataWriteFailureChangesNothing(t *testing.T) {
 	}
 }
 
-// Spec (DESIGN §2, §4): bad input returns an error, never panics, and
-// changes nothing on disk — negative or out-of-range partitions, unknown
-// topics, broker ids of zero or below.
+// Spec (docs/design.md § Invariants, 4): bad input returns an error, never
+// panics, and changes nothing on disk — negative or out-of-range partitions,
+// unknown topics, broker ids of zero or below.
 func TestSpecBadInputNeverPanics(t *testing.T) {
 	c, root := specCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 2, 2))

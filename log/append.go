@@ -140,7 +140,7 @@ func (l *Log) checkPayload(p []byte) error {
 }
 
 // writableLocked reports why the log cannot take writes, if it cannot.
-// Lock should be held.
+// l.mu must be held.
 func (l *Log) writableLocked() error {
 	if l.closed {
 		return ErrClosed

@@ -11,10 +11,10 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestLogAppendAssignsOffsetsAndTimestamps pins spec phase 1: offsets start
-// at 0 and grow by one; the timestamp is the wall clock at the append
-// (DESIGN.md §3); empty payloads are allowed; the record is in the file
-// before Append returns.
+// TestLogAppendAssignsOffsetsAndTimestamps pins spec phase 1: offsets start at
+// 0 and grow by one; the timestamp is the wall clock at the append
+// (docs/design.md § Timestamps); empty payloads are allowed; the record is in
+// the file before Append returns.
 func TestLogAppendAssignsOffsetsAndTimestamps(t *testing.T) {
 	path := logPath(t)
 	l := openLog(t, path, log.Options{Now: clock(goldenStart)})
@@ -130,9 +130,10 @@ func TestLogAppendBatch(t *testing.T) {
 	require.Equal(t, writes+1, ffs.Count(logtest.OpWrite), "an empty batch writes nothing")
 }
 
-// TestLogAppendRecords pins DESIGN.md §2 AppendRecord: a follower stores
-// records with their leader's offsets and timestamps; an offset other than
-// the next one writes nothing and wraps ErrOffsetMismatch.
+// TestLogAppendRecords pins AppendRecord
+// (docs/phase-1-log.md § Replica operations): a follower stores records with
+// their leader's offsets and timestamps; an offset other than the next one
+// writes nothing and wraps ErrOffsetMismatch.
 func TestLogAppendRecords(t *testing.T) {
 	path := logPath(t)
 	l := openLog(t, path, log.Options{})
@@ -168,8 +169,8 @@ func TestLogAppendRecords(t *testing.T) {
 	require.Equal(t, uint64(3), r.Offset)
 }
 
-// TestLogRead pins DESIGN.md §2 Read: up to maxRecords from start, empty
-// past the end, an error for maxRecords < 1.
+// TestLogRead pins Read (docs/phase-1-log.md § The API): up to maxRecords from
+// start, empty past the end, an error for maxRecords < 1.
 func TestLogRead(t *testing.T) {
 	l := openLog(t, logPath(t), log.Options{})
 	for _, p := range []string{"a", "b", "c", "d"} {
@@ -227,12 +228,12 @@ func TestLogClose(t *testing.T) {
 	require.ErrorIs(t, l.Truncate(0), log.ErrClosed)
 }
 
-// TestLogOpenCreates pins DESIGN.md invariant 1: Open creates missing parent
-// directories and the file, fsyncing the directory of every new entry, and
-// the parent of the deepest directory that existed (an earlier process may
+// TestLogOpenCreates pins docs/design.md § Invariants, 1: Open creates missing
+// parent directories and the file, fsyncing the directory of every new entry,
+// and the parent of the deepest directory that existed (an earlier process may
 // have died before syncing it). Reopening an existing log creates and writes
-// nothing, but fsyncs the file and its directory: the process that wrote it
-// may have died before either sync.
+// nothing, but fsyncs the file and its directory: the process that wrote it may
+// have died before either sync.
 func TestLogOpenCreates(t *testing.T) {
 	root := t.TempDir()
 	path := filepath.Join(root, "a", "b", "log.bin")

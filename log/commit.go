@@ -36,7 +36,7 @@ func newRequest(frames []byte, count int) *request {
 }
 
 // commitLocked queues req and waits until it is durable or has failed.
-// Lock must be held; commitLocked releases it.
+// l.mu must be held; commitLocked releases it.
 func (l *Log) commitLocked(req *request) error {
 	l.queue = append(l.queue, req)
 	if l.writing {
@@ -65,7 +65,7 @@ func (l *Log) commitLocked(req *request) error {
 
 // writeBatchLocked writes and fsyncs everything queued as one batch, then
 // publishes it to readers and wakes its callers (except self, the writer).
-// Lock must be held; it is released around the disk I/O.
+// l.mu must be held; it is released around the disk I/O.
 func (l *Log) writeBatchLocked(self *request) {
 	batch := l.queue
 	l.queue = l.spare[:0]
@@ -127,7 +127,7 @@ func (l *Log) publish(batch []*request, from, to int64) {
 // failLocked makes a write error sticky, fails every caller of the batch
 // with it and every queued caller with ErrFailed, and tries to cut the file
 // back to the last acknowledged byte so that a reopen finds exactly the
-// acknowledged records. Lock must be held.
+// acknowledged records. l.mu must be held.
 func (l *Log) failLocked(err error, batch []*request, self *request) {
 	if terr := l.file.Truncate(l.writeEnd); terr != nil {
 		err = errors.Join(err, fmt.Errorf("cut back to byte %d: %w", l.writeEnd, terr))

@@ -81,8 +81,9 @@ func crashIterations(normal int) int {
 	return normal
 }
 
-// TestLogCrashOneAppender pins DESIGN.md invariant 1 (an acknowledged write
-// is on stable storage) and the torn-tail rule of §3 against SIGKILL.
+// TestLogCrashOneAppender pins docs/design.md § Invariants, 1 (an
+// acknowledged write is on stable storage) and docs/design.md § Torn tail
+// against SIGKILL.
 func TestLogCrashOneAppender(t *testing.T) {
 	t.Parallel()
 	runCrashLoop(t, 1, crashIterations(200))

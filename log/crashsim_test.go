@@ -45,9 +45,9 @@ func checkCrashedLog(t *testing.T, path string, acked map[uint64]log.Record) {
 	}
 }
 
-// TestCrashSimLogKeepsAcknowledgedAppends pins DESIGN.md invariant 1 under a
-// simulated power loss: a log created in new directories and appended to by
-// many goroutines keeps, after a crash, every record Append acknowledged
+// TestCrashSimLogKeepsAcknowledgedAppends pins docs/design.md § Invariants, 1
+// under a simulated power loss: a log created in new directories and appended
+// to by many goroutines keeps, after a crash, every record Append acknowledged
 // before the crash, and the file opens without corruption. A crash is taken
 // while appenders are still running and once more after they finish.
 func TestCrashSimLogKeepsAcknowledgedAppends(t *testing.T) {
@@ -118,9 +118,9 @@ func TestCrashSimLogCreateSurvives(t *testing.T) {
 	require.FileExists(t, crashed)
 }
 
-// TestCrashSimWriteFile pins DESIGN.md invariant 2 under a simulated power
-// loss: once durable.WriteFile returns, a crash keeps the new content (also
-// for a first write in new directories); a crash part-way through the
+// TestCrashSimWriteFile pins docs/design.md § Invariants, 2 under a simulated
+// power loss: once durable.WriteFile returns, a crash keeps the new content
+// (also for a first write in new directories); a crash part-way through the
 // temp/fsync/rename/dir-fsync sequence keeps the old content.
 func TestCrashSimWriteFile(t *testing.T) {
 	for _, tc := range []struct {
@@ -190,11 +190,11 @@ func TestCrashSimWriteFile(t *testing.T) {
 }
 
 // TestCrashSimLogAtEveryStep crashes a short life of a log (created in new
-// directories, appended to, truncated, appended to again) before each of
-// its file-system operations in turn. The crashed copy must open without
-// corruption and hold exactly the records of the last operation that had
-// returned, or of the one in flight (DESIGN.md invariant 1: acknowledged
-// means durable; Truncate durably drops).
+// directories, appended to, truncated, appended to again) before each of its
+// file-system operations in turn. The crashed copy must open without corruption
+// and hold exactly the records of the last operation that had returned, or of
+// the one in flight (docs/design.md § Invariants, 1: acknowledged means
+// durable; Truncate durably drops).
 func TestCrashSimLogAtEveryStep(t *testing.T) {
 	// Each op changes the log; want[i] is the payloads after op i returned.
 	ops := []func(l *log.Log) error{

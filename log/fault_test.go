@@ -12,7 +12,7 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestFaultStickyFailure pins DESIGN.md §3 "sticky failure": an append whose
+// TestFaultStickyFailure pins docs/design.md § Sticky failure: an append whose
 // write or fsync fails returns the error, and every later write is refused
 // with ErrFailed even when the disk works again; reopening gives exactly the
 // acknowledged prefix.
@@ -179,7 +179,7 @@ func TestFaultBatchFailsTogether(t *testing.T) {
 }
 
 // TestFaultTruncateIsSticky: a failed Truncate (the cut or its fsync) makes
-// the log refuse every later write (DESIGN.md §3).
+// the log refuse every later write (docs/design.md § Sticky failure).
 func TestFaultTruncateIsSticky(t *testing.T) {
 	for _, op := range []logtest.Op{logtest.OpTruncate, logtest.OpSync} {
 		t.Run(string(op), func(t *testing.T) {

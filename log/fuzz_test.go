@@ -11,10 +11,10 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// FuzzDecodeFrame checks the frame decoder on arbitrary bytes (STYLE.md,
-// the franz-go invariants): it never panics, never consumes more than it
-// was given, and a decoded frame re-encodes to exactly the bytes it
-// consumed. Seeds: testdata/fuzz/FuzzDecodeFrame.
+// FuzzDecodeFrame checks the frame decoder on arbitrary bytes, with the
+// invariants franz-go's FuzzReadEntries checks: it never panics, never
+// consumes more than it was given, and a decoded frame re-encodes to exactly
+// the bytes it consumed. Seeds: testdata/fuzz/FuzzDecodeFrame.
 func FuzzDecodeFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rec, n, err := log.DecodeFrame(in)

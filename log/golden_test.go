@@ -16,10 +16,10 @@ const goldenStart = 1_700_000_000_000_000_000
 
 var goldenFile = filepath.Join("testdata", "two-records.log")
 
-// TestLogGoldenFile pins the on-disk format of DESIGN.md §3 byte for byte: a
-// log with two known records must equal testdata/two-records.log. Run
-// `go test -run TestLogGoldenFile -update` to regenerate it after a
-// deliberate format change.
+// TestLogGoldenFile pins the format of docs/design.md § Record frame byte for
+// byte: a log with two known records must equal testdata/two-records.log. Run
+// `go test -run TestLogGoldenFile -update` to regenerate it after a deliberate
+// format change.
 func TestLogGoldenFile(t *testing.T) {
 	path := logPath(t)
 	l := openLog(t, path, log.Options{Now: clock(goldenStart)})

@@ -12,9 +12,9 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// TestFrameRoundTrip pins DESIGN.md §3: AppendFrame writes the documented
-// big-endian layout and DecodeFrame reads it back, consuming exactly one
-// frame.
+// TestFrameRoundTrip pins docs/design.md § Record frame: AppendFrame writes the
+// documented big-endian layout and DecodeFrame reads it back, consuming exactly
+// one frame.
 func TestFrameRoundTrip(t *testing.T) {
 	for _, rec := range []log.Record{
 		{Offset: 0, Timestamp: 0, Payload: []byte{}},
@@ -34,8 +34,9 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
-// TestFrameDecodeErrors: a frame cut short wraps io.ErrUnexpectedEOF, one
-// whose length fields disagree wraps ErrMalformedFrame (DESIGN.md §3).
+// TestFrameDecodeErrors: a frame cut short wraps io.ErrUnexpectedEOF, one whose
+// length fields disagree wraps ErrMalformedFrame
+// (docs/design.md § Record frame).
 func TestFrameDecodeErrors(t *testing.T) {
 	good := handFrame(3, 9, []byte("payload"))
 	bad := append([]byte(nil), good...)
@@ -60,9 +61,9 @@ func TestFrameDecodeErrors(t *testing.T) {
 	}
 }
 
-// TestFrameDecodeHugeLengthDoesNotAllocate pins DESIGN.md §3: a length field
-// never makes the reader allocate more than the bytes it has. The header
-// below claims a payload of almost 4 GiB.
+// TestFrameDecodeHugeLengthDoesNotAllocate pins docs/design.md § Record frame:
+// a length field never makes the reader allocate more than the bytes it has.
+// The header below claims a payload of almost 4 GiB.
 func TestFrameDecodeHugeLengthDoesNotAllocate(t *testing.T) {
 	hdr := hugeHeader(0)
 	var before, after runtime.MemStats

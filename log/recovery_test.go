@@ -58,9 +58,9 @@ func withRecordLength(frame []byte, n uint32) []byte {
 }
 
 // TestRecoveryCorruption pins the corruption rules of spec phase 1 and
-// DESIGN.md §3: every damaged file is refused with a *CorruptionError that
-// names the position, the offset and whether it is a torn tail, and the file
-// is left byte for byte as it was.
+// docs/design.md § Torn tail: every damaged file is refused with a
+// *CorruptionError that names the position, the offset and whether it is a torn
+// tail, and the file is left byte for byte as it was.
 func TestRecoveryCorruption(t *testing.T) {
 	p0 := int64(len(frame0))
 	for _, tc := range []struct {
@@ -133,9 +133,9 @@ func requireCorruption(t *testing.T, err error, path string, pos int64, offset u
 }
 
 // TestRecoveryTruncatedAtEveryByte cuts a three-record log at every byte
-// offset: each prefix either opens with exactly its whole records or is a
-// torn tail ending where the last whole record ends (DESIGN.md §3), and
-// Repair turns the latter into the former.
+// offset: each prefix either opens with exactly its whole records or is a torn
+// tail ending where the last whole record ends (docs/design.md § Torn tail),
+// and Repair turns the latter into the former.
 func TestRecoveryTruncatedAtEveryByte(t *testing.T) {
 	full := cat(frame0, frame1, frame2)
 	ends := []int{0, len(frame0), len(frame0) + len(frame1), len(full)}
@@ -168,9 +168,9 @@ func TestRecoveryTruncatedAtEveryByte(t *testing.T) {
 	}
 }
 
-// TestRecoveryHugeLengthDoesNotAllocate pins DESIGN.md §3: a length field
-// claiming a 4 GiB payload makes Open and ScanFile report a torn tail
-// without allocating anything near that size.
+// TestRecoveryHugeLengthDoesNotAllocate pins docs/design.md § Record frame: a
+// length field claiming a 4 GiB payload makes Open and ScanFile report a torn
+// tail without allocating anything near that size.
 func TestRecoveryHugeLengthDoesNotAllocate(t *testing.T) {
 	path := logPath(t)
 	writeFile(t, path, cat(frame0, hugeHeader(1)))

@@ -14,9 +14,9 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestRepairTornTail pins DESIGN.md §3: Repair keeps a copy of the damaged
-// file (log.bin.broken-<unix-ns>) with its original bytes, cuts only the torn
-// tail, and fsyncs the file and the directory.
+// TestRepairTornTail pins docs/design.md § Torn tail: Repair keeps a copy of
+// the damaged file (log.bin.broken-<unix-ns>) with its original bytes, cuts
+// only the torn tail, and fsyncs the file and the directory.
 func TestRepairTornTail(t *testing.T) {
 	path := logPath(t)
 	damaged := cat(frame0, frame1, frame2[:log.HeaderSize+1])
@@ -45,7 +45,8 @@ func TestRepairTornTail(t *testing.T) {
 
 // TestRepairRefusesOtherDamage: any damage that is not a torn tail is
 // refused with ErrNotTornTail and the *CorruptionError, and nothing on disk
-// changes: no cut, no backup (DESIGN.md §3, invariant 3).
+// changes: no cut, no backup (docs/design.md § Torn tail,
+// docs/design.md § Invariants, 3).
 func TestRepairRefusesOtherDamage(t *testing.T) {
 	for _, tc := range []struct {
 		name string

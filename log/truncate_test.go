@@ -8,8 +8,9 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// TestTruncateDropsTail pins DESIGN.md §2 Truncate: every record with offset
-// >= end is durably dropped (a reopen shows it), and appends continue at end.
+// TestTruncateDropsTail pins Truncate
+// (docs/phase-1-log.md § Replica operations): every record with offset >= end
+// is durably dropped (a reopen shows it), and appends continue at end.
 func TestTruncateDropsTail(t *testing.T) {
 	for _, end := range []uint64{0, 1, 2} {
 		path := logPath(t)

@@ -16,9 +16,9 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Contract (api.md, Errors): every library error maps to its status and
-// code, and 503s and divergence carry the broker ids, regressions the
-// committed and requested offsets.
+// Contract (docs/phase-6-network-api.md § Requests and errors): every library
+// error maps to its status and code, and 503s and divergence carry the broker
+// ids, regressions the committed and requested offsets.
 func TestAPIErrorClassify(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("context: %w", err) }
 	tests := []struct {

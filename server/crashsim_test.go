@@ -14,15 +14,15 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestCrashSimServerRestartAfterProcessCrash pins DESIGN.md invariant 1 for
-// the data directory itself: a server started on a data directory whose
-// parents do not exist yet (PYSTREAM_DATA_DIR=a/b/data) creates them, opens
-// the cluster, creates a topic and produces, and is killed before each of
-// its file-system operations in turn, leaving what it wrote in the page
-// cache. A second server starts on the same directory and produces; then
-// the power fails. The crashed copy must hold every record the second
-// server served and acknowledged: every entry on the way to the data
-// directory must be durable, not only those inside it.
+// TestCrashSimServerRestartAfterProcessCrash pins
+// docs/design.md § Invariants, 1 for the data directory itself: a server
+// started on a data directory whose parents do not exist yet
+// (PYSTREAM_DATA_DIR=a/b/data) creates them, opens the cluster, creates a topic
+// and produces, and is killed before each of its file-system operations in
+// turn, leaving what it wrote in the page cache. A second server starts on the
+// same directory and produces; then the power fails. The crashed copy must hold
+// every record the second server served and acknowledged: every entry on the
+// way to the data directory must be durable, not only those inside it.
 func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
 	const brokers = 3
 	start := func(fsys durable.FS, dataDir string) (*Server, error) {

@@ -24,7 +24,8 @@ func TestE2ETourAndRestart(t *testing.T) {
 	require.True(t, created)
 	require.Equal(t, 3, detail.PartitionCount)
 	require.Len(t, detail.Partitions, 3)
-	// Placement (DESIGN.md): partition p led by broker p+1, followed by the next.
+	// docs/design.md § Placement: partition p led by broker p+1, followed by
+	// the next.
 	require.Equal(t, []int{2, 3}, detail.Partitions[1].Assigned)
 
 	// The same request again is a no-op (200, not created); other settings conflict.

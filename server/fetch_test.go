@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// api.md: max is "capped server-side at 1000"; only max < 1 and a number
-// that overflows are invalid. A large max, as Kafka clients send for "as
+// docs/phase-6-network-api.md § Consume: max is capped at 1000; only max < 1
+// and a number that overflows are invalid. A large max, as Kafka clients send for "as
 // many as you have", is served as 1000 records, however large it is.
 func TestFetchLargeMaxIsCapped(t *testing.T) {
 	r := startServer(t, t.TempDir(), 1)

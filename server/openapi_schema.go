@@ -78,7 +78,7 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 }
 
 // refine corrects the derived schemas where the Go type of a wire struct
-// says less than the contract (api.md):
+// says less than the contract (docs/phase-6-network-api.md):
 //
 //   - ProduceRecord.key may be omitted or null (no key: round robin), which
 //     a plain []byte field cannot express;

@@ -120,8 +120,8 @@ func decodeAny(t *testing.T, s string) any {
 
 // Spec (phase 0, issue 8): /openapi.json documents every endpoint, and what
 // it says must be true of the wire: every example in the document matches
-// its own schema, and the answers the contract (api.md) defines match the
-// schemas of their operations.
+// its own schema, and the answers the contract (docs/phase-6-network-api.md)
+// defines match the schemas of their operations.
 func TestHTTPOpenAPIExamplesMatchSchemas(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	var doc map[string]any

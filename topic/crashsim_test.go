@@ -12,9 +12,9 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestCrashSimTopicKeepsAcknowledgedRecords pins the topic half of DESIGN.md
-// invariants 1 and 2 under a simulated power loss: after a topic is created
-// (directories, logs, topic.meta) and records are appended and
+// TestCrashSimTopicKeepsAcknowledgedRecords pins the topic half of
+// docs/design.md § Invariants, 1 and 2 under a simulated power loss: after a
+// topic is created (directories, logs, topic.meta) and records are appended and
 // acknowledged, a crash leaves a topic that Open accepts with every
 // acknowledged record in its partition at its offset.
 func TestCrashSimTopicKeepsAcknowledgedRecords(t *testing.T) {
@@ -71,11 +71,10 @@ func TestCrashSimTopicCreateIsAllOrNothing(t *testing.T) {
 	require.Equal(t, 2, crashed.PartitionCount())
 }
 
-// TestCrashSimTopicCreateAtEveryStep crashes a topic creation before each
-// of its file-system operations in turn (DESIGN.md invariant 2: "a crash at
-// any point of creation leaves either no topic or a complete one"). Every
-// crashed copy must open with Open, the same partition count, and no
-// records.
+// TestCrashSimTopicCreateAtEveryStep crashes a topic creation before each of
+// its file-system operations in turn (docs/design.md § Invariants, 2: "a crash
+// at any point of creation leaves either no topic or a complete one"). Every
+// crashed copy must open with Open, the same partition count, and no records.
 func TestCrashSimTopicCreateAtEveryStep(t *testing.T) {
 	const partitions = 2
 	counter := logtest.NewFaultFS(nil)

@@ -2,7 +2,7 @@ package topic_test
 
 // Black-box tests of the phase-2 guarantees, written from the behavioural
 // spec (the reference README's "Topics and partitions" section) and
-// DESIGN.md §3 alone, without looking at how package topic implements them.
+// docs/design.md alone, without looking at how package topic implements them.
 // Each test names the rule it pins; each would fail if that rule broke.
 
 import (
@@ -129,8 +129,9 @@ func TestSpecTopicOrderingWithinPartitionConcurrent(t *testing.T) {
 }
 
 // Spec: routing is sha256(key) as a big-endian integer modulo the partition
-// count, stable across processes and restarts; DESIGN.md §3 gives golden
-// values. A key lands on the same partition after the topic is reopened.
+// count, stable across processes and restarts; docs/design.md § Keyed routing
+// gives golden values. A key lands on the same partition after the topic is
+// reopened.
 func TestSpecTopicKeyedRoutingStableAcrossReopen(t *testing.T) {
 	golden := []struct {
 		key  []byte
@@ -240,7 +241,7 @@ func TestSpecTopicEmptyKeyIsARealKey(t *testing.T) {
 }
 
 // Spec: topic names are 1-249 of letters, digits, '.', '_', '-' and never
-// "." or ".." (DESIGN.md §3), so a name can never escape its root
+// "." or ".." (docs/design.md § Names), so a name can never escape its root
 // directory; a bad name is rejected before any file is touched.
 func TestSpecTopicNamesCannotEscapeRoot(t *testing.T) {
 	bad := []string{
@@ -298,8 +299,8 @@ func TestSpecTopicPartitionOutOfRange(t *testing.T) {
 	require.Equal(t, before, specTree(t, root))
 }
 
-// Spec / DESIGN.md §3: on-disk layout <root>/<name>/topic.meta (JSON with
-// version, name, partition_count) and partition-NNNNNN/log.bin; records
+// Spec / docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON
+// with version, name, partition_count) and partition-NNNNNN/log.bin; records
 // never go through JSON.
 func TestSpecTopicOnDiskLayout(t *testing.T) {
 	root := t.TempDir()

@@ -14,8 +14,8 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestWriteFileReplaces pins DESIGN.md invariant 2 for the happy path: the
-// target gets the new content through temp file, fsync, rename and a
+// TestWriteFileReplaces pins docs/design.md § Invariants, 2 for the happy path:
+// the target gets the new content through temp file, fsync, rename and a
 // directory fsync, in that order, and no temp file is left.
 func TestWriteFileReplaces(t *testing.T) {
 	dir := t.TempDir()
@@ -35,7 +35,7 @@ func TestWriteFileReplaces(t *testing.T) {
 
 // TestWriteFileFailures fails each step of WriteFile in turn: the target
 // keeps its old content or gets the new one, never a torn mix; the temp
-// file is removed; the error is reported (DESIGN.md invariant 2).
+// file is removed; the error is reported (docs/design.md § Invariants, 2).
 func TestWriteFileFailures(t *testing.T) {
 	for _, tc := range []struct {
 		op      logtest.Op
@@ -104,9 +104,9 @@ func TestRemoveTemp(t *testing.T) {
 	require.ErrorIs(t, durable.RemoveTemp(ffs, path), logtest.ErrInjected)
 }
 
-// TestMkdirAll pins DESIGN.md invariant 1 for directories: MkdirAll creates
-// the missing ones and fsyncs the parent of each, reports whether it created
-// anything, and refuses a path through a file.
+// TestMkdirAll pins docs/design.md § Invariants, 1 for directories: MkdirAll
+// creates the missing ones and fsyncs the parent of each, reports whether it
+// created anything, and refuses a path through a file.
 func TestMkdirAll(t *testing.T) {
 	root := t.TempDir()
 	ffs := logtest.NewFaultFS(nil)

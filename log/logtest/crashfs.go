@@ -19,7 +19,7 @@ var ErrOutsideRoot = errors.New("logtest: path outside the CrashFS root")
 
 // CrashFS is a durable.FS over the real file system that remembers what a
 // power loss would keep, so that a test can simulate a crash that drops
-// everything never synced (DESIGN.md §3).
+// everything never synced (docs/design.md § File-system seam).
 //
 // The model is deliberately simple and conservative. Every file and
 // directory below the root is a node:

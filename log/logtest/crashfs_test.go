@@ -47,10 +47,10 @@ func writeFile(t *testing.T, c *logtest.CrashFS, name, data string, sync bool) {
 	require.NoError(t, f.Close())
 }
 
-// TestCrashFSModel pins the crash model DESIGN.md §3 asks the seam to
-// simulate: file content survives only as of its last fsync, directory
-// entries (creations, renames, removals, new directories) only as of their
-// directory's last fsync.
+// TestCrashFSModel pins the crash model docs/design.md § File-system seam asks
+// the seam to simulate: file content survives only as of its last fsync,
+// directory entries (creations, renames, removals, new directories) only as of
+// their directory's last fsync.
 func TestCrashFSModel(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -1,11 +1,3 @@
-// Package logtest holds test support for code built on PyStream's storage
-// layers: FaultFS, a file system that fails on command (DieBefore and
-// KillBefore make a run die before a given step, as a killed process would);
-// CrashFS, one that simulates a power loss by keeping only what was made
-// durable; Tree and
-// Snapshot, which prove that a refused operation left the disk as it was;
-// and BareCommitter, the baseline benchmarks measure a log or a replicated
-// write against.
 package logtest
 
 import (

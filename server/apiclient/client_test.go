@@ -49,7 +49,8 @@ func fakeServer(t *testing.T, status int, body string) (*apiclient.Client, *seen
 
 func u64(v uint64) *uint64 { return &v }
 
-// Contract: every endpoint's method, path and body shape (api.md "Endpoints").
+// Contract: every endpoint's method, path and body shape
+// (docs/phase-6-network-api.md § Endpoints, by way of a tour).
 func TestAPIClientRequestShapes(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {

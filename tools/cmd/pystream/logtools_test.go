@@ -145,7 +145,7 @@ func TestCLILogVerifyDamagedLog(t *testing.T) {
 }
 
 // cluster lays out a data directory by hand: three brokers, topic orders
-// with two partitions at replication factor 2 (placement of DESIGN.md §3).
+// with two partitions at replication factor 2 (docs/design.md § Placement).
 type cluster struct {
 	root string
 	// leader holds each partition's leader records.

@@ -1,8 +1,8 @@
 // Package verify checks a PyStream data directory without changing it: the
 // engine of `pystream log verify`.
 //
-// It understands every on-disk layout of DESIGN.md §3 and judges whatever
-// part of one it is pointed at:
+// It understands every on-disk layout of docs/design.md § Data directory layout
+// and judges whatever part of one it is pointed at:
 //
 //	data/
 //	├── cluster.meta                                    brokers, topics, leaders, active sets
@@ -16,7 +16,7 @@
 // frame is reported with its byte position, the offset it should have had and
 // whether it is a torn tail that `pystream log repair` can cut. Every
 // topic.meta, cluster.meta and offset file is parsed here, strictly and
-// read-only, by the rules of DESIGN.md §3 (a verifier must not open a topic
+// read-only, by the rules of docs/design.md (a verifier must not open a topic
 // the way a server does, because opening may create files). A topic.meta
 // promises its partitions; a missing one is reported.
 //

@@ -13,10 +13,11 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// The metadata formats are fixed by DESIGN.md §3. They are parsed here,
-// read-only and independently of the modules that write them, so that the
-// verifier can judge a data directory without opening it the way a server
-// would (which might create files).
+// The metadata formats are fixed by docs/design.md § topic.meta,
+// docs/design.md § Offset files and docs/design.md § cluster.meta. They are
+// parsed here, read-only and independently of the modules that write them, so
+// that the verifier can judge a data directory without opening it the way a
+// server would (which might create files).
 
 // metaVersion is the only version of every metadata document.
 const metaVersion = 1
@@ -124,13 +125,12 @@ func (p PartitionAssignment) IsActive(broker int) bool {
 	return slices.Contains(p.Active, broker)
 }
 
-// ParseClusterMeta parses and checks a cluster.meta document against the
-// rules of DESIGN.md §3: positive unique broker ids; for every topic a valid
-// name, a partition count of at least 1 matching its partition list, a
-// replication factor between 1 and the broker count, and for every partition
-// a registered leader, rf-1 registered followers (sorted, without the
-// leader) and an active set (sorted) that holds the leader and only assigned
-// replicas.
+// ParseClusterMeta parses and checks a cluster.meta document against the rules
+// of docs/design.md § cluster.meta: positive unique broker ids; for every topic
+// a valid name, a partition count of at least 1 matching its partition list, a
+// replication factor between 1 and the broker count, and for every partition a
+// registered leader, rf-1 registered followers (sorted, without the leader) and
+// an active set (sorted) that holds the leader and only assigned replicas.
 func ParseClusterMeta(data []byte) (ClusterMeta, error) {
 	type partitionDoc struct {
 		Partition *int   `json:"partition"`

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestVerifyParseTopicMeta pins DESIGN.md §3: topic.meta is {"version": 1,
-// "name", "partition_count"}; bad JSON, missing fields, an unsafe name or a
-// name other than the directory's are damage.
+// TestVerifyParseTopicMeta pins docs/design.md § topic.meta: topic.meta is
+// {"version": 1, "name", "partition_count"}; bad JSON, missing fields, an
+// unsafe name or a name other than the directory's are damage.
 func TestVerifyParseTopicMeta(t *testing.T) {
 	tests := []struct {
 		name, doc, dir string
@@ -77,7 +77,7 @@ func TestVerifyParseOffset(t *testing.T) {
 	}
 }
 
-// TestVerifyParseClusterMeta pins the cluster.meta rules of DESIGN.md §3.
+// TestVerifyParseClusterMeta pins docs/design.md § cluster.meta.
 func TestVerifyParseClusterMeta(t *testing.T) {
 	doc := func(partitions string) string {
 		return `{"version": 1, "brokers": [1, 2, 3], "topics": {"orders": {"partition_count": 1, "replication_factor": 2, "partitions": [` + partitions + `]}}}`

@@ -14,7 +14,7 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// File names of the layouts in DESIGN.md §3.
+// File names of the layouts in docs/design.md § Data directory layout.
 const (
 	logFileName     = "log.bin"
 	topicMetaName   = "topic.meta"
