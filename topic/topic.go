@@ -27,14 +27,17 @@ const MaxPartitionCount = 1_000_000
 // PartitionDir is the name of partition p's directory inside the topic
 // directory: "partition-" and the id as six zero-padded digits.
 func PartitionDir(p int) string {
-	return fmt.Sprintf("partition-%06d", p)
+	return fmt.Sprintf(partitionDirPrefix+"%06d", p)
 }
+
+// partitionDirPrefix starts every partition directory's name.
+const partitionDirPrefix = "partition-"
 
 // ParsePartitionDir is the inverse of PartitionDir: the partition id a
 // directory name stands for, and false for any name PartitionDir does not
 // produce ("partition-7", "partition-+00007", "orders").
 func ParsePartitionDir(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "partition-")
+	digits, ok := strings.CutPrefix(name, partitionDirPrefix)
 	if !ok {
 		return 0, false
 	}
