@@ -67,6 +67,10 @@
 // duplicated, unknown or wrongly typed field, a negative or oversized offset,
 // an unknown version, trailing data) returns an *OffsetCorruptionError with
 // its path; it is never repaired or overwritten, not even by a later Commit.
+// ParseOffsetFile is that one parser, bytes in and an offset or an
+// *OffsetCorruptionError out; `pystream log verify` judges offset files with
+// it too. OffsetFileName and its inverse ParseOffsetFileName spell the file
+// name (topic.PartitionDir plus OffsetFileSuffix).
 // After a failed write, or a failed fsync of a directory read from, the
 // store refuses every Commit and Reset (ErrStoreFailed) until it is
 // reopened.

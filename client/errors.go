@@ -44,7 +44,8 @@ func (e *OffsetRegressionError) Error() string {
 // The file is never repaired or overwritten: a Commit or Reset to it fails
 // with this error too, until an operator deals with the file.
 type OffsetCorruptionError struct {
-	// Path is the offset file.
+	// Path is the offset file, empty when ParseOffsetFile judged bytes that
+	// came from nowhere in particular.
 	Path string
 	// Reason says what is wrong, in words.
 	Reason string
@@ -53,10 +54,15 @@ type OffsetCorruptionError struct {
 }
 
 func (e *OffsetCorruptionError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("client: offset file %s: %s: %v", e.Path, e.Reason, e.Err)
+	s := "client: offset file"
+	if e.Path != "" {
+		s += " " + e.Path
 	}
-	return fmt.Sprintf("client: offset file %s: %s", e.Path, e.Reason)
+	s += ": " + e.Reason
+	if e.Err != nil {
+		s += fmt.Sprintf(": %v", e.Err)
+	}
+	return s
 }
 
 // Unwrap returns the underlying cause.

@@ -22,30 +22,19 @@ func encodeOffset(offset uint64) []byte {
 	return fmt.Appendf(nil, "{\"version\": %d, \"offset\": %d}\n", OffsetFileVersion, offset)
 }
 
-// offsetProblem is a decoding failure: what is wrong and, if any, the cause.
-type offsetProblem struct {
-	reason string
-	err    error
-}
-
-func (p *offsetProblem) Error() string {
-	if p.err != nil {
-		return p.reason + ": " + p.err.Error()
-	}
-	return p.reason
-}
-
-func (p *offsetProblem) Unwrap() error { return p.err }
-
+// bad returns the *OffsetCorruptionError ParseOffsetFile reports; the
+// caller that read the file fills in Path.
 func bad(err error, format string, args ...any) error {
-	return &offsetProblem{reason: fmt.Sprintf(format, args...), err: err}
+	return &OffsetCorruptionError{Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
-// parseOffset decodes an offset file strictly: exactly one JSON object with
-// version (the integer 1) and offset (a non-negative integer that fits a
-// uint64), each once, no other field, nothing but white space after it. It
-// returns an *offsetProblem on failure.
-func parseOffset(data []byte) (uint64, error) {
+// ParseOffsetFile decodes an offset file strictly: exactly one JSON object
+// with version (the integer 1) and offset (a non-negative integer that fits
+// a uint64), each once, no other field, nothing but white space after it.
+// It is a pure function: bytes in, the offset or an *OffsetCorruptionError
+// (with an empty Path) out. The OffsetStore reads offset files with it, and
+// so does `pystream log verify`.
+func ParseOffsetFile(data []byte) (uint64, error) {
 	if len(data) > maxOffsetFileSize {
 		return 0, bad(nil, "%d bytes, larger than any offset file (%d)", len(data), maxOffsetFileSize)
 	}

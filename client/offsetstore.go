@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -14,28 +13,25 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
+// OffsetFileSuffix ends the name of every offset file.
+const OffsetFileSuffix = ".offset"
+
 // OffsetFileName is the name of partition p's offset file inside
-// <root>/<consumer_id>/<topic>/: "partition-", the id as six zero-padded
-// digits, ".offset".
+// <root>/<consumer_id>/<topic>/: the partition's directory name
+// (topic.PartitionDir) followed by OffsetFileSuffix.
 func OffsetFileName(p int) string {
-	return fmt.Sprintf("partition-%06d.offset", p)
+	return topic.PartitionDir(p) + OffsetFileSuffix
 }
 
-// parseOffsetFileName is the inverse of OffsetFileName; it accepts only the
-// exact names OffsetFileName produces.
-func parseOffsetFileName(name string) (int, bool) {
-	digits, ok := strings.CutPrefix(name, "partition-")
+// ParseOffsetFileName is the inverse of OffsetFileName: the partition an
+// offset file belongs to, and false for any name OffsetFileName does not
+// produce.
+func ParseOffsetFileName(name string) (int, bool) {
+	dir, ok := strings.CutSuffix(name, OffsetFileSuffix)
 	if !ok {
 		return 0, false
 	}
-	if digits, ok = strings.CutSuffix(digits, ".offset"); !ok {
-		return 0, false
-	}
-	p, err := strconv.Atoi(digits)
-	if err != nil || p < 0 || OffsetFileName(p) != name {
-		return 0, false
-	}
-	return p, true
+	return topic.ParsePartitionDir(dir)
 }
 
 // CommittedOffset is one committed offset, as listed by OffsetStore.List.
@@ -157,13 +153,13 @@ func (s *OffsetStore) read(path string) (uint64, bool, error) {
 	if err != nil {
 		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
 	}
-	off, err := parseOffset(data)
+	off, err := ParseOffsetFile(data)
 	if err != nil {
-		var p *offsetProblem
-		if errors.As(err, &p) {
-			return 0, false, &OffsetCorruptionError{Path: path, Reason: p.reason, Err: p.err}
+		var oce *OffsetCorruptionError
+		if errors.As(err, &oce) {
+			oce.Path = path
 		}
-		return 0, false, &OffsetCorruptionError{Path: path, Reason: "invalid", Err: err}
+		return 0, false, err
 	}
 	if err := s.syncFound(filepath.Dir(path)); err != nil {
 		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
@@ -350,7 +346,7 @@ func (s *OffsetStore) List(consumerID string) ([]CommittedOffset, error) {
 			return nil, fmt.Errorf("client: list offsets of %q: %w", consumerID, err)
 		}
 		for _, fe := range files {
-			p, ok := parseOffsetFileName(fe.Name())
+			p, ok := ParseOffsetFileName(fe.Name())
 			if !ok {
 				continue
 			}

@@ -146,6 +146,10 @@ func TestOffsetStoreMalformedFilesTable(t *testing.T) {
 
 			require.Equal(t, c.data, string(readBytes(t, path)), "bytes unchanged")
 			require.Equal(t, []string{"c/", "c/orders/", "c/orders/partition-000000.offset"}, tree(t, f.offsetRoot))
+
+			_, err = ParseOffsetFile([]byte(c.data))
+			require.ErrorAs(t, err, &ce, "the pure parser refuses it alone")
+			require.Empty(t, ce.Path)
 		})
 	}
 }
@@ -337,7 +341,7 @@ func TestOffsetStoreFileNames(t *testing.T) {
 		{"partition-+00001.offset", 0, false},
 		{"log.bin", 0, false},
 	} {
-		p, ok := parseOffsetFileName(c.name)
+		p, ok := ParseOffsetFileName(c.name)
 		require.Equal(t, c.ok, ok, c.name)
 		if ok {
 			require.Equal(t, c.p, p)

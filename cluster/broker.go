@@ -65,9 +65,21 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*log.Log{}}, nil
 }
 
-// BrokerDir is the directory broker id owns under root.
+// BrokerDir is the directory broker id owns under root:
+// <root>/broker-<id, 6 digits>.
 func BrokerDir(root string, id int) string {
 	return filepath.Join(root, fmt.Sprintf("broker-%06d", id))
+}
+
+// brokerTopicsDir holds, inside a broker's directory, one directory per
+// topic the broker has a replica of.
+const brokerTopicsDir = "topics"
+
+// ReplicaLogPath is the log file of broker id's replica of one partition:
+// <root>/broker-<id>/topics/<topic>/partition-<6 digits>/log.bin, the
+// partition part spelled by topic.PartitionLogPath.
+func ReplicaLogPath(root string, id int, topicName string, partition int) string {
+	return topic.PartitionLogPath(filepath.Join(BrokerDir(root, id), brokerTopicsDir, topicName), partition)
 }
 
 // ID is the broker's id.
@@ -81,7 +93,7 @@ func (b *Broker) Dir() string { return b.dir }
 
 // ReplicaPath is the log file of the broker's replica of one partition.
 func (b *Broker) ReplicaPath(topicName string, partition int) string {
-	return filepath.Join(b.dir, "topics", topicName, fmt.Sprintf("partition-%06d", partition), "log.bin")
+	return ReplicaLogPath(b.root, b.id, topicName, partition)
 }
 
 // Available reports whether the broker is open.

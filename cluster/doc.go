@@ -14,6 +14,10 @@
 //	├── broker-000002/topics/orders/partition-000000/log.bin
 //	└── broker-000003/topics/orders/partition-000001/log.bin
 //
+// BrokerDir and ReplicaLogPath spell these paths (the partition part comes
+// from topic.PartitionLogPath, cluster.meta's name is MetaFileName);
+// nothing else rebuilds them.
+//
 // A broker is unavailable from Close until a new Broker with its id is
 // registered (RegisterBroker, or StartBroker/StopBroker). There is no
 // failure detector: closing is how a failure is simulated.
@@ -26,7 +30,10 @@
 // leader, the followers and the active replicas, and is written atomically
 // (temp file, fsync, rename, directory fsync) before any change is
 // reported. Open validates every rule of the format and refuses a malformed
-// file with a *MetadataError, leaving it untouched.
+// file with a *MetadataError, leaving it untouched. ParseClusterMeta is that
+// one parser (pure: bytes in, Metadata or *MetadataError out), shared with
+// `pystream log verify`; it splits every JSON object with
+// durable.ObjectFields, so a repeated key is refused as in topic.meta.
 //
 // # Writes
 //

@@ -61,7 +61,7 @@ func readAll(t *testing.T, path string) []log.Record {
 
 // replicaPath is broker id's replica file of topic/partition under root.
 func replicaPath(root string, id int, topic string, partition int) string {
-	return (&Broker{dir: BrokerDir(root, id)}).ReplicaPath(topic, partition)
+	return ReplicaLogPath(root, id, topic, partition)
 }
 
 // writeBehind appends records straight into a stopped broker's replica log,

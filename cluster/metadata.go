@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -79,26 +79,6 @@ func (m Metadata) clone() Metadata {
 	return out
 }
 
-// The wire shape. Pointers tell a missing (or null) field from a zero one.
-type wireMeta struct {
-	Version *int                   `json:"version"`
-	Brokers *[]int                 `json:"brokers"`
-	Topics  *map[string]*wireTopic `json:"topics"`
-}
-
-type wireTopic struct {
-	PartitionCount    *int              `json:"partition_count"`
-	ReplicationFactor *int              `json:"replication_factor"`
-	Partitions        *[]*wirePartition `json:"partitions"`
-}
-
-type wirePartition struct {
-	Partition *int   `json:"partition"`
-	Leader    *int   `json:"leader"`
-	Followers *[]int `json:"followers"`
-	Active    *[]int `json:"active"`
-}
-
 // EncodeClusterMeta renders m as cluster.meta: JSON with one partition per
 // line, topics in name order, lists ascending, a trailing newline. It
 // refuses metadata that ParseClusterMeta would refuse.
@@ -151,9 +131,14 @@ func nonNil(ids []int) []int {
 	return ids
 }
 
-// ParseClusterMeta decodes and fully validates cluster.meta. Anything it
-// does not accept is reported as a *MetadataError (with an empty Path);
-// nothing is guessed or repaired. Unknown fields, missing fields, nulls,
+// ParseClusterMeta decodes and fully validates cluster.meta. It is the one
+// parser of the file: Open reads cluster.meta with it, and so does
+// `pystream log verify`. Anything it does not accept is reported as a
+// *MetadataError (with an empty Path); nothing is guessed or repaired.
+// Every JSON object in the file is split by durable.ObjectFields, the
+// decoder topic.meta and offset files use too, so a key repeated at any
+// level (a field, or a topic name) is refused rather than silently
+// resolved to its last value. Unknown fields, missing fields, nulls,
 // trailing data, an unknown version, non-positive or duplicate broker ids,
 // invalid topic names, and partition entries that are incomplete, out of
 // order or inconsistent (a leader outside the assigned brokers, an active
@@ -161,56 +146,30 @@ func nonNil(ids []int) []int {
 // that does not match the replication factor, lists not strictly ascending)
 // are all refused.
 func ParseClusterMeta(data []byte) (Metadata, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var w wireMeta
-	if err := dec.Decode(&w); err != nil {
-		return Metadata{}, &MetadataError{Reason: "not a valid cluster.meta JSON document", Err: err}
+	top, err := metaObject(data, "", "version", "brokers", "topics")
+	if err != nil {
+		return Metadata{}, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Metadata{}, &MetadataError{Reason: "trailing data after the JSON document"}
+	var version int
+	if err := metaValue(top, "", "version", &version); err != nil {
+		return Metadata{}, err
 	}
-	bad := func(format string, args ...any) (Metadata, error) {
-		return Metadata{}, &MetadataError{Reason: fmt.Sprintf(format, args...)}
+	if version != MetaVersion {
+		return Metadata{}, &MetadataError{Reason: fmt.Sprintf("unsupported version %d, want %d", version, MetaVersion)}
 	}
-	switch {
-	case w.Version == nil:
-		return bad("missing field \"version\"")
-	case *w.Version != MetaVersion:
-		return bad("unsupported version %d, want %d", *w.Version, MetaVersion)
-	case w.Brokers == nil:
-		return bad("missing field \"brokers\"")
-	case w.Topics == nil:
-		return bad("missing field \"topics\"")
+	m := Metadata{Topics: map[string]TopicMetadata{}}
+	if err := metaValue(top, "", "brokers", &m.Brokers); err != nil {
+		return Metadata{}, err
 	}
-	m := Metadata{Brokers: nonNil(*w.Brokers), Topics: map[string]TopicMetadata{}}
-	for _, name := range slices.Sorted(maps.Keys(*w.Topics)) {
-		wt := (*w.Topics)[name]
-		switch {
-		case wt == nil:
-			return bad("topic %q: null", name)
-		case wt.PartitionCount == nil:
-			return bad("topic %q: missing field \"partition_count\"", name)
-		case wt.ReplicationFactor == nil:
-			return bad("topic %q: missing field \"replication_factor\"", name)
-		case wt.Partitions == nil:
-			return bad("topic %q: missing field \"partitions\"", name)
-		}
-		t := TopicMetadata{PartitionCount: *wt.PartitionCount, ReplicationFactor: *wt.ReplicationFactor}
-		for i, wp := range *wt.Partitions {
-			switch {
-			case wp == nil:
-				return bad("topic %q: partition entry %d: null", name, i)
-			case wp.Partition == nil:
-				return bad("topic %q: partition entry %d: missing field \"partition\"", name, i)
-			case wp.Leader == nil:
-				return bad("topic %q: partition entry %d: missing field \"leader\"", name, i)
-			case wp.Followers == nil:
-				return bad("topic %q: partition entry %d: missing field \"followers\"", name, i)
-			case wp.Active == nil:
-				return bad("topic %q: partition entry %d: missing field \"active\"", name, i)
-			}
-			t.Partitions = append(t.Partitions, PartitionMetadata{Partition: *wp.Partition, Leader: *wp.Leader, Followers: nonNil(*wp.Followers), Active: nonNil(*wp.Active)})
+	m.Brokers = nonNil(m.Brokers)
+	topics, err := durable.ObjectFields(top["topics"])
+	if err != nil {
+		return Metadata{}, objectError("field \"topics\": ", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(topics)) {
+		t, err := parseTopicMeta(name, topics[name])
+		if err != nil {
+			return Metadata{}, err
 		}
 		m.Topics[name] = t
 	}
@@ -218,6 +177,84 @@ func ParseClusterMeta(data []byte) (Metadata, error) {
 		return Metadata{}, err
 	}
 	return m, nil
+}
+
+// parseTopicMeta decodes one topic object of cluster.meta; validate checks
+// its rules.
+func parseTopicMeta(name string, raw json.RawMessage) (TopicMetadata, error) {
+	where := fmt.Sprintf("topic %q: ", name)
+	fields, err := metaObject(raw, where, "partition_count", "replication_factor", "partitions")
+	if err != nil {
+		return TopicMetadata{}, err
+	}
+	var t TopicMetadata
+	var entries []json.RawMessage
+	for _, f := range []struct {
+		name string
+		v    any
+	}{{"partition_count", &t.PartitionCount}, {"replication_factor", &t.ReplicationFactor}, {"partitions", &entries}} {
+		if err := metaValue(fields, where, f.name, f.v); err != nil {
+			return TopicMetadata{}, err
+		}
+	}
+	for i, entry := range entries {
+		where := fmt.Sprintf("topic %q: partition entry %d: ", name, i)
+		fields, err := metaObject(entry, where, "partition", "leader", "followers", "active")
+		if err != nil {
+			return TopicMetadata{}, err
+		}
+		var p PartitionMetadata
+		for _, f := range []struct {
+			name string
+			v    any
+		}{{"partition", &p.Partition}, {"leader", &p.Leader}, {"followers", &p.Followers}, {"active", &p.Active}} {
+			if err := metaValue(fields, where, f.name, f.v); err != nil {
+				return TopicMetadata{}, err
+			}
+		}
+		p.Followers, p.Active = nonNil(p.Followers), nonNil(p.Active)
+		t.Partitions = append(t.Partitions, p)
+	}
+	return t, nil
+}
+
+// metaObject splits one JSON object of cluster.meta into its fields and
+// requires exactly the fields named: each present and not null, no other.
+// where prefixes the reason of the *MetadataError.
+func metaObject(raw []byte, where string, names ...string) (map[string]json.RawMessage, error) {
+	fields, err := durable.ObjectFields(raw)
+	if err != nil {
+		return nil, objectError(where, err)
+	}
+	for _, name := range names {
+		if v, ok := fields[name]; !ok || string(v) == "null" {
+			return nil, &MetadataError{Reason: fmt.Sprintf("%smissing field %q", where, name)}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(names, key) {
+			return nil, &MetadataError{Reason: fmt.Sprintf("%sunknown field %q", where, key)}
+		}
+	}
+	return fields, nil
+}
+
+// metaValue decodes field name of fields into v (an *int or a *[]int, or
+// a *[]json.RawMessage), refusing a value of another JSON type.
+func metaValue(fields map[string]json.RawMessage, where, name string, v any) error {
+	if err := json.Unmarshal(fields[name], v); err != nil {
+		return &MetadataError{Reason: fmt.Sprintf("%sfield %q", where, name), Err: err}
+	}
+	return nil
+}
+
+// objectError turns durable.ObjectFields' refusal into a *MetadataError.
+func objectError(where string, err error) error {
+	var oe *durable.ObjectError
+	if errors.As(err, &oe) {
+		return &MetadataError{Reason: where + oe.Reason, Err: oe.Err}
+	}
+	return &MetadataError{Reason: where + "not JSON", Err: err}
 }
 
 // validate checks every rule of the format that the JSON shape cannot.

@@ -84,6 +84,17 @@ func TestMetadataMalformedTable(t *testing.T) {
 		"active unsorted":         topicWith(`{"partition": 0, "leader": 1, "followers": [2], "active": [2, 1]}`),
 		"active duplicate":        topicWith(`{"partition": 0, "leader": 1, "followers": [2], "active": [1, 1]}`),
 		"followers unsorted":      `{"version": 1, "brokers": [1, 2, 3], "topics": {"orders": {"partition_count": 1, "replication_factor": 3, "partitions": [{"partition": 0, "leader": 1, "followers": [3, 2], "active": [1]}]}}}`,
+		// Repeated keys, at every level, are refused as topic.meta and
+		// offset files refuse them (durable.ObjectFields), not resolved to
+		// the last value.
+		"duplicate version":     `{"version": 1, "version": 1, "brokers": [], "topics": {}}`,
+		"duplicate brokers":     `{"version": 1, "brokers": [1], "brokers": [1], "topics": {}}`,
+		"duplicate topic":       `{"version": 1, "brokers": [1], "topics": {"t": {"partition_count": 1, "replication_factor": 1, "partitions": [{"partition": 0, "leader": 1, "followers": [], "active": [1]}]}, "t": {"partition_count": 1, "replication_factor": 1, "partitions": [{"partition": 0, "leader": 1, "followers": [], "active": [1]}]}}}`,
+		"duplicate topic field": `{"version": 1, "brokers": [1], "topics": {"t": {"partition_count": 1, "partition_count": 1, "replication_factor": 1, "partitions": [{"partition": 0, "leader": 1, "followers": [], "active": [1]}]}}}`,
+		"duplicate entry field": topicWith(`{"partition": 0, "leader": 1, "leader": 1, "followers": [2], "active": [1, 2]}`),
+		"field name case":       `{"Version": 1, "brokers": [], "topics": {}}`,
+		"topics not an object":  `{"version": 1, "brokers": [], "topics": []}`,
+		"version float":         `{"version": 1.0, "brokers": [], "topics": {}}`,
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {

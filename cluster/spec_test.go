@@ -172,6 +172,8 @@ func TestSpecBrokerOwnsOnlyItsDirectory(t *testing.T) {
 		b, err := cluster.OpenBrokerWithOptions(id, root, cluster.BrokerOptions{FS: recs[id]})
 		require.NoError(t, err)
 		require.Equal(t, cluster.BrokerDir(root, id), b.Dir())
+		require.Equal(t, specReplica(root, id, "orders", 2), b.ReplicaPath("orders", 2))
+		require.Equal(t, specReplica(root, id, "orders", 2), cluster.ReplicaLogPath(root, id, "orders", 2))
 		require.NoError(t, c.RegisterBroker(b))
 	}
 	require.NoError(t, c.CreateTopic("orders", 3, 2))

@@ -49,6 +49,14 @@
 // "partition_count": 3}, written with durable.WriteFile (temp file, fsync,
 // rename, fsync of the directory). Records never pass through JSON.
 //
+// Each name of the layout is spelled once, here: MetadataFile, PartitionDir
+// (and its inverse ParsePartitionDir), LogFile and PartitionLogPath. The
+// cluster layer and `pystream log verify` build their paths from them.
+//
+// ParseMetadata is the one parser of topic.meta: bytes in, a Metadata or a
+// *MetadataError out, with no file touched. Open uses it, and so does the
+// verifier, so the two cannot disagree about which files are damaged.
+//
 // # Creating, reopening and crashes
 //
 // Names (ValidateName) and the partition count are checked before any file

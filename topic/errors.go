@@ -33,7 +33,8 @@ var (
 // disagreeing with what Open was asked for. The file is never changed by the
 // code that reports it, and no partition is touched.
 type MetadataError struct {
-	// Path is the topic.meta file.
+	// Path is the topic.meta file, empty when ParseMetadata judged bytes
+	// that came from nowhere in particular.
 	Path string
 	// Reason says what is wrong, in words.
 	Reason string
@@ -43,10 +44,15 @@ type MetadataError struct {
 }
 
 func (e *MetadataError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("topic: metadata %s: %s: %v", e.Path, e.Reason, e.Err)
+	s := "topic: metadata"
+	if e.Path != "" {
+		s += " " + e.Path
 	}
-	return fmt.Sprintf("topic: metadata %s: %s", e.Path, e.Reason)
+	s += ": " + e.Reason
+	if e.Err != nil {
+		s += fmt.Sprintf(": %v", e.Err)
+	}
+	return s
 }
 
 // Unwrap returns the underlying cause.

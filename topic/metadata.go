@@ -20,48 +20,42 @@ const MetadataVersion = 1
 // PyStream writes is under 320 bytes; anything far larger is not one of ours.
 const maxMetadataSize = 64 << 10
 
-// metadata is the content of topic.meta.
-type metadata struct {
-	Version        int
-	Name           string
+// Metadata is the content of topic.meta.
+type Metadata struct {
+	// Version is MetadataVersion.
+	Version int
+	// Name is the topic's name; it equals the name of the topic's
+	// directory.
+	Name string
+	// PartitionCount is the number of partitions, 1 to MaxPartitionCount.
 	PartitionCount int
 }
 
 // encodeMetadata renders topic.meta: one line of JSON, fields in a fixed
 // order, so the bytes on disk are predictable and diffable.
-func encodeMetadata(m metadata) []byte {
+func encodeMetadata(m Metadata) []byte {
 	name, _ := json.Marshal(m.Name) // marshalling a string cannot fail
 	return fmt.Appendf(nil, "{\"version\": %d, \"name\": %s, \"partition_count\": %d}\n", m.Version, name, m.PartitionCount)
 }
 
-// metadataProblem is a decoding failure: what is wrong and, if any, the cause.
-type metadataProblem struct {
-	reason string
-	err    error
-}
-
-func (p *metadataProblem) Error() string {
-	if p.err != nil {
-		return p.reason + ": " + p.err.Error()
-	}
-	return p.reason
-}
-
-func (p *metadataProblem) Unwrap() error { return p.err }
-
+// problem returns the *MetadataError ParseMetadata reports; the caller that
+// read the file fills in Path.
 func problem(err error, format string, args ...any) error {
-	return &metadataProblem{reason: fmt.Sprintf(format, args...), err: err}
+	return &MetadataError{Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
-// parseMetadata decodes topic.meta strictly: exactly one JSON object with the
+// ParseMetadata decodes topic.meta strictly: exactly one JSON object with the
 // fields version (the integer 1), name (a valid topic name) and
 // partition_count (an integer from 1 to MaxPartitionCount), each exactly once, nothing else, and
 // nothing but white space after it. Unknown fields are refused rather than
 // ignored: a version-1 file PyStream wrote never has them, so their presence
-// means the file is not what this code thinks it is. It returns a
-// *metadataProblem on failure.
-func parseMetadata(data []byte) (metadata, error) {
-	var m metadata
+// means the file is not what this code thinks it is. It is a pure function:
+// bytes in, a value or a *MetadataError (with an empty Path) out. Open and
+// OpenExisting read topic.meta with it, and so does `pystream log verify`;
+// whether the stored name matches the topic's directory is left to the
+// caller, which knows the directory.
+func ParseMetadata(data []byte) (Metadata, error) {
+	var m Metadata
 	if len(data) > maxMetadataSize {
 		return m, problem(nil, "%d bytes, larger than any topic.meta (%d)", len(data), maxMetadataSize)
 	}

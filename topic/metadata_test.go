@@ -76,6 +76,25 @@ func TestMetadataErrorsTable(t *testing.T) {
 	}
 }
 
+// ParseMetadata alone refuses every damaged document of the table above
+// (all but the two that disagree only with what Open was asked for) with a
+// *MetadataError that names no file.
+func TestMetadataParseRefuses(t *testing.T) {
+	for _, data := range []string{
+		"", `null`, `{"version": 1, "name": "t"}`, `{"version": 1.0, "name": "t", "partition_count": 2}`,
+		`{"version": 1, "name": "t", "partition_count": 100000000}`,
+		`{"version": 1, "name": "t", "partition_count": 2, "retention": 7}`,
+		`{"version": 1, "name": "t", "name": "t", "partition_count": 2}`,
+		`{"version": 1, "name": "t", "partition_count": 2}x`,
+	} {
+		_, err := ParseMetadata([]byte(data))
+		var me *MetadataError
+		require.ErrorAs(t, err, &me, data)
+		require.Empty(t, me.Path)
+		require.NotEmpty(t, me.Reason)
+	}
+}
+
 // A topic.meta that is a directory is a metadata error too.
 func TestMetadataNotARegularFile(t *testing.T) {
 	root := t.TempDir()
@@ -87,12 +106,12 @@ func TestMetadataNotARegularFile(t *testing.T) {
 
 // The parser accepts what the encoder writes, with any white space.
 func TestMetadataRoundTrip(t *testing.T) {
-	for _, m := range []metadata{{1, "a", 1}, {1, "events", 3}, {1, strings.Repeat("z", 249), MaxPartitionCount}} {
-		got, err := parseMetadata(encodeMetadata(m))
+	for _, m := range []Metadata{{1, "a", 1}, {1, "events", 3}, {1, strings.Repeat("z", 249), MaxPartitionCount}} {
+		got, err := ParseMetadata(encodeMetadata(m))
 		require.NoError(t, err)
 		require.Equal(t, m, got)
 	}
-	got, err := parseMetadata([]byte("\n {\"partition_count\":2,\n\"name\" : \"x\", \"version\":1 }\n\n"))
+	got, err := ParseMetadata([]byte("\n {\"partition_count\":2,\n\"name\" : \"x\", \"version\":1 }\n\n"))
 	require.NoError(t, err)
-	require.Equal(t, metadata{1, "x", 2}, got)
+	require.Equal(t, Metadata{1, "x", 2}, got)
 }

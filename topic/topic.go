@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/pystream/pystream/log"
@@ -23,7 +25,31 @@ const MaxPartitionCount = 1_000_000
 // PartitionDir is the name of partition p's directory inside the topic
 // directory: "partition-" and the id as six zero-padded digits.
 func PartitionDir(p int) string {
-	return fmt.Sprintf("partition-%06d", p)
+	return fmt.Sprintf(partitionDirPrefix+"%06d", p)
+}
+
+// partitionDirPrefix starts every partition directory's name.
+const partitionDirPrefix = "partition-"
+
+// ParsePartitionDir is the inverse of PartitionDir: the partition id a
+// directory name stands for, and false for any name PartitionDir does not
+// produce ("partition-7", "partition-+00007", "orders").
+func ParsePartitionDir(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, partitionDirPrefix)
+	if !ok {
+		return 0, false
+	}
+	p, err := strconv.Atoi(digits)
+	if err != nil || p < 0 || PartitionDir(p) != name {
+		return 0, false
+	}
+	return p, true
+}
+
+// PartitionLogPath is the log file of partition p of the topic whose
+// directory is topicDir: <topicDir>/partition-NNNNNN/log.bin.
+func PartitionLogPath(topicDir string, p int) string {
+	return filepath.Join(topicDir, PartitionDir(p), LogFile)
 }
 
 // Topic is a named set of partitions, each an independent append-only log
@@ -117,34 +143,34 @@ func OpenExisting(root, name string, opts Options) (*Topic, error) {
 // readMetadata reads and validates topic.meta against the expected name. A
 // missing file returns an error wrapping fs.ErrNotExist; every other problem
 // is a *MetadataError.
-func readMetadata(fsys durable.FS, path, name string) (metadata, error) {
+func readMetadata(fsys durable.FS, path, name string) (Metadata, error) {
 	info, err := fsys.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return metadata{}, fmt.Errorf("topic: metadata %s: %w", path, err)
+		return Metadata{}, fmt.Errorf("topic: metadata %s: %w", path, err)
 	}
 	if err == nil && !info.Mode().IsRegular() {
-		return metadata{}, &MetadataError{Path: path, Reason: "not a regular file"}
+		return Metadata{}, &MetadataError{Path: path, Reason: "not a regular file"}
 	}
 	if err == nil && info.Size() > maxMetadataSize {
-		return metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any topic.meta", info.Size())}
+		return Metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any topic.meta", info.Size())}
 	}
 	var data []byte
 	if err == nil {
 		data, err = durable.ReadFile(fsys, path)
 	}
 	if err != nil {
-		return metadata{}, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+		return Metadata{}, &MetadataError{Path: path, Reason: "cannot read", Err: err}
 	}
-	m, err := parseMetadata(data)
+	m, err := ParseMetadata(data)
 	if err != nil {
-		var p *metadataProblem
-		if errors.As(err, &p) {
-			return metadata{}, &MetadataError{Path: path, Reason: p.reason, Err: p.err}
+		var me *MetadataError
+		if errors.As(err, &me) {
+			me.Path = path
 		}
-		return metadata{}, &MetadataError{Path: path, Reason: "invalid", Err: err}
+		return Metadata{}, err
 	}
 	if m.Name != name {
-		return metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("stored name %q, opened as %q", m.Name, name)}
+		return Metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("stored name %q, opened as %q", m.Name, name)}
 	}
 	return m, nil
 }
@@ -168,7 +194,7 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 		return nil, fmt.Errorf("topic: open %q: %w", name, err)
 	}
 	for p := range partitionCount {
-		logPath := filepath.Join(dir, PartitionDir(p), LogFile)
+		logPath := PartitionLogPath(dir, p)
 		if _, err := fsys.Stat(logPath); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("topic: open %q: partition %d: %s: %w", name, p, logPath, ErrMissingPartition)
@@ -202,7 +228,7 @@ func create(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 			return nil, errors.Join(err, t.Close())
 		}
 	}
-	data := encodeMetadata(metadata{Version: MetadataVersion, Name: name, PartitionCount: partitionCount})
+	data := encodeMetadata(Metadata{Version: MetadataVersion, Name: name, PartitionCount: partitionCount})
 	if err := durable.WriteFile(fsys, metaPath, data); err != nil {
 		return nil, errors.Join(fmt.Errorf("topic: create %q: %w", name, err), t.Close())
 	}
@@ -214,7 +240,7 @@ func create(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 func openPartitions(dir, name string, partitionCount int, opts Options) (*Topic, error) {
 	t := &Topic{name: name, dir: dir, parts: make([]*log.Log, 0, partitionCount), router: NewRouter(partitionCount)}
 	for p := range partitionCount {
-		l, err := log.OpenWithOptions(filepath.Join(dir, PartitionDir(p), LogFile), opts.logOptions())
+		l, err := log.OpenWithOptions(PartitionLogPath(dir, p), opts.logOptions())
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("topic: open %q: partition %d: %w", name, p, err), t.Close())
 		}

@@ -38,9 +38,9 @@ func TestTopicLayoutAndMetadataGolden(t *testing.T) {
 		require.NoError(t, os.WriteFile(golden, got, 0o644))
 	}
 	require.Equal(t, string(readFile(t, golden)), string(got))
-	m, err := parseMetadata(got)
+	m, err := ParseMetadata(got)
 	require.NoError(t, err)
-	require.Equal(t, metadata{Version: 1, Name: "events", PartitionCount: 3}, m)
+	require.Equal(t, Metadata{Version: 1, Name: "events", PartitionCount: 3}, m)
 }
 
 // Spec (phase 2): partition ids have six digits, so 12 partitions sort.
@@ -48,6 +48,31 @@ func TestTopicPartitionDirName(t *testing.T) {
 	require.Equal(t, "partition-000000", PartitionDir(0))
 	require.Equal(t, "partition-000011", PartitionDir(11))
 	require.Equal(t, "partition-123456", PartitionDir(123456))
+	require.Equal(t, filepath.Join("d", "partition-000011", "log.bin"), PartitionLogPath("d", 11))
+}
+
+// ParsePartitionDir accepts exactly the names PartitionDir produces.
+func TestTopicParsePartitionDir(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    int
+		ok   bool
+	}{
+		{"partition-000000", 0, true},
+		{"partition-000042", 42, true},
+		{"partition-999999", 999999, true},
+		{"partition-42", 0, false},
+		{"partition--00001", 0, false},
+		{"partition-+00001", 0, false},
+		{"partition-00000a", 0, false},
+		{"partition-000000.offset", 0, false},
+		{"log.bin", 0, false},
+		{"", 0, false},
+	} {
+		p, ok := ParsePartitionDir(c.name)
+		require.Equal(t, c.ok, ok, c.name)
+		require.Equal(t, c.p, p, c.name)
+	}
 }
 
 // Spec (phase 2, routing): keyless records go round robin from partition 0,

@@ -246,6 +246,29 @@ func TestCLILogVerifyBadMetadata(t *testing.T) {
 	require.Equal(t, "DAMAGED", items["cluster.meta cluster.meta"].Status)
 }
 
+// TestCLILogVerifyRefusesWhatOpenRefuses: the files the verifier once
+// passed while topic.Open refused them (a duplicate "name", an unknown
+// field, partition_count 100000000), and a cluster.meta with a repeated
+// key, are damage to `pystream log verify` too (exit 1), because it reads
+// them with the modules' own parsers.
+func TestCLILogVerifyRefusesWhatOpenRefuses(t *testing.T) {
+	for _, doc := range []string{
+		`{"version": 1, "name": "events", "name": "events", "partition_count": 2}`,
+		`{"version": 1, "name": "events", "partition_count": 2, "retention": 7}`,
+		`{"version": 1, "name": "events", "partition_count": 100000000}`,
+	} {
+		c := newCluster(t, "1, 2")
+		writeFile(t, filepath.Join(c.root, "events", "topic.meta"), doc)
+		items := verifyJSON(t, c.root, "events", 1)
+		require.Equal(t, "DAMAGED", items["topic.meta events/topic.meta"].Status, doc)
+	}
+	c := newCluster(t, "1, 2")
+	meta := strings.Replace(clusterMeta, "%s", "1, 2", 1)
+	writeFile(t, filepath.Join(c.root, "cluster.meta"), strings.Replace(meta, `"brokers": [1, 2, 3]`, `"brokers": [1, 2, 3], "brokers": [1, 2, 3]`, 1))
+	items := verifyJSON(t, c.root, ".", 1)
+	require.Equal(t, "DAMAGED", items["cluster.meta cluster.meta"].Status)
+}
+
 // TestCLILogRepairTornTail: a torn tail is reported by verify as damage,
 // repaired with --yes (a backup kept), and verify then passes with the whole
 // records intact.

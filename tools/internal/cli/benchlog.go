@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/tools/internal/perfstat"
+	"github.com/pystream/pystream/topic"
 	"github.com/spf13/cobra"
 )
 
@@ -125,7 +126,7 @@ func (a *app) benchLog(ctx context.Context, cfg benchLogConfig) (err error) {
 			err = fmt.Errorf("bench log: remove scratch directory: %w", rerr)
 		}
 	}()
-	l, err := log.Open(filepath.Join(dir, "log.bin"))
+	l, err := log.Open(filepath.Join(dir, topic.LogFile))
 	if err != nil {
 		return fmt.Errorf("bench log: %w", err)
 	}

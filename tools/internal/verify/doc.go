@@ -1,8 +1,9 @@
 // Package verify checks a PyStream data directory without changing it: the
 // engine of `pystream log verify`.
 //
-// It understands every on-disk layout of docs/design.md § Data directory layout
-// and judges whatever part of one it is pointed at:
+// It understands every on-disk layout described in
+// docs/design.md § Data directory layout, and judges whatever part of one it
+// is pointed at:
 //
 //	data/
 //	├── cluster.meta                                    brokers, topics, leaders, active sets
@@ -14,11 +15,19 @@
 //
 // Every log.bin is scanned front to back with log.ScanFile; the first damaged
 // frame is reported with its byte position, the offset it should have had and
-// whether it is a torn tail that `pystream log repair` can cut. Every
-// topic.meta, cluster.meta and offset file is parsed here, strictly and
-// read-only, by the rules of docs/design.md (a verifier must not open a topic
-// the way a server does, because opening may create files). A topic.meta
-// promises its partitions; a missing one is reported.
+// whether it is a torn tail that `pystream log repair` can cut.
+//
+// Each metadata file is judged by the parser of the module that owns its
+// format, read-only: topic.ParseMetadata, client.ParseOffsetFile and
+// cluster.ParseClusterMeta, the very functions topic.Open, the OffsetStore
+// and cluster.Open read with. The verifier has no rules of its own about
+// what such a file may hold, so it refuses exactly the files the product
+// refuses (a test feeds every corpus file to both). Paths and file names
+// come from the same modules (topic.PartitionLogPath, topic.MetadataFile,
+// client.ParseOffsetFileName, cluster.ReplicaLogPath, ...). What the
+// verifier adds are the checks that span files: a topic.meta's name must be
+// its directory's, its partitions must all exist and none may lie beyond
+// partition_count, and an offset file's name must be one the client writes.
 //
 // Replicas are checked against their partition's leader as recorded in the
 // nearest cluster.meta at or above the verified path. The rule is the
@@ -31,7 +40,7 @@
 // were never acknowledged, and recovery truncates them, so that is reported
 // as INACTIVE and is not a problem.
 //
-// Decisions are pure functions (ParseTopicMeta, ParseOffset,
-// ParseClusterMeta, Compare, Judge), table-tested without a disk; Verify is
-// the I/O around them. Nothing in this package writes a file.
+// Decisions are pure functions (the modules' parsers, Compare, Judge),
+// table-tested without a disk; Verify is the I/O around them. Nothing in
+// this package writes a file.
 package verify

@@ -1,5 +1,10 @@
 package verify
 
+import (
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/topic"
+)
+
 // Status is the verdict on one item.
 type Status string
 
@@ -37,8 +42,8 @@ type Kind string
 const (
 	KindLog         Kind = "log"
 	KindReplica     Kind = "replica"
-	KindTopicMeta   Kind = "topic.meta"
-	KindClusterMeta Kind = "cluster.meta"
+	KindTopicMeta   Kind = topic.MetadataFile
+	KindClusterMeta Kind = cluster.MetaFileName
 	KindOffset      Kind = "offset"
 )
 

@@ -4,25 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic"
 )
-
-// File names of the layouts in docs/design.md § Data directory layout.
-const (
-	logFileName     = "log.bin"
-	topicMetaName   = "topic.meta"
-	clusterMetaName = "cluster.meta"
-	offsetSuffix    = ".offset"
-)
-
-var partitionDirRe = regexp.MustCompile(`^partition-([0-9]{6})$`)
 
 // verifier holds the state of one Verify call. It is not safe for
 // concurrent use.
@@ -101,13 +93,13 @@ func (v *verifier) add(abs string, it Item) {
 func (v *verifier) checkFile(p string, explicit bool) {
 	name := filepath.Base(p)
 	switch {
-	case name == clusterMetaName:
+	case name == cluster.MetaFileName:
 		v.checkClusterMeta(p)
-	case name == topicMetaName:
+	case name == topic.MetadataFile:
 		v.checkTopicMeta(p)
-	case strings.HasSuffix(name, offsetSuffix):
+	case strings.HasSuffix(name, client.OffsetFileSuffix):
 		v.checkOffset(p)
-	case name == logFileName || explicit:
+	case name == topic.LogFile || explicit:
 		v.checkLog(p, KindLog)
 	}
 }
@@ -158,24 +150,30 @@ func damagedLog(kind Kind, r logResult) Item {
 	return it
 }
 
+// checkOffset judges an offset file with the client's own parser; its name
+// must be one the client writes.
 func (v *verifier) checkOffset(p string) {
 	data, err := os.ReadFile(p)
-	if err == nil {
-		var off uint64
-		if off, err = ParseOffset(data); err == nil {
-			if !partitionFileRe.MatchString(filepath.Base(p)) {
-				v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: "offset file name is not partition-NNNNNN.offset"})
-				return
-			}
-			v.add(p, Item{Status: StatusOK, Kind: KindOffset, Offset: ptr(off), Detail: fmt.Sprintf("committed offset %d", off)})
-			return
-		}
+	if err != nil {
+		v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: err.Error()})
+		return
 	}
-	v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: err.Error()})
+	off, err := client.ParseOffsetFile(data)
+	if err != nil {
+		v.add(p, refused(KindOffset, err))
+		return
+	}
+	if _, ok := client.ParseOffsetFileName(filepath.Base(p)); !ok {
+		v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: fmt.Sprintf("offset file name is not %s", client.OffsetFileName(0))})
+		return
+	}
+	v.add(p, Item{Status: StatusOK, Kind: KindOffset, Offset: ptr(off), Detail: fmt.Sprintf("committed offset %d", off)})
 }
 
-var partitionFileRe = regexp.MustCompile(`^partition-[0-9]{6}\.offset$`)
-
+// checkTopicMeta judges a topic.meta with the topic's own parser, then
+// checks what only the directory around it can tell: the stored name is
+// the directory's, every promised partition has a log, and no partition
+// directory lies beyond partition_count.
 func (v *verifier) checkTopicMeta(p string) {
 	dir := filepath.Dir(p)
 	data, err := os.ReadFile(p)
@@ -183,14 +181,18 @@ func (v *verifier) checkTopicMeta(p string) {
 		v.add(p, Item{Status: StatusDamaged, Kind: KindTopicMeta, Detail: err.Error()})
 		return
 	}
-	tm, err := ParseTopicMeta(data, filepath.Base(dir))
+	tm, err := topic.ParseMetadata(data)
 	if err != nil {
-		v.add(p, Item{Status: StatusDamaged, Kind: KindTopicMeta, Detail: err.Error()})
+		v.add(p, refused(KindTopicMeta, err))
+		return
+	}
+	if dirName := filepath.Base(dir); tm.Name != dirName {
+		v.add(p, Item{Status: StatusDamaged, Kind: KindTopicMeta, Detail: fmt.Sprintf("stored name %q is not the directory name %q", tm.Name, dirName)})
 		return
 	}
 	v.add(p, Item{Status: StatusOK, Kind: KindTopicMeta, Detail: fmt.Sprintf("topic %q, %d partitions", tm.Name, tm.PartitionCount)})
 	for part := range tm.PartitionCount {
-		lp := filepath.Join(dir, partitionDir(part), logFileName)
+		lp := topic.PartitionLogPath(dir, part)
 		if !v.log(lp).exists {
 			v.add(lp, Item{Status: StatusMissing, Kind: KindLog, Detail: fmt.Sprintf("partition %d of topic %q has no log", part, tm.Name)})
 		}
@@ -201,33 +203,51 @@ func (v *verifier) checkTopicMeta(p string) {
 		return
 	}
 	for _, e := range entries {
-		m := partitionDirRe.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		if n, _ := strconv.Atoi(m[1]); n >= tm.PartitionCount {
+		if n, ok := topic.ParsePartitionDir(e.Name()); ok && n >= tm.PartitionCount {
 			v.add(filepath.Join(dir, e.Name()), Item{Status: StatusDamaged, Kind: KindTopicMeta, Detail: fmt.Sprintf("partition %d is beyond partition_count %d", n, tm.PartitionCount)})
 		}
 	}
 }
 
-func partitionDir(p int) string { return fmt.Sprintf("partition-%06d", p) }
-
-func brokerDir(id int) string { return fmt.Sprintf("broker-%06d", id) }
-
-// clusterMeta parses the cluster.meta at p and adds an item for it unless
-// one was added already or it is out of scope and healthy.
-func (v *verifier) checkClusterMeta(p string) (ClusterMeta, bool) {
-	data, err := os.ReadFile(p)
-	var cm ClusterMeta
-	if err == nil {
-		cm, err = ParseClusterMeta(data)
+// refused is the item for a metadata file its owning module's parser
+// refused. The typed error carries the reason; the item's path already says
+// which file.
+func refused(kind Kind, err error) Item {
+	reason, cause := err.Error(), error(nil)
+	var tme *topic.MetadataError
+	var oce *client.OffsetCorruptionError
+	var cme *cluster.MetadataError
+	switch {
+	case errors.As(err, &tme):
+		reason, cause = tme.Reason, tme.Err
+	case errors.As(err, &oce):
+		reason, cause = oce.Reason, oce.Err
+	case errors.As(err, &cme):
+		reason, cause = cme.Reason, cme.Err
 	}
+	if cause != nil {
+		reason += ": " + cause.Error()
+	}
+	return Item{Status: StatusDamaged, Kind: kind, Detail: reason}
+}
+
+// checkClusterMeta parses the cluster.meta at p with the cluster's own
+// parser and adds an item for it unless one was added already or it is out
+// of scope and healthy.
+func (v *verifier) checkClusterMeta(p string) (cluster.Metadata, bool) {
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if !v.reported[p] {
+			v.add(p, Item{Status: StatusDamaged, Kind: KindClusterMeta, Detail: err.Error()})
+		}
+		return cluster.Metadata{}, false
+	}
+	cm, err := cluster.ParseClusterMeta(data)
 	if v.reported[p] {
 		return cm, err == nil
 	}
 	if err != nil {
-		v.add(p, Item{Status: StatusDamaged, Kind: KindClusterMeta, Detail: err.Error()})
+		v.add(p, refused(KindClusterMeta, err))
 		return cm, false
 	}
 	if v.inScope(p) {
@@ -244,7 +264,7 @@ func (v *verifier) clusterRoot() (string, bool) {
 		dir = filepath.Dir(dir)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, clusterMetaName)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, cluster.MetaFileName)); err == nil {
 			return dir, true
 		}
 		parent := filepath.Dir(dir)
@@ -261,23 +281,15 @@ func (v *verifier) checkCluster() {
 	if !ok {
 		return
 	}
-	cm, ok := v.checkClusterMeta(filepath.Join(root, clusterMetaName))
+	cm, ok := v.checkClusterMeta(filepath.Join(root, cluster.MetaFileName))
 	if !ok {
 		return
 	}
-	names := make([]string, 0, len(cm.Topics))
-	for name := range cm.Topics {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	replicaPath := func(broker int, topicName string, part int) string {
-		return filepath.Join(root, brokerDir(broker), "topics", topicName, partitionDir(part), logFileName)
-	}
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(cm.Topics)) {
 		for _, pa := range cm.Topics[name].Partitions {
-			leaderPath := replicaPath(pa.Leader, name, pa.Partition)
-			for _, b := range pa.Replicas() {
-				rp := replicaPath(b, name, pa.Partition)
+			leaderPath := cluster.ReplicaLogPath(root, pa.Leader, name, pa.Partition)
+			for _, b := range append([]int{pa.Leader}, pa.Followers...) {
+				rp := cluster.ReplicaLogPath(root, b, name, pa.Partition)
 				if !v.inScope(rp) {
 					continue
 				}
@@ -291,7 +303,7 @@ func (v *verifier) checkCluster() {
 				if !v.leaderUsable(leaderPath) {
 					continue
 				}
-				v.compare(leaderPath, rp, pa.Leader, pa.IsActive(b))
+				v.compare(leaderPath, rp, pa.Leader, slices.Contains(pa.Active, b))
 			}
 		}
 	}

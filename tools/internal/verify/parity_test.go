@@ -1,0 +1,167 @@
+package verify_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/tools/internal/verify"
+	"github.com/pystream/pystream/topic"
+	"github.com/stretchr/testify/require"
+)
+
+// Each on-disk metadata format has one parser, in the module that owns it,
+// and `pystream log verify` judges files with that parser. These tests pin
+// the consequence: for every file of a module's fuzz corpus (and its golden
+// file), written where it belongs in a scratch data directory, the module's
+// own open path and Verify refuse exactly the same files. Neither may
+// change the file.
+
+// The corpora live in the modules that own the formats; the workspace and
+// every go.mod's replace directives keep them beside this module.
+const repoRoot = "../../.."
+
+// TestVerifyParityTopicMeta: topic.OpenExisting refuses a topic.meta with a
+// *topic.MetadataError exactly when Verify reports it DAMAGED.
+func TestVerifyParityTopicMeta(t *testing.T) {
+	files := corpus(t, "topic/testdata/fuzz/FuzzParseMetadata", "topic/testdata/topic.meta.golden")
+	parity(t, files, func(t *testing.T, root string, data []byte) (string, bool) {
+		// Name the directory as the file names its topic, when that is
+		// a valid name, so that a sound file is sound in its place.
+		var guess struct{ Name string }
+		name := "t"
+		if json.Unmarshal(data, &guess) == nil && topic.ValidateName(guess.Name) == nil {
+			name = guess.Name
+		}
+		path := filepath.Join(root, name, topic.MetadataFile)
+		write(t, path, data)
+		tp, err := topic.OpenExisting(root, name, topic.Options{})
+		if err == nil {
+			require.NoError(t, tp.Close())
+		}
+		var me *topic.MetadataError
+		return path, errors.As(err, &me)
+	}, verify.KindTopicMeta)
+}
+
+// TestVerifyParityOffsetFile: the OffsetStore refuses an offset file with a
+// *client.OffsetCorruptionError exactly when Verify reports it DAMAGED.
+func TestVerifyParityOffsetFile(t *testing.T) {
+	files := corpus(t, "client/testdata/fuzz/FuzzParseOffset")
+	parity(t, files, func(t *testing.T, root string, data []byte) (string, bool) {
+		offsets := filepath.Join(root, "offsets")
+		path := filepath.Join(offsets, "worker", "orders", client.OffsetFileName(0))
+		write(t, path, data)
+		store, err := client.OpenOffsetStore(offsets)
+		require.NoError(t, err)
+		_, _, err = store.Load("worker", "orders", 0)
+		var oce *client.OffsetCorruptionError
+		return path, errors.As(err, &oce)
+	}, verify.KindOffset)
+}
+
+// TestVerifyParityClusterMeta: cluster.Open refuses a cluster.meta with a
+// *cluster.MetadataError exactly when Verify reports it DAMAGED.
+func TestVerifyParityClusterMeta(t *testing.T) {
+	files := corpus(t, "cluster/testdata/fuzz/FuzzParseClusterMeta", "cluster/testdata/cluster.meta")
+	parity(t, files, func(t *testing.T, root string, data []byte) (string, bool) {
+		path := filepath.Join(root, cluster.MetaFileName)
+		write(t, path, data)
+		c, err := cluster.Open(root)
+		if err == nil {
+			require.NoError(t, c.Close())
+		}
+		var me *cluster.MetadataError
+		return path, errors.As(err, &me)
+	}, verify.KindClusterMeta)
+}
+
+// parity writes every file into a fresh data directory with place, which
+// also runs the module's open path and says whether it refused the file,
+// then runs Verify and requires the same verdict on the file. Both verdicts
+// must occur across the corpus, so the test cannot pass by refusing (or
+// accepting) everything.
+func parity(t *testing.T, files map[string][]byte, place func(t *testing.T, root string, data []byte) (path string, refused bool), kind verify.Kind) {
+	t.Helper()
+	var refusedCount, acceptedCount int
+	for name, data := range files {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			path, moduleRefused := place(t, root, data)
+			report, err := verify.Verify(root)
+			require.NoError(t, err)
+			var item *verify.Item
+			for i, it := range report.Items {
+				if it.Path == path && it.Kind == kind {
+					item = &report.Items[i]
+				}
+			}
+			require.NotNil(t, item, "verify reports on %s: %+v", path, report.Items)
+			verifyRefused := item.Status == verify.StatusDamaged
+			require.Equal(t, moduleRefused, verifyRefused, "module refused: %v, verify: %s %s\n%q", moduleRefused, item.Status, item.Detail, data)
+			if moduleRefused {
+				refusedCount++
+			} else {
+				acceptedCount++
+				require.Equal(t, verify.StatusOK, item.Status, item.Detail)
+			}
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, data, after, "the file is left as it was")
+		})
+	}
+	require.Positive(t, refusedCount, "the corpus holds damaged files")
+	require.Positive(t, acceptedCount, "the corpus holds sound files")
+}
+
+// corpus reads the fuzz corpus files in dir (relative to the repository
+// root) and any extra plain files, by name.
+func corpus(t *testing.T, dir string, extra ...string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(repoRoot, dir))
+	require.NoError(t, err)
+	files := map[string][]byte{}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(repoRoot, dir, e.Name()))
+		require.NoError(t, err)
+		files[e.Name()] = corpusBytes(t, e.Name(), raw)
+	}
+	for _, p := range extra {
+		raw, err := os.ReadFile(filepath.Join(repoRoot, p))
+		require.NoError(t, err)
+		files[filepath.Base(p)] = raw
+	}
+	require.NotEmpty(t, files)
+	return files
+}
+
+// corpusBytes decodes a fuzz corpus file holding one []byte value:
+//
+//	go test fuzz v1
+//	[]byte("...")
+func corpusBytes(t *testing.T, name string, raw []byte) []byte {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
+	require.Len(t, lines, 2, "%s: one []byte value", name)
+	require.Equal(t, "go test fuzz v1", lines[0], name)
+	lit, ok := strings.CutPrefix(lines[1], "[]byte(")
+	require.True(t, ok, "%s: a []byte value", name)
+	lit, ok = strings.CutSuffix(lit, ")")
+	require.True(t, ok, "%s: a []byte value", name)
+	s, err := strconv.Unquote(lit)
+	require.NoError(t, err, name)
+	return bytes.Clone([]byte(s))
+}
+
+func write(t *testing.T, path string, data []byte) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
