@@ -1,8 +1,7 @@
 package client_test
 
 // Black-box tests of the phase-3 guarantees, written from the behavioural
-// spec (the reference README's "Producing and consuming" section) and
-// docs/design.md alone. Each test names the rule it pins; each would fail if
+// rules of docs/phase-3-clients.md and docs/design.md alone. Each test names the rule it pins; each would fail if
 // that rule broke.
 
 import (

@@ -19,8 +19,8 @@ func fetchPayloads(t *testing.T, cons *client.Consumer) []string {
 	return out
 }
 
-// Issue 6, item 6: the cluster consumer has the phase-3 semantics, reads
-// from the current leader and never past the high watermark; issue 6 tests:
+// docs/phase-4-replication.md: the cluster consumer has the phase-3 semantics, reads
+// from the current leader and never past the high watermark; and
 // it does not see an unacknowledged record until catch-up makes it
 // replicated.
 func TestConsumerReplicatedPartition(t *testing.T) {

@@ -1,8 +1,8 @@
 package cluster_test
 
 // Black-box tests of the phase-4 and phase-5 guarantees, written from the
-// behavioural spec (reference README, "Brokers and replication" and
-// "Failover and recovery") and docs/design.md. Each test states the rule it
+// rules of docs/phase-4-replication.md, docs/phase-5-failover.md and
+// docs/design.md. Each test states the rule it
 // pins in our own words. They use only the exported API and the files on disk.
 
 import (

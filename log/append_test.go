@@ -98,7 +98,7 @@ func TestLogAppendPayloadTooLarge(t *testing.T) {
 }
 
 // TestLogAppendBatch: AppendBatch stores consecutive records with one write
-// and one fsync (issue 10); an empty batch writes nothing.
+// and one fsync (docs/phase-1-log.md § Group commit); an empty batch writes nothing.
 func TestLogAppendBatch(t *testing.T) {
 	path := logPath(t)
 	ffs := logtest.NewFaultFS(nil)

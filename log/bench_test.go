@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench . -benchtime 2s ./
 //
 // BenchmarkBareWriteSync and BenchmarkBareGroupCommit do the same writes and
-// fdatasyncs of the same frame bytes without the log: issue 10 asks for one
+// fdatasyncs of the same frame bytes without the log: docs/performance.md sets one
 // appender >= 0.9x the first and 64 appenders >= 0.8x the second.
 
 const (

@@ -12,7 +12,8 @@ import (
 )
 
 // TestLogConcurrentAppendsAndTailingReaders pins spec phase 1 "thread-safe
-// appends" and issue 10 "group commit is invisible to correctness": 8
+// appends" and "group commit is invisible to correctness"
+// (docs/phase-1-log.md § Group commit): 8
 // goroutines x 1,000 appends with readers tailing the log get dense, unique
 // offsets; every payload sits exactly once at the offset its Append
 // returned; and a reader never sees a record that is not yet durable.

@@ -90,7 +90,8 @@ func TestLogCrashOneAppender(t *testing.T) {
 }
 
 // TestLogCrashManyAppenders is the crash test with 16 concurrent appenders
-// in the child: group commit must be invisible to correctness (issue 10).
+// in the child: group commit must be invisible to correctness
+// (docs/phase-1-log.md § Group commit).
 func TestLogCrashManyAppenders(t *testing.T) {
 	t.Parallel()
 	runCrashLoop(t, 16, crashIterations(200))

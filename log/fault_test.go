@@ -109,7 +109,8 @@ func TestFaultShortWriteUncut(t *testing.T) {
 	require.Equal(t, []log.Record{acked}, readAll(t, l))
 }
 
-// TestFaultBatchFailsTogether pins issue 10: an fsync failure inside a
+// TestFaultBatchFailsTogether pins group commit's failure rule
+// (docs/phase-1-log.md § Group commit): an fsync failure inside a
 // group-committed batch fails every caller of that batch, and nothing
 // acknowledged before it is lost.
 func TestFaultBatchFailsTogether(t *testing.T) {

@@ -14,8 +14,9 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// TestLogOpenLarge measures recovery of a large log (issue 10: "report open
-// time and bytes/s for a 1 GB log and the index memory per record"). It
+// TestLogOpenLarge measures recovery of a large log (docs/performance.md
+// reports open time and bytes/s for a 1 GB log and the index memory per
+// record). It
 // writes a log of 100-byte records (PYSTREAM_LARGE_LOG_BYTES, default
 // 1 GiB), opens it and logs the time, the scan rate and the heap the index
 // took per record. Soak only: it writes a gigabyte.

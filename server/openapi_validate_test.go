@@ -118,7 +118,7 @@ func decodeAny(t *testing.T, s string) any {
 	return v
 }
 
-// Spec (phase 0, issue 8): /openapi.json documents every endpoint, and what
+// Spec (phase 0, docs/phase-0-foundation.md): /openapi.json documents every endpoint, and what
 // it says must be true of the wire: every example in the document matches
 // its own schema, and the answers the contract (docs/phase-6-network-api.md)
 // defines match the schemas of their operations.

@@ -1,8 +1,7 @@
 package topic_test
 
 // Black-box tests of the phase-2 guarantees, written from the behavioural
-// spec (the reference README's "Topics and partitions" section) and
-// docs/design.md alone, without looking at how package topic implements them.
+// rules of docs/phase-2-topics.md and docs/design.md alone, without looking at how package topic implements them.
 // Each test names the rule it pins; each would fail if that rule broke.
 
 import (

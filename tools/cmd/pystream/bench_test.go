@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// perfLine is the final line of kafka-producer-perf-test (issue 10).
+// perfLine is the final line of kafka-producer-perf-test (docs/cli.md).
 var perfLine = regexp.MustCompile(`^(\d+) records sent, ([0-9.]+) records/sec \(([0-9.]+) MB/sec\), ([0-9.]+) ms avg latency, ([0-9.]+) ms max latency, ([0-9.]+) ms 50th, ([0-9.]+) ms 95th, ([0-9.]+) ms 99th, ([0-9.]+) ms 99\.9th\.\n$`)
 
 // TestCLIBenchLog: bench log appends every record and prints the final line

@@ -18,7 +18,7 @@ import (
 // escaping and one longer than the preview.
 var goldenPayloads = []string{"hello", "", "\x00\xff\n\"tab\t", strings.Repeat("0123456789", 4)}
 
-// TestCLILogDumpGolden pins the dump format (issue 9: offset, byte position,
+// TestCLILogDumpGolden pins the dump format (docs/cli.md: offset, byte position,
 // timestamp and date, size, payload preview) against golden files.
 func TestCLILogDumpGolden(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "log.bin")

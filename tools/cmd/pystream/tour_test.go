@@ -74,7 +74,7 @@ func keyFor(p, n int) string {
 
 var landedLine = regexp.MustCompile(`^partition (\d+) offset (\d+)$`)
 
-// TestCLITour runs the whole tour of issue 9 through the binary against a
+// TestCLITour runs the whole CLI tour of docs/cli.md through the binary against a
 // real server: create, produce from stdin with keys, consume with a format,
 // commit, describe offsets, stop a leader, fail over, recover, reset
 // offsets.

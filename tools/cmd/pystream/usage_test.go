@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCLIUsageErrors pins issue 9: usage errors exit 2, with the error on
+// TestCLIUsageErrors pins the exit codes of docs/cli.md: usage errors exit 2, with the error on
 // stderr and nothing on stdout.
 func TestCLIUsageErrors(t *testing.T) {
 	tests := [][]string{

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCLIExitCode pins issue 9: 0 ok, 1 operational error, 2 usage error,
+// TestCLIExitCode pins the exit codes of docs/cli.md: 0 ok, 1 operational error, 2 usage error,
 // also when the usage error is wrapped.
 func TestCLIExitCode(t *testing.T) {
 	usage := usageErrorf("bad flag")
