@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 
 	"github.com/pystream/pystream/log/durable"
@@ -94,4 +95,31 @@ func isJSONInteger(raw json.RawMessage) bool {
 		}
 	}
 	return raw[len(raw)-1] != '-'
+}
+
+// ReadOffsetFile reads and parses the offset file at path, changing
+// nothing: the checks OffsetStore.Load makes, for a tool that judges a data
+// directory. ok is false, with no error, when the file does not exist
+// (nothing was ever committed). Something other than a regular file, a file
+// too large and a ParseOffsetFile refusal are an *OffsetCorruptionError
+// naming path; an I/O error is wrapped.
+func ReadOffsetFile(fsys durable.FS, path string) (offset uint64, ok bool, err error) {
+	data, err := durable.ReadSmallFile(fsys, path, maxOffsetFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return 0, false, nil
+	case errors.Is(err, durable.ErrNotRegular), errors.Is(err, durable.ErrTooLarge):
+		return 0, false, &OffsetCorruptionError{Path: path, Reason: "not an offset file", Err: err}
+	case err != nil:
+		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
+	}
+	off, err := ParseOffsetFile(data)
+	if err != nil {
+		var oce *OffsetCorruptionError
+		if errors.As(err, &oce) {
+			oce.Path = path
+		}
+		return 0, false, err
+	}
+	return off, true, nil
 }

@@ -136,29 +136,8 @@ func (s *OffsetStore) Load(consumerID, topicName string, partition int) (offset 
 
 // read loads one offset file.
 func (s *OffsetStore) read(path string) (uint64, bool, error) {
-	info, err := s.fs.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err == nil && !info.Mode().IsRegular() {
-		return 0, false, &OffsetCorruptionError{Path: path, Reason: "not a regular file"}
-	}
-	if err == nil && info.Size() > maxOffsetFileSize {
-		return 0, false, &OffsetCorruptionError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any offset file", info.Size())}
-	}
-	var data []byte
-	if err == nil {
-		data, err = durable.ReadFile(s.fs, path)
-	}
-	if err != nil {
-		return 0, false, fmt.Errorf("client: read offset file %s: %w", path, err)
-	}
-	off, err := ParseOffsetFile(data)
-	if err != nil {
-		var oce *OffsetCorruptionError
-		if errors.As(err, &oce) {
-			oce.Path = path
-		}
+	off, ok, err := ReadOffsetFile(s.fs, path)
+	if err != nil || !ok {
 		return 0, false, err
 	}
 	if err := s.syncFound(filepath.Dir(path)); err != nil {

@@ -72,21 +72,13 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}}
 	path := c.MetaPath()
-	data, err := durable.ReadFile(opts.FS, path)
+	m, found, err := ReadClusterMeta(opts.FS, path)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		c.meta = Metadata{Brokers: []int{}, Topics: map[string]TopicMetadata{}}
 	case err != nil:
-		return nil, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+		return nil, err
+	case !found:
+		c.meta = Metadata{Brokers: []int{}, Topics: map[string]TopicMetadata{}}
 	default:
-		m, err := ParseClusterMeta(data)
-		if err != nil {
-			var me *MetadataError
-			if errors.As(err, &me) {
-				me.Path = path
-			}
-			return nil, err
-		}
 		c.meta = m
 		// The process that wrote cluster.meta may have died after the
 		// rename but before the directory fsync; this process acts on

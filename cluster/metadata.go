@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strconv"
@@ -329,4 +330,33 @@ func ascendingPositive(ids []int) error {
 		}
 	}
 	return nil
+}
+
+// maxClusterMetaSize bounds the cluster.meta a reader accepts: far above
+// what thousands of topics need, far below what could exhaust memory.
+const maxClusterMetaSize = 64 << 20
+
+// ReadClusterMeta reads and parses the cluster.meta at path, changing
+// nothing: the checks Open makes, for a tool that judges a data directory.
+// found is false, with no error, when the file does not exist (a cluster
+// that has never stored anything). Anything else it refuses — something
+// other than a regular file, a file too large, an unreadable one, a
+// ParseClusterMeta refusal — is a *MetadataError naming path.
+func ReadClusterMeta(fsys durable.FS, path string) (m Metadata, found bool, err error) {
+	data, err := durable.ReadSmallFile(fsys, path, maxClusterMetaSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Metadata{}, false, nil
+	}
+	if err != nil {
+		return Metadata{}, false, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+	}
+	m, err = ParseClusterMeta(data)
+	if err != nil {
+		var me *MetadataError
+		if errors.As(err, &me) {
+			me.Path = path
+		}
+		return Metadata{}, false, err
+	}
+	return m, true, nil
 }

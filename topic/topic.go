@@ -144,19 +144,27 @@ func OpenExisting(root, name string, opts Options) (*Topic, error) {
 // missing file returns an error wrapping fs.ErrNotExist; every other problem
 // is a *MetadataError.
 func readMetadata(fsys durable.FS, path, name string) (Metadata, error) {
-	info, err := fsys.Stat(path)
+	m, err := ReadMetadata(fsys, path)
+	if err != nil {
+		return Metadata{}, err
+	}
+	if m.Name != name {
+		return Metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("stored name %q, opened as %q", m.Name, name)}
+	}
+	return m, nil
+}
+
+// ReadMetadata reads and parses the topic.meta at path, changing nothing:
+// the checks every open of a topic makes, for a tool that must judge a file
+// without opening its topic (opening may create files). A missing file is
+// an error wrapping fs.ErrNotExist; anything else it refuses — something
+// other than a regular file, a file too large, a ParseMetadata refusal — is
+// a *MetadataError naming path. Whether the stored name is the directory's
+// is the caller's to check.
+func ReadMetadata(fsys durable.FS, path string) (Metadata, error) {
+	data, err := durable.ReadSmallFile(fsys, path, maxMetadataSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Metadata{}, fmt.Errorf("topic: metadata %s: %w", path, err)
-	}
-	if err == nil && !info.Mode().IsRegular() {
-		return Metadata{}, &MetadataError{Path: path, Reason: "not a regular file"}
-	}
-	if err == nil && info.Size() > maxMetadataSize {
-		return Metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("%d bytes, larger than any topic.meta", info.Size())}
-	}
-	var data []byte
-	if err == nil {
-		data, err = durable.ReadFile(fsys, path)
 	}
 	if err != nil {
 		return Metadata{}, &MetadataError{Path: path, Reason: "cannot read", Err: err}
@@ -168,9 +176,6 @@ func readMetadata(fsys durable.FS, path, name string) (Metadata, error) {
 			me.Path = path
 		}
 		return Metadata{}, err
-	}
-	if m.Name != name {
-		return Metadata{}, &MetadataError{Path: path, Reason: fmt.Sprintf("stored name %q, opened as %q", m.Name, name)}
 	}
 	return m, nil
 }

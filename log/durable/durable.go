@@ -70,6 +70,26 @@ func ReadFile(fsys FS, path string) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// ReadSmallFile reads a whole file whose format bounds its size: a
+// metadata or offset file. It refuses, before reading a byte, a path that is
+// not a regular file (ErrNotRegular) and a file of more than limit bytes (an
+// error wrapping ErrTooLarge), so a damaged data directory can make no
+// reader block on a pipe or allocate without bound. A missing file gives an
+// error wrapping fs.ErrNotExist.
+func ReadSmallFile(fsys FS, path string, limit int64) ([]byte, error) {
+	info, err := fsys.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%d bytes, more than %d: %w", info.Size(), limit, ErrTooLarge)
+	}
+	return ReadFile(fsys, path)
+}
+
 // RemoveTemp deletes a leftover temp file of an interrupted WriteFile of
 // path, if there is one, and fsyncs the directory. The committed file at path
 // is never touched.

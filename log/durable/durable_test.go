@@ -182,3 +182,25 @@ func TestSyncDirAndReadFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got)
 }
+
+// TestReadSmallFile: a metadata reader gets the bytes of a regular file
+// within the limit, and a typed refusal, before any read, for a directory
+// or a file over the limit; a missing file is fs.ErrNotExist.
+func TestReadSmallFile(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok")
+	require.NoError(t, os.WriteFile(ok, []byte("12345"), 0o644))
+
+	data, err := durable.ReadSmallFile(durable.OS, ok, 5)
+	require.NoError(t, err)
+	require.Equal(t, []byte("12345"), data)
+
+	_, err = durable.ReadSmallFile(durable.OS, ok, 4)
+	require.ErrorIs(t, err, durable.ErrTooLarge)
+
+	_, err = durable.ReadSmallFile(durable.OS, dir, 1<<20)
+	require.ErrorIs(t, err, durable.ErrNotRegular)
+
+	_, err = durable.ReadSmallFile(durable.OS, filepath.Join(dir, "missing"), 5)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+}

@@ -165,3 +165,64 @@ func write(t *testing.T, path string, data []byte) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 }
+
+// TestVerifyParityNotAMetadataFile: where a metadata file belongs, a
+// directory (or a file larger than its format allows) is refused by the
+// module's open path and reported DAMAGED by Verify alike.
+func TestVerifyParityNotAMetadataFile(t *testing.T) {
+	mkdir := func(t *testing.T, path string) { require.NoError(t, os.MkdirAll(path, 0o755)) }
+	tests := []struct {
+		name  string
+		kind  verify.Kind
+		place func(t *testing.T, root string) (path string, refused bool)
+	}{
+		{"topic.meta is a directory", verify.KindTopicMeta, func(t *testing.T, root string) (string, bool) {
+			path := filepath.Join(root, "t", topic.MetadataFile)
+			mkdir(t, path)
+			_, err := topic.OpenExisting(root, "t", topic.Options{})
+			var me *topic.MetadataError
+			return path, errors.As(err, &me)
+		}},
+		{"topic.meta is huge", verify.KindTopicMeta, func(t *testing.T, root string) (string, bool) {
+			path := filepath.Join(root, "t", topic.MetadataFile)
+			write(t, path, bytes.Repeat([]byte(" "), 8<<20))
+			_, err := topic.OpenExisting(root, "t", topic.Options{})
+			var me *topic.MetadataError
+			return path, errors.As(err, &me)
+		}},
+		{"offset file is a directory", verify.KindOffset, func(t *testing.T, root string) (string, bool) {
+			offsets := filepath.Join(root, "offsets")
+			path := filepath.Join(offsets, "worker", "orders", client.OffsetFileName(0))
+			mkdir(t, path)
+			store, err := client.OpenOffsetStore(offsets)
+			require.NoError(t, err)
+			_, _, err = store.Load("worker", "orders", 0)
+			var oce *client.OffsetCorruptionError
+			return path, errors.As(err, &oce)
+		}},
+		{"cluster.meta is a directory", verify.KindClusterMeta, func(t *testing.T, root string) (string, bool) {
+			path := filepath.Join(root, cluster.MetaFileName)
+			mkdir(t, path)
+			_, err := cluster.Open(root)
+			var me *cluster.MetadataError
+			return path, errors.As(err, &me)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			path, moduleRefused := tt.place(t, root)
+			require.True(t, moduleRefused, "the module must refuse it")
+			report, err := verify.Verify(root)
+			require.NoError(t, err)
+			var found bool
+			for _, it := range report.Items {
+				if it.Path == path && it.Kind == tt.kind {
+					found = true
+					require.Equal(t, verify.StatusDamaged, it.Status, "%s", it.Detail)
+				}
+			}
+			require.True(t, found, "verify reports on %s: %+v", path, report.Items)
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -53,7 +54,10 @@ func Verify(path string) (Report, error) {
 			if err != nil {
 				return err
 			}
-			if d.Type().IsRegular() {
+			// Every entry is judged by its name, so a directory or a pipe
+			// where a metadata file or log belongs is reported as the
+			// owning module would refuse it.
+			if p != abs {
 				v.checkFile(p, false)
 			}
 			return nil
@@ -153,18 +157,13 @@ func damagedLog(kind Kind, r logResult) Item {
 // checkOffset judges an offset file with the client's own parser; its name
 // must be one the client writes.
 func (v *verifier) checkOffset(p string) {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: err.Error()})
-		return
-	}
-	off, err := client.ParseOffsetFile(data)
+	off, _, err := client.ReadOffsetFile(durable.OS, p)
 	if err != nil {
 		v.add(p, refused(KindOffset, err))
 		return
 	}
 	if _, ok := client.ParseOffsetFileName(filepath.Base(p)); !ok {
-		v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: fmt.Sprintf("offset file name is not %s", client.OffsetFileName(0))})
+		v.add(p, Item{Status: StatusDamaged, Kind: KindOffset, Detail: fmt.Sprintf("offset file name is not one the client writes (%s for partition 0)", client.OffsetFileName(0))})
 		return
 	}
 	v.add(p, Item{Status: StatusOK, Kind: KindOffset, Offset: ptr(off), Detail: fmt.Sprintf("committed offset %d", off)})
@@ -176,12 +175,7 @@ func (v *verifier) checkOffset(p string) {
 // directory lies beyond partition_count.
 func (v *verifier) checkTopicMeta(p string) {
 	dir := filepath.Dir(p)
-	data, err := os.ReadFile(p)
-	if err != nil {
-		v.add(p, Item{Status: StatusDamaged, Kind: KindTopicMeta, Detail: err.Error()})
-		return
-	}
-	tm, err := topic.ParseMetadata(data)
+	tm, err := topic.ReadMetadata(durable.OS, p)
 	if err != nil {
 		v.add(p, refused(KindTopicMeta, err))
 		return
@@ -235,14 +229,7 @@ func refused(kind Kind, err error) Item {
 // parser and adds an item for it unless one was added already or it is out
 // of scope and healthy.
 func (v *verifier) checkClusterMeta(p string) (cluster.Metadata, bool) {
-	data, err := os.ReadFile(p)
-	if err != nil {
-		if !v.reported[p] {
-			v.add(p, Item{Status: StatusDamaged, Kind: KindClusterMeta, Detail: err.Error()})
-		}
-		return cluster.Metadata{}, false
-	}
-	cm, err := cluster.ParseClusterMeta(data)
+	cm, _, err := cluster.ReadClusterMeta(durable.OS, p)
 	if v.reported[p] {
 		return cm, err == nil
 	}
