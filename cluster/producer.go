@@ -15,8 +15,8 @@ import (
 // Producer writes to a replicated topic through each partition's leader. It
 // routes with the topic package's own rule, a topic.Router the topic's
 // producers share: a non-nil key (even an empty one) goes to
-// topic.PartitionForKey, a nil key round robin. A Producer borrows the Cluster and never closes it. It is
-// safe for concurrent use.
+// topic.PartitionForKey, a nil key round robin. A Producer borrows the Cluster
+// and never closes it. It is safe for concurrent use.
 type Producer struct {
 	c     *Cluster
 	topic string
@@ -80,11 +80,8 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit := p.c.MaxPayloadSize()
-	for i, m := range msgs {
-		if len(m.Payload) > limit {
-			return nil, fmt.Errorf("cluster: %s: send batch: message %d: %d bytes, maximum %d: %w", t.name, i, len(m.Payload), limit, log.ErrPayloadTooLarge)
-		}
+	if err := topic.CheckPayloads(msgs, p.c.MaxPayloadSize()); err != nil {
+		return nil, fmt.Errorf("cluster: %s: send batch: %w", t.name, err)
 	}
 	if len(msgs) == 0 {
 		return nil, nil
@@ -94,46 +91,25 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	for i, pi := range pl.Partition {
 		results[i].Topic, results[i].Partition = t.name, pi
 	}
-	var (
-		wg sync.WaitGroup
-		// mu guards errs and results.
-		mu   sync.Mutex
-		errs map[int]error
-	)
-	for pi, idx := range pl.Messages {
-		req := &sendRequest{done: make(chan struct{})}
-		for _, i := range idx {
-			req.payloads = append(req.payloads, msgs[i].Payload)
+	err = pl.Write(t.name, func(pi int, idx []int) error {
+		req := &sendRequest{payloads: topic.Payloads(msgs, idx), done: make(chan struct{})}
+		if err := p.c.submit(t.parts[pi], req); err != nil {
+			return err
 		}
-		wg.Go(func() {
-			err := p.c.submit(t.parts[pi], req)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if errs == nil {
-					errs = map[int]error{}
-				}
-				errs[pi] = err
-				return
-			}
-			for k, i := range idx {
-				results[i] = req.result(k)
-			}
-		})
-	}
-	wg.Wait()
-	if errs != nil {
-		return results, &topic.BatchError{Topic: t.name, Partitions: errs}
-	}
-	return results, nil
+		for k, i := range idx {
+			results[i] = req.result(k)
+		}
+		return nil
+	})
+	return results, err
 }
 
 // MaxPayloadSize is the largest payload a record may carry: the limit the
 // replica logs of every broker the cluster starts enforce,
-// Options.Broker.MaxPayloadSize after defaults. A broker opened elsewhere and handed to RegisterBroker enforces its
-// own BrokerOptions; a leader refuses a payload above its log's limit
-// either way. A caller that must refuse a record before anything of its
-// request is written checks it against this.
+// Options.Broker.MaxPayloadSize after defaults. A broker opened elsewhere and
+// handed to RegisterBroker enforces its own BrokerOptions; a leader refuses a
+// payload above its log's limit either way. A caller that must refuse a record
+// before anything of its request is written checks it against this.
 func (c *Cluster) MaxPayloadSize() int {
 	return c.opts.Broker.MaxPayloadSize
 }

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/pystream/pystream/log"
 )
 
 // BatchError reports a batch write in which the writes to some partitions
@@ -71,52 +68,26 @@ func (e *BatchError) Unwrap() []error {
 // the Partition), every other record was acknowledged and is durable. An
 // empty batch does nothing.
 func (t *Topic) AppendBatch(msgs []Message) ([]AppendResult, error) {
-	for i, m := range msgs {
-		if len(m.Payload) > t.maxPayload {
-			return nil, fmt.Errorf("topic %q: batch append: message %d: %d bytes, maximum %d: %w", t.name, i, len(m.Payload), t.maxPayload, log.ErrPayloadTooLarge)
-		}
+	if err := CheckPayloads(msgs, t.maxPayload); err != nil {
+		return nil, fmt.Errorf("topic %q: batch append: %w", t.name, err)
 	}
 	if len(msgs) == 0 {
 		return nil, nil
 	}
 	pl := t.router.Plan(msgs)
-
 	results := make([]AppendResult, len(msgs))
 	for i, p := range pl.Partition {
 		results[i].Partition = p
 	}
-	var (
-		wg sync.WaitGroup
-		// mu guards failed.
-		mu     sync.Mutex
-		failed map[int]error
-	)
-	for p, idx := range pl.Messages {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			payloads := make([][]byte, len(idx))
-			for j, i := range idx {
-				payloads[j] = msgs[i].Payload
-			}
-			recs, err := t.parts[p].AppendBatch(payloads)
-			if err != nil {
-				mu.Lock()
-				if failed == nil {
-					failed = map[int]error{}
-				}
-				failed[p] = fmt.Errorf("append %d records to partition %d: %w", len(idx), p, err)
-				mu.Unlock()
-				return
-			}
-			for j, i := range idx {
-				results[i] = AppendResult{Partition: p, Offset: recs[j].Offset, Record: recs[j]}
-			}
-		}()
-	}
-	wg.Wait()
-	if failed != nil {
-		return results, &BatchError{Topic: t.name, Partitions: failed}
-	}
-	return results, nil
+	err := pl.Write(t.name, func(p int, idx []int) error {
+		recs, err := t.parts[p].AppendBatch(Payloads(msgs, idx))
+		if err != nil {
+			return fmt.Errorf("append %d records to partition %d: %w", len(idx), p, err)
+		}
+		for j, i := range idx {
+			results[i] = AppendResult{Partition: p, Offset: recs[j].Offset, Record: recs[j]}
+		}
+		return nil
+	})
+	return results, err
 }

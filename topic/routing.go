@@ -2,8 +2,12 @@ package topic
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"math/big"
+	"sync"
 	"sync/atomic"
+
+	"github.com/pystream/pystream/log"
 )
 
 // PartitionForKey maps a key to a partition: the whole 32-byte SHA-256
@@ -111,6 +115,60 @@ type Plan struct {
 	// Messages maps every partition the batch touches to the indexes of
 	// its messages, in input order.
 	Messages map[int][]int
+}
+
+// Payloads returns the payloads of the messages at the indexes idx, in
+// that order: one partition's share of a batch (Plan.Messages).
+func Payloads(msgs []Message, idx []int) [][]byte {
+	payloads := make([][]byte, len(idx))
+	for j, i := range idx {
+		payloads[j] = msgs[i].Payload
+	}
+	return payloads
+}
+
+// Write calls write once for every partition the plan touches, with the
+// indexes of its messages, the partitions concurrently, and waits for all.
+// The partitions whose write failed come back as a *BatchError for the
+// topic topicName; nil means every write succeeded. write may fill in the
+// results of its own indexes without a lock: no two calls share one.
+func (pl Plan) Write(topicName string, write func(partition int, idx []int) error) error {
+	var (
+		wg sync.WaitGroup
+		// mu guards failed.
+		mu     sync.Mutex
+		failed map[int]error
+	)
+	for p, idx := range pl.Messages {
+		wg.Go(func() {
+			if err := write(p, idx); err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				if failed == nil {
+					failed = map[int]error{}
+				}
+				failed[p] = err
+			}
+		})
+	}
+	wg.Wait()
+	if failed != nil {
+		return &BatchError{Topic: topicName, Partitions: failed}
+	}
+	return nil
+}
+
+// CheckPayloads refuses a batch in which some payload is larger than
+// limit, naming the first such message, with an error wrapping
+// log.ErrPayloadTooLarge. A batch write checks it before anything is routed
+// or written, so an oversized record fails its whole batch.
+func CheckPayloads(msgs []Message, limit int) error {
+	for i, m := range msgs {
+		if len(m.Payload) > limit {
+			return fmt.Errorf("message %d: %d bytes, maximum %d: %w", i, len(m.Payload), limit, log.ErrPayloadTooLarge)
+		}
+	}
+	return nil
 }
 
 // planBatch routes every message of a batch. Keyless messages take the

@@ -2,11 +2,15 @@ package topic
 
 import (
 	"crypto/sha256"
+	"errors"
 	"math/big"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log"
 )
 
 // bigPartition is the routing rule computed the slow, obvious way, as an
@@ -141,4 +145,40 @@ func TestRoutingRouterPlanReservesConsecutiveValues(t *testing.T) {
 			require.Equal(t, (first+i)%partitions, p, "plan %v is not one consecutive run", pl.Partition)
 		}
 	}
+}
+
+// Decision: a batch write runs each partition's share once and reports
+// exactly the failed partitions in one *BatchError; the others' shares
+// were written.
+func TestRoutingPlanWrite(t *testing.T) {
+	msgs := []Message{{Key: nil}, {Key: nil}, {Key: nil}, {Key: nil}}
+	pl := NewRouter(3).Plan(msgs) // partitions 0, 1, 2, 0
+	boom := errors.New("disk on fire")
+	var mu sync.Mutex
+	written := map[int][]int{}
+	err := pl.Write("orders", func(p int, idx []int) error {
+		if p == 1 {
+			return boom
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		written[p] = idx
+		return nil
+	})
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, "orders", be.Topic)
+	require.Equal(t, map[int]error{1: boom}, be.Partitions)
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, map[int][]int{0: {0, 3}, 2: {2}}, written)
+
+	require.NoError(t, pl.Write("orders", func(int, []int) error { return nil }))
+}
+
+// Decision: one oversized payload refuses the whole batch, naming it.
+func TestRoutingCheckPayloads(t *testing.T) {
+	msgs := []Message{{Payload: []byte("abc")}, {Payload: []byte("abcd")}}
+	require.NoError(t, CheckPayloads(msgs, 4))
+	require.ErrorIs(t, CheckPayloads(msgs, 3), log.ErrPayloadTooLarge)
+	require.Equal(t, [][]byte{[]byte("abcd"), []byte("abc")}, Payloads(msgs, []int{1, 0}))
 }
