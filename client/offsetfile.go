@@ -1,7 +1,6 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,22 +51,20 @@ func ParseOffsetFile(data []byte) (uint64, error) {
 	if !ok {
 		return 0, bad(nil, "missing field \"version\"")
 	}
-	if !isJSONInteger(raw) {
+	if !durable.IsInteger(raw) {
 		return 0, bad(nil, "field \"version\" is not an integer: %s", raw)
 	}
 	if v, err := strconv.ParseInt(string(raw), 10, 64); err != nil || v != OffsetFileVersion {
 		return 0, bad(err, "unknown version %s (this build reads version %d)", raw, OffsetFileVersion)
 	}
-	for k := range fields {
-		if k != "version" && k != "offset" {
-			return 0, bad(nil, "unknown field %q", k)
-		}
+	if k, ok := durable.UnknownField(fields, "version", "offset"); ok {
+		return 0, bad(nil, "unknown field %q", k)
 	}
 	raw, ok = fields["offset"]
 	if !ok {
 		return 0, bad(nil, "missing field \"offset\"")
 	}
-	if !isJSONInteger(raw) {
+	if !durable.IsInteger(raw) {
 		return 0, bad(nil, "field \"offset\" is not an integer: %s", raw)
 	}
 	if raw[0] == '-' {
@@ -78,23 +75,6 @@ func ParseOffsetFile(data []byte) (uint64, error) {
 		return 0, bad(err, "offset %s out of range", raw)
 	}
 	return off, nil
-}
-
-// isJSONInteger reports whether raw is a JSON number without fraction or
-// exponent (so not null, a string, 1.0 or 1e3).
-func isJSONInteger(raw json.RawMessage) bool {
-	if len(raw) == 0 {
-		return false
-	}
-	for i, c := range raw {
-		if c == '-' && i == 0 {
-			continue
-		}
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return raw[len(raw)-1] != '-'
 }
 
 // ReadOffsetFile reads and parses the offset file at path, changing

@@ -232,10 +232,8 @@ func metaObject(raw []byte, where string, names ...string) (map[string]json.RawM
 			return nil, &MetadataError{Reason: fmt.Sprintf("%smissing field %q", where, name)}
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(fields)) {
-		if !slices.Contains(names, key) {
-			return nil, &MetadataError{Reason: fmt.Sprintf("%sunknown field %q", where, key)}
-		}
+	if key, ok := durable.UnknownField(fields, names...); ok {
+		return nil, &MetadataError{Reason: fmt.Sprintf("%sunknown field %q", where, key)}
 	}
 	return fields, nil
 }

@@ -73,10 +73,8 @@ func ParseMetadata(data []byte) (Metadata, error) {
 	if m.Version != MetadataVersion {
 		return m, problem(nil, "unknown version %d (this build reads version %d)", m.Version, MetadataVersion)
 	}
-	for k := range fields {
-		if k != "version" && k != "name" && k != "partition_count" {
-			return m, problem(nil, "unknown field %q", k)
-		}
+	if k, ok := durable.UnknownField(fields, "version", "name", "partition_count"); ok {
+		return m, problem(nil, "unknown field %q", k)
 	}
 	if raw, ok = fields["name"]; !ok {
 		return m, problem(nil, "missing field \"name\"")
@@ -115,11 +113,10 @@ var errWrongType = errors.New("wrong JSON type")
 // decodeInt accepts a JSON number written as an integer that fits an int:
 // not null, not a string, not 1.0 or 1e0.
 func decodeInt(raw json.RawMessage) (int, error) {
-	s := string(raw)
-	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+	if !durable.IsInteger(raw) {
 		return 0, errWrongType
 	}
-	n, err := strconv.ParseInt(s, 10, 0)
+	n, err := strconv.ParseInt(string(raw), 10, 0)
 	if err != nil {
 		return 0, err
 	}

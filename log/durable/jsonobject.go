@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 )
 
 // ObjectError says why ObjectFields refused a metadata file.
@@ -69,4 +71,35 @@ func ObjectFields(data []byte) (map[string]json.RawMessage, error) {
 		return nil, &ObjectError{Reason: "data after the JSON object", Err: err}
 	}
 	return fields, nil
+}
+
+// UnknownField returns the first field name of fields, in sorted order, that
+// is not among known, and whether there is one: a metadata reader refuses a
+// field it does not know rather than ignore what a newer writer meant.
+func UnknownField(fields map[string]json.RawMessage, known ...string) (string, bool) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(known, name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// IsInteger reports whether raw is a JSON number written as a whole number:
+// an optional minus and digits, no fraction or exponent (so not null, a
+// string, 1.0 or 1e3). Range checks are the caller's.
+func IsInteger(raw json.RawMessage) bool {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }

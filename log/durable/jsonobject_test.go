@@ -26,3 +26,25 @@ func TestObjectFields(t *testing.T) {
 		require.NotEmpty(t, oe.Reason)
 	}
 }
+
+// TestIsInteger: whole JSON numbers only; no fraction, exponent, string or
+// null, and a lone minus is not a number.
+func TestIsInteger(t *testing.T) {
+	for _, s := range []string{"0", "7", "-3", "18446744073709551616"} {
+		require.True(t, durable.IsInteger(json.RawMessage(s)), s)
+	}
+	for _, s := range []string{"", "-", "1.0", "1e3", `"1"`, "null", "--1", "1-", "+1"} {
+		require.False(t, durable.IsInteger(json.RawMessage(s)), s)
+	}
+}
+
+// TestUnknownField: the first unknown field in sorted order, so the reason
+// a reader gives is the same on every run.
+func TestUnknownField(t *testing.T) {
+	fields := map[string]json.RawMessage{"version": nil, "zeta": nil, "alpha": nil}
+	name, ok := durable.UnknownField(fields, "version")
+	require.True(t, ok)
+	require.Equal(t, "alpha", name)
+	_, ok = durable.UnknownField(fields, "version", "zeta", "alpha")
+	require.False(t, ok)
+}
