@@ -75,7 +75,7 @@ func Open(path string) (*Log, error) {
 
 // OpenWithOptions is Open with explicit options.
 func OpenWithOptions(path string, opts Options) (*Log, error) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}

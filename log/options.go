@@ -23,9 +23,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// withDefaults returns o with every zero field set to its default. Each
-// entry point that takes Options calls it once, then validate.
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every zero field set to its default. Each
+// entry point that takes Options calls it once, then validate; the layers
+// above call it too, so that a default is decided in this one place.
+func (o Options) WithDefaults() Options {
 	if o.MaxPayloadSize == 0 {
 		o.MaxPayloadSize = DefaultMaxPayloadSize
 	}

@@ -34,7 +34,7 @@ func TestLogOptionsDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.in.withDefaults()
+			got := tt.in.WithDefaults()
 			require.Equal(t, tt.want.MaxPayloadSize, got.MaxPayloadSize)
 			require.Equal(t, tt.want.FS, got.FS)
 			require.Equal(t, funcID(tt.want.Now), funcID(got.Now))
@@ -46,7 +46,7 @@ func TestLogOptionsDefaults(t *testing.T) {
 // A MaxPayloadSize outside 1..MaxFramePayload is refused, after defaults.
 func TestLogOptionsValidate(t *testing.T) {
 	for _, size := range []int{-1, int(MaxFramePayload) + 1} {
-		require.ErrorIs(t, Options{MaxPayloadSize: size}.withDefaults().validate(), ErrInvalidArgument, "size %d", size)
+		require.ErrorIs(t, Options{MaxPayloadSize: size}.WithDefaults().validate(), ErrInvalidArgument, "size %d", size)
 	}
-	require.NoError(t, Options{MaxPayloadSize: int(MaxFramePayload)}.withDefaults().validate())
+	require.NoError(t, Options{MaxPayloadSize: int(MaxFramePayload)}.WithDefaults().validate())
 }

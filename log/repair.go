@@ -38,7 +38,7 @@ func Repair(path string) (RepairResult, error) {
 
 // RepairWithOptions is Repair on the file system of opts.
 func RepairWithOptions(path string, opts Options) (RepairResult, error) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return RepairResult{}, err
 	}

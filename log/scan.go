@@ -216,7 +216,7 @@ func ScanFile(path string, fn func(pos int64, rec Record) error) error {
 
 // ScanFileWithOptions is ScanFile on the file system of opts.
 func ScanFileWithOptions(path string, opts Options, fn func(pos int64, rec Record) error) error {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return err
 	}

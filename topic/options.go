@@ -20,18 +20,12 @@ type Options struct {
 	Now func() time.Time
 }
 
-// withDefaults returns o with every zero field set to its default.
+// withDefaults returns o with every zero field set to its default: the
+// log's, since every field is handed to the partition logs.
 // OpenWithOptions and OpenExisting call it once, on entry.
 func (o Options) withDefaults() Options {
-	if o.FS == nil {
-		o.FS = durable.OS
-	}
-	if o.MaxPayloadSize == 0 {
-		o.MaxPayloadSize = log.DefaultMaxPayloadSize
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
+	l := o.logOptions().WithDefaults()
+	o.FS, o.MaxPayloadSize, o.Now = l.FS, l.MaxPayloadSize, l.Now
 	return o
 }
 
