@@ -69,7 +69,7 @@ func lockFile(f *os.File, path string) (*Lock, error) {
 	held, err := tryFlock(f)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("datalock: lock %s: %w", path, &os.PathError{Op: "flock", Path: path, Err: err})
+		return nil, fmt.Errorf("datalock: %w", &os.PathError{Op: "flock", Path: path, Err: err})
 	}
 	if held {
 		pid := readPID(f)
