@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -234,10 +235,10 @@ func TestE2ELockRefusesSecondServer(t *testing.T) {
 	cfg := Defaults()
 	cfg.DataDir = dir
 	_, err := New(cfg, NewLogger(&discard{}, cfg))
-	require.ErrorIs(t, err, ErrDataDirLocked)
-	var le *DataDirLockedError
+	require.ErrorIs(t, err, datalock.ErrLocked)
+	var le *datalock.LockedError
 	require.ErrorAs(t, err, &le)
-	require.Equal(t, dir+"/"+LockFileName, le.Path)
+	require.Equal(t, datalock.Path(dir), le.Path)
 	require.Positive(t, le.PID)
 	r.stop()
 	r2 := startServer(t, dir, 1)

@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 )
 
 // Errors reported by this package. Each typed error below matches one of
@@ -16,10 +15,6 @@ var (
 	// ErrMalformedDotEnv is matched by every *DotEnvError: the .env file
 	// has a line the parser cannot read.
 	ErrMalformedDotEnv = errors.New("server: malformed .env file")
-
-	// ErrDataDirLocked is matched by every *DataDirLockedError: another
-	// process holds the data directory's lock file.
-	ErrDataDirLocked = errors.New("server: data directory is in use by another process")
 )
 
 // ConfigError says which configuration variable was rejected, the value it
@@ -71,25 +66,3 @@ func (e *DotEnvError) Error() string {
 
 // Unwrap returns ErrMalformedDotEnv.
 func (e *DotEnvError) Unwrap() error { return ErrMalformedDotEnv }
-
-// DataDirLockedError reports that another process holds the lock on the
-// data directory, usually a second pystream-server started on it.
-type DataDirLockedError struct {
-	// Path is the lock file.
-	Path string
-	// PID is the holder's process id as the lock file says, or 0 when the
-	// file does not say.
-	PID int
-}
-
-func (e *DataDirLockedError) Error() string {
-	who := "another process"
-	if e.PID > 0 {
-		who = fmt.Sprintf("process %d", e.PID)
-	}
-	return fmt.Sprintf("server: data directory %s is in use by %s (it holds %s); stop it or set PYSTREAM_DATA_DIR to another directory",
-		filepath.Dir(e.Path), who, e.Path)
-}
-
-// Is makes errors.Is(err, ErrDataDirLocked) true.
-func (e *DataDirLockedError) Is(target error) bool { return target == ErrDataDirLocked }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+
+	"github.com/pystream/pystream/server/datalock"
 )
 
 // Exit statuses of the pystream-server binary.
@@ -74,7 +76,7 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 
 	srv, err := New(cfg, logger)
 	if err != nil {
-		var locked *DataDirLockedError
+		var locked *datalock.LockedError
 		if errors.As(err, &locked) {
 			logger.Error("cannot start: the data directory is in use by another server; stop it or set PYSTREAM_DATA_DIR to another directory",
 				"data_dir", cfg.DataDir, "lock_file", locked.Path, "pid", locked.PID)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/datalock"
 )
 
 // Timeouts of the HTTP server. They bound how long a slow or stalled client
@@ -44,7 +45,7 @@ type Server struct {
 	// (MaxFetchBytes; tests lower it before serving).
 	fetchBytes int
 	cluster    *cluster.Cluster
-	lock       *dataLock
+	lock       *datalock.Lock
 	metrics    *metrics
 	routes     []route
 	openapi    []byte // the encoded OpenAPI document, built once
@@ -56,8 +57,8 @@ type Server struct {
 //
 //  1. it creates the data directory if needed (durably: every new
 //     directory is fsync-ed into its parent) and takes the exclusive lock
-//     on its .lock file (a *DataDirLockedError when another server holds
-//     it);
+//     on its .lock file with datalock.Acquire (a *datalock.LockedError when
+//     another server holds it);
 //  2. it opens the cluster there (cluster.meta restores topics, placement,
 //     leaders and active sets) with every fsync timed for /metrics;
 //  3. it starts brokers 1..cfg.Brokers.
@@ -74,13 +75,13 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
-	lock, err := lockDataDir(fsys, cfg.DataDir)
+	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	s.lock = lock
 	if err := s.openCluster(fsys); err != nil {
-		return nil, errors.Join(err, s.lock.release())
+		return nil, errors.Join(err, s.lock.Release())
 	}
 	s.metrics.registerCluster(s.cluster)
 
@@ -131,7 +132,7 @@ func (s *Server) Close() error {
 	if s.cluster != nil {
 		errs = append(errs, s.cluster.Close())
 	}
-	errs = append(errs, s.lock.release())
+	errs = append(errs, s.lock.Release())
 	return errors.Join(errs...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/tools/internal/verify"
 	"github.com/stretchr/testify/require"
 )
@@ -22,14 +23,13 @@ func TestCLIExitCode(t *testing.T) {
 		{nil, ExitOK},
 		{errors.New("disk on fire"), ExitFailure},
 		{ErrProblemsFound, ExitFailure},
-		{&LockedError{Lock: ".lock"}, ExitFailure},
+		{&datalock.LockedError{Path: ".lock"}, ExitFailure},
 		{usage, ExitUsage},
 		{fmt.Errorf("context: %w", usage), ExitUsage},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, ExitCode(tt.err), "%v", tt.err)
 	}
-	require.ErrorIs(t, &LockedError{Lock: ".lock", PID: "7"}, ErrLocked)
 }
 
 // TestCLIDumpLine pins the text form of one record, preview cut at 32 bytes.

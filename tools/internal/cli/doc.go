@@ -10,7 +10,7 @@
 //	log.go         pystream log (group)
 //	dump.go        pystream log dump     (dumpformat.go: the record line, pure)
 //	verify.go      pystream log verify   (engine: internal/verify)
-//	repair.go      pystream log repair   (lockfile.go, lock_*.go: the server's .lock)
+//	repair.go      pystream log repair   (lockfile.go: the server's .lock, via server/datalock)
 //	bench.go       pystream bench (group)
 //	benchlog.go    pystream bench log    (figures: internal/perfstat)
 //

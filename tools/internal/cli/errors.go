@@ -23,9 +23,6 @@ var (
 	ErrProblemsFound = errors.New("cli: problems found")
 	// ErrAborted is returned when the user did not confirm an operation.
 	ErrAborted = errors.New("cli: aborted")
-	// ErrLocked is returned when a server holds the data directory a file
-	// belongs to.
-	ErrLocked = errors.New("cli: data directory is in use by a server")
 )
 
 // UsageError is a mistake on the command line. It makes the command exit
@@ -44,26 +41,6 @@ func (e *UsageError) Unwrap() error { return e.Err }
 func usageErrorf(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
-
-// LockedError reports the lock file of a data directory that a running
-// server holds.
-type LockedError struct {
-	// Lock is the path of the lock file.
-	Lock string
-	// PID is the pid written in the lock file, empty when unreadable.
-	PID string
-}
-
-func (e *LockedError) Error() string {
-	s := fmt.Sprintf("%s is locked", e.Lock)
-	if e.PID != "" {
-		s += " by pid " + e.PID
-	}
-	return s + "; stop the server first"
-}
-
-// Unwrap returns ErrLocked.
-func (e *LockedError) Unwrap() error { return ErrLocked }
 
 // ExitCode maps the error a command returned to the process exit code.
 func ExitCode(err error) int {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/datalock"
 	"github.com/spf13/cobra"
 )
 
@@ -42,6 +43,9 @@ type repairReport struct {
 
 func (a *app) repair(path string, yes bool) error {
 	release, err := lockDataDirs(path)
+	if errors.Is(err, datalock.ErrLocked) {
+		return fmt.Errorf("log repair: %w; stop the server first", err)
+	}
 	if err != nil {
 		return fmt.Errorf("log repair: %w", err)
 	}
