@@ -471,8 +471,8 @@ func TestSpecTopicPayloadBytesRoundTrip(t *testing.T) {
 	}
 }
 
-// Issue 4: Close may be called twice; operations after Close fail with an
-// error wrapping log.ErrClosed rather than panicking.
+// Rule: Close may be called twice; operations after Close fail with an error
+// wrapping log.ErrClosed rather than panicking.
 func TestSpecTopicClosedRefusesWork(t *testing.T) {
 	tp, err := topic.Open(t.TempDir(), "events", 2)
 	require.NoError(t, err)
