@@ -69,12 +69,13 @@ func crashInto(t *testing.T, c *logtest.CrashFS) string {
 	return dst
 }
 
-// TestCrashSimClusterKeepsAcknowledgedRecords pins the spec's phase-4
-// promise under a simulated power loss: a record is acknowledged only once
-// every active replica holds it durably, and cluster.meta records every
-// decision before it is reported. After a crash, the crashed copy reopens
-// with its brokers, the topic and its placement, and every acknowledged
-// record, byte-identical, on every active replica.
+// TestCrashSimClusterKeepsAcknowledgedRecords pins the promise of
+// docs/phase-4-replication.md § Leader writes and synchronous replication
+// under a simulated power loss: a record is acknowledged only once every
+// active replica holds it durably, and cluster.meta records every decision
+// before it is reported. After a crash, the crashed copy reopens with its
+// brokers, the topic and its placement, and every acknowledged record,
+// byte-identical, on every active replica.
 func TestCrashSimClusterKeepsAcknowledgedRecords(t *testing.T) {
 	const partitions, sequential, writers, perWriter = 3, 9, 4, 5
 	base := t.TempDir()

@@ -27,11 +27,12 @@ func payloads(t *testing.T, c *Cluster, topicName string, p int) []string {
 	return out
 }
 
-// The spec's phase-5 story end to end: 3 brokers, rf 3; an unacknowledged
-// record on the old leader only; failover picks the right follower; the next
-// write reuses the offset; the old leader returns, recovery drops exactly
-// the unacknowledged tail, the replica is identical and active again, and it
-// is still a follower after reopening. A second failover then works.
+// The story of docs/phase-5-failover.md § Worked example, end to end: 3
+// brokers, rf 3; an unacknowledged record on the old leader only; failover
+// picks the right follower; the next write reuses the offset; the old leader
+// returns, recovery drops exactly the unacknowledged tail, the replica is
+// identical and active again, and it is still a follower after reopening. A
+// second failover then works.
 func TestFailoverSpecStory(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 3))

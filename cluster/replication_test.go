@@ -68,8 +68,9 @@ func TestProducerRouting(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTopic)
 }
 
-// Issue 10: a batch costs one append per replica; results are in input
-// order and match what the replicas hold.
+// docs/phase-4-replication.md § Leader writes and synchronous replication: a
+// batch costs one append per replica; results are in input order and match
+// what the replicas hold.
 func TestProducerSendBatch(t *testing.T) {
 	c, _ := newCluster(t, 2)
 	require.NoError(t, c.CreateTopic("orders", 2, 2))

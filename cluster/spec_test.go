@@ -851,12 +851,12 @@ func TestSpecFailoverNoCandidateKeepsLeader(t *testing.T) {
 	})
 }
 
-// The spec's whole phase-5 story, one guarantee per step: the failed
-// leader becomes an inactive follower; writes continue with the reduced
-// active set; the next write reuses the unacknowledged offset; recovery
-// truncates only the recovering replica, copies, verifies and only then
-// reactivates; the returning leader never reclaims leadership, also after
-// the cluster is reopened; and a later failover still works.
+// The whole story of docs/phase-5-failover.md § Worked example, one guarantee
+// per step: the failed leader becomes an inactive follower; writes continue
+// with the reduced active set; the next write reuses the unacknowledged
+// offset; recovery truncates only the recovering replica, copies, verifies
+// and only then reactivates; the returning leader never reclaims leadership,
+// also after the cluster is reopened; and a later failover still works.
 func TestSpecFailoverAndRecoveryStory(t *testing.T) {
 	c, root := specCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 3))
