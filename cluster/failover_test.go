@@ -125,8 +125,10 @@ func mustStatus(t *testing.T, c *Cluster) PartitionStatus {
 	return st
 }
 
-// Spec: "Failover refuses to run while the leader is still usable", and a
-// refusal leaves every log and cluster.meta byte for byte unchanged.
+// docs/phase-5-failover.md § Why failover is explicit: failover refuses to
+// run while the leader is still usable, and a refusal leaves every log and
+// cluster.meta byte for byte unchanged
+// (docs/phase-5-failover.md § Candidate selection and safety checks).
 func TestFailoverRefusalsChangeNothing(t *testing.T) {
 	t.Run("leader alive", func(t *testing.T) {
 		c, root := newCluster(t, 3)
@@ -197,8 +199,9 @@ func TestFailoverRefusalsChangeNothing(t *testing.T) {
 	})
 }
 
-// Spec: "if the write fails, the failover is not reported and the old leader
-// stays recorded" — on disk and in memory.
+// docs/phase-5-failover.md § Candidate selection and safety checks: if the
+// write of cluster.meta fails, the failover is not reported and the old
+// leader stays recorded — on disk and in memory.
 func TestFailoverMetadataWriteFails(t *testing.T) {
 	for _, op := range []logtest.Op{logtest.OpRename, logtest.OpSync, logtest.OpOpen} {
 		t.Run(string(op), func(t *testing.T) {
