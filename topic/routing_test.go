@@ -17,7 +17,7 @@ func bigPartition(key []byte, n int) int {
 	return int(v.Mod(v, big.NewInt(int64(n))).Int64())
 }
 
-// Spec (docs/design.md § Keyed routing): the golden values for 3, 7 and 64
+// docs/design.md § Keyed routing: the golden values for 3, 7 and 64
 // partitions are fixed forever; a change here moves every user's keys.
 func TestRoutingGoldenValues(t *testing.T) {
 	cases := []struct {
