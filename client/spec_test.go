@@ -431,9 +431,9 @@ func TestSpecOffsetStoreCorruptionReportedNeverRepaired(t *testing.T) {
 	}
 }
 
-// Spec (offset storage) and docs/design.md § Names: consumer ids and topic
-// names follow the name rules and are checked before any path is built: a bad
-// one is refused and nothing is created.
+// docs/phase-3-clients.md § Offset files and docs/design.md § Names:
+// consumer ids and topic names follow the name rules and are checked before
+// any path is built: a bad one is refused and nothing is created.
 func TestSpecOffsetStoreRejectsUnsafeNames(t *testing.T) {
 	bad := []string{"", ".", "..", "a/b", "../x", "/abs", "a b", strings.Repeat("a", 250)}
 	for _, name := range bad {

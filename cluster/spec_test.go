@@ -1090,7 +1090,7 @@ func TestSpecFailoverMetadataWriteFailureChangesNothing(t *testing.T) {
 	}
 }
 
-// Spec (docs/design.md § Invariants, 4): bad input returns an error, never
+// docs/design.md § Invariants, 4: bad input returns an error, never
 // panics, and changes nothing on disk — negative or out-of-range partitions,
 // unknown topics, broker ids of zero or below.
 func TestSpecBadInputNeverPanics(t *testing.T) {

@@ -298,9 +298,9 @@ func TestSpecTopicPartitionOutOfRange(t *testing.T) {
 	require.Equal(t, before, specTree(t, root))
 }
 
-// Spec / docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON
-// with version, name, partition_count) and partition-NNNNNN/log.bin; records
-// never go through JSON.
+// docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON with
+// version, name, partition_count) and partition-NNNNNN/log.bin; records never
+// go through JSON.
 func TestSpecTopicOnDiskLayout(t *testing.T) {
 	root := t.TempDir()
 	tp := specOpen(t, root, "events", 3)
