@@ -1,8 +1,9 @@
 package client_test
 
 // Black-box tests of the phase-3 guarantees, written from the behavioural
-// rules of docs/phase-3-clients.md and docs/design.md alone. Each test names the rule it pins; each would fail if
-// that rule broke.
+// rules of docs/phase-3-clients.md and docs/design.md alone. Each test names
+// the rule it pins ("Spec:" states it in words); each would fail if that rule
+// broke.
 
 import (
 	"bytes"

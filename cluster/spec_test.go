@@ -2,8 +2,8 @@ package cluster_test
 
 // Black-box tests of the phase-4 and phase-5 guarantees, written from the
 // rules of docs/phase-4-replication.md, docs/phase-5-failover.md and
-// docs/design.md. Each test states the rule it
-// pins in our own words. They use only the exported API and the files on disk.
+// docs/design.md. Each test states the rule it pins in our own words. They
+// use only the exported API and the files on disk.
 
 import (
 	"bytes"

@@ -1,8 +1,9 @@
 package topic_test
 
 // Black-box tests of the phase-2 guarantees, written from the behavioural
-// rules of docs/phase-2-topics.md and docs/design.md alone, without looking at how package topic implements them.
-// Each test names the rule it pins; each would fail if that rule broke.
+// rules of docs/phase-2-topics.md and docs/design.md alone, without looking
+// at how package topic implements them. Each test names the rule it pins
+// ("Spec:" states it in words); each would fail if that rule broke.
 
 import (
 	"bytes"
