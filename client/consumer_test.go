@@ -17,9 +17,9 @@ func offsetsOf(recs []log.Record) []uint64 {
 	return out
 }
 
-// Spec (phase 3, position vs committed offset): fetch moves the position
-// only; commit persists it; a new consumer resumes from the committed
-// offset; never-committed is distinct from a committed 0.
+// docs/phase-3-clients.md § Consumer: position vs committed offset: fetch
+// moves the position only; commit persists it; a new consumer resumes from
+// the committed offset; never-committed is distinct from a committed 0.
 func TestConsumerPositionVersusCommitted(t *testing.T) {
 	f := newFixture(t, 2, 8)
 	c := f.consumer(t, "analytics-worker")
@@ -76,8 +76,9 @@ func TestConsumerPositionVersusCommitted(t *testing.T) {
 	require.False(t, ok)
 }
 
-// Spec (phase 3, at-least-once): records fetched and processed but not
-// committed are delivered again to the next consumer with the same id.
+// docs/phase-3-clients.md § At-least-once delivery, and why commits are explicit:
+// records fetched and processed but not committed are delivered again to the
+// next consumer with the same id.
 func TestConsumerAtLeastOnce(t *testing.T) {
 	f := newFixture(t, 1, 6)
 	c := f.consumer(t, "worker")
@@ -96,10 +97,10 @@ func TestConsumerAtLeastOnce(t *testing.T) {
 	require.Equal(t, processed, offsetsOf(recs), "the uncommitted records are seen again")
 }
 
-// Spec (phase 3, seek and replay): seek back replays without touching the
-// committed offset; committing below the stored offset is a regression
-// error and leaves the file unchanged; seek past the end yields empty
-// fetches.
+// docs/phase-3-clients.md § Seek and replay: seek back replays without
+// touching the committed offset; committing below the stored offset is a
+// regression error and leaves the file unchanged; seek past the end yields
+// empty fetches.
 func TestConsumerSeekReplayAndRegression(t *testing.T) {
 	f := newFixture(t, 1, 5)
 	c := f.consumer(t, "replayer")
@@ -158,8 +159,9 @@ func TestConsumerCommitUnchangedIsNoOp(t *testing.T) {
 	require.Equal(t, 1, ffs.Count(logtest.OpRename))
 }
 
-// Spec (phase 3): a consumer is bound to one existing partition; ids and
-// configuration are validated and nothing is created for bad ones.
+// docs/phase-3-clients.md § Consumer: position vs committed offset: a
+// consumer is bound to one existing partition; ids and configuration are
+// validated and nothing is created for bad ones.
 func TestConsumerConfigValidation(t *testing.T) {
 	f := newFixture(t, 2, 0)
 	for _, id := range []string{"", "..", ".", "a/b", "../x", "a b"} {

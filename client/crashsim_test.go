@@ -25,11 +25,12 @@ func crashLoad(t *testing.T, c *logtest.CrashFS, consumerID string, partition in
 	return off, ok
 }
 
-// Spec (phase 3, offset storage: a committed offset survives a restart),
-// under a simulated power loss: once Commit returns for a consumer that
-// never committed before (so the store root and the consumer's directories
-// are all new), a crash keeps the offset; a later commit that returned
-// replaces it; the second consumer's commit survives beside the first.
+// docs/phase-3-clients.md § Offset files (a committed offset survives a
+// restart), under a simulated power loss: once Commit returns for a consumer
+// that never committed before (so the store root and the consumer's
+// directories are all new), a crash keeps the offset; a later commit that
+// returned replaces it; the second consumer's commit survives beside the
+// first.
 func TestCrashSimCommitSurvives(t *testing.T) {
 	base := t.TempDir()
 	c, err := logtest.NewCrashFS(base)
@@ -57,10 +58,11 @@ func TestCrashSimCommitSurvives(t *testing.T) {
 	require.Equal(t, uint64(97), off)
 }
 
-// Spec (phase 3: an offset file is replaced atomically, never torn), under a
-// simulated power loss before each file-system operation of a commit in
-// turn: the crashed store loads the previous offset (or nothing, for the
-// first commit) or the new one, never an error.
+// docs/phase-3-clients.md § Offset files (an offset file is replaced
+// atomically, never torn), under a simulated power loss before each
+// file-system operation of a commit in turn: the crashed store loads the
+// previous offset (or nothing, for the first commit) or the new one, never an
+// error.
 func TestCrashSimCommitAtEveryStep(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -127,14 +129,14 @@ func TestCrashSimCommitAtEveryStep(t *testing.T) {
 	}
 }
 
-// Spec (phase 3: a committed offset survives a restart), after a process
-// crash and then a power loss: a first life commits twice and is killed
-// before each of its file-system operations in turn, leaving what it wrote
-// in the page cache. A second life loads the offset and acknowledges it,
-// committing it again through the store or through a Consumer (both no-ops
-// when the offset is unchanged), or commits a first offset when it finds
-// none; then the power fails. The crashed store must load exactly what the
-// second life acknowledged.
+// docs/phase-3-clients.md § Offset files (a committed offset survives a
+// restart), after a process crash and then a power loss: a first life commits
+// twice and is killed before each of its file-system operations in turn,
+// leaving what it wrote in the page cache. A second life loads the offset and
+// acknowledges it, committing it again through the store or through a
+// Consumer (both no-ops when the offset is unchanged), or commits a first
+// offset when it finds none; then the power fails. The crashed store must
+// load exactly what the second life acknowledged.
 func TestCrashSimCommitRestartAfterProcessCrash(t *testing.T) {
 	const consumerID, partition = "analytics-worker", 2
 	firstLife := func(fsys durable.FS, root string) {

@@ -22,9 +22,9 @@ func newStore(t *testing.T) (*OffsetStore, string) {
 	return s, root
 }
 
-// Spec (phase 3, offset storage): one file per consumer, topic and
-// partition, holding {"version": 1, "offset": N}; nothing committed is
-// distinct from a committed 0.
+// docs/design.md § Offset files: one file per consumer, topic and partition,
+// holding {"version": 1, "offset": N}; nothing committed is distinct from a
+// committed 0.
 func TestOffsetStoreLayoutAndContent(t *testing.T) {
 	s, root := newStore(t)
 	_, ok, err := s.Load("analytics-worker", "orders", 0)
@@ -56,8 +56,9 @@ func TestOffsetStoreLayoutAndContent(t *testing.T) {
 	require.Equal(t, uint64(123), off)
 }
 
-// Spec (phase 3): committing from a position below what is stored raises
-// OffsetRegressionError; the file keeps its bytes. Equal is a no-op.
+// docs/phase-3-clients.md § Seek and replay: committing from a position below
+// what is stored raises OffsetRegressionError; the file keeps its bytes.
+// Equal is a no-op.
 func TestOffsetStoreRegressionLeavesFileUnchanged(t *testing.T) {
 	s, root := newStore(t)
 	require.NoError(t, s.Commit("c", "t", 0, 10))
@@ -77,8 +78,8 @@ func TestOffsetStoreRegressionLeavesFileUnchanged(t *testing.T) {
 	require.Equal(t, uint64(11), off)
 }
 
-// Spec (phase 3, names): consumer ids and topic names follow the topic
-// rules and are checked before any path is built; nothing is created.
+// docs/design.md § Names: consumer ids and topic names follow the topic rules
+// and are checked before any path is built; nothing is created.
 func TestOffsetStoreInvalidNamesCreateNothing(t *testing.T) {
 	s, root := newStore(t)
 	bad := []string{"", ".", "..", "a/b", "../x", "/abs", "a b", strings.Repeat("x", 250)}
@@ -99,8 +100,9 @@ func TestOffsetStoreInvalidNamesCreateNothing(t *testing.T) {
 	require.Empty(t, tree(t, filepath.Dir(root)), "nothing created beside root either")
 }
 
-// Spec (phase 3): malformed offset state raises OffsetCorruptionError and
-// is never repaired or overwritten, by Load, by Commit or by a consumer.
+// docs/design.md § Offset files and docs/design.md § Invariants, 3: malformed
+// offset state raises OffsetCorruptionError and is never repaired or
+// overwritten, by Load, by Commit or by a consumer.
 func TestOffsetStoreMalformedFilesTable(t *testing.T) {
 	cases := []struct{ name, data string }{
 		{"empty", ""},
@@ -154,9 +156,9 @@ func TestOffsetStoreMalformedFilesTable(t *testing.T) {
 	}
 }
 
-// Spec (phase 3, atomic commits) and docs/design.md § Invariants, 2: a commit
-// whose write fails at any step leaves the old offset readable, and the store
-// then refuses further commits (sticky failure) until reopened.
+// docs/phase-3-clients.md § Offset files and docs/design.md § Invariants, 2:
+// a commit whose write fails at any step leaves the old offset readable, and
+// the store then refuses further commits (sticky failure) until reopened.
 func TestOffsetStoreFailedWriteKeepsOldOffset(t *testing.T) {
 	ops := []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpClose, logtest.OpRename, logtest.OpSyncDir}
 	for _, op := range ops {
@@ -349,10 +351,10 @@ func TestOffsetStoreFileNames(t *testing.T) {
 	}
 }
 
-// Spec (phase 3) and docs/design.md § Invariants, 5: concurrent commits to one
-// file are serialized and the stored offset only ever grows: the final value is
-// the largest committed, every losing commit is a regression error, and no
-// commit of a larger value is lost.
+// docs/phase-3-clients.md § Offset files and docs/design.md § Invariants, 5:
+// concurrent commits to one file are serialized and the stored offset only
+// ever grows: the final value is the largest committed, every losing commit
+// is a regression error, and no commit of a larger value is lost.
 func TestOffsetStoreConcurrentCommitsNeverRegress(t *testing.T) {
 	s, _ := newStore(t)
 	var wg sync.WaitGroup

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Spec (phase 3, producer): Send reports topic, partition, offset and
-// timestamp of the stored record; payload bytes stay bytes; key semantics
+// docs/phase-3-clients.md § Producer: Send reports topic, partition, offset
+// and timestamp of the stored record; payload bytes stay bytes; key semantics
 // are the topic's (golden routing, nil round robin, empty key hashed).
 func TestProducerSendReportsWhereRecordsLanded(t *testing.T) {
 	at := time.Unix(1700000000, 42)
@@ -43,7 +43,8 @@ func TestProducerSendReportsWhereRecordsLanded(t *testing.T) {
 	require.Equal(t, []int{0, 1, 2, 0}, parts)
 }
 
-// Spec (phase 3): a producer borrows its topic and never closes it.
+// docs/phase-3-clients.md § Producer: a producer borrows its topic and never
+// closes it.
 func TestProducerNeverClosesTopic(t *testing.T) {
 	tp, err := topic.Open(t.TempDir(), "borrowed", 1)
 	require.NoError(t, err)
@@ -58,8 +59,8 @@ func TestProducerNeverClosesTopic(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
-// Spec (phase 3): a producer is safe for concurrent use; offsets per
-// partition are dense and unique.
+// docs/phase-3-clients.md § Producer: a producer is safe for concurrent use;
+// offsets per partition are dense and unique.
 func TestProducerConcurrentSends(t *testing.T) {
 	tp, err := topic.Open(t.TempDir(), "conc", 2)
 	require.NoError(t, err)
@@ -95,9 +96,9 @@ func TestProducerConcurrentSends(t *testing.T) {
 	}
 }
 
-// Issue 10: SendBatch returns results in input order; on a partial failure
-// it returns every result and the *topic.BatchError naming the refused
-// partitions.
+// docs/phase-3-clients.md § Producer: SendBatch returns results in input
+// order; on a partial failure it returns every result and the
+// *topic.BatchError naming the refused partitions.
 func TestProducerSendBatch(t *testing.T) {
 	ffs := logtest.NewFaultFS(nil)
 	tp, err := topic.OpenWithOptions(t.TempDir(), "batch", 2, topic.Options{FS: ffs})

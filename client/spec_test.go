@@ -1,8 +1,9 @@
 package client_test
 
 // Black-box tests of the phase-3 guarantees, written from the behavioural
-// rules of docs/phase-3-clients.md and docs/design.md alone. Each test names the rule it pins; each would fail if
-// that rule broke.
+// rules of docs/phase-3-clients.md and docs/design.md alone. Each test names
+// the rule it pins ("Spec:" states it in words); each would fail if that rule
+// broke.
 
 import (
 	"bytes"
@@ -431,9 +432,9 @@ func TestSpecOffsetStoreCorruptionReportedNeverRepaired(t *testing.T) {
 	}
 }
 
-// Spec (offset storage) and docs/design.md § Names: consumer ids and topic
-// names follow the name rules and are checked before any path is built: a bad
-// one is refused and nothing is created.
+// docs/phase-3-clients.md § Offset files and docs/design.md § Names:
+// consumer ids and topic names follow the name rules and are checked before
+// any path is built: a bad one is refused and nothing is created.
 func TestSpecOffsetStoreRejectsUnsafeNames(t *testing.T) {
 	bad := []string{"", ".", "..", "a/b", "../x", "/abs", "a b", strings.Repeat("a", 250)}
 	for _, name := range bad {

@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Spec, "Brokers and replication": placement is deterministic, "computed
-// once, persisted, and never recomputed"; reopening restores it.
+// docs/design.md § Placement: placement is deterministic, computed once,
+// persisted and never recomputed; reopening restores it.
 func TestClusterCreateTopicPlacementAndReopen(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 3, 2))
@@ -56,8 +56,8 @@ func TestClusterCreateTopicPlacementAndReopen(t *testing.T) {
 	require.Equal(t, []TopicInfo{{Name: "orders", PartitionCount: 3, ReplicationFactor: 2}}, c2.Topics())
 }
 
-// Spec: "Invalid input returns an error and leaves every file as it was";
-// 1 <= rf <= brokers.
+// docs/design.md § Invariants, 4: invalid input returns an error and leaves
+// every file as it was; 1 <= rf <= brokers.
 func TestClusterCreateTopicRejectsBadInput(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("existing", 1, 1))

@@ -69,12 +69,13 @@ func crashInto(t *testing.T, c *logtest.CrashFS) string {
 	return dst
 }
 
-// TestCrashSimClusterKeepsAcknowledgedRecords pins the spec's phase-4
-// promise under a simulated power loss: a record is acknowledged only once
-// every active replica holds it durably, and cluster.meta records every
-// decision before it is reported. After a crash, the crashed copy reopens
-// with its brokers, the topic and its placement, and every acknowledged
-// record, byte-identical, on every active replica.
+// TestCrashSimClusterKeepsAcknowledgedRecords pins the promise of
+// docs/phase-4-replication.md § Leader writes and synchronous replication
+// under a simulated power loss: a record is acknowledged only once every
+// active replica holds it durably, and cluster.meta records every decision
+// before it is reported. After a crash, the crashed copy reopens with its
+// brokers, the topic and its placement, and every acknowledged record,
+// byte-identical, on every active replica.
 func TestCrashSimClusterKeepsAcknowledgedRecords(t *testing.T) {
 	const partitions, sequential, writers, perWriter = 3, 9, 4, 5
 	base := t.TempDir()
@@ -183,10 +184,12 @@ func TestCrashSimClusterKeepsAcknowledgedRecords(t *testing.T) {
 	require.Equal(t, sequential+writers*perWriter, total)
 }
 
-// TestCrashSimClusterFailoverIsDurable: Failover writes the new leadership
-// to cluster.meta before it returns (spec, phase 5). A crash right after it
-// returns reopens with the new leader recorded and the old one out of the
-// active set, and the new leader still holds every acknowledged record.
+// TestCrashSimClusterFailoverIsDurable: Failover writes the new leadership to
+// cluster.meta before it returns
+// (docs/phase-5-failover.md § Candidate selection and safety checks). A crash
+// right after it returns reopens with the new leader recorded and the old one
+// out of the active set, and the new leader still holds every acknowledged
+// record.
 func TestCrashSimClusterFailoverIsDurable(t *testing.T) {
 	base := t.TempDir()
 	c, err := logtest.NewCrashFS(base)
@@ -220,11 +223,12 @@ func TestCrashSimClusterFailoverIsDurable(t *testing.T) {
 }
 
 // TestCrashSimClusterCreateTopicAtEveryStep crashes before each file-system
-// operation of CreateTopic in turn (spec: creation is written to cluster.meta
-// before it is reported; docs/design.md § Invariants, 2: a crash at any point
-// of creation leaves either no topic or a complete one). Every crashed copy
-// reopens without error; it has no topic, and then the same CreateTopic
-// succeeds on it, or the whole topic with every replica's empty log.
+// operation of CreateTopic in turn (docs/phase-4-replication.md § Placement:
+// creation is written to cluster.meta before it is reported;
+// docs/design.md § Invariants, 2: a crash at any point of creation leaves
+// either no topic or a complete one). Every crashed copy reopens without
+// error; it has no topic, and then the same CreateTopic succeeds on it, or
+// the whole topic with every replica's empty log.
 func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 	const partitions = 1
 	// The cluster and its registered brokers, made once and copied into

@@ -9,7 +9,8 @@ import (
 )
 
 // Three brokers, one topic with three partitions and replication factor 2:
-// the spec's placement, a replicated write, and a consumer reading it.
+// the placement of docs/design.md § Placement, a replicated write, and a
+// consumer reading it.
 func Example() {
 	root, _ := os.MkdirTemp("", "cluster-example")
 	defer os.RemoveAll(root)

@@ -27,11 +27,12 @@ func payloads(t *testing.T, c *Cluster, topicName string, p int) []string {
 	return out
 }
 
-// The spec's phase-5 story end to end: 3 brokers, rf 3; an unacknowledged
-// record on the old leader only; failover picks the right follower; the next
-// write reuses the offset; the old leader returns, recovery drops exactly
-// the unacknowledged tail, the replica is identical and active again, and it
-// is still a follower after reopening. A second failover then works.
+// The story of docs/phase-5-failover.md § Worked example, end to end: 3
+// brokers, rf 3; an unacknowledged record on the old leader only; failover
+// picks the right follower; the next write reuses the offset; the old leader
+// returns, recovery drops exactly the unacknowledged tail, the replica is
+// identical and active again, and it is still a follower after reopening. A
+// second failover then works.
 func TestFailoverSpecStory(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 3))
@@ -124,8 +125,10 @@ func mustStatus(t *testing.T, c *Cluster) PartitionStatus {
 	return st
 }
 
-// Spec: "Failover refuses to run while the leader is still usable", and a
-// refusal leaves every log and cluster.meta byte for byte unchanged.
+// docs/phase-5-failover.md § Why failover is explicit: failover refuses to
+// run while the leader is still usable, and a refusal leaves every log and
+// cluster.meta byte for byte unchanged
+// (docs/phase-5-failover.md § Candidate selection and safety checks).
 func TestFailoverRefusalsChangeNothing(t *testing.T) {
 	t.Run("leader alive", func(t *testing.T) {
 		c, root := newCluster(t, 3)
@@ -196,8 +199,9 @@ func TestFailoverRefusalsChangeNothing(t *testing.T) {
 	})
 }
 
-// Spec: "if the write fails, the failover is not reported and the old leader
-// stays recorded" — on disk and in memory.
+// docs/phase-5-failover.md § Candidate selection and safety checks: if the
+// write of cluster.meta fails, the failover is not reported and the old
+// leader stays recorded — on disk and in memory.
 func TestFailoverMetadataWriteFails(t *testing.T) {
 	for _, op := range []logtest.Op{logtest.OpRename, logtest.OpSync, logtest.OpOpen} {
 		t.Run(string(op), func(t *testing.T) {

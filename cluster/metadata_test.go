@@ -36,8 +36,9 @@ func TestMetadataGolden(t *testing.T) {
 	require.Equal(t, PartitionMetadata{Partition: 2, Leader: 3, Followers: []int{1}, Active: []int{1, 3}}, m.Topics["orders"].Partitions[2])
 }
 
-// Spec: "cluster.meta is JSON ... fully validated on load"; "Malformed
-// metadata raises ClusterMetadataError and is never silently rewritten".
+// docs/design.md § cluster.meta and docs/design.md § Invariants, 3:
+// cluster.meta is JSON, fully validated on load; malformed metadata is a
+// *MetadataError and is never silently rewritten.
 func TestMetadataMalformedTable(t *testing.T) {
 	const p0 = `{"partition": 0, "leader": 1, "followers": [2], "active": [1, 2]}`
 	topicWith := func(parts string) string {

@@ -38,13 +38,14 @@ func diskLeader(t *testing.T, c *Cluster) int {
 	return m.Topics["orders"].Partitions[0].Leader
 }
 
-// Spec: "every leadership change is committed by writing it, so metadata
-// and memory never disagree: if the write fails, the failover is not
-// reported and the old leader stays recorded". A write of cluster.meta can
-// fail after its rename, when only the directory fsync is left: the new
-// file is then already in place. The cluster must not keep the old leader
-// in memory while the file names the new one; it puts the old content
-// back, so that a failed failover is not half done.
+// docs/phase-5-failover.md § Candidate selection and safety checks: every
+// leadership change is committed by writing it, so metadata and memory never
+// disagree: if the write fails, the failover is not reported and the old
+// leader stays recorded. A write of cluster.meta can fail after its rename,
+// when only the directory fsync is left: the new file is then already in
+// place. The cluster must not keep the old leader in memory while the file
+// names the new one; it puts the old content back, so that a failed failover
+// is not half done.
 func TestMetaWriteFailureAfterRenameRestoresFile(t *testing.T) {
 	c, ffs := stoppedLeaderCluster(t)
 	before, err := os.ReadFile(c.MetaPath())

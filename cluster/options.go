@@ -27,7 +27,7 @@ type Options struct {
 	// followers (it was never acknowledged), and if even that fails the
 	// follower diverges until a failover and recovery. A power loss between
 	// a follower's fsync and the leader's leaves the same kind of follower,
-	// with nothing left to cut it back. False (the default) keeps the spec's
+	// with nothing left to cut it back. False (the default) keeps the safe
 	// order: the leader appends durably, then the followers store its
 	// records, in parallel with each other, so a follower is always a
 	// prefix of its leader. See docs/phase-4-replication.md.

@@ -11,8 +11,8 @@ import (
 
 func topicPartition(key []byte, n int) int { return topic.PartitionForKey(key, n) }
 
-// Spec, "Brokers and replication": 3 brokers, 3 partitions, rf 2 gives leader
-// 1/follower 2, leader 2/follower 3, leader 3/follower 1.
+// docs/phase-4-replication.md § Placement: 3 brokers, 3 partitions, rf 2
+// gives leader 1/follower 2, leader 2/follower 3, leader 3/follower 1.
 // docs/design.md § Placement fixes the general rule.
 func TestPlacementTable(t *testing.T) {
 	cases := []struct {
@@ -46,8 +46,8 @@ func TestPlacementTable(t *testing.T) {
 	}
 }
 
-// Spec, catch-up: "equal offsets alone are not treated as proof of equal
-// data: every shared record is compared on offset, timestamp, and payload".
+// docs/phase-4-replication.md § Catch-up: equal offsets are no proof of equal
+// data; every shared record is compared on offset, timestamp and payload.
 func TestCompareRecordsTable(t *testing.T) {
 	r := func(off uint64, ts int64, p string) log.Record {
 		return log.Record{Offset: off, Timestamp: ts, Payload: []byte(p)}
@@ -80,9 +80,9 @@ func TestCompareRecordsTable(t *testing.T) {
 	}
 }
 
-// Spec, failover: "among the active followers whose brokers are reachable,
-// the one with the most surviving history wins, and ties go to the lowest
-// broker id".
+// docs/design.md § Failover: among the active followers on available brokers,
+// the one whose log ends furthest wins, and a tie goes to the lowest broker
+// id.
 func TestFailoverChooseLeaderTable(t *testing.T) {
 	c := func(id int, end uint64, active, avail bool) Candidate {
 		return Candidate{BrokerID: id, LogEnd: end, Active: active, Available: avail}

@@ -31,8 +31,9 @@ func failedOver(t *testing.T) (*Cluster, string) {
 	return c, root
 }
 
-// Spec: recovering an unknown, unassigned or already active replica returns
-// a clear error and changes nothing.
+// docs/phase-5-failover.md § Recovery, step by step: recovering an unknown,
+// unassigned or already active replica returns a clear error and changes
+// nothing.
 func TestRecoverReplicaRefusals(t *testing.T) {
 	c, root := failedOver(t)
 	_, err := c.StartBroker(4) // known to the cluster, assigned nothing
@@ -59,9 +60,10 @@ func TestRecoverReplicaRefusals(t *testing.T) {
 	require.Equal(t, []int{2, 3}, mustStatus(t, c).Active)
 }
 
-// Spec: "Structural corruption is not guessed through — a damaged log raises
-// LogCorruptionError". The broker still opens; the damaged replica is
-// reported by status and by recovery, and its file is left as it was.
+// docs/phase-5-failover.md § Recovery, step by step: a damaged replica log is
+// reported as a *log.CorruptionError, never guessed through. The broker still
+// opens; the damaged replica is reported by status and by recovery, and its
+// file is left as it was.
 func TestRecoverReplicaCorruptLog(t *testing.T) {
 	c, root := failedOver(t)
 	path := replicaPath(root, 1, "orders", 0)
@@ -87,9 +89,10 @@ func TestRecoverReplicaCorruptLog(t *testing.T) {
 	require.Equal(t, []int{2, 3}, mustStatus(t, c).Active)
 }
 
-// Spec: the records recovery drops "are exactly those that were never
-// acknowledged cluster-wide" — and a consumer, served up to the high
-// watermark, never saw them.
+// docs/phase-5-failover.md § Why unacknowledged records can be lost, and offsets reused:
+// the records recovery drops are exactly those that were never acknowledged
+// cluster-wide — and a consumer, served up to the high watermark, never saw
+// them.
 func TestRecoverReplicaDroppedRecordsNeverConsumed(t *testing.T) {
 	c, root := newCluster(t, 2)
 	require.NoError(t, c.CreateTopic("orders", 1, 2))
@@ -119,9 +122,9 @@ func TestRecoverReplicaDroppedRecordsNeverConsumed(t *testing.T) {
 	require.Len(t, readAll(t, replicaPath(root, 1, "orders", 0)), 1)
 }
 
-// Spec: "A returning broker rejoins as a follower. It never reclaims
-// leadership ... and that survives further restarts" — also before it is
-// recovered.
+// docs/phase-5-failover.md § Worked example: a returning leader rejoins as a
+// follower and never reclaims leadership, also after the cluster is reopened
+// — and also before it is recovered.
 func TestRecoverReplicaFormerLeaderAfterReopen(t *testing.T) {
 	c, root := failedOver(t)
 	c = reopen(t, c, root, 3)

@@ -14,8 +14,9 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Spec: "every follower stores that exact record — same offset, same
-// timestamp, same payload". Read the files themselves: the frames are
+// docs/phase-4-replication.md § Leader writes and synchronous replication:
+// every active follower stores exactly the leader's record — same offset,
+// timestamp and payload. Read the files themselves: the frames are
 // byte-identical on every replica.
 func TestReplicationFramesByteIdentical(t *testing.T) {
 	c, root := newCluster(t, 3)
@@ -45,8 +46,9 @@ func TestReplicationFramesByteIdentical(t *testing.T) {
 	}
 }
 
-// Spec, routing: a key always resolves to one partition (SHA-256), nil is
-// round robin, an empty key is a real key.
+// docs/phase-4-replication.md § Leader writes and synchronous replication: a
+// producer routes like a topic — a key always resolves to one partition
+// (SHA-256), nil is round robin, an empty key is a real key.
 func TestProducerRouting(t *testing.T) {
 	c, _ := newCluster(t, 2)
 	require.NoError(t, c.CreateTopic("orders", 3, 2))
@@ -68,8 +70,9 @@ func TestProducerRouting(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTopic)
 }
 
-// Issue 10: a batch costs one append per replica; results are in input
-// order and match what the replicas hold.
+// docs/phase-4-replication.md § Leader writes and synchronous replication: a
+// batch costs one append per replica; results are in input order and match
+// what the replicas hold.
 func TestProducerSendBatch(t *testing.T) {
 	c, _ := newCluster(t, 2)
 	require.NoError(t, c.CreateTopic("orders", 2, 2))
@@ -186,10 +189,11 @@ func TestProducerMaxPayloadSizeDefault(t *testing.T) {
 	require.Equal(t, log.DefaultMaxPayloadSize, c.MaxPayloadSize())
 }
 
-// Spec, "Failure semantics": a follower that cannot store the record fails
-// the write with a ReplicationError naming it; the leader keeps the record
-// (visible as lag); consumers do not see it; after the broker returns and
-// catch-up, the lag is 0, the record is visible and writes succeed.
+// docs/phase-4-replication.md § Failure semantics and lag: a follower that
+// cannot store the record fails the write with a ReplicationError naming it;
+// the leader keeps the record (visible as lag); consumers do not see it;
+// after the broker returns and catch-up, the lag is 0, the record is visible
+// and writes succeed.
 func TestReplicationFollowerClosed(t *testing.T) {
 	c, _ := newCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 3))
@@ -243,8 +247,8 @@ func TestReplicationFollowerClosed(t *testing.T) {
 	require.Equal(t, uint64(4), res.Offset)
 }
 
-// Spec: "If a leader becomes unavailable, its writes fail until you fail
-// over. Nothing is promoted automatically."
+// docs/phase-4-replication.md § Failure semantics and lag: an unavailable
+// leader fails writes until you fail over; nothing is promoted automatically.
 func TestReplicationLeaderUnavailable(t *testing.T) {
 	c, root := newCluster(t, 2)
 	require.NoError(t, c.CreateTopic("orders", 1, 2))
@@ -262,9 +266,9 @@ func TestReplicationLeaderUnavailable(t *testing.T) {
 	require.Equal(t, before, snapshot(t, root))
 }
 
-// Spec, catch-up: "A mismatch, or a follower whose log end is ahead of the
-// leader, raises ReplicaDivergenceError. Divergence is reported, never
-// repaired: nothing is truncated or overwritten."
+// docs/phase-4-replication.md § Catch-up: a mismatch, or a follower whose log
+// end is ahead of the leader, is a *ReplicaDivergenceError. Divergence is
+// reported, never repaired: nothing is truncated or overwritten.
 func TestCatchUpDivergence(t *testing.T) {
 	cases := []struct {
 		name   string

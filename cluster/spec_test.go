@@ -2,8 +2,8 @@ package cluster_test
 
 // Black-box tests of the phase-4 and phase-5 guarantees, written from the
 // rules of docs/phase-4-replication.md, docs/phase-5-failover.md and
-// docs/design.md. Each test states the rule it
-// pins in our own words. They use only the exported API and the files on disk.
+// docs/design.md. Each test states the rule it pins in our own words. They
+// use only the exported API and the files on disk.
 
 import (
 	"bytes"
@@ -851,12 +851,12 @@ func TestSpecFailoverNoCandidateKeepsLeader(t *testing.T) {
 	})
 }
 
-// The spec's whole phase-5 story, one guarantee per step: the failed
-// leader becomes an inactive follower; writes continue with the reduced
-// active set; the next write reuses the unacknowledged offset; recovery
-// truncates only the recovering replica, copies, verifies and only then
-// reactivates; the returning leader never reclaims leadership, also after
-// the cluster is reopened; and a later failover still works.
+// The whole story of docs/phase-5-failover.md § Worked example, one guarantee
+// per step: the failed leader becomes an inactive follower; writes continue
+// with the reduced active set; the next write reuses the unacknowledged
+// offset; recovery truncates only the recovering replica, copies, verifies
+// and only then reactivates; the returning leader never reclaims leadership,
+// also after the cluster is reopened; and a later failover still works.
 func TestSpecFailoverAndRecoveryStory(t *testing.T) {
 	c, root := specCluster(t, 3)
 	require.NoError(t, c.CreateTopic("orders", 1, 3))
@@ -1090,7 +1090,7 @@ func TestSpecFailoverMetadataWriteFailureChangesNothing(t *testing.T) {
 	}
 }
 
-// Spec (docs/design.md § Invariants, 4): bad input returns an error, never
+// docs/design.md § Invariants, 4: bad input returns an error, never
 // panics, and changes nothing on disk — negative or out-of-range partitions,
 // unknown topics, broker ids of zero or below.
 func TestSpecBadInputNeverPanics(t *testing.T) {

@@ -11,10 +11,10 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestLogAppendAssignsOffsetsAndTimestamps pins spec phase 1: offsets start at
-// 0 and grow by one; the timestamp is the wall clock at the append
-// (docs/design.md § Timestamps); empty payloads are allowed; the record is in
-// the file before Append returns.
+// TestLogAppendAssignsOffsetsAndTimestamps pins that offsets start at 0 and
+// grow by one (docs/design.md § Record frame); the timestamp is the wall
+// clock at the append (docs/design.md § Timestamps); empty payloads are
+// allowed; the record is in the file before Append returns.
 func TestLogAppendAssignsOffsetsAndTimestamps(t *testing.T) {
 	path := logPath(t)
 	l := openLog(t, path, log.Options{Now: clock(goldenStart)})

@@ -11,9 +11,9 @@ import (
 	"github.com/pystream/pystream/log"
 )
 
-// TestLogConcurrentAppendsAndTailingReaders pins spec phase 1 "thread-safe
-// appends" and "group commit is invisible to correctness"
-// (docs/phase-1-log.md § Group commit): 8
+// TestLogConcurrentAppendsAndTailingReaders pins that a *Log is safe for
+// concurrent use (docs/phase-1-log.md § The API) and that group commit is
+// invisible to correctness (docs/phase-1-log.md § Group commit): 8
 // goroutines x 1,000 appends with readers tailing the log get dense, unique
 // offsets; every payload sits exactly once at the offset its Append
 // returned; and a reader never sees a record that is not yet durable.

@@ -58,8 +58,9 @@ func TestLogGoldenFileReadsBack(t *testing.T) {
 
 // TestLogHandWrittenFileOpens writes a log with encoding/binary alone, with
 // arbitrary timestamps (negative, zero, maximal), and checks that the log
-// opens it and reads back exactly those records (spec phase 1: explicit
-// binary framing; restart recovery derives the next offset).
+// opens it and reads back exactly those records, with the next offset
+// derived from the file (docs/design.md § Record frame,
+// docs/phase-1-log.md § Recovery).
 func TestLogHandWrittenFileOpens(t *testing.T) {
 	want := []log.Record{
 		{Offset: 0, Timestamp: -1, Payload: []byte("first")},

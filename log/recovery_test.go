@@ -28,8 +28,8 @@ func threeRecords() []log.Record {
 	}
 }
 
-// TestRecoveryReopen pins spec phase 1 "restart recovery derives the next
-// offset from the log itself": a reopened log has the same records and the
+// TestRecoveryReopen pins docs/phase-1-log.md § Recovery (the next offset is
+// derived from the file itself): a reopened log has the same records and the
 // same next offset, and appends continue after them.
 func TestRecoveryReopen(t *testing.T) {
 	path := logPath(t)
@@ -57,10 +57,11 @@ func withRecordLength(frame []byte, n uint32) []byte {
 	return f
 }
 
-// TestRecoveryCorruption pins the corruption rules of spec phase 1 and
-// docs/design.md § Torn tail: every damaged file is refused with a
-// *CorruptionError that names the position, the offset and whether it is a torn
-// tail, and the file is left byte for byte as it was.
+// TestRecoveryCorruption pins the corruption rules of
+// docs/phase-1-log.md § Recovery and docs/design.md § Torn tail: every
+// damaged file is refused with a *CorruptionError that names the position,
+// the offset and whether it is a torn tail, and the file is left byte for
+// byte as it was.
 func TestRecoveryCorruption(t *testing.T) {
 	p0 := int64(len(frame0))
 	for _, tc := range []struct {

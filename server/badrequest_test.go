@@ -61,9 +61,10 @@ type badCase struct {
 	code    string
 }
 
-// Issue 8: at least 40 bad requests, each answered with the right 4xx and
-// the contract's error code, and the data directory byte for byte unchanged
-// afterwards. Bad input never yields 5xx and never changes data.
+// docs/phase-6-network-api.md § Requests and errors: at least 40 bad
+// requests, each answered with the right 4xx and the contract's error code,
+// and the data directory byte for byte unchanged afterwards. Bad input never
+// yields 5xx and never changes data.
 func TestBadRequestsChangeNothing(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Defaults()

@@ -29,8 +29,8 @@ func writeDotEnv(t *testing.T, content string) string {
 	return path
 }
 
-// Spec (phase 0): with nothing set, the server runs as pystream on
-// 127.0.0.1:8000 at level INFO.
+// ../README.md § Configuration: with nothing set, the server runs as pystream
+// on 127.0.0.1:8000 at level INFO.
 func TestConfigDefaults(t *testing.T) {
 	cfg, unknown, err := Load(nil, "")
 	require.NoError(t, err)
@@ -164,8 +164,9 @@ func TestConfigInvalidPortSaysRange(t *testing.T) {
 	require.ErrorAs(t, err, &ne, "the cause is kept")
 }
 
-// Spec (phase 0): a .env file in the working directory is read, and the
-// real environment wins over it.
+// docs/phase-0-foundation.md § Configuration and envconfig's traps: a .env
+// file in the working directory is read, and the real environment wins over
+// it.
 func TestConfigDotEnvPrecedence(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -231,8 +232,9 @@ func TestConfigDotEnvUnreadable(t *testing.T) {
 	require.Error(t, err)
 }
 
-// Spec (phase 0): an unknown PYSTREAM_* variable is reported so that the
-// server can warn about it, with the variable it probably means.
+// docs/phase-0-foundation.md § Configuration and envconfig's traps: an
+// unknown PYSTREAM_* variable is reported so that the server can warn about
+// it, with the variable it probably means.
 func TestConfigUnknownVariables(t *testing.T) {
 	path := writeDotEnv(t, "PYSTREAM_APPNAME=x\nPYSTREAM_COLOR=blue\nOTHER=1\n")
 	env := []string{"PYSTREAM_LOGLEVEL=DEBUG", "pystream_port=1", "PATH=/bin", "=C:=C:\\"}

@@ -11,9 +11,10 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Issue 8 (end to end): create a topic, produce keyed and keyless records,
-// fetch them, commit, read and reset offsets over a real listener; then
-// restart the server on the same data directory and find everything.
+// docs/phase-6-network-api.md § Endpoints, by way of a tour, end to end:
+// create a topic, produce keyed and keyless records, fetch them, commit, read
+// and reset offsets over a real listener; then restart the server on the same
+// data directory and find everything.
 func TestE2ETourAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	ctx := t.Context()

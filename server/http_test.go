@@ -49,7 +49,7 @@ func decodeError(t *testing.T, resp *http.Response) ErrorBody {
 	return body.Error
 }
 
-// Spec (phase 0): GET /api/health answers 200
+// docs/phase-0-foundation.md § HTTP: GET /api/health answers 200
 // {"status":"ok","service":"<PYSTREAM_APP_NAME>"} as application/json.
 func TestHTTPHealth(t *testing.T) {
 	for _, name := range []string{"pystream", "orders-api"} {
@@ -70,7 +70,8 @@ func TestHTTPHealthHead(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
-// Spec (phase 0): unknown paths answer 404 with the JSON error body.
+// docs/phase-0-foundation.md § HTTP: unknown paths answer 404 with the JSON
+// error body.
 func TestHTTPNotFound(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	for _, target := range []string{"/", "/nope", "/api", "/api/health/extra", "/API/HEALTH"} {
@@ -86,8 +87,8 @@ func TestHTTPNotFound(t *testing.T) {
 	require.Equal(t, CodeNotFound, decodeError(t, resp).Code)
 }
 
-// Spec (phase 0): wrong methods answer 405 with the JSON error body, and
-// the Allow header lists what is allowed.
+// docs/phase-0-foundation.md § HTTP: wrong methods answer 405 with the JSON
+// error body, and the Allow header lists what is allowed.
 func TestHTTPMethodNotAllowed(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	for _, target := range []string{"/api/health", "/openapi.json", "/docs"} {
@@ -115,8 +116,8 @@ func TestHTTPUncleanPathRefused(t *testing.T) {
 	}
 }
 
-// Spec (phase 0): every request is logged with method, path, status and
-// duration.
+// docs/phase-0-foundation.md § Logging: every request is logged with method,
+// path, status and duration.
 func TestHTTPRequestLog(t *testing.T) {
 	s, logs := newTestServer(t, Defaults())
 	do(t, s, http.MethodGet, "/api/health?x=1")
@@ -164,8 +165,8 @@ func TestHTTPPanicRecovered(t *testing.T) {
 	require.Contains(t, logs.String(), `"status":500`)
 }
 
-// Spec (phase 0): GET /openapi.json is an OpenAPI 3.1 document of every
-// endpoint.
+// docs/phase-0-foundation.md § HTTP: GET /openapi.json is an OpenAPI 3.1
+// document of every endpoint.
 func TestHTTPOpenAPI(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	resp := do(t, s, http.MethodGet, "/openapi.json")
@@ -232,8 +233,9 @@ func TestHTTPOpenAPIPath(t *testing.T) {
 	require.Equal(t, "/", openAPIPath("/{$}"))
 }
 
-// Spec (phase 0): GET /docs is an interactive page that works offline: it is
-// served from the binary and refers to nothing outside this server.
+// docs/phase-0-foundation.md § HTTP: GET /docs is an interactive page that
+// works offline: it is served from the binary and refers to nothing outside
+// this server.
 func TestHTTPDocsPage(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	resp := do(t, s, http.MethodGet, "/docs")

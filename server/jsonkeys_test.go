@@ -9,9 +9,10 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// Issue 8: JSON is decoded strictly. encoding/json keeps the last of two
-// equal keys and matches keys in any case; checkJSONKeys refuses both, so a
-// body means exactly what it says.
+// docs/phase-6-network-api.md § Requests and errors: JSON is decoded
+// strictly. encoding/json keeps the last of two equal keys and matches keys
+// in any case; checkJSONKeys refuses both, so a body means exactly what it
+// says.
 func TestJSONKeysStrict(t *testing.T) {
 	produce := reflect.TypeOf(&produceBody{})
 	topicReq := reflect.TypeOf(&apiclient.CreateTopicRequest{})

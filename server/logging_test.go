@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Spec (phase 0): levels DEBUG, INFO, WARNING, ERROR, CRITICAL in any case;
-// WARN is accepted too.
+// docs/phase-0-foundation.md § Logging: levels DEBUG, INFO, WARNING, ERROR,
+// CRITICAL in any case; WARN is accepted too.
 func TestLoggingParseLevel(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -81,7 +81,8 @@ func logLines(t *testing.T, cfg Config, fn func(*slog.Logger)) []string {
 	return strings.Split(out, "\n")
 }
 
-// Spec (phase 0): CRITICAL is printed as CRITICAL, text by default.
+// docs/phase-0-foundation.md § Logging: CRITICAL is printed as CRITICAL, text
+// by default.
 func TestLoggingTextFormat(t *testing.T) {
 	lines := logLines(t, Defaults(), func(l *slog.Logger) {
 		l.Log(t.Context(), LevelCritical, "disk gone")

@@ -23,8 +23,9 @@ func runMain(t *testing.T, ctx context.Context, args, environ []string) (int, st
 	return code, stderr.String()
 }
 
-// Spec (phase 0): invalid configuration prints a message naming the
-// variable and what is allowed, then the usage table, and exits 2.
+// docs/phase-0-foundation.md § Configuration and envconfig's traps: invalid
+// configuration prints a message naming the variable and what is allowed,
+// then the usage table, and exits 2.
 func TestMainInvalidConfig(t *testing.T) {
 	tests := []struct {
 		env     string
@@ -70,7 +71,8 @@ func TestMainHelp(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 }
 
-// Spec (phase 0): an address in use is a clear error and exit status 1.
+// docs/phase-0-foundation.md § Start and stop: an address in use is a clear
+// error and exit status 1.
 func TestMainAddressInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -65,8 +65,8 @@ func mustValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, wan
 	return v
 }
 
-// Issue 8: /metrics parses as Prometheus text, and its counters, histograms
-// and per-partition gauges move with traffic.
+// docs/phase-6-network-api.md § Metrics: /metrics parses as Prometheus text,
+// and its counters, histograms and per-partition gauges move with traffic.
 func TestMetricsMoveWithTraffic(t *testing.T) {
 	ctx := t.Context()
 	r := startServer(t, t.TempDir(), 3)

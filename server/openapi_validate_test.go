@@ -118,10 +118,11 @@ func decodeAny(t *testing.T, s string) any {
 	return v
 }
 
-// Spec (phase 0, docs/phase-0-foundation.md): /openapi.json documents every endpoint, and what
-// it says must be true of the wire: every example in the document matches
-// its own schema, and the answers the contract (docs/phase-6-network-api.md)
-// defines match the schemas of their operations.
+// docs/phase-0-foundation.md § HTTP: /openapi.json documents every endpoint,
+// and what it says must be true of the wire: every example in the document
+// matches its own schema, and the answers the contract
+// (docs/phase-6-network-api.md) defines match the schemas of their
+// operations.
 func TestHTTPOpenAPIExamplesMatchSchemas(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	var doc map[string]any

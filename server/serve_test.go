@@ -20,8 +20,8 @@ func listenLoopback(t *testing.T) net.Listener {
 	return ln
 }
 
-// Spec (phase 0): on shutdown the server finishes in-flight requests, then
-// Serve returns nil.
+// docs/phase-0-foundation.md § Start and stop: on shutdown the server
+// finishes in-flight requests, then Serve returns nil.
 func TestServeGracefulShutdown(t *testing.T) {
 	s, logs := newTestServer(t, Defaults())
 	entered := make(chan struct{})
@@ -77,7 +77,8 @@ func TestServeGracefulShutdown(t *testing.T) {
 	require.Error(t, err)
 }
 
-// Spec (phase 0): an address in use is a clear error.
+// docs/phase-0-foundation.md § Start and stop: an address in use is a clear
+// error.
 func TestServeAddressInUse(t *testing.T) {
 	ln := listenLoopback(t)
 	defer ln.Close()

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 10 (batch append): every message is routed as Append would route
-// it, results come back in input order, and within a partition the batch
-// keeps its order with consecutive offsets.
+// docs/phase-2-topics.md § Batches: every message is routed as Append would
+// route it, results come back in input order, and within a partition the
+// batch keeps its order with consecutive offsets.
 func TestBatchAppendRoutesAndOrders(t *testing.T) {
 	tp := openT(t, t.TempDir(), "batch", 3)
 	_, err := tp.Append(nil, []byte("first")) // cursor now 1, partition 0 has one record
@@ -70,9 +70,10 @@ func TestBatchOversizedPayloadWritesNothing(t *testing.T) {
 	require.Empty(t, res)
 }
 
-// Issue 10: when one partition's write fails, the records of the other
-// partitions are acknowledged and durable, the failed partition is named in
-// a *BatchError, and its results carry only the partition.
+// docs/phase-2-topics.md § Batches: when one partition's write fails, the
+// records of the other partitions are acknowledged and durable, the failed
+// partition is named in a *BatchError, and its results carry only the
+// partition.
 func TestBatchPartialFailureNamesPartitions(t *testing.T) {
 	root := t.TempDir()
 	ffs := logtest.NewFaultFS(nil)

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Spec (phase 2, metadata written atomically) and
-// docs/design.md § Invariants, 2: creating a topic while the file system fails
-// each operation in turn leaves either no topic (no topic.meta) or a complete,
-// valid one; opening again afterwards always succeeds and yields a valid topic.
+// docs/phase-2-topics.md § Creation and crashes and
+// docs/design.md § Invariants, 2: creating a topic while the file system
+// fails each operation in turn leaves either no topic (no topic.meta) or a
+// complete, valid one; opening again afterwards always succeeds and yields a
+// valid topic.
 func TestCrashDuringCreateLeavesNoTopicOrValidOne(t *testing.T) {
 	ops := []logtest.Op{logtest.OpOpen, logtest.OpWrite, logtest.OpSync, logtest.OpClose, logtest.OpRename, logtest.OpMkdir, logtest.OpSyncDir}
 

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Spec (phase 2, metadata): every damaged or disagreeing topic.meta is a
-// *MetadataError; the file keeps its bytes, no partition is created, and
-// nothing is repaired. The topic directory holds only topic.meta, which
-// also proves metadata is validated before any partition is touched.
+// docs/phase-2-topics.md § Reopening: every damaged or disagreeing topic.meta
+// is a *MetadataError; the file keeps its bytes, no partition is created, and
+// nothing is repaired. The topic directory holds only topic.meta, which also
+// proves metadata is validated before any partition is touched.
 func TestMetadataErrorsTable(t *testing.T) {
 	cases := []struct {
 		name string

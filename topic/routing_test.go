@@ -21,7 +21,7 @@ func bigPartition(key []byte, n int) int {
 	return int(v.Mod(v, big.NewInt(int64(n))).Int64())
 }
 
-// Spec (docs/design.md § Keyed routing): the golden values for 3, 7 and 64
+// docs/design.md § Keyed routing: the golden values for 3, 7 and 64
 // partitions are fixed forever; a change here moves every user's keys.
 func TestRoutingGoldenValues(t *testing.T) {
 	cases := []struct {
@@ -43,8 +43,8 @@ func TestRoutingGoldenValues(t *testing.T) {
 	}
 }
 
-// Spec (phase 2, routing): the whole digest is used, not a prefix. These
-// values were computed by hand from the digests with math/big (see
+// docs/design.md § Keyed routing: the whole digest is used, not a prefix.
+// These values were computed by hand from the digests with math/big (see
 // bigPartition) and pin keys whose first 8 bytes alone would route
 // differently.
 func TestRoutingMatchesBigIntegerRule(t *testing.T) {
@@ -74,7 +74,7 @@ func TestRoutingWorkedExample(t *testing.T) {
 	require.Equal(t, 2, PartitionForKey([]byte("user-123"), 3))
 }
 
-// Spec (phase 2, routing): one partition takes every key.
+// docs/design.md § Keyed routing: one partition takes every key.
 func TestRoutingSinglePartition(t *testing.T) {
 	for _, k := range [][]byte{nil, {}, []byte("x")} {
 		require.Equal(t, 0, PartitionForKey(k, 1))
@@ -88,7 +88,8 @@ func TestRoutingPanicsOnInvalidCount(t *testing.T) {
 	require.Panics(t, func() { PartitionForKey([]byte("k"), -1) })
 }
 
-// Spec (phase 2, routing): a nil key is round robin, an empty key is hashed.
+// docs/phase-2-topics.md § Routing: a nil key is round robin, an empty key is
+// hashed.
 func TestRoutingRouteNilVersusEmpty(t *testing.T) {
 	for rr := uint64(0); rr < 10; rr++ {
 		require.Equal(t, int(rr%7), route(nil, 7, rr))

@@ -1,8 +1,9 @@
 package topic_test
 
 // Black-box tests of the phase-2 guarantees, written from the behavioural
-// rules of docs/phase-2-topics.md and docs/design.md alone, without looking at how package topic implements them.
-// Each test names the rule it pins; each would fail if that rule broke.
+// rules of docs/phase-2-topics.md and docs/design.md alone, without looking
+// at how package topic implements them. Each test names the rule it pins
+// ("Spec:" states it in words); each would fail if that rule broke.
 
 import (
 	"bytes"
@@ -298,9 +299,9 @@ func TestSpecTopicPartitionOutOfRange(t *testing.T) {
 	require.Equal(t, before, specTree(t, root))
 }
 
-// Spec / docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON
-// with version, name, partition_count) and partition-NNNNNN/log.bin; records
-// never go through JSON.
+// docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON with
+// version, name, partition_count) and partition-NNNNNN/log.bin; records never
+// go through JSON.
 func TestSpecTopicOnDiskLayout(t *testing.T) {
 	root := t.TempDir()
 	tp := specOpen(t, root, "events", 3)
@@ -471,8 +472,8 @@ func TestSpecTopicPayloadBytesRoundTrip(t *testing.T) {
 	}
 }
 
-// Issue 4: Close may be called twice; operations after Close fail with an
-// error wrapping log.ErrClosed rather than panicking.
+// Rule: Close may be called twice; operations after Close fail with an error
+// wrapping log.ErrClosed rather than panicking.
 func TestSpecTopicClosedRefusesWork(t *testing.T) {
 	tp, err := topic.Open(t.TempDir(), "events", 2)
 	require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
-// Spec (phase 2, on-disk layout): <root>/<name>/topic.meta and one
+// docs/phase-2-topics.md § On-disk layout: <root>/<name>/topic.meta and one
 // partition-NNNNNN/log.bin per partition; topic.meta bytes are golden.
 func TestTopicLayoutAndMetadataGolden(t *testing.T) {
 	root := t.TempDir()
@@ -43,7 +43,8 @@ func TestTopicLayoutAndMetadataGolden(t *testing.T) {
 	require.Equal(t, Metadata{Version: 1, Name: "events", PartitionCount: 3}, m)
 }
 
-// Spec (phase 2): partition ids have six digits, so 12 partitions sort.
+// docs/design.md § Data directory layout: partition ids have six digits, so
+// 12 partitions sort.
 func TestTopicPartitionDirName(t *testing.T) {
 	require.Equal(t, "partition-000000", PartitionDir(0))
 	require.Equal(t, "partition-000011", PartitionDir(11))
@@ -75,8 +76,9 @@ func TestTopicParsePartitionDir(t *testing.T) {
 	}
 }
 
-// Spec (phase 2, routing): keyless records go round robin from partition 0,
-// and the cursor restarts at 0 after a reopen (it lives in memory only).
+// docs/design.md § Keyless routing: keyless records go round robin from
+// partition 0, and the cursor restarts at 0 after a reopen (it lives in
+// memory only).
 func TestTopicRoundRobinRestartsAfterReopen(t *testing.T) {
 	root := t.TempDir()
 	tp, err := Open(root, "rr", 3)
@@ -97,8 +99,8 @@ func TestTopicRoundRobinRestartsAfterReopen(t *testing.T) {
 	require.Equal(t, uint64(2), res.Offset, "partition 0 already held 2 records")
 }
 
-// Spec (phase 2, routing): b"" is a real key, routed like any other; None
-// (nil) is round robin. The empty key goes to partition 1 of 3 (golden).
+// docs/phase-2-topics.md § Routing: b"" is a real key, routed like any other;
+// None (nil) is round robin. The empty key goes to partition 1 of 3 (golden).
 func TestTopicEmptyKeyVersusNilKey(t *testing.T) {
 	tp := openT(t, t.TempDir(), "keys", 3)
 	for range 4 {
@@ -115,8 +117,9 @@ func TestTopicEmptyKeyVersusNilKey(t *testing.T) {
 	require.Equal(t, []int{0, 1, 2}, parts, "keyed appends do not move the round-robin cursor")
 }
 
-// Spec (phase 2): offsets are partition-local, each partition from 0; the
-// returned record is the stored one.
+// docs/phase-2-topics.md § Partitions and partition-local offsets: offsets
+// are partition-local, each partition from 0; the returned record is the
+// stored one.
 func TestTopicPartitionLocalOffsets(t *testing.T) {
 	tp := openT(t, t.TempDir(), "local", 3)
 	want := map[int]uint64{}
@@ -141,10 +144,10 @@ func TestTopicPartitionLocalOffsets(t *testing.T) {
 	}
 }
 
-// Spec (phase 2, ordering guarantee): within a partition, records keep the
-// order the partition accepted them in, offsets dense. Concurrent producers
-// each send their own sequence under one key; each sequence must appear in
-// order in its partition. Run with -race.
+// docs/phase-2-topics.md § The ordering guarantee: within a partition,
+// records keep the order the partition accepted them in, offsets dense.
+// Concurrent producers each send their own sequence under one key; each
+// sequence must appear in order in its partition. Run with -race.
 func TestTopicOrderingWithinPartitionUnderConcurrency(t *testing.T) {
 	tp := openT(t, t.TempDir(), "conc", 4)
 	const writers, each = 8, 40
@@ -205,7 +208,7 @@ func TestTopicOrderingWithinPartitionUnderConcurrency(t *testing.T) {
 	require.Equal(t, writers*each+2*each, total)
 }
 
-// Spec (phase 2): a partition id outside 0..count-1 is refused.
+// Rule: a partition id outside 0..count-1 is refused.
 func TestTopicPartitionOutOfRange(t *testing.T) {
 	tp := openT(t, t.TempDir(), "range", 2)
 	for _, p := range []int{-1, 2, 100} {
@@ -216,8 +219,8 @@ func TestTopicPartitionOutOfRange(t *testing.T) {
 	}
 }
 
-// Spec (phase 2): partition counts are positive; nothing is created
-// otherwise.
+// docs/phase-2-topics.md § Names: partition counts are positive; nothing is
+// created otherwise.
 func TestTopicInvalidPartitionCount(t *testing.T) {
 	root := t.TempDir()
 	for _, n := range []int{0, -1, -100} {
@@ -240,7 +243,7 @@ func TestTopicPartitionCountAboveMaximum(t *testing.T) {
 	require.Equal(t, "partition-999999", PartitionDir(MaxPartitionCount-1), "every id fits the six-digit layout")
 }
 
-// Spec (phase 2, names): every unsafe name is refused before any file is
+// docs/design.md § Names: every unsafe name is refused before any file is
 // touched; 249 characters are accepted.
 func TestTopicInvalidNamesCreateNothing(t *testing.T) {
 	names := []string{"", ".", "..", "a/b", "../x", "/abs", "a b", " ", "a\x00b", "tab\t", "é", "a\\b", strings.Repeat("a", 250)}
@@ -265,8 +268,8 @@ func TestTopicInvalidNamesCreateNothing(t *testing.T) {
 	}
 }
 
-// Spec (phase 2): Close closes every partition and is safe twice; later
-// operations fail with log.ErrClosed.
+// Rule: Close closes every partition and is safe twice; later operations fail
+// with log.ErrClosed.
 func TestTopicCloseTwice(t *testing.T) {
 	tp, err := Open(t.TempDir(), "c", 2)
 	require.NoError(t, err)
@@ -280,7 +283,7 @@ func TestTopicCloseTwice(t *testing.T) {
 	require.ErrorIs(t, err, log.ErrClosed)
 }
 
-// Spec (phase 2): reopening finds the records; reads past the end are empty.
+// Rule: reopening finds the records; reads past the end are empty.
 func TestTopicReopenKeepsRecords(t *testing.T) {
 	root := t.TempDir()
 	tp, err := Open(root, "keep", 2)
@@ -298,8 +301,8 @@ func TestTopicReopenKeepsRecords(t *testing.T) {
 	require.Empty(t, recs)
 }
 
-// Spec (phase 2): a partition missing from an existing topic is reported,
-// never silently recreated.
+// docs/phase-2-topics.md § Reopening: a partition missing from an existing
+// topic is reported, never silently recreated.
 func TestTopicMissingPartitionReported(t *testing.T) {
 	for _, what := range []string{"dir", "log"} {
 		t.Run(what, func(t *testing.T) {
@@ -365,8 +368,8 @@ func TestTopicCreateRefusesOrphanRecords(t *testing.T) {
 	require.ErrorIs(t, err, ErrTopicNotFound)
 }
 
-// Spec (phase 2): a leftover temp file of an interrupted metadata write is
-// ignored and removed; topic.meta itself is untouched.
+// docs/phase-2-topics.md § Reopening: a leftover temp file of an interrupted
+// metadata write is ignored and removed; topic.meta itself is untouched.
 func TestTopicLeftoverTempRemoved(t *testing.T) {
 	root := t.TempDir()
 	tp, err := Open(root, "tmp", 2)

@@ -71,8 +71,9 @@ func (s *process) stop(t *testing.T) string {
 	return logs
 }
 
-// Issue 8: the real binary keeps everything across a SIGTERM and restart
-// on the same data directory: topics, records, consumer offsets.
+// docs/phase-6-network-api.md § The embedded cluster: the real binary keeps
+// everything across a SIGTERM and restart on the same data directory: topics,
+// records, consumer offsets.
 func TestBinaryRestartKeepsData(t *testing.T) {
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -115,9 +116,9 @@ func TestBinaryRestartKeepsData(t *testing.T) {
 	require.Equal(t, uint64(1), *off.Offset)
 }
 
-// Issue 8: a second server on the same data directory refuses to start
-// with a clear message and exit status 1, and leaves the first one
-// serving.
+// docs/phase-6-network-api.md § The embedded cluster: a second server on the
+// same data directory refuses to start with a clear message and exit status
+// 1, and leaves the first one serving.
 func TestBinaryLockRefusesSecondServer(t *testing.T) {
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

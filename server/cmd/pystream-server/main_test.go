@@ -89,8 +89,8 @@ func exitCode(t *testing.T, cmd *exec.Cmd) int {
 	return 0
 }
 
-// Spec (phase 0): the binary logs one start-up line with the address,
-// serves /api/health over TCP, and on SIGTERM exits 0.
+// docs/phase-0-foundation.md § Start and stop: the binary logs one start-up
+// line with the address, serves /api/health over TCP, and on SIGTERM exits 0.
 func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -151,8 +151,8 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	require.Contains(t, logs, `"msg":"stopped"`)
 }
 
-// Spec (phase 0): PYSTREAM_PORT=abc exits 2 naming PYSTREAM_PORT; an
-// address in use exits 1.
+// docs/phase-0-foundation.md § Start and stop: PYSTREAM_PORT=abc exits 2
+// naming PYSTREAM_PORT; an address in use exits 1.
 func TestBinaryExitStatuses(t *testing.T) {
 	bin := buildBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)

@@ -30,15 +30,16 @@
 // partition_count, and an offset file's name must be one the client writes.
 //
 // Replicas are checked against their partition's leader as recorded in the
-// nearest cluster.meta at or above the verified path. The rule is the
-// spec's: a follower must be an exact prefix of the leader, record by record
-// on offset, timestamp and payload — equal offsets alone prove nothing. A
-// follower that is merely short is lagging (LAG n), which is normal after a
-// failed replication and not damage. A follower that differs, or holds
-// records past the leader's end, has diverged. The exception is a follower
-// outside the active set: after a failover the old leader keeps records that
-// were never acknowledged, and recovery truncates them, so that is reported
-// as INACTIVE and is not a problem.
+// nearest cluster.meta at or above the verified path. The rule is
+// docs/phase-4-replication.md § Catch-up: a follower must be an exact prefix
+// of the leader, record by record on offset, timestamp and payload — equal
+// offsets alone prove nothing. A follower that is merely short is lagging
+// (LAG n), which is normal after a failed replication and not damage. A
+// follower that differs, or holds records past the leader's end, has
+// diverged. The exception is a follower outside the active set: after a
+// failover the old leader keeps records that were never acknowledged, and
+// recovery truncates them, so that is reported as INACTIVE and is not a
+// problem.
 //
 // Decisions are pure functions (the modules' parsers, Compare, Judge),
 // table-tested without a disk; Verify is the I/O around them. Nothing in

@@ -16,10 +16,11 @@ func recs(payloads ...string) []log.Record {
 	return out
 }
 
-// TestVerifyCompareAndJudge pins the replica rule of the spec: a follower
-// must be an exact prefix of its leader, compared on offset, timestamp and
-// payload; short is lag, a difference or records past the leader's end is
-// divergence, and an inactive follower's divergence is expected.
+// TestVerifyCompareAndJudge pins the replica rule of
+// docs/phase-4-replication.md § Catch-up: a follower must be an exact prefix
+// of its leader, compared on offset, timestamp and payload; short is lag, a
+// difference or records past the leader's end is divergence, and an inactive
+// follower's divergence is expected.
 func TestVerifyCompareAndJudge(t *testing.T) {
 	changedTS := recs("a", "b")
 	changedTS[1].Timestamp++
