@@ -71,7 +71,7 @@ vet:
 	if [ -n "$$fail" ]; then echo "go vet failed in:$$fail"; exit 1; fi
 
 staticcheck:
-	@fail=""; for m in $(MODULES); do \
+	@fail=""; for m in $(MODULES) $(EXAMPLES); do \
 		echo "staticcheck: $$m"; \
 		(cd $$m && GOWORK=off $(GO) run $(STATICCHECK) ./...) || fail="$$fail $$m"; \
 	done; \
@@ -110,5 +110,9 @@ install:
 
 # Tags log/VERSION, topic/VERSION, ... after a clean-tree check, make test and
 # gorelease; pushes nothing. See docs/releasing.md.
+# VERSION must come from the command line (or the environment): the default
+# above, from git describe, is for install and is never released.
 release:
+	@case "$(origin VERSION)" in command\ line|environment*) ;; \
+	*) echo "usage: make release VERSION=vX.Y.Z" >&2; exit 2;; esac
 	@MODULES="$(MODULES)" bash .ci/release "$(VERSION)"
