@@ -32,7 +32,7 @@ help:
 	@echo "make fuzz     every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make soak     the long tests (PYSTREAM_SOAK=1), timeout $(SOAK_TIMEOUT)"
 	@echo "make install  go install pystream-server (and the pystream CLI when present)"
-	@echo "make release VERSION=vX.Y.Z  test, check the API with gorelease, tag every module (no push)"
+	@echo "make release VERSION=vX.Y.Z  test, commit go.mod files requiring vX.Y.Z, gorelease, tag every module (no push)"
 
 run:
 	$(GO) build -o bin/pystream-server ./server/cmd/pystream-server
@@ -71,7 +71,7 @@ vet:
 	if [ -n "$$fail" ]; then echo "go vet failed in:$$fail"; exit 1; fi
 
 staticcheck:
-	@fail=""; for m in $(MODULES); do \
+	@fail=""; for m in $(MODULES) $(EXAMPLES); do \
 		echo "staticcheck: $$m"; \
 		(cd $$m && GOWORK=off $(GO) run $(STATICCHECK) ./...) || fail="$$fail $$m"; \
 	done; \
@@ -108,7 +108,12 @@ install:
 	echo "installed into $$bin"; \
 	case ":$$PATH:" in *":$$bin:"*) ;; *) echo "note: $$bin is not on your PATH; add it with: export PATH=\"$$bin:\$$PATH\"";; esac
 
-# Tags log/VERSION, topic/VERSION, ... after a clean-tree check, make test and
+# Tags log/VERSION, topic/VERSION, ... on a release commit whose go.mod files
+# require the siblings at VERSION, after a clean-tree check, make test and
 # gorelease; pushes nothing. See docs/releasing.md.
+# VERSION must come from the command line (or the environment): the default
+# above, from git describe, is for install and is never released.
 release:
+	@case "$(origin VERSION)" in command\ line|environment*) ;; \
+	*) echo "usage: make release VERSION=vX.Y.Z" >&2; exit 2;; esac
 	@MODULES="$(MODULES)" bash .ci/release "$(VERSION)"
