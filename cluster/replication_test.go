@@ -129,20 +129,27 @@ func TestProducerSendBatchPartialFailure(t *testing.T) {
 	require.Equal(t, []uint64{0, 1}, []uint64{res[1].Offset, res[2].Offset})
 }
 
+// openSmallPayloadCluster opens a one-broker cluster whose logs take payloads
+// of at most 4 bytes, with a topic "t" of the given partitions.
+func openSmallPayloadCluster(t *testing.T, partitions int) *Cluster {
+	t.Helper()
+	c, err := OpenWithOptions(t.TempDir(), Options{Broker: BrokerOptions{MaxPayloadSize: 4}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	_, err = c.StartBroker(1)
+	require.NoError(t, err)
+	require.NoError(t, c.CreateTopic("t", partitions, 1))
+	return c
+}
+
 // A payload above the limit fails its own send only. MaxPayloadSize reports
 // the limit the brokers' logs enforce: a payload of exactly that size is
 // accepted, one byte more is refused.
 func TestProducerPayloadTooLarge(t *testing.T) {
-	root := t.TempDir()
-	c, err := OpenWithOptions(root, Options{Broker: BrokerOptions{MaxPayloadSize: 4}})
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.StartBroker(1)
-	require.NoError(t, err)
-	require.NoError(t, c.CreateTopic("t", 1, 1))
+	c := openSmallPayloadCluster(t, 1)
 	require.Equal(t, 4, c.MaxPayloadSize())
 	prod := NewProducer(c, "t")
-	_, err = prod.Send(nil, []byte("too long"))
+	_, err := prod.Send(nil, []byte("too long"))
 	require.ErrorIs(t, err, log.ErrPayloadTooLarge)
 	_, err = prod.Send(nil, make([]byte, c.MaxPayloadSize()+1))
 	require.ErrorIs(t, err, log.ErrPayloadTooLarge)
@@ -157,13 +164,7 @@ func TestProducerPayloadTooLarge(t *testing.T) {
 // As topic.Topic.AppendBatch: a batch holding one payload above the limit
 // is refused whole, before any record of it is written or routed.
 func TestProducerSendBatchPayloadTooLarge(t *testing.T) {
-	root := t.TempDir()
-	c, err := OpenWithOptions(root, Options{Broker: BrokerOptions{MaxPayloadSize: 4}})
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.StartBroker(1)
-	require.NoError(t, err)
-	require.NoError(t, c.CreateTopic("t", 2, 1))
+	c := openSmallPayloadCluster(t, 2)
 	prod := NewProducer(c, "t")
 	res, err := prod.SendBatch([]topic.Message{
 		{Key: []byte(keyFor(t, 0, 2)), Payload: []byte("ok")},

@@ -181,6 +181,17 @@ func (f *fixture) wantUnchanged(head string) {
 	}
 }
 
+// wantNothingDone checks what a refusal before gorelease leaves: no tag, HEAD
+// still at head, a clean tree, and gorelease never called.
+func (f *fixture) wantNothingDone(head string) {
+	f.t.Helper()
+	f.wantTags()
+	f.wantUnchanged(head)
+	if calls := f.stubCalls(); len(calls) != 0 {
+		f.t.Errorf("gorelease ran %d times, want 0", len(calls))
+	}
+}
+
 // goModule is what `go mod edit -json` prints of a go.mod, in part.
 type goModule struct {
 	Require []struct{ Path, Version string }
@@ -274,11 +285,7 @@ func TestReleaseRefusesMalformedVersion(t *testing.T) {
 			t.Errorf("release %q succeeded, want refused", v)
 		}
 	}
-	f.wantTags()
-	f.wantUnchanged(start)
-	if calls := f.stubCalls(); len(calls) != 0 {
-		t.Errorf("gorelease ran %d times, want 0", len(calls))
-	}
+	f.wantNothingDone(start)
 }
 
 // A change to a tracked file or an untracked file both refuse the release.
@@ -335,11 +342,7 @@ func TestReleaseRefusesFailingTests(t *testing.T) {
 	if f.release("v0.1.0", "RELEASE_TEST_CMD=false") {
 		t.Fatal("release succeeded with failing tests")
 	}
-	f.wantTags()
-	f.wantUnchanged(start)
-	if calls := f.stubCalls(); len(calls) != 0 {
-		t.Errorf("gorelease ran %d times, want 0", len(calls))
-	}
+	f.wantNothingDone(start)
 }
 
 // Against an earlier release, gorelease compares with that module's latest
@@ -491,11 +494,7 @@ func TestReleaseRefusesMissingSibling(t *testing.T) {
 	if f.release("v0.1.0", "MODULES=tools") {
 		t.Fatal("release of tools alone succeeded although tools requires log")
 	}
-	f.wantTags()
-	f.wantUnchanged(start)
-	if calls := f.stubCalls(); len(calls) != 0 {
-		t.Errorf("gorelease ran %d times, want 0", len(calls))
-	}
+	f.wantNothingDone(start)
 }
 
 // A module that does not build (GOWORK=off) once its go.mod is rewritten
