@@ -59,6 +59,16 @@ type Config struct {
 	// MaxRequestBytes caps every request body; a larger one is answered
 	// 413 before it is read to the end, chunked bodies included.
 	MaxRequestBytes RequestBytes `split_words:"true" default:"1048576" desc:"Largest request body in bytes (larger answers 413): 1024 to 1073741824"`
+
+	// FailoverAfter is how long a partition's leader broker may be
+	// unavailable before the controller fails the partition over (and how
+	// long an active follower may be unavailable before it leaves the
+	// active set). Zero turns both off: the manual mode of phase 5.
+	FailoverAfter FailoverDelay `split_words:"true" default:"3s" desc:"Fail a partition over when its leader's broker has been unavailable this long: a duration such as 3s or 500ms, up to 1h; 0 = never (manual failover)"`
+
+	// LeaderRebalance lets the controller move leadership back to each
+	// partition's preferred replica once it is active and caught up.
+	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`
 }
 
 // Defaults returns the configuration used when no variable is set.
@@ -73,6 +83,8 @@ func Defaults() Config {
 		Brokers:   3,
 
 		MaxRequestBytes: DefaultMaxRequestBytes,
+		FailoverAfter:   FailoverDelay(DefaultFailoverAfter),
+		LeaderRebalance: true,
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -53,6 +55,8 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_DATA_DIR"] = d.DataDir
 	want["PYSTREAM_BROKERS"] = strconv.Itoa(int(d.Brokers))
 	want["PYSTREAM_MAX_REQUEST_BYTES"] = strconv.Itoa(int(d.MaxRequestBytes))
+	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
+	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
@@ -87,6 +91,12 @@ func TestConfigOverrides(t *testing.T) {
 		{"max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=4096"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 4096 })},
 		{"smallest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1024"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1024 })},
 		{"largest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1073741824"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1 << 30 })},
+		{"failover after", []string{"PYSTREAM_FAILOVER_AFTER=500ms"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(500 * time.Millisecond) })},
+		{"failover never", []string{"PYSTREAM_FAILOVER_AFTER=0"}, withDefaults(func(c *Config) { c.FailoverAfter = 0 })},
+		{"failover longest", []string{"PYSTREAM_FAILOVER_AFTER=1h"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(time.Hour) })},
+		{"rebalance off", []string{"PYSTREAM_LEADER_REBALANCE=off"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
+		{"rebalance FALSE", []string{"PYSTREAM_LEADER_REBALANCE=FALSE"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
+		{"rebalance on", []string{"PYSTREAM_LEADER_REBALANCE=on"}, Defaults()},
 		// Unprefixed names are never read: envconfig:"HOST"-style tags
 		// would fall back to them.
 		{"unprefixed names ignored", []string{"HOST=0.0.0.0", "PORT=9999", "APP_NAME=x", "LOG_LEVEL=ERROR", "BROKERS=7"}, Defaults()},
@@ -95,11 +105,14 @@ func TestConfigOverrides(t *testing.T) {
 		{"empty values mean default", []string{
 			"PYSTREAM_APP_NAME=", "PYSTREAM_HOST=", "PYSTREAM_PORT=", "PYSTREAM_LOG_LEVEL=",
 			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=", "PYSTREAM_MAX_REQUEST_BYTES=",
+			"PYSTREAM_FAILOVER_AFTER=", "PYSTREAM_LEADER_REBALANCE=",
 		}, Defaults()},
 		{"everything", []string{
 			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
 			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
-		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048}},
+			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off",
+		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
+			FailoverAfter: FailoverDelay(2 * time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,6 +150,11 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_APP_NAME= padded", "PYSTREAM_APP_NAME"},
 		{"PYSTREAM_APP_NAME=tab\there", "PYSTREAM_APP_NAME"},
 		{"PYSTREAM_BROKERS=0", "PYSTREAM_BROKERS"},
+		{"PYSTREAM_FAILOVER_AFTER=3", "PYSTREAM_FAILOVER_AFTER"},
+		{"PYSTREAM_FAILOVER_AFTER=-1s", "PYSTREAM_FAILOVER_AFTER"},
+		{"PYSTREAM_FAILOVER_AFTER=2h", "PYSTREAM_FAILOVER_AFTER"},
+		{"PYSTREAM_FAILOVER_AFTER=soon", "PYSTREAM_FAILOVER_AFTER"},
+		{"PYSTREAM_LEADER_REBALANCE=maybe", "PYSTREAM_LEADER_REBALANCE"},
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_BROKERS=three", "PYSTREAM_BROKERS"},
 	}
@@ -276,7 +294,7 @@ func TestConfigUsageListsEveryVariable(t *testing.T) {
 		require.Contains(t, b.String(), v.Name)
 		require.Contains(t, b.String(), v.Description)
 	}
-	require.Len(t, Variables(), 8)
+	require.Len(t, Variables(), reflect.TypeFor[Config]().NumField())
 }
 
 // README.md and .env.example document every variable with its default, so

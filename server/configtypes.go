@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The types below decode their own variables. envconfig calls Decode with
@@ -127,6 +128,64 @@ func (f *LogFormat) Decode(s string) error {
 		*f = FormatJSON
 	default:
 		return &ConfigError{Value: s, Allowed: "text or json"}
+	}
+	return nil
+}
+
+// Bounds and default of PYSTREAM_FAILOVER_AFTER.
+const (
+	// DefaultFailoverAfter is how long a leader may be unavailable before
+	// the controller fails its partitions over, when nothing is set.
+	DefaultFailoverAfter = 3 * time.Second
+	// MaxFailoverAfter is the longest delay accepted.
+	MaxFailoverAfter = time.Hour
+)
+
+// FailoverDelay is PYSTREAM_FAILOVER_AFTER: a duration from 0 (never fail
+// over on its own) to MaxFailoverAfter.
+type FailoverDelay time.Duration
+
+// Duration returns the delay as a time.Duration.
+func (d FailoverDelay) Duration() time.Duration { return time.Duration(d) }
+
+// String returns the delay as time.Duration prints it, e.g. "3s".
+func (d FailoverDelay) String() string { return time.Duration(d).String() }
+
+// Decode accepts a Go duration ("3s", "500ms", "1m30s") or "0", from 0 to
+// MaxFailoverAfter. A number without a unit other than 0 is refused: "3"
+// could mean seconds or milliseconds.
+func (d *FailoverDelay) Decode(s string) error {
+	v, err := time.ParseDuration(s)
+	if err == nil && (v < 0 || v > MaxFailoverAfter) {
+		err = &strconv.NumError{Func: "ParseDuration", Num: s, Err: strconv.ErrRange}
+	}
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a duration such as 3s or 500ms, from 0 (never) to 1h", Err: err}
+	}
+	*d = FailoverDelay(v)
+	return nil
+}
+
+// Switch is an on/off setting.
+type Switch bool
+
+// String returns "on" or "off".
+func (s Switch) String() string {
+	if s {
+		return "on"
+	}
+	return "off"
+}
+
+// Decode accepts on/off, true/false, yes/no and 1/0, in any case.
+func (s *Switch) Decode(v string) error {
+	switch strings.ToLower(v) {
+	case "on", "true", "yes", "1":
+		*s = true
+	case "off", "false", "no", "0":
+		*s = false
+	default:
+		return &ConfigError{Value: v, Allowed: "on or off"}
 	}
 	return nil
 }
