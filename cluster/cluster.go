@@ -72,7 +72,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}}
 	path := c.MetaPath()
-	m, found, err := ReadClusterMeta(opts.FS, path)
+	m, version, found, err := readClusterMeta(opts.FS, path)
 	switch {
 	case err != nil:
 		return nil, err
@@ -89,6 +89,14 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	}
 	if err := durable.RemoveTemp(opts.FS, path); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
+	}
+	if found && version != MetaVersion {
+		// An older file is rewritten in today's format before anything
+		// acts on it, by the same atomic replace as every change: a crash
+		// leaves the old file or the new one, and both read the same.
+		if err := c.persistLocked(m); err != nil {
+			return nil, fmt.Errorf("cluster: open %s: upgrade %s from version %d: %w", root, MetaFileName, version, err)
+		}
 	}
 	for name, t := range c.meta.Topics {
 		c.topics[name] = newTopicState(name, t)
@@ -291,7 +299,7 @@ func (c *Cluster) restoreMetaLocked() error {
 	return nil
 }
 
-// setPartition persists a new leader/followers/active for one partition.
+// setPartition persists a new leadership and active set for one partition.
 // On error neither cluster.meta nor the persisted copy changed.
 func (c *Cluster) setPartition(topicName string, pm PartitionMetadata) error {
 	c.metaMu.Lock()
@@ -403,7 +411,10 @@ func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) er
 	}
 	tm := TopicMetadata{PartitionCount: partitions, ReplicationFactor: replicationFactor}
 	for p, a := range placement {
-		tm.Partitions = append(tm.Partitions, PartitionMetadata{Partition: p, Leader: a.Leader, Followers: a.Followers, Active: PartitionMetadata{Leader: a.Leader, Followers: a.Followers}.Assigned()})
+		replicas := append([]int{a.Leader}, a.Followers...)
+		pm := PartitionMetadata{Partition: p, Leader: a.Leader, Replicas: replicas}
+		pm.Active = pm.Assigned()
+		tm.Partitions = append(tm.Partitions, pm)
 	}
 	// Every placed broker must be available before anything is created.
 	for _, pm := range tm.Partitions {

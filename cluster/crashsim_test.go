@@ -209,7 +209,7 @@ func TestCrashSimClusterFailoverIsDurable(t *testing.T) {
 	require.Len(t, tm.Partitions, 1)
 	pm := tm.Partitions[0]
 	require.Equal(t, res.NewLeaderBrokerID, pm.Leader, "the new leader is durable")
-	require.Contains(t, pm.Followers, oldLeader)
+	require.Contains(t, pm.Followers(), oldLeader)
 	require.Equal(t, res.Active, pm.Active)
 	require.NotContains(t, pm.Active, oldLeader)
 	got, err := crashed.ReadCommitted("payments", 0, 0, len(sent)+1)

@@ -47,6 +47,10 @@ var (
 	// ErrReplicaActive is returned by RecoverReplica for a replica that is
 	// already in the active set.
 	ErrReplicaActive = errors.New("cluster: replica is already active")
+	// ErrReplicaInactive is returned by MoveLeader and Deactivate for a
+	// replica outside the active set: it may lack acknowledged records, so
+	// it can neither lead nor leave the set again.
+	ErrReplicaInactive = errors.New("cluster: replica is not active")
 	// ErrReplicaMissing is returned when an assigned replica's log file does
 	// not exist on its broker. Replicas are created only by CreateTopic; a
 	// missing one is never silently recreated empty.

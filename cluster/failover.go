@@ -45,6 +45,8 @@ type FailoverResult struct {
 	OldLeaderBrokerID int
 	// NewLeaderBrokerID is the promoted follower.
 	NewLeaderBrokerID int
+	// LeaderEpoch is the partition's leader epoch after the failover.
+	LeaderEpoch uint64
 	// LogEndOffset is the new leader's log end: the offset the next write
 	// gets. Records the old leader held at or past it were never
 	// acknowledged and are gone; their offsets are reused.
@@ -91,7 +93,7 @@ func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, err
 	logs := map[int]*log.Log{}
 	var passed []string
 	var unusable []int
-	for _, id := range p.followers {
+	for _, id := range p.metadataLocked().Followers() {
 		cand := Candidate{BrokerID: id, Active: p.activeLocked(id)}
 		l, err := c.replicaLog(p, id)
 		switch {
@@ -132,12 +134,8 @@ func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, err
 	}
 	deactivated := append([]int{old}, unusable...)
 	slices.Sort(deactivated)
-	next := PartitionMetadata{Partition: p.index, Leader: win.BrokerID}
-	for _, id := range p.metadataLocked().Assigned() {
-		if id != win.BrokerID {
-			next.Followers = append(next.Followers, id)
-		}
-	}
+	next := p.metadataLocked()
+	next.Leader, next.LeaderEpoch, next.Active = win.BrokerID, next.LeaderEpoch+1, nil
 	for _, id := range p.active {
 		if !slices.Contains(deactivated, id) {
 			next.Active = append(next.Active, id)
@@ -148,6 +146,6 @@ func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, err
 	}
 	p.applyLocked(next)
 	c.refreshHWLocked(p)
-	return FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID,
+	return FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: next.LeaderEpoch,
 		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(next.Active)}, nil
 }

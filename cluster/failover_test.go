@@ -60,14 +60,14 @@ func TestFailoverSpecStory(t *testing.T) {
 	fo, err := c.Failover("orders", 0)
 	require.NoError(t, err)
 	require.Equal(t, FailoverResult{Topic: "orders", Partition: 0, OldLeaderBrokerID: 1, NewLeaderBrokerID: 2,
-		LogEndOffset: 3, Deactivated: []int{1}, Active: []int{2, 3}}, fo)
+		LeaderEpoch: 1, LogEndOffset: 3, Deactivated: []int{1}, Active: []int{2, 3}}, fo)
 	st, err := c.Status("orders", 0)
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 3}, st.Followers)
 	require.Equal(t, []int{1, 2, 3}, st.Assigned)
 	require.Equal(t, []int{2, 3}, st.Active, "reduced redundancy is visible")
 	m := c.Metadata().Topics["orders"].Partitions[0]
-	require.Equal(t, PartitionMetadata{Partition: 0, Leader: 2, Followers: []int{1, 3}, Active: []int{2, 3}}, m)
+	require.Equal(t, PartitionMetadata{Partition: 0, Leader: 2, LeaderEpoch: 1, Replicas: []int{1, 2, 3}, Active: []int{2, 3}}, m)
 
 	// Writes continue with the reduced active set and reuse offset 3.
 	res, err := prod.Send(nil, []byte("r3-new"))

@@ -18,13 +18,19 @@ import (
 // MetaFileName is the cluster metadata file inside the cluster root.
 const MetaFileName = "cluster.meta"
 
-// MetaVersion is the only cluster.meta version this package reads and
-// writes.
-const MetaVersion = 1
+// MetaVersion is the cluster.meta version this package writes. Version 2
+// added each partition's placement order ("replicas") and leader epoch;
+// ParseClusterMeta still reads version 1 (see UpgradeMetaV1), and Open
+// rewrites such a file as version 2 before using it.
+const MetaVersion = 2
+
+// metaVersion1 is the first format: "followers" ascending instead of
+// "replicas", no leader epoch.
+const metaVersion1 = 1
 
 // Metadata is the content of cluster.meta: the known brokers and, for every
 // topic, its partition count, replication factor and each partition's
-// leader, followers and active replicas. It is plain data; the Cluster keeps
+// replicas in placement order, leader, leader epoch and active replicas. It is plain data; the Cluster keeps
 // the persisted copy and replaces it only after a successful write.
 type Metadata struct {
 	// Brokers are the known broker ids, ascending.
@@ -44,11 +50,16 @@ type TopicMetadata struct {
 // PartitionMetadata is one partition in cluster.meta.
 type PartitionMetadata struct {
 	Partition int
-	// Leader is the broker that accepts writes.
+	// Leader is the broker that accepts writes; one of Replicas.
 	Leader int
-	// Followers are the other assigned brokers, ascending. Leader plus
-	// Followers never change after creation except by swapping roles.
-	Followers []int
+	// LeaderEpoch counts the partition's leader changes: every failover
+	// and every leader move adds one, so a leader from an older epoch can
+	// be told apart from the current one. It starts at 0.
+	LeaderEpoch uint64
+	// Replicas are the assigned brokers in placement order: the first is
+	// the preferred leader. They never change after creation; only the
+	// roles move among them.
+	Replicas []int
 	// Active are the replicas a write must reach, ascending; always
 	// including the leader.
 	Active []int
@@ -57,9 +68,35 @@ type PartitionMetadata struct {
 // Assigned returns the partition's assigned brokers (leader and followers),
 // ascending.
 func (p PartitionMetadata) Assigned() []int {
-	ids := append([]int{p.Leader}, p.Followers...)
+	ids := slices.Clone(p.Replicas)
 	slices.Sort(ids)
 	return ids
+}
+
+// Followers returns the assigned brokers other than the leader, ascending.
+func (p PartitionMetadata) Followers() []int {
+	ids := []int{}
+	for _, id := range p.Assigned() {
+		if id != p.Leader {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// Preferred returns the partition's preferred leader, the first replica in
+// placement order, or 0 when it has none.
+func (p PartitionMetadata) Preferred() int {
+	if len(p.Replicas) == 0 {
+		return 0
+	}
+	return p.Replicas[0]
+}
+
+// clone returns a deep copy.
+func (p PartitionMetadata) clone() PartitionMetadata {
+	p.Replicas, p.Active = slices.Clone(p.Replicas), slices.Clone(p.Active)
+	return p
 }
 
 // clone returns a deep copy, so a proposed change never aliases the
@@ -69,7 +106,7 @@ func (m Metadata) clone() Metadata {
 	for name, t := range m.Topics {
 		parts := make([]PartitionMetadata, len(t.Partitions))
 		for i, p := range t.Partitions {
-			parts[i] = PartitionMetadata{Partition: p.Partition, Leader: p.Leader, Followers: slices.Clone(p.Followers), Active: slices.Clone(p.Active)}
+			parts[i] = p.clone()
 		}
 		t.Partitions = parts
 		out.Topics[name] = t
@@ -80,8 +117,9 @@ func (m Metadata) clone() Metadata {
 	return out
 }
 
-// EncodeClusterMeta renders m as cluster.meta: JSON with one partition per
-// line, topics in name order, lists ascending, a trailing newline. It
+// EncodeClusterMeta renders m as cluster.meta version MetaVersion: JSON with
+// one partition per line, topics in name order, replicas in placement
+// order, other lists ascending, a trailing newline. It
 // refuses metadata that ParseClusterMeta would refuse.
 func EncodeClusterMeta(m Metadata) ([]byte, error) {
 	if err := m.validate(); err != nil {
@@ -104,8 +142,8 @@ func EncodeClusterMeta(m Metadata) ([]byte, error) {
 			if j > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, "\n        {\"partition\": %d, \"leader\": %d, \"followers\": %s, \"active\": %s}",
-				p.Partition, p.Leader, intList(p.Followers), intList(p.Active))
+			fmt.Fprintf(&b, "\n        {\"partition\": %d, \"leader\": %d, \"leader_epoch\": %d, \"replicas\": %s, \"active\": %s}",
+				p.Partition, p.Leader, p.LeaderEpoch, intList(p.Replicas), intList(p.Active))
 		}
 		b.WriteString("\n      ]\n    }")
 	}
@@ -132,57 +170,67 @@ func nonNil(ids []int) []int {
 	return ids
 }
 
-// ParseClusterMeta decodes and fully validates cluster.meta. It is the one
-// parser of the file: Open reads cluster.meta with it, and so does
-// `pystream log verify`. Anything it does not accept is reported as a
-// *MetadataError (with an empty Path); nothing is guessed or repaired.
+// ParseClusterMeta decodes and fully validates cluster.meta, of either
+// version. It is the one parser of the file: Open reads cluster.meta with
+// it, and so does `pystream log verify`. A version-1 file comes back as
+// version-2 metadata: each partition's replicas are its leader then its
+// followers (the order placement gave them, as long as no failover moved
+// the leader), its leader epoch 0. Anything it does not accept is reported
+// as a *MetadataError (with an empty Path); nothing is guessed or repaired.
 // Every JSON object in the file is split by durable.ObjectFields, the
 // decoder topic.meta and offset files use too, so a key repeated at any
 // level (a field, or a topic name) is refused rather than silently
 // resolved to its last value. Unknown fields, missing fields, nulls,
 // trailing data, an unknown version, non-positive or duplicate broker ids,
 // invalid topic names, and partition entries that are incomplete, out of
-// order or inconsistent (a leader outside the assigned brokers, an active
-// replica that is not assigned, a leader that is not active, a follower count
-// that does not match the replication factor, lists not strictly ascending)
-// are all refused.
+// order or inconsistent (a leader outside the replicas, an active replica
+// that is not assigned, a leader that is not active, a replica count that
+// does not match the replication factor, a replica listed twice, lists
+// that must ascend and do not) are all refused.
 func ParseClusterMeta(data []byte) (Metadata, error) {
+	m, _, err := parseClusterMeta(data)
+	return m, err
+}
+
+// parseClusterMeta is ParseClusterMeta that also says which version the
+// file was.
+func parseClusterMeta(data []byte) (Metadata, int, error) {
 	top, err := metaObject(data, "", "version", "brokers", "topics")
 	if err != nil {
-		return Metadata{}, err
+		return Metadata{}, 0, err
 	}
 	var version int
 	if err := metaValue(top, "", "version", &version); err != nil {
-		return Metadata{}, err
+		return Metadata{}, 0, err
 	}
-	if version != MetaVersion {
-		return Metadata{}, &MetadataError{Reason: fmt.Sprintf("unsupported version %d, want %d", version, MetaVersion)}
+	if version != MetaVersion && version != metaVersion1 {
+		return Metadata{}, 0, &MetadataError{Reason: fmt.Sprintf("unsupported version %d, want %d or %d", version, metaVersion1, MetaVersion)}
 	}
 	m := Metadata{Topics: map[string]TopicMetadata{}}
 	if err := metaValue(top, "", "brokers", &m.Brokers); err != nil {
-		return Metadata{}, err
+		return Metadata{}, 0, err
 	}
 	m.Brokers = nonNil(m.Brokers)
 	topics, err := durable.ObjectFields(top["topics"])
 	if err != nil {
-		return Metadata{}, objectError("field \"topics\": ", err)
+		return Metadata{}, 0, objectError("field \"topics\": ", err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(topics)) {
-		t, err := parseTopicMeta(name, topics[name])
+		t, err := parseTopicMeta(name, topics[name], version)
 		if err != nil {
-			return Metadata{}, err
+			return Metadata{}, 0, err
 		}
 		m.Topics[name] = t
 	}
 	if err := m.validate(); err != nil {
-		return Metadata{}, err
+		return Metadata{}, 0, err
 	}
-	return m, nil
+	return m, version, nil
 }
 
-// parseTopicMeta decodes one topic object of cluster.meta; validate checks
-// its rules.
-func parseTopicMeta(name string, raw json.RawMessage) (TopicMetadata, error) {
+// parseTopicMeta decodes one topic object of cluster.meta of the given
+// version; validate checks its rules.
+func parseTopicMeta(name string, raw json.RawMessage, version int) (TopicMetadata, error) {
 	where := fmt.Sprintf("topic %q: ", name)
 	fields, err := metaObject(raw, where, "partition_count", "replication_factor", "partitions")
 	if err != nil {
@@ -199,24 +247,44 @@ func parseTopicMeta(name string, raw json.RawMessage) (TopicMetadata, error) {
 		}
 	}
 	for i, entry := range entries {
-		where := fmt.Sprintf("topic %q: partition entry %d: ", name, i)
-		fields, err := metaObject(entry, where, "partition", "leader", "followers", "active")
+		p, err := parsePartitionMeta(fmt.Sprintf("topic %q: partition entry %d: ", name, i), entry, version)
 		if err != nil {
 			return TopicMetadata{}, err
 		}
-		var p PartitionMetadata
-		for _, f := range []struct {
-			name string
-			v    any
-		}{{"partition", &p.Partition}, {"leader", &p.Leader}, {"followers", &p.Followers}, {"active", &p.Active}} {
-			if err := metaValue(fields, where, f.name, f.v); err != nil {
-				return TopicMetadata{}, err
-			}
-		}
-		p.Followers, p.Active = nonNil(p.Followers), nonNil(p.Active)
 		t.Partitions = append(t.Partitions, p)
 	}
 	return t, nil
+}
+
+// parsePartitionMeta decodes one partition entry. A version-1 entry has
+// "followers" (ascending) where version 2 has "leader_epoch" and
+// "replicas"; it is read as replicas = leader then followers, epoch 0.
+func parsePartitionMeta(where string, entry json.RawMessage, version int) (PartitionMetadata, error) {
+	names := []string{"partition", "leader", "leader_epoch", "replicas", "active"}
+	if version == metaVersion1 {
+		names = []string{"partition", "leader", "followers", "active"}
+	}
+	fields, err := metaObject(entry, where, names...)
+	if err != nil {
+		return PartitionMetadata{}, err
+	}
+	var p PartitionMetadata
+	var followers []int
+	targets := map[string]any{"partition": &p.Partition, "leader": &p.Leader, "leader_epoch": &p.LeaderEpoch,
+		"replicas": &p.Replicas, "followers": &followers, "active": &p.Active}
+	for _, name := range names {
+		if err := metaValue(fields, where, name, targets[name]); err != nil {
+			return PartitionMetadata{}, err
+		}
+	}
+	if version == metaVersion1 {
+		if err := ascendingPositive(followers); err != nil {
+			return PartitionMetadata{}, &MetadataError{Reason: fmt.Sprintf("%sfollowers: %v", where, err)}
+		}
+		p.Replicas = append([]int{p.Leader}, followers...)
+	}
+	p.Replicas, p.Active = nonNil(p.Replicas), nonNil(p.Active)
+	return p, nil
 }
 
 // metaObject splits one JSON object of cluster.meta into its fields and
@@ -283,22 +351,19 @@ func (m Metadata) validate() error {
 			if p.Partition != i {
 				return bad("topic %q: partition entry %d says partition %d", name, i, p.Partition)
 			}
-			if !known(p.Leader) {
-				return bad("%s: leader %d is not a known broker", where, p.Leader)
+			if len(p.Replicas) != t.ReplicationFactor {
+				return bad("%s: %d replica(s), replication_factor %d needs %d", where, len(p.Replicas), t.ReplicationFactor, t.ReplicationFactor)
 			}
-			if err := ascendingPositive(p.Followers); err != nil {
-				return bad("%s: followers: %v", where, err)
+			if err := ascendingPositive(p.Assigned()); err != nil {
+				return bad("%s: replicas %v: %v", where, p.Replicas, err)
 			}
-			if len(p.Followers) != t.ReplicationFactor-1 {
-				return bad("%s: %d follower(s), replication_factor %d needs %d", where, len(p.Followers), t.ReplicationFactor, t.ReplicationFactor-1)
-			}
-			for _, f := range p.Followers {
-				if f == p.Leader {
-					return bad("%s: leader %d is also listed as a follower", where, f)
+			for _, r := range p.Replicas {
+				if !known(r) {
+					return bad("%s: replica %d is not a known broker", where, r)
 				}
-				if !known(f) {
-					return bad("%s: follower %d is not a known broker", where, f)
-				}
+			}
+			if !slices.Contains(p.Replicas, p.Leader) {
+				return bad("%s: leader %d is not one of the replicas %v", where, p.Leader, p.Replicas)
 			}
 			if err := ascendingPositive(p.Active); err != nil {
 				return bad("%s: active: %v", where, err)
@@ -307,7 +372,7 @@ func (m Metadata) validate() error {
 				return bad("%s: leader %d is not active", where, p.Leader)
 			}
 			for _, a := range p.Active {
-				if a != p.Leader && !slices.Contains(p.Followers, a) {
+				if !slices.Contains(p.Replicas, a) {
 					return bad("%s: active replica %d is not assigned", where, a)
 				}
 			}
@@ -341,20 +406,27 @@ const maxClusterMetaSize = 64 << 20
 // other than a regular file, a file too large, an unreadable one, a
 // ParseClusterMeta refusal — is a *MetadataError naming path.
 func ReadClusterMeta(fsys durable.FS, path string) (m Metadata, found bool, err error) {
+	m, _, found, err = readClusterMeta(fsys, path)
+	return m, found, err
+}
+
+// readClusterMeta is ReadClusterMeta that also says which version the file
+// was, so Open can upgrade a version-1 file.
+func readClusterMeta(fsys durable.FS, path string) (m Metadata, version int, found bool, err error) {
 	data, err := durable.ReadSmallFile(fsys, path, maxClusterMetaSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Metadata{}, false, nil
+		return Metadata{}, 0, false, nil
 	}
 	if err != nil {
-		return Metadata{}, false, &MetadataError{Path: path, Reason: "cannot read", Err: err}
+		return Metadata{}, 0, false, &MetadataError{Path: path, Reason: "cannot read", Err: err}
 	}
-	m, err = ParseClusterMeta(data)
+	m, version, err = parseClusterMeta(data)
 	if err != nil {
 		var me *MetadataError
 		if errors.As(err, &me) {
 			me.Path = path
 		}
-		return Metadata{}, false, err
+		return Metadata{}, 0, false, err
 	}
-	return m, true, nil
+	return m, version, true, nil
 }

@@ -33,7 +33,7 @@ func TestMetadataGolden(t *testing.T) {
 	m, err := ParseClusterMeta(want)
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 2, 3}, m.Brokers)
-	require.Equal(t, PartitionMetadata{Partition: 2, Leader: 3, Followers: []int{1}, Active: []int{1, 3}}, m.Topics["orders"].Partitions[2])
+	require.Equal(t, PartitionMetadata{Partition: 2, Leader: 3, Replicas: []int{3, 1}, Active: []int{1, 3}}, m.Topics["orders"].Partitions[2])
 }
 
 // docs/design.md § cluster.meta and docs/design.md § Invariants, 3:
@@ -44,6 +44,11 @@ func TestMetadataMalformedTable(t *testing.T) {
 	topicWith := func(parts string) string {
 		return `{"version": 1, "brokers": [1, 2], "topics": {"orders": {"partition_count": 1, "replication_factor": 2, "partitions": [` + parts + `]}}}`
 	}
+	// Version 2 names the replicas in placement order and the leader
+	// epoch; its entries are checked as strictly.
+	v2With := func(parts string) string {
+		return `{"version": 2, "brokers": [1, 2, 3], "topics": {"orders": {"partition_count": 1, "replication_factor": 2, "partitions": [` + parts + `]}}}`
+	}
 	cases := map[string]string{
 		"empty file":              ``,
 		"not json":                `hello`,
@@ -51,7 +56,8 @@ func TestMetadataMalformedTable(t *testing.T) {
 		"trailing data":           `{"version": 1, "brokers": [], "topics": {}} {}`,
 		"array":                   `[]`,
 		"missing version":         `{"brokers": [], "topics": {}}`,
-		"version 2":               `{"version": 2, "brokers": [], "topics": {}}`,
+		"version 3":               `{"version": 3, "brokers": [], "topics": {}}`,
+		"version 0":               `{"version": 0, "brokers": [], "topics": {}}`,
 		"version string":          `{"version": "1", "brokers": [], "topics": {}}`,
 		"missing brokers":         `{"version": 1, "topics": {}}`,
 		"null brokers":            `{"version": 1, "brokers": null, "topics": {}}`,
@@ -85,6 +91,18 @@ func TestMetadataMalformedTable(t *testing.T) {
 		"active unsorted":         topicWith(`{"partition": 0, "leader": 1, "followers": [2], "active": [2, 1]}`),
 		"active duplicate":        topicWith(`{"partition": 0, "leader": 1, "followers": [2], "active": [1, 1]}`),
 		"followers unsorted":      `{"version": 1, "brokers": [1, 2, 3], "topics": {"orders": {"partition_count": 1, "replication_factor": 3, "partitions": [{"partition": 0, "leader": 1, "followers": [3, 2], "active": [1]}]}}}`,
+		"v2 missing leader_epoch": v2With(`{"partition": 0, "leader": 1, "replicas": [1, 2], "active": [1, 2]}`),
+		"v2 missing replicas":     v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "active": [1, 2]}`),
+		"v2 with followers":       v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 2], "followers": [2], "active": [1, 2]}`),
+		"v1 with replicas":        topicWith(`{"partition": 0, "leader": 1, "replicas": [1, 2], "active": [1, 2]}`),
+		"v2 negative epoch":       v2With(`{"partition": 0, "leader": 1, "leader_epoch": -1, "replicas": [1, 2], "active": [1, 2]}`),
+		"v2 float epoch":          v2With(`{"partition": 0, "leader": 1, "leader_epoch": 1.5, "replicas": [1, 2], "active": [1, 2]}`),
+		"v2 replica twice":        v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 1], "active": [1]}`),
+		"v2 unknown replica":      v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 9], "active": [1]}`),
+		"v2 leader not a replica": v2With(`{"partition": 0, "leader": 3, "leader_epoch": 0, "replicas": [1, 2], "active": [1, 2, 3]}`),
+		"v2 replica count vs rf":  v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 2, 3], "active": [1]}`),
+		"v2 active not a replica": v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 2], "active": [1, 3]}`),
+		"v2 replica zero":         v2With(`{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1, 0], "active": [1]}`),
 		// Repeated keys, at every level, are refused as topic.meta and
 		// offset files refuse them (durable.ObjectFields), not resolved to
 		// the last value.
@@ -143,8 +161,13 @@ func FuzzParseClusterMeta(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	v1, err := os.ReadFile(filepath.Join("testdata", "cluster-v1.meta"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add([]byte{})
 	f.Add(golden)
+	f.Add(v1)
 	f.Add(append(append([]byte{}, golden...), "garbage"...))
 	f.Add([]byte(`{"version": 1, "brokers": [], "topics": {}}`))
 	f.Add([]byte(`{"version": 1, "brokers": [9223372036854775807], "topics": {}}`))

@@ -48,11 +48,12 @@ type partition struct {
 	mu sync.Mutex
 	// idle is signalled whenever writing turns false.
 	idle *sync.Cond
-	// leader, followers (ascending) and active (ascending) mirror the
-	// partition's entry in cluster.meta.
-	leader    int
-	followers []int
-	active    []int
+	// leader, epoch, replicas (placement order) and active (ascending)
+	// mirror the partition's entry in cluster.meta.
+	leader   int
+	epoch    uint64
+	replicas []int
+	active   []int
 	// hw is the high watermark: every active replica holds all records
 	// below it. It only moves forward while the process lives.
 	hw uint64
@@ -96,19 +97,20 @@ func (c *Cluster) unlockIdle(p *partition) {
 // metadataLocked returns p's leadership as cluster.meta records it. p.mu
 // must be held.
 func (p *partition) metadataLocked() PartitionMetadata {
-	return PartitionMetadata{Partition: p.index, Leader: p.leader, Followers: slices.Clone(p.followers), Active: slices.Clone(p.active)}
+	return PartitionMetadata{Partition: p.index, Leader: p.leader, LeaderEpoch: p.epoch, Replicas: slices.Clone(p.replicas), Active: slices.Clone(p.active)}
 }
 
 // applyLocked replaces p's leadership. p.mu must be held (or p not yet
 // shared).
 func (p *partition) applyLocked(pm PartitionMetadata) {
 	p.leader = pm.Leader
-	p.followers = slices.Clone(pm.Followers)
+	p.epoch = pm.LeaderEpoch
+	p.replicas = slices.Clone(pm.Replicas)
 	p.active = slices.Clone(pm.Active)
 }
 
 func (p *partition) assignedLocked(id int) bool {
-	return id == p.leader || slices.Contains(p.followers, id)
+	return slices.Contains(p.replicas, id)
 }
 
 func (p *partition) activeLocked(id int) bool {

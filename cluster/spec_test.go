@@ -239,7 +239,7 @@ func TestSpecPlacementTable(t *testing.T) {
 		require.Equal(t, w.active, st.Active, "partition %d", p)
 		pm := specPart(t, specMetaOnDisk(t, c), "orders", p)
 		require.Equal(t, w.leader, pm.Leader)
-		require.Equal(t, w.followers, pm.Followers)
+		require.Equal(t, w.followers, pm.Followers())
 		require.Equal(t, w.active, pm.Active)
 	}
 	// The pure function agrees.
@@ -277,7 +277,7 @@ func TestSpecPlacementPersistedNeverRecomputed(t *testing.T) {
 	root2 := t.TempDir()
 	odd := cluster.Metadata{Brokers: []int{1, 2, 3}, Topics: map[string]cluster.TopicMetadata{
 		"orders": {PartitionCount: 1, ReplicationFactor: 2, Partitions: []cluster.PartitionMetadata{
-			{Partition: 0, Leader: 3, Followers: []int{1}, Active: []int{1, 3}},
+			{Partition: 0, Leader: 3, Replicas: []int{3, 1}, Active: []int{1, 3}},
 		}},
 	}}
 	b, err := cluster.EncodeClusterMeta(odd)
@@ -887,7 +887,7 @@ func TestSpecFailoverAndRecoveryStory(t *testing.T) {
 	require.Equal(t, uint64(3), fo.LogEndOffset)
 	// Written before reported.
 	pm := specPart(t, specMetaOnDisk(t, c), "orders", 0)
-	require.Equal(t, cluster.PartitionMetadata{Partition: 0, Leader: 2, Followers: []int{1, 3}, Active: []int{2, 3}}, pm)
+	require.Equal(t, cluster.PartitionMetadata{Partition: 0, Leader: 2, LeaderEpoch: 1, Replicas: []int{1, 2, 3}, Active: []int{2, 3}}, pm)
 	st, err := c.Status("orders", 0)
 	require.NoError(t, err)
 	r1 := specReplicaStatus(t, st, 1)
@@ -948,7 +948,7 @@ func TestSpecFailoverAndRecoveryStory(t *testing.T) {
 	}
 	pm = c2.Metadata().Topics["orders"].Partitions[0]
 	require.Equal(t, 2, pm.Leader)
-	require.Equal(t, []int{1, 3}, pm.Followers)
+	require.Equal(t, []int{1, 3}, pm.Followers())
 	require.Equal(t, []int{1, 2, 3}, pm.Active)
 	_, err = c2.Failover("orders", 0)
 	require.ErrorIs(t, err, cluster.ErrLeaderStillAvailable)

@@ -37,6 +37,14 @@ type PartitionStatus struct {
 	Topic     string
 	Partition int
 	Leader    int
+	// LeaderEpoch counts the partition's leader changes.
+	LeaderEpoch uint64
+	// Preferred is the first replica in placement order: the leader a
+	// rebalance moves leadership back to.
+	Preferred int
+	// Placement is the assigned brokers in placement order, the
+	// preferred leader first.
+	Placement []int
 	// Followers are the assigned followers, ascending.
 	Followers []int
 	// Assigned are all assigned brokers (leader and followers), ascending.
@@ -62,7 +70,8 @@ func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, erro
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pm := p.metadataLocked()
-	st := PartitionStatus{Topic: p.topic, Partition: p.index, Leader: pm.Leader, Followers: pm.Followers,
+	st := PartitionStatus{Topic: p.topic, Partition: p.index, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
+		Preferred: pm.Preferred(), Placement: pm.Replicas, Followers: pm.Followers(),
 		Assigned: pm.Assigned(), Active: pm.Active, HighWatermark: c.refreshHWLocked(p)}
 	ends := map[int]uint64{}
 	for _, id := range st.Assigned {

@@ -68,13 +68,17 @@ func TestVerifyParityOffsetFile(t *testing.T) {
 }
 
 // TestVerifyParityClusterMeta: cluster.Open refuses a cluster.meta with a
-// *cluster.MetadataError exactly when Verify reports it DAMAGED.
+// *cluster.MetadataError exactly when Verify reports it DAMAGED. Open
+// runs on a copy: it rewrites a sound version-1 file as version 2, and
+// Verify must judge the file as it was.
 func TestVerifyParityClusterMeta(t *testing.T) {
-	files := corpus(t, "cluster/testdata/fuzz/FuzzParseClusterMeta", "cluster/testdata/cluster.meta")
+	files := corpus(t, "cluster/testdata/fuzz/FuzzParseClusterMeta", "cluster/testdata/cluster.meta", "cluster/testdata/cluster-v1.meta")
 	parity(t, files, func(t *testing.T, root string, data []byte) (string, bool) {
 		path := filepath.Join(root, cluster.MetaFileName)
 		write(t, path, data)
-		c, err := cluster.Open(root)
+		copyRoot := t.TempDir()
+		write(t, filepath.Join(copyRoot, cluster.MetaFileName), data)
+		c, err := cluster.Open(copyRoot)
 		if err == nil {
 			require.NoError(t, c.Close())
 		}

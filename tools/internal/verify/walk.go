@@ -275,7 +275,7 @@ func (v *verifier) checkCluster() {
 	for _, name := range slices.Sorted(maps.Keys(cm.Topics)) {
 		for _, pa := range cm.Topics[name].Partitions {
 			leaderPath := cluster.ReplicaLogPath(root, pa.Leader, name, pa.Partition)
-			for _, b := range append([]int{pa.Leader}, pa.Followers...) {
+			for _, b := range append([]int{pa.Leader}, pa.Followers()...) {
 				rp := cluster.ReplicaLogPath(root, b, name, pa.Partition)
 				if !v.inScope(rp) {
 					continue

@@ -1,0 +1,131 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+)
+
+// MoveResult says what MoveLeader did.
+type MoveResult struct {
+	Topic     string
+	Partition int
+	// OldLeaderBrokerID is the former leader, now an active follower.
+	OldLeaderBrokerID int
+	// NewLeaderBrokerID is the new leader.
+	NewLeaderBrokerID int
+	// LeaderEpoch is the partition's leader epoch after the move.
+	LeaderEpoch uint64
+	// Copied is how many records the new leader had to catch up before the
+	// switch (usually none: a move is planned only for a caught-up replica).
+	Copied int
+	// LogEnd is the new leader's log end: the offset the next write gets.
+	LogEnd uint64
+}
+
+// MoveLeader hands a partition's leadership to another active replica, a
+// controlled switch with nothing lost (docs/design.md § The controller):
+//
+//  1. writes to the partition are paused (those in flight finish first);
+//  2. the target is checked to hold an exact prefix of the leader's log and
+//     given the leader's missing records, as CatchUp would;
+//  3. the two logs are verified identical;
+//  4. cluster.meta is written with the new leader and the leader epoch
+//     plus one; the old leader stays an active follower;
+//  5. writes resume, through the new leader.
+//
+// Only an active, available follower can take over, while the current
+// leader is available too (a failed leader is replaced by Failover). An id
+// below 1 (ErrInvalidBrokerID), an unknown broker (ErrUnknownBroker), an
+// unassigned one (ErrNotAssigned), the leader itself (ErrReplicaIsLeader),
+// an inactive replica (ErrReplicaInactive), an unavailable one
+// (ErrBrokerUnavailable) or a replica that disagrees with the leader
+// (*ReplicaDivergenceError) is refused; a refusal before step 4 changes no
+// metadata, and a refusal at step 2 changes no log either.
+func (c *Cluster) MoveLeader(topicName string, partition, brokerID int) (MoveResult, error) {
+	p, err := c.partition(topicName, partition)
+	if err != nil {
+		return MoveResult{}, err
+	}
+	p.lockIdle()
+	defer c.unlockIdle(p)
+	wrap := func(err error) error {
+		return fmt.Errorf("cluster: move leader of %s to broker %d: %w", p, brokerID, err)
+	}
+	if err := c.checkFollowerLocked(p, brokerID); err != nil {
+		return MoveResult{}, wrap(err)
+	}
+	if !p.activeLocked(brokerID) {
+		return MoveResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
+	}
+	tl, ll, err := c.followerAndLeaderLocked(p, brokerID)
+	if err != nil {
+		return MoveResult{}, wrap(err)
+	}
+	caught, err := c.catchUpLocked(p, brokerID, tl, ll)
+	if err != nil {
+		return MoveResult{}, wrap(err)
+	}
+	lEnd := ll.NextOffset()
+	same, reason, err := commonPrefix(tl, ll, lEnd)
+	if err != nil {
+		return MoveResult{}, wrap(err)
+	}
+	if end := tl.NextOffset(); same != lEnd || end != lEnd {
+		return MoveResult{}, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Offset: same,
+			Reason: fmt.Sprintf("differs from the leader before the move (log end %d, leader %d): %s", end, lEnd, reason)}
+	}
+	old := p.leader
+	next := p.metadataLocked()
+	next.Leader, next.LeaderEpoch = brokerID, next.LeaderEpoch+1
+	if err := c.setPartition(p.topic, next); err != nil {
+		return MoveResult{}, wrap(fmt.Errorf("leadership not changed: %w", err))
+	}
+	p.applyLocked(next)
+	c.refreshHWLocked(p)
+	return MoveResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: brokerID,
+		LeaderEpoch: next.LeaderEpoch, Copied: caught.Copied, LogEnd: lEnd}, nil
+}
+
+// DeactivateResult says what Deactivate did.
+type DeactivateResult struct {
+	Topic     string
+	Partition int
+	BrokerID  int
+	// Active is the partition's new active set, ascending.
+	Active []int
+}
+
+// Deactivate takes a follower out of a partition's active set: writes stop
+// waiting for it, and it can come back only through RecoverReplica. It is
+// how a follower whose broker is down, or whose log diverged, stops
+// holding up every write to the partition (Kafka shrinks its in-sync
+// replica set the same way). The leader cannot leave (ErrReplicaIsLeader);
+// an inactive follower is refused (ErrReplicaInactive), as are ids that
+// name no follower of the partition (see CatchUp). The follower's broker
+// need not be available. cluster.meta is written before Deactivate
+// returns; on error nothing changed.
+func (c *Cluster) Deactivate(topicName string, partition, brokerID int) (DeactivateResult, error) {
+	p, err := c.partition(topicName, partition)
+	if err != nil {
+		return DeactivateResult{}, err
+	}
+	p.lockIdle()
+	defer c.unlockIdle(p)
+	wrap := func(err error) error {
+		return fmt.Errorf("cluster: deactivate %s on broker %d: %w", p, brokerID, err)
+	}
+	if err := c.checkFollowerLocked(p, brokerID); err != nil {
+		return DeactivateResult{}, wrap(err)
+	}
+	if !p.activeLocked(brokerID) {
+		return DeactivateResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
+	}
+	next := p.metadataLocked()
+	next.Active = slices.DeleteFunc(next.Active, func(id int) bool { return id == brokerID })
+	if err := c.setPartition(p.topic, next); err != nil {
+		return DeactivateResult{}, wrap(fmt.Errorf("active set not changed: %w", err))
+	}
+	p.applyLocked(next)
+	c.refreshHWLocked(p)
+	return DeactivateResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Active: slices.Clone(next.Active)}, nil
+}
