@@ -96,7 +96,7 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 			return nil, errors.Join(fmt.Errorf("log: open %s: %w", path, err), f.Close())
 		}
 	}
-	res, err := scan(path, f, info.Size(), nil)
+	res, err := scan(path, f, info.Size(), 0, nil)
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}

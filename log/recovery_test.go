@@ -215,3 +215,24 @@ func TestRecoveryScanFileVisitError(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, log.ScanFile(path+".missing", nil), os.ErrNotExist)
 }
+
+// TestRecoveryScanFileFrom: a run of frames that starts past offset 0 (a
+// quarantine file) scans with ScanFileFrom at its first offset, and only
+// there; ScanFile still wants offset 0 first.
+func TestRecoveryScanFileFrom(t *testing.T) {
+	path := logPath(t)
+	writeFile(t, path, cat(handFrame(5, 1, []byte("x")), handFrame(6, 2, []byte("yy"))))
+	var got []log.Record
+	require.NoError(t, log.ScanFileFrom(path, 5, log.Options{}, func(_ int64, r log.Record) error {
+		got = append(got, r)
+		return nil
+	}))
+	require.Equal(t, []log.Record{{Offset: 5, Timestamp: 1, Payload: []byte("x")}, {Offset: 6, Timestamp: 2, Payload: []byte("yy")}}, got)
+	for _, first := range []uint64{0, 4, 6} {
+		var ce *log.CorruptionError
+		require.ErrorAs(t, log.ScanFileFrom(path, first, log.Options{}, nil), &ce, "first %d", first)
+		require.Contains(t, ce.Reason, "first offset is 5")
+	}
+	var ce *log.CorruptionError
+	require.ErrorAs(t, log.ScanFile(path, nil), &ce)
+}

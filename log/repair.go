@@ -52,7 +52,7 @@ func RepairWithOptions(path string, opts Options) (RepairResult, error) {
 	if err != nil {
 		return RepairResult{}, fmt.Errorf("log: repair: %w", err)
 	}
-	_, err = scan(path, f, info.Size(), nil)
+	_, err = scan(path, f, info.Size(), 0, nil)
 	if err == nil {
 		return RepairResult{}, nil
 	}

@@ -20,16 +20,17 @@ type scanResult struct {
 }
 
 // scan reads a log file front to back and checks that it is a contiguous run
-// of whole, well-formed frames with offsets 0, 1, 2, .... It never writes.
+// of whole, well-formed frames with offsets first, first+1, ... (a log file
+// starts at 0). It never writes.
 // visit, if not nil, is called for every whole record with its byte position;
 // payloads are read only when visit is set. No length field makes it
 // allocate more than the bytes left in the file.
-func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Record) error) (scanResult, error) {
+func scan(path string, r io.ReaderAt, size int64, first uint64, visit func(pos int64, rec Record) error) (scanResult, error) {
 	w := newWindow(r, size)
 	var (
 		res  scanResult
 		pos  int64
-		next uint64
+		next = first
 	)
 	corrupt := func(reason string, torn bool, cause error) error {
 		return &CorruptionError{Path: path, Pos: pos, Offset: next, OffsetKnown: true, Reason: reason, TornTail: torn, Err: cause}
@@ -65,8 +66,8 @@ func scan(path string, r io.ReaderAt, size int64, visit func(pos int64, rec Reco
 			return res, damaged(fmt.Sprintf("record_length %d is not %d + payload_length %d", h.recordLength, HeaderSize-lengthFieldSize, h.payloadLength))
 		}
 		if h.offset != next {
-			if next == 0 {
-				return res, damaged(fmt.Sprintf("first offset is %d, want 0", h.offset))
+			if next == first {
+				return res, damaged(fmt.Sprintf("first offset is %d, want %d", h.offset, first))
 			}
 			return res, damaged(fmt.Sprintf("offset %d breaks the sequence, want %d", h.offset, next))
 		}
@@ -216,6 +217,13 @@ func ScanFile(path string, fn func(pos int64, rec Record) error) error {
 
 // ScanFileWithOptions is ScanFile on the file system of opts.
 func ScanFileWithOptions(path string, opts Options, fn func(pos int64, rec Record) error) error {
+	return ScanFileFrom(path, 0, opts, fn)
+}
+
+// ScanFileFrom is ScanFileWithOptions for a file of frames whose offsets
+// start at first rather than 0: a run of records cut from a log and kept
+// elsewhere, such as the quarantine file a replica's recovery writes.
+func ScanFileFrom(path string, first uint64, opts Options, fn func(pos int64, rec Record) error) error {
 	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
 		return err
@@ -232,6 +240,6 @@ func ScanFileWithOptions(path string, opts Options, fn func(pos int64, rec Recor
 	if fn == nil {
 		fn = func(int64, Record) error { return nil }
 	}
-	_, err = scan(path, f, info.Size(), fn)
+	_, err = scan(path, f, info.Size(), first, fn)
 	return err
 }
