@@ -164,7 +164,7 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 		if cands := failoverCandidates(followers); len(cands) > 0 {
 			add(ActionFailover, p.Leader, "leader %d unavailable for %s; %s", p.Leader, seconds(down[p.Leader]), cands)
 		}
-		return nil
+		return out
 	}
 	lEnd := *leader.LogEnd
 	for _, r := range followers {
