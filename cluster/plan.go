@@ -111,8 +111,8 @@ type PlanReplica struct {
 // known.
 func (r PlanReplica) usable() bool { return r.Available && r.LogEnd != nil }
 
-// Plan is the controller's decision (docs/phase-5-failover.md): it turns an
-// observation into the actions that heal the cluster. It is pure — no I/O,
+// Plan is the controller's decision: it turns an observation into the
+// actions that heal the cluster with phase 5's operations. It is pure — no I/O,
 // no clock — and deterministic: partitions in topic, then partition order,
 // followers of a partition in broker id order. Every action carries the
 // partition's LeaderEpoch.
@@ -172,8 +172,11 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 		switch {
 		case !r.Active:
 			if auto && r.usable() {
-				add(ActionRecover, id, "inactive follower %d at log end %d%s, leader %d at %d",
-					id, *r.LogEnd, divergedNote(r), p.Leader, lEnd)
+				note := ""
+				if r.Diverged {
+					note = " (diverged)"
+				}
+				add(ActionRecover, id, "inactive follower %d at log end %d%s, leader %d at %d", id, *r.LogEnd, note, p.Leader, lEnd)
 			}
 		case !r.usable():
 			if auto && !r.Available && down[id] >= in.FailoverAfter {
@@ -187,14 +190,22 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 			add(ActionCatchUp, id, "follower %d at log end %d, leader %d at %d", id, *r.LogEnd, p.Leader, lEnd)
 		}
 	}
-	if auto && in.Rebalance && len(out) == 0 && p.Leader != p.Preferred {
-		for _, r := range followers {
-			if r.BrokerID == p.Preferred && r.Active && r.usable() && !r.Diverged && *r.LogEnd == lEnd {
-				add(ActionMoveLeader, r.BrokerID, "leader %d -> preferred %d (both at log end %d)", p.Leader, r.BrokerID, lEnd)
-			}
-		}
+	if auto && in.Rebalance && len(out) == 0 && preferredCaughtUp(p.Preferred, followers, lEnd) {
+		add(ActionMoveLeader, p.Preferred, "leader %d -> preferred %d (both at log end %d)", p.Leader, p.Preferred, lEnd)
 	}
 	return out
+}
+
+// preferredCaughtUp reports whether the preferred replica is a follower
+// that can take leadership: active, usable, undiverged and at the leader's
+// log end lEnd. A preferred leader is not among the followers.
+func preferredCaughtUp(preferred int, followers []PlanReplica, lEnd uint64) bool {
+	for _, r := range followers {
+		if r.BrokerID == preferred {
+			return r.Active && r.usable() && !r.Diverged && *r.LogEnd == lEnd
+		}
+	}
+	return false
 }
 
 // failoverCandidates describes the followers Failover could promote —
@@ -296,14 +307,6 @@ func brokerDowntime(bs []PlanBroker) map[int]time.Duration {
 		}
 	}
 	return down
-}
-
-// divergedNote marks a replica known to disagree with the leader.
-func divergedNote(r PlanReplica) string {
-	if r.Diverged {
-		return " (diverged)"
-	}
-	return ""
 }
 
 // seconds renders d in seconds with one decimal, e.g. "3.0s".

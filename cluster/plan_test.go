@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests below pin the controller's rules (Plan's doc comment, which
-// restates docs/phase-5-failover.md for an automatic controller). Unless a
+// The tests below pin the controller's rules, as Plan's and Readiness's
+// doc comments state them. Unless a
 // case says otherwise the partition is orders/0 at leader epoch 4, broker 1
 // is preferred, and failover waits planDelay.
 
@@ -162,8 +162,8 @@ func TestPlanDeactivate(t *testing.T) {
 			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDown(3, true))}},
 		{name: "inactive unavailable follower is not deactivated again", after: planDelay, downFor: time.Hour,
 			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDown(3, false))}},
-		{name: "available follower whose log cannot be opened is kept (Readiness reports it)", after: planDelay,
-			brokers: []PlanBroker{{ID: 1, Available: true}, {ID: 3, Available: true}},
+		{name: "available follower whose log cannot be opened is kept (Readiness reports it), even with a stale downtime", after: planDelay,
+			brokers: []PlanBroker{{ID: 1, Available: true}, {ID: 3, Available: false, UnavailableFor: time.Hour}},
 			parts:   []PlanPartition{planPart(1, 1, planRep(1, 136), planNoLog(planRep(3, 0)))}},
 		{name: "diverged follower is deactivated", after: planDelay,
 			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDiverged(planRep(2, 130)))},
@@ -238,6 +238,12 @@ func TestPlanFailover(t *testing.T) {
 			parts: []PlanPartition{planPart(1, 1, planDown(1, true), planInactive(planRep(2, 200)), planDiverged(planRep(3, 190)),
 				planDown(4, true), planNoLog(planRep(5, 0)), planRep(6, 100))},
 			want: []Action{planAct(ActionFailover, 1, "leader 1 unavailable for 3.0s; candidate 6 (log end 100)")}},
+		{name: "unavailable follower with a stale log end is not a candidate", after: planDelay, downFor: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planDown(1, true), PlanReplica{BrokerID: 2, Active: true, LogEnd: planEnd(200)}, planRep(3, 100))},
+			want:  []Action{planAct(ActionFailover, 1, "leader 1 unavailable for 3.0s; candidate 3 (log end 100)")}},
+		{name: "leader whose broker is listed available is not failed over, whatever its stale downtime", after: planDelay,
+			brokers: []PlanBroker{{ID: 1, Available: true, UnavailableFor: time.Hour}, {ID: 2, Available: true}},
+			parts:   []PlanPartition{planPart(1, 1, planDown(1, true), planRep(2, 136))}},
 		{name: "no candidate: only inactive followers", after: planDelay, downFor: time.Hour,
 			parts: []PlanPartition{planPart(1, 1, planDown(1, true), planInactive(planRep(2, 136)))}},
 		{name: "no candidate: only a diverged follower", after: planDelay, downFor: time.Hour,
@@ -300,6 +306,34 @@ func TestPlanMoveLeader(t *testing.T) {
 			want: []Action{{Kind: ActionFailover, Topic: "orders", Partition: 0, Broker: 2, LeaderEpoch: 4,
 				Reason: "orders/0: leader 2 unavailable for 3.0s; candidate 1 (log end 136)"}}},
 	})
+}
+
+// Rule: leadership moves only to a preferred replica that is active,
+// usable, undiverged and at the leader's log end. Plan also holds a move
+// back while any other action is planned (TestPlanMoveLeader); this pins
+// the replica check on its own.
+func TestPlanMoveLeaderTarget(t *testing.T) {
+	cases := []struct {
+		name      string
+		preferred int
+		followers []PlanReplica
+		want      bool
+	}{
+		{"active, usable, undiverged, caught up", 1, []PlanReplica{planRep(1, 136), planRep(3, 136)}, true},
+		{"lagging", 1, []PlanReplica{planRep(1, 135)}, false},
+		{"ahead", 1, []PlanReplica{planRep(1, 137)}, false},
+		{"inactive", 1, []PlanReplica{planInactive(planRep(1, 136))}, false},
+		{"diverged", 1, []PlanReplica{planDiverged(planRep(1, 136))}, false},
+		{"unavailable", 1, []PlanReplica{planDown(1, true)}, false},
+		{"unavailable with a stale log end", 1, []PlanReplica{{BrokerID: 1, Active: true, LogEnd: planEnd(136)}}, false},
+		{"log not open", 1, []PlanReplica{planNoLog(planRep(1, 0))}, false},
+		{"not a follower (the leader, or unassigned)", 2, []PlanReplica{planRep(1, 136)}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, preferredCaughtUp(tc.preferred, tc.followers, 136))
+		})
+	}
 }
 
 // Rule: every action carries the leader epoch of the partition it was
