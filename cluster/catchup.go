@@ -30,19 +30,40 @@ type CatchUpResult struct {
 // CatchUp waits for the partition's writes in flight and holds new ones
 // back while it runs. It never changes the active set.
 func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpResult, error) {
+	return c.catchUp(topicName, partition, followerID, byOperator, nil)
+}
+
+// catchUp is CatchUp on behalf of cs; a non-nil epoch must be the
+// partition's leader epoch. The journal gets an entry when records were
+// copied; a refusal, or a catch-up with nothing to do (the write in flight
+// got there first), changed nothing and leaves none.
+func (c *Cluster) catchUp(topicName string, partition, followerID int, cs cause, epoch *uint64) (CatchUpResult, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return CatchUpResult{}, err
 	}
 	p.lockIdle()
 	defer c.unlockIdle(p)
+	if err := p.checkEpochLocked(epoch); err != nil {
+		return CatchUpResult{}, err
+	}
 	fl, ll, err := c.followerAndLeaderLocked(p, followerID)
 	if err != nil {
 		return CatchUpResult{}, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, followerID, err)
 	}
 	res, err := c.catchUpLocked(p, followerID, fl, ll)
 	c.refreshHWLocked(p)
-	return res, err
+	o := c.newOp(cs, EventCatchUp, p, followerID)
+	switch {
+	case err != nil && res.LogEnd == res.From:
+		return res, err // refused before copying anything: nothing changed
+	case err != nil:
+		return res, o.fail(err)
+	case res.Copied > 0:
+		return res, o.done(fmt.Sprintf("%s: follower %d caught up from log end %d to %d (%d records from leader %d)",
+			p, followerID, res.From, res.LogEnd, res.Copied, p.leader))
+	}
+	return res, nil
 }
 
 // followerAndLeaderLocked checks that id names a follower of p (known,

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
@@ -48,6 +49,9 @@ type Cluster struct {
 	// metaFailed, once set, is why cluster.meta may no longer hold meta;
 	// every later change is refused until the cluster is reopened.
 	metaFailed error
+
+	// journal records every operation (docs/design.md § The journal).
+	journal *journal
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -70,7 +74,8 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	if _, err := durable.MkdirAll(opts.FS, abs); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
 	}
-	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}}
+	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{},
+		journal: &journal{root: abs, opts: log.Options{FS: opts.FS, Now: opts.Broker.Now}}}
 	path := c.MetaPath()
 	m, version, found, err := readClusterMeta(opts.FS, path)
 	switch {
@@ -100,6 +105,9 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	}
 	for name, t := range c.meta.Topics {
 		c.topics[name] = newTopicState(name, t)
+	}
+	if err := c.reconcileJournal(); err != nil {
+		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), c.journal.close())
 	}
 	return c, nil
 }
@@ -137,6 +145,7 @@ func (c *Cluster) Close() error {
 	for _, id := range sortedKeys(brokers) {
 		errs = append(errs, brokers[id].Close())
 	}
+	errs = append(errs, c.journal.close())
 	return errors.Join(errs...)
 }
 
@@ -184,6 +193,7 @@ func (c *Cluster) RegisterBroker(b *Broker) error {
 
 // StartBroker opens a new Broker instance for id at the cluster's root and
 // registers it: how a stopped broker comes back.
+// The start is added to the journal.
 func (c *Cluster) StartBroker(id int) (*Broker, error) {
 	if b := c.broker(id); b != nil && b.Available() {
 		return nil, fmt.Errorf("cluster: start broker %d: %w", id, ErrBrokerRegistered)
@@ -195,13 +205,13 @@ func (c *Cluster) StartBroker(id int) (*Broker, error) {
 	if err := c.RegisterBroker(b); err != nil {
 		return nil, errors.Join(err, b.Close())
 	}
-	return b, nil
+	return b, c.newOp(byOperator, EventBrokerStart, nil, id).done(fmt.Sprintf("broker %d started", id))
 }
 
 // StopBroker closes the registered instance of broker id, making it
 // unavailable, as if its machine had failed. Nothing else happens: no
-// failover, no change to cluster.meta. Stopping a stopped broker is
-// harmless.
+// failover, no change to cluster.meta; the stop is added to the journal.
+// Stopping a stopped broker is harmless (and not journaled again).
 func (c *Cluster) StopBroker(id int) error {
 	if id < 1 {
 		return fmt.Errorf("cluster: stop broker %d: %w", id, ErrInvalidBrokerID)
@@ -213,7 +223,13 @@ func (c *Cluster) StopBroker(id int) error {
 		}
 		return fmt.Errorf("cluster: stop broker %d: %w", id, ErrUnknownBroker)
 	}
-	return b.Close()
+	if !b.Available() {
+		return nil
+	}
+	if err := b.Close(); err != nil {
+		return err
+	}
+	return c.newOp(byOperator, EventBrokerStop, nil, id).done(fmt.Sprintf("broker %d stopped", id))
 }
 
 // BrokerInfo describes one known broker.

@@ -47,7 +47,7 @@ func TestClusterCreateTopicPlacementAndReopen(t *testing.T) {
 	for path := range snapshot(t, root) {
 		rel, err := filepath.Rel(root, path)
 		require.NoError(t, err)
-		require.True(t, rel == MetaFileName || strings.HasPrefix(rel, "broker-00000"), rel)
+		require.True(t, rel == MetaFileName || strings.HasPrefix(rel, "broker-00000") || strings.HasPrefix(rel, "journal"), rel)
 	}
 
 	c2 := reopen(t, c, root, 3)

@@ -1,5 +1,7 @@
 // Package cluster is phases 4 and 5 of PyStream: brokers, synchronous
-// leader/follower replication, explicit failover and replica recovery.
+// leader/follower replication, failover and replica recovery — and the
+// controller's rules (Plan) that call them, and the journal that records
+// them.
 //
 // # Brokers
 //
@@ -9,6 +11,7 @@
 //
 //	<root>/
 //	├── cluster.meta
+//	├── journal/log.bin                  what happened and why (JSON entries)
 //	├── offsets/                         consumer offsets (phase 3 format)
 //	├── broker-000001/topics/orders/partition-000000/log.bin
 //	├── broker-000002/topics/orders/partition-000000/log.bin
@@ -27,7 +30,9 @@
 // CreateTopic computes the placement once with Placement: brokers sorted
 // by id B[0..n-1], partition p led by B[p mod n] and followed by the next
 // rf-1 brokers round the ring. cluster.meta records, per partition, the
-// leader, the followers and the active replicas, and is written atomically
+// replicas in placement order (the first is the preferred leader), the
+// leader, its leader epoch (one more at every leader change) and the active
+// replicas, and is written atomically
 // (temp file, fsync, rename, directory fsync) before any change is
 // reported. Open validates every rule of the format and refuses a malformed
 // file with a *MetadataError, leaving it untouched. ParseClusterMeta is that
@@ -90,8 +95,24 @@
 // inactive follower. RecoverReplica truncates a returning inactive replica
 // back to its common prefix with the leader, copies the leader's missing
 // records, verifies the two are identical and only then reactivates it.
-// The pure decisions — Placement, CompareRecords, ChooseLeader — are plain
+// What recovery cuts is first copied, durably, to a quarantine file beside
+// the log (QuarantinePath); PyStream never deletes it. MoveLeader hands
+// leadership to an active, caught-up replica with writes paused, and
+// Deactivate takes a follower out of the active set. The pure decisions —
+// Placement, CompareRecords, ChooseLeader, Plan and Readiness — are plain
 // functions over plain values.
+//
+// # The controller's rules and the journal
+//
+// Plan is the controller's decision (docs/design.md § The controller):
+// observed state in, actions out. Apply carries one action out through
+// the operation of its kind, refusing one planned on an older leader epoch
+// (ErrStaleAction). Every operation that changes the cluster, whoever
+// asked, is journaled: an intent before cluster.meta changes, then done or
+// failed. Open gives an intent a crash left without an outcome its
+// outcome — completed or rolled back, as cluster.meta shows — so an
+// operation is never half done and the journal says which. Journal reads
+// it back.
 //
 // # Concurrency
 //

@@ -51,6 +51,10 @@ var (
 	// replica outside the active set: it may lack acknowledged records, so
 	// it can neither lead nor leave the set again.
 	ErrReplicaInactive = errors.New("cluster: replica is not active")
+	// ErrStaleAction is returned by Apply for an action decided on a leader
+	// epoch the partition has since left: the state it was planned on is
+	// gone, and the next plan will see the new one.
+	ErrStaleAction = errors.New("cluster: action planned on an older leader epoch")
 	// ErrReplicaMissing is returned when an assigned replica's log file does
 	// not exist on its broker. Replicas are created only by CreateTopic; a
 	// missing one is never silently recreated empty.

@@ -79,12 +79,21 @@ type FailoverResult struct {
 // waits for the partition's writes in flight and holds new ones back while it
 // runs.
 func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, error) {
+	return c.failover(topicName, partition, byOperator, nil)
+}
+
+// failover is Failover on behalf of cs. A non-nil epoch must be the
+// partition's leader epoch, else ErrStaleAction.
+func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uint64) (FailoverResult, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return FailoverResult{}, err
 	}
 	p.lockIdle()
 	defer c.unlockIdle(p)
+	if err := p.checkEpochLocked(epoch); err != nil {
+		return FailoverResult{}, err
+	}
 	old := p.leader
 	if _, err := c.replicaLog(p, old); err == nil {
 		return FailoverResult{}, &LeaderStillAvailableError{Topic: p.topic, Partition: p.index, BrokerID: old}
@@ -134,18 +143,42 @@ func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, err
 	}
 	deactivated := append([]int{old}, unusable...)
 	slices.Sort(deactivated)
-	next := p.metadataLocked()
+	before := p.metadataLocked()
+	next := before.clone()
 	next.Leader, next.LeaderEpoch, next.Active = win.BrokerID, next.LeaderEpoch+1, nil
 	for _, id := range p.active {
 		if !slices.Contains(deactivated, id) {
 			next.Active = append(next.Active, id)
 		}
 	}
+	o := c.newOp(cs, EventFailover, p, old)
+	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): %s; leaving the active set: %v",
+		p, old, win.BrokerID, next.LeaderEpoch, describeCandidates(win, cands, passed), deactivated)
+	if err := o.begin(summary, before, next, ""); err != nil {
+		return FailoverResult{}, fmt.Errorf("cluster: fail over %s: %w", p, err)
+	}
 	if err := c.setPartition(p.topic, next); err != nil {
-		return FailoverResult{}, fmt.Errorf("cluster: fail over %s: leadership not changed: %w", p, err)
+		return FailoverResult{}, o.fail(fmt.Errorf("cluster: fail over %s: leadership not changed: %w", p, err))
 	}
 	p.applyLocked(next)
 	c.refreshHWLocked(p)
-	return FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: next.LeaderEpoch,
-		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(next.Active)}, nil
+	res := FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: next.LeaderEpoch,
+		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(next.Active)}
+	return res, o.done(fmt.Sprintf("%s: %s, log end %d", p, describeLeadership(next), win.LogEnd))
+}
+
+// describeCandidates lists the failover candidates, the winner first, with
+// their log ends, and the followers passed over with why.
+func describeCandidates(win Candidate, cands []Candidate, passed []string) string {
+	parts := []string{fmt.Sprintf("%d (log end %d)", win.BrokerID, win.LogEnd)}
+	for _, cand := range cands {
+		if cand.Active && cand.Available && cand.BrokerID != win.BrokerID {
+			parts = append(parts, fmt.Sprintf("%d (%d)", cand.BrokerID, cand.LogEnd))
+		}
+	}
+	out := "candidates " + strings.Join(parts, ", ")
+	if len(passed) > 0 {
+		out += "; passed over: " + strings.Join(passed, "; ")
+	}
+	return out
 }

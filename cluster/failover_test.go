@@ -85,6 +85,19 @@ func TestFailoverSpecStory(t *testing.T) {
 	require.False(t, st.Replicas[0].Active)
 	rr, err := c.RecoverReplica("orders", 0, 1)
 	require.NoError(t, err)
+	// The cut record is kept, not destroyed: a quarantine file beside the
+	// log, named after the offsets, holds it in the log's frame format.
+	require.Equal(t, filepath.Dir(replicaPath(root, 1, "orders", 0)), filepath.Dir(rr.Quarantine))
+	from, to, _, ok := ParseQuarantineName(filepath.Base(rr.Quarantine))
+	require.True(t, ok)
+	require.Equal(t, [2]uint64{3, 4}, [2]uint64{from, to})
+	var kept []string
+	require.NoError(t, log.ScanFileFrom(rr.Quarantine, 3, log.Options{}, func(_ int64, r log.Record) error {
+		kept = append(kept, string(r.Payload))
+		return nil
+	}))
+	require.Equal(t, []string{"unacked"}, kept)
+	rr.Quarantine = ""
 	require.Equal(t, RecoveryResult{Topic: "orders", Partition: 0, BrokerID: 1, CommonPrefix: 3, Dropped: 1, DroppedFrom: 3,
 		DroppedTo: 4, Copied: 1, LogEnd: 4, Active: []int{1, 2, 3}}, rr)
 	leaderBytes, err := os.ReadFile(replicaPath(root, 2, "orders", 0))

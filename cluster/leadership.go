@@ -42,6 +42,12 @@ type MoveResult struct {
 // (*ReplicaDivergenceError) is refused; a refusal before step 4 changes no
 // metadata, and a refusal at step 2 changes no log either.
 func (c *Cluster) MoveLeader(topicName string, partition, brokerID int) (MoveResult, error) {
+	return c.moveLeader(topicName, partition, brokerID, byOperator, nil)
+}
+
+// moveLeader is MoveLeader on behalf of cs; a non-nil epoch must be the
+// partition's leader epoch.
+func (c *Cluster) moveLeader(topicName string, partition, brokerID int, cs cause, epoch *uint64) (MoveResult, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return MoveResult{}, err
@@ -50,6 +56,9 @@ func (c *Cluster) MoveLeader(topicName string, partition, brokerID int) (MoveRes
 	defer c.unlockIdle(p)
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: move leader of %s to broker %d: %w", p, brokerID, err)
+	}
+	if err := p.checkEpochLocked(epoch); err != nil {
+		return MoveResult{}, err
 	}
 	if err := c.checkFollowerLocked(p, brokerID); err != nil {
 		return MoveResult{}, wrap(err)
@@ -75,15 +84,25 @@ func (c *Cluster) MoveLeader(topicName string, partition, brokerID int) (MoveRes
 			Reason: fmt.Sprintf("differs from the leader before the move (log end %d, leader %d): %s", end, lEnd, reason)}
 	}
 	old := p.leader
-	next := p.metadataLocked()
+	before := p.metadataLocked()
+	next := before.clone()
 	next.Leader, next.LeaderEpoch = brokerID, next.LeaderEpoch+1
+	o := c.newOp(cs, EventMoveLeader, p, brokerID)
+	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): both at log end %d", p, old, brokerID, next.LeaderEpoch, lEnd)
+	if caught.Copied > 0 {
+		summary += fmt.Sprintf(" after copying %d records to broker %d", caught.Copied, brokerID)
+	}
+	if err := o.begin(summary, before, next, ""); err != nil {
+		return MoveResult{}, wrap(err)
+	}
 	if err := c.setPartition(p.topic, next); err != nil {
-		return MoveResult{}, wrap(fmt.Errorf("leadership not changed: %w", err))
+		return MoveResult{}, o.fail(wrap(fmt.Errorf("leadership not changed: %w", err)))
 	}
 	p.applyLocked(next)
 	c.refreshHWLocked(p)
-	return MoveResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: brokerID,
-		LeaderEpoch: next.LeaderEpoch, Copied: caught.Copied, LogEnd: lEnd}, nil
+	res := MoveResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: brokerID,
+		LeaderEpoch: next.LeaderEpoch, Copied: caught.Copied, LogEnd: lEnd}
+	return res, o.done(fmt.Sprintf("%s: %s", p, describeLeadership(next)))
 }
 
 // DeactivateResult says what Deactivate did.
@@ -105,6 +124,12 @@ type DeactivateResult struct {
 // need not be available. cluster.meta is written before Deactivate
 // returns; on error nothing changed.
 func (c *Cluster) Deactivate(topicName string, partition, brokerID int) (DeactivateResult, error) {
+	return c.deactivate(topicName, partition, brokerID, byOperator, nil)
+}
+
+// deactivate is Deactivate on behalf of cs; a non-nil epoch must be the
+// partition's leader epoch.
+func (c *Cluster) deactivate(topicName string, partition, brokerID int, cs cause, epoch *uint64) (DeactivateResult, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return DeactivateResult{}, err
@@ -114,18 +139,27 @@ func (c *Cluster) Deactivate(topicName string, partition, brokerID int) (Deactiv
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: deactivate %s on broker %d: %w", p, brokerID, err)
 	}
+	if err := p.checkEpochLocked(epoch); err != nil {
+		return DeactivateResult{}, err
+	}
 	if err := c.checkFollowerLocked(p, brokerID); err != nil {
 		return DeactivateResult{}, wrap(err)
 	}
 	if !p.activeLocked(brokerID) {
 		return DeactivateResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
 	}
-	next := p.metadataLocked()
+	before := p.metadataLocked()
+	next := before.clone()
 	next.Active = slices.DeleteFunc(next.Active, func(id int) bool { return id == brokerID })
+	o := c.newOp(cs, EventDeactivate, p, brokerID)
+	if err := o.begin(fmt.Sprintf("%s: follower %d leaves the active set %v -> %v", p, brokerID, before.Active, next.Active), before, next, ""); err != nil {
+		return DeactivateResult{}, wrap(err)
+	}
 	if err := c.setPartition(p.topic, next); err != nil {
-		return DeactivateResult{}, wrap(fmt.Errorf("active set not changed: %w", err))
+		return DeactivateResult{}, o.fail(wrap(fmt.Errorf("active set not changed: %w", err)))
 	}
 	p.applyLocked(next)
 	c.refreshHWLocked(p)
-	return DeactivateResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Active: slices.Clone(next.Active)}, nil
+	res := DeactivateResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Active: slices.Clone(next.Active)}
+	return res, o.done(fmt.Sprintf("%s: %s", p, describeLeadership(next)))
 }

@@ -48,21 +48,23 @@ type TopicMetadata struct {
 }
 
 // PartitionMetadata is one partition in cluster.meta.
+//
+// Its JSON form (used by the journal) has the field names of cluster.meta.
 type PartitionMetadata struct {
-	Partition int
+	Partition int `json:"partition"`
 	// Leader is the broker that accepts writes; one of Replicas.
-	Leader int
+	Leader int `json:"leader"`
 	// LeaderEpoch counts the partition's leader changes: every failover
 	// and every leader move adds one, so a leader from an older epoch can
 	// be told apart from the current one. It starts at 0.
-	LeaderEpoch uint64
+	LeaderEpoch uint64 `json:"leader_epoch"`
 	// Replicas are the assigned brokers in placement order: the first is
 	// the preferred leader. They never change after creation; only the
 	// roles move among them.
-	Replicas []int
+	Replicas []int `json:"replicas"`
 	// Active are the replicas a write must reach, ascending; always
 	// including the leader.
-	Active []int
+	Active []int `json:"active"`
 }
 
 // Assigned returns the partition's assigned brokers (leader and followers),

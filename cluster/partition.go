@@ -109,6 +109,15 @@ func (p *partition) applyLocked(pm PartitionMetadata) {
 	p.active = slices.Clone(pm.Active)
 }
 
+// checkEpochLocked refuses, with ErrStaleAction, an epoch that is not p's;
+// a nil epoch is not checked. p.mu must be held.
+func (p *partition) checkEpochLocked(epoch *uint64) error {
+	if epoch != nil && *epoch != p.epoch {
+		return fmt.Errorf("cluster: %s: planned on leader epoch %d, now %d: %w", p, *epoch, p.epoch, ErrStaleAction)
+	}
+	return nil
+}
+
 func (p *partition) assignedLocked(id int) bool {
 	return slices.Contains(p.replicas, id)
 }

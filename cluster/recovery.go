@@ -19,6 +19,9 @@ type RecoveryResult struct {
 	Dropped     int
 	DroppedFrom uint64
 	DroppedTo   uint64
+	// Quarantine is the file that keeps the dropped records, beside the
+	// replica's log; empty when nothing was dropped.
+	Quarantine string
 	// Copied records came from the leader afterwards.
 	Copied int
 	// LogEnd is the replica's log end afterwards, equal to the leader's.
@@ -32,8 +35,11 @@ type RecoveryResult struct {
 //
 //  1. find the longest common prefix of its log and the current leader's
 //     (offset, timestamp and payload of every record);
-//  2. truncate the recovering replica — never the leader — past that prefix;
-//     the records dropped were never acknowledged cluster-wide;
+//  2. copy the records past that prefix, durably, into a quarantine file
+//     beside the replica's log (QuarantinePath), then truncate the
+//     recovering replica — never the leader — to the prefix; the records
+//     dropped were never acknowledged cluster-wide, and PyStream never
+//     deletes the quarantine file;
 //  3. copy the leader's missing records;
 //  4. verify that the two logs are now identical;
 //  5. only then add the replica to the active set and write cluster.meta.
@@ -49,6 +55,12 @@ type RecoveryResult struct {
 // RecoverReplica waits for the partition's writes in flight and holds new
 // ones back while it runs.
 func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (RecoveryResult, error) {
+	return c.recoverReplica(topicName, partition, brokerID, byOperator, nil)
+}
+
+// recoverReplica is RecoverReplica on behalf of cs; a non-nil epoch must be
+// the partition's leader epoch.
+func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs cause, epoch *uint64) (RecoveryResult, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return RecoveryResult{}, err
@@ -57,6 +69,9 @@ func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (Rec
 	defer c.unlockIdle(p)
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: recover %s on broker %d: %w", p, brokerID, err)
+	}
+	if err := p.checkEpochLocked(epoch); err != nil {
+		return RecoveryResult{}, err
 	}
 	// The leader is always active: name the more precise refusal first.
 	if err := c.checkFollowerLocked(p, brokerID); err != nil {
@@ -76,33 +91,52 @@ func (c *Cluster) RecoverReplica(topicName string, partition, brokerID int) (Rec
 		return res, wrap(err)
 	}
 	res.CommonPrefix = common
+	before := p.metadataLocked()
+	next := before.clone()
+	next.Active = append(next.Active, brokerID)
+	slices.Sort(next.Active)
+	o := c.newOp(cs, EventRecover, p, brokerID)
+	summary := fmt.Sprintf("%s: broker %d rejoins: common prefix %d with leader %d (log end %d)", p, brokerID, common, p.leader, lEnd)
+	var qpath string
 	if common < rEnd {
-		if err := rl.Truncate(common); err != nil {
-			return res, wrap(err)
+		qpath = QuarantinePath(rl.Path(), common, rEnd, c.now())
+		summary += fmt.Sprintf("; cuts offsets %d..%d (%d records, never acknowledged)", common, rEnd-1, rEnd-common)
+	}
+	if lEnd > common {
+		summary += fmt.Sprintf("; copies %d records from the leader", lEnd-common)
+	}
+	if err := o.begin(summary, before, next, c.relative(qpath)); err != nil {
+		return res, wrap(err)
+	}
+	if common < rEnd {
+		// What recovery cuts is kept: copied durably beside the log
+		// before the log is cut.
+		if err := c.quarantine(rl, qpath, common, rEnd); err != nil {
+			return res, o.fail(wrap(err))
 		}
-		res.Dropped, res.DroppedFrom, res.DroppedTo = int(rEnd-common), common, rEnd
+		if err := rl.Truncate(common); err != nil {
+			return res, o.fail(wrap(err))
+		}
+		res.Dropped, res.DroppedFrom, res.DroppedTo, res.Quarantine = int(rEnd-common), common, rEnd, qpath
 	}
 	n, err := copyRecords(rl, ll, common, lEnd)
 	res.Copied, res.LogEnd = n, common+uint64(n)
 	if err != nil {
-		return res, wrap(err)
+		return res, o.fail(wrap(err))
 	}
 	same, reason, err := commonPrefix(rl, ll, lEnd)
 	if err != nil {
-		return res, wrap(err)
+		return res, o.fail(wrap(err))
 	}
 	if end := rl.NextOffset(); same != lEnd || end != lEnd {
-		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Offset: same,
-			Reason: fmt.Sprintf("still differs from the leader after recovery (log end %d, leader %d): %s", end, lEnd, reason)}
+		return res, o.fail(&ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Offset: same,
+			Reason: fmt.Sprintf("still differs from the leader after recovery (log end %d, leader %d): %s", end, lEnd, reason)})
 	}
-	next := p.metadataLocked()
-	next.Active = append(next.Active, brokerID)
-	slices.Sort(next.Active)
 	if err := c.setPartition(p.topic, next); err != nil {
-		return res, wrap(fmt.Errorf("replica reconciled but not activated: %w", err))
+		return res, o.fail(wrap(fmt.Errorf("replica reconciled but not activated: %w", err)))
 	}
 	p.applyLocked(next)
 	c.refreshHWLocked(p)
 	res.Active = slices.Clone(next.Active)
-	return res, nil
+	return res, o.done(fmt.Sprintf("%s: broker %d active again at log end %d; %s", p, brokerID, res.LogEnd, describeLeadership(next)))
 }

@@ -1,0 +1,41 @@
+package cluster
+
+import "fmt"
+
+// ApplyResult says what Apply did.
+type ApplyResult struct {
+	// Changed is false when the action found nothing to do: a catch-up
+	// whose follower the write in flight had already brought level.
+	Changed bool
+	// Summary is what happened, in one line with its numbers.
+	Summary string
+}
+
+// Apply carries out one action of Plan through the operation of its kind
+// (CatchUp, Deactivate, Failover, RecoverReplica, MoveLeader), journaled as
+// the controller's with the action's reason. The action's leader epoch must
+// still be the partition's: an action planned before a leader change is
+// refused with ErrStaleAction and changes nothing. Every other refusal is
+// the operation's own.
+func (c *Cluster) Apply(a Action) (ApplyResult, error) {
+	cs := cause{by: ByController, reason: a.Reason}
+	epoch := &a.LeaderEpoch
+	switch a.Kind {
+	case ActionCatchUp:
+		res, err := c.catchUp(a.Topic, a.Partition, a.Broker, cs, epoch)
+		return ApplyResult{Changed: res.Copied > 0, Summary: fmt.Sprintf("follower %d copied %d records, log end %d", a.Broker, res.Copied, res.LogEnd)}, err
+	case ActionDeactivate:
+		res, err := c.deactivate(a.Topic, a.Partition, a.Broker, cs, epoch)
+		return ApplyResult{Changed: err == nil, Summary: fmt.Sprintf("follower %d left the active set, now %v", a.Broker, res.Active)}, err
+	case ActionFailover:
+		res, err := c.failover(a.Topic, a.Partition, cs, epoch)
+		return ApplyResult{Changed: err == nil, Summary: fmt.Sprintf("leader %d -> %d (epoch %d), log end %d", res.OldLeaderBrokerID, res.NewLeaderBrokerID, res.LeaderEpoch, res.LogEndOffset)}, err
+	case ActionRecover:
+		res, err := c.recoverReplica(a.Topic, a.Partition, a.Broker, cs, epoch)
+		return ApplyResult{Changed: err == nil, Summary: fmt.Sprintf("broker %d recovered: %d records cut, %d copied, active %v", a.Broker, res.Dropped, res.Copied, res.Active)}, err
+	case ActionMoveLeader:
+		res, err := c.moveLeader(a.Topic, a.Partition, a.Broker, cs, epoch)
+		return ApplyResult{Changed: err == nil, Summary: fmt.Sprintf("leader %d -> %d (epoch %d)", res.OldLeaderBrokerID, res.NewLeaderBrokerID, res.LeaderEpoch)}, err
+	}
+	return ApplyResult{}, fmt.Errorf("cluster: apply %q: unknown action: %w", a.Kind, ErrInvalidArgument)
+}

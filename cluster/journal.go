@@ -1,0 +1,429 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+)
+
+// JournalEvent names what a journal entry is about.
+type JournalEvent string
+
+// The events the journal records: every phase-5 operation, the leader move
+// and the shrink of the active set, and broker stops and starts.
+const (
+	EventCatchUp     JournalEvent = "catch-up"
+	EventDeactivate  JournalEvent = "deactivate"
+	EventFailover    JournalEvent = "failover"
+	EventRecover     JournalEvent = "recover"
+	EventMoveLeader  JournalEvent = "move-leader"
+	EventBrokerStop  JournalEvent = "broker-stop"
+	EventBrokerStart JournalEvent = "broker-start"
+)
+
+// JournalPhase says where in its operation an entry was written.
+type JournalPhase string
+
+// An operation that changes cluster.meta writes PhaseIntent before it
+// changes anything, then PhaseDone or PhaseFailed. An intent left without
+// an outcome by a crash gets one when the cluster is next opened:
+// PhaseCompleted when cluster.meta holds the intent's leadership,
+// PhaseRolledBack when it does not. Operations that change no metadata
+// (catch-up, broker stop and start) write only PhaseDone or PhaseFailed.
+const (
+	PhaseIntent     JournalPhase = "intent"
+	PhaseDone       JournalPhase = "done"
+	PhaseFailed     JournalPhase = "failed"
+	PhaseCompleted  JournalPhase = "completed"
+	PhaseRolledBack JournalPhase = "rolled-back"
+)
+
+// Who asked for an operation, as the journal records it.
+const (
+	// ByOperator is a call through the library, the API or the CLI.
+	ByOperator = "operator"
+	// ByController is an action of the controller (Apply).
+	ByController = "controller"
+	// ByStartup is an outcome the cluster wrote for an interrupted
+	// operation when it was opened again.
+	ByStartup = "startup"
+)
+
+// JournalEntry is one line of the cluster's journal: what happened to
+// which partition or broker, who asked, why, and the numbers it was
+// decided on.
+type JournalEntry struct {
+	// Offset is the entry's position in the journal, from 0.
+	Offset uint64 `json:"-"`
+	// Time is when the entry was written.
+	Time time.Time `json:"-"`
+	// Event and Phase say what and where in the operation.
+	Event JournalEvent `json:"event"`
+	Phase JournalPhase `json:"phase"`
+	// By is ByOperator, ByController or ByStartup.
+	By string `json:"by"`
+	// Topic and Partition name the partition, Broker the broker acted on
+	// (a follower, the new leader, the failed leader, a stopped broker).
+	Topic     string `json:"topic,omitempty"`
+	Partition int    `json:"partition"`
+	Broker    int    `json:"broker"`
+	// Summary is what happened, with its numbers, in one line.
+	Summary string `json:"summary"`
+	// Reason is why: the controller's reason for its decision; empty for
+	// an operator's call.
+	Reason string `json:"reason,omitempty"`
+	// Intent is the offset of the intent an outcome belongs to.
+	Intent *uint64 `json:"intent,omitempty"`
+	// Before and After are the partition's leadership before the
+	// operation and the one it writes (intents only).
+	Before *PartitionMetadata `json:"before,omitempty"`
+	After  *PartitionMetadata `json:"after,omitempty"`
+	// Quarantine is the file, relative to the cluster root, that keeps the
+	// records a recovery cut from a replica.
+	Quarantine string `json:"quarantine,omitempty"`
+	// Error says why an operation failed.
+	Error string `json:"error,omitempty"`
+}
+
+// String renders the entry as one line for people.
+func (e JournalEntry) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d %s %s %s %s: %s", e.Offset, e.Time.UTC().Format(time.RFC3339Nano), e.By, e.Event, e.Phase, e.Summary)
+	if e.Reason != "" {
+		fmt.Fprintf(&b, " (because %s)", e.Reason)
+	}
+	if e.Quarantine != "" {
+		fmt.Fprintf(&b, "; cut records kept in %s", e.Quarantine)
+	}
+	if e.Error != "" {
+		fmt.Fprintf(&b, "; error: %s", e.Error)
+	}
+	return b.String()
+}
+
+// JournalDir is the directory of the cluster journal under root.
+func JournalDir(root string) string { return filepath.Join(root, "journal") }
+
+// JournalPath is the journal's log file: <root>/journal/log.bin, a PyStream
+// log whose payloads are JSON entries.
+func JournalPath(root string) string { return filepath.Join(JournalDir(root), "log.bin") }
+
+// EncodeJournalEntry renders e as a journal payload (JSON, no newline).
+func EncodeJournalEntry(e JournalEntry) ([]byte, error) {
+	if err := e.validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(e)
+}
+
+// ParseJournalEntry decodes one journal payload: JSON with the fields of
+// JournalEntry, no others, no trailing data, a known event and phase.
+// Offset and Time come from the record, not the payload.
+func ParseJournalEntry(data []byte) (JournalEntry, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var e JournalEntry
+	if err := dec.Decode(&e); err != nil {
+		return JournalEntry{}, fmt.Errorf("cluster: journal entry: %w: %w", ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return JournalEntry{}, fmt.Errorf("cluster: journal entry: trailing data: %w", ErrInvalidArgument)
+	}
+	if err := e.validate(); err != nil {
+		return JournalEntry{}, err
+	}
+	return e, nil
+}
+
+// validate checks what the JSON shape cannot.
+func (e JournalEntry) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("cluster: journal entry: "+format+": %w", append(args, ErrInvalidArgument)...)
+	}
+	switch e.Event {
+	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart:
+	default:
+		return bad("unknown event %q", e.Event)
+	}
+	switch e.Phase {
+	case PhaseIntent, PhaseDone, PhaseFailed, PhaseCompleted, PhaseRolledBack:
+	default:
+		return bad("unknown phase %q", e.Phase)
+	}
+	switch e.By {
+	case ByOperator, ByController, ByStartup:
+	default:
+		return bad("unknown author %q", e.By)
+	}
+	if e.Phase == PhaseIntent && (e.Before == nil || e.After == nil) {
+		return bad("an intent needs before and after")
+	}
+	return nil
+}
+
+// journal appends entries to the journal log, which it opens on first use
+// so that a cluster that never acted has no journal file.
+type journal struct {
+	root string
+	opts log.Options
+
+	// mu guards l.
+	mu sync.Mutex
+	l  *log.Log
+}
+
+// logLocked returns the open journal log, opening or creating it. j.mu
+// must be held.
+func (j *journal) logLocked(create bool) (*log.Log, error) {
+	if j.l != nil {
+		return j.l, nil
+	}
+	path := JournalPath(j.root)
+	if !create {
+		if _, err := j.opts.FS.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil // no journal yet: nothing to read
+		} else if err != nil {
+			return nil, fmt.Errorf("cluster: journal: %w", err)
+		}
+	}
+	if _, err := durable.MkdirAll(j.opts.FS, JournalDir(j.root)); err != nil {
+		return nil, fmt.Errorf("cluster: journal: %w", err)
+	}
+	l, err := log.OpenWithOptions(path, j.opts)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: journal: %w", err)
+	}
+	j.l = l
+	return l, nil
+}
+
+// append writes e durably and returns its offset.
+func (j *journal) append(e JournalEntry) (uint64, error) {
+	payload, err := EncodeJournalEntry(e)
+	if err != nil {
+		return 0, err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	l, err := j.logLocked(true)
+	if err != nil {
+		return 0, err
+	}
+	rec, err := l.Append(payload)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: journal: %w", err)
+	}
+	return rec.Offset, nil
+}
+
+// read returns up to max entries from offset since on.
+func (j *journal) read(since uint64, max int) ([]JournalEntry, error) {
+	j.mu.Lock()
+	l, err := j.logLocked(false)
+	j.mu.Unlock()
+	if err != nil || l == nil {
+		return nil, err
+	}
+	recs, err := l.Read(since, max)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: journal: %w", err)
+	}
+	out := make([]JournalEntry, 0, len(recs))
+	for _, r := range recs {
+		e, err := ParseJournalEntry(r.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: journal entry %d: %w", r.Offset, err)
+		}
+		e.Offset, e.Time = r.Offset, time.Unix(0, r.Timestamp)
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// end is the offset the next entry will get.
+func (j *journal) end() (uint64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	l, err := j.logLocked(false)
+	if err != nil || l == nil {
+		return 0, err
+	}
+	return l.NextOffset(), nil
+}
+
+func (j *journal) close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.l == nil {
+		return nil
+	}
+	err := j.l.Close()
+	j.l = nil
+	return err
+}
+
+// Journal returns up to max journal entries from offset since on, oldest
+// first; none past the end. max below 1 is ErrInvalidArgument. A damaged
+// journal is reported, never skipped.
+func (c *Cluster) Journal(since uint64, max int) ([]JournalEntry, error) {
+	if max < 1 {
+		return nil, fmt.Errorf("cluster: journal: max %d: %w", max, ErrInvalidArgument)
+	}
+	return c.journal.read(since, max)
+}
+
+// JournalEnd is the offset the next journal entry will get: the number of
+// entries so far.
+func (c *Cluster) JournalEnd() (uint64, error) { return c.journal.end() }
+
+// ErrJournalFailed is wrapped when an operation took effect but its
+// outcome could not be added to the journal; the next Open adds it.
+var ErrJournalFailed = errors.New("cluster: the operation took effect, but its journal entry could not be written")
+
+// cause is who asked for an operation and why, for the journal.
+type cause struct {
+	by     string
+	reason string
+}
+
+var byOperator = cause{by: ByOperator}
+
+// op is one journaled operation on a partition, from intent to outcome.
+type op struct {
+	c      *Cluster
+	cause  cause
+	event  JournalEvent
+	p      *partition
+	broker int
+	intent *uint64
+}
+
+func (c *Cluster) newOp(cs cause, ev JournalEvent, p *partition, broker int) *op {
+	return &op{c: c, cause: cs, event: ev, p: p, broker: broker}
+}
+
+func (o *op) entry(phase JournalPhase, summary string) JournalEntry {
+	e := JournalEntry{Event: o.event, Phase: phase, By: o.cause.by, Broker: o.broker, Summary: o.c.relative(summary),
+		Reason: o.cause.reason, Intent: o.intent}
+	if o.p != nil {
+		e.Topic, e.Partition = o.p.topic, o.p.index
+	}
+	return e
+}
+
+// begin writes the intent of a change from before to after. Nothing may
+// change before it returns without error.
+func (o *op) begin(summary string, before, after PartitionMetadata, quarantine string) error {
+	e := o.entry(PhaseIntent, summary)
+	e.Before, e.After, e.Quarantine = &before, &after, quarantine
+	off, err := o.c.journal.append(e)
+	if err != nil {
+		return fmt.Errorf("nothing changed: %w", err)
+	}
+	o.intent = &off
+	return nil
+}
+
+// done records success. The operation has taken effect whatever happens
+// here: a failure is reported wrapping ErrJournalFailed.
+func (o *op) done(summary string) error {
+	if _, err := o.c.journal.append(o.entry(PhaseDone, summary)); err != nil {
+		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
+	}
+	return nil
+}
+
+// fail records that the operation failed with err and returns err, joined
+// with any failure to record it.
+func (o *op) fail(err error) error {
+	e := o.entry(PhaseFailed, "failed")
+	e.Error = o.c.relative(err.Error())
+	if _, jerr := o.c.journal.append(e); jerr != nil {
+		return errors.Join(err, fmt.Errorf("%w: %w", ErrJournalFailed, jerr))
+	}
+	return err
+}
+
+// relative turns the cluster's absolute paths in s into paths relative
+// to its root, so that the journal names files the way an operator sees
+// them in the data directory.
+func (c *Cluster) relative(s string) string {
+	return strings.ReplaceAll(s, c.root+string(filepath.Separator), "")
+}
+
+// reconcileJournal gives every intent left without an outcome (the process
+// died during the operation) its outcome: completed when cluster.meta holds
+// the intent's leadership, rolled back otherwise. cluster.meta is written
+// atomically and last, so an operation is always one or the other.
+func (c *Cluster) reconcileJournal() error {
+	open := map[uint64]JournalEntry{}
+	var order []uint64
+	for since := uint64(0); ; {
+		batch, err := c.journal.read(since, 256)
+		if err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		for _, e := range batch {
+			switch {
+			case e.Phase == PhaseIntent:
+				open[e.Offset] = e
+				order = append(order, e.Offset)
+			case e.Intent != nil:
+				delete(open, *e.Intent)
+			}
+		}
+		since = batch[len(batch)-1].Offset + 1
+	}
+	for _, off := range order {
+		e, ok := open[off]
+		if !ok {
+			continue
+		}
+		out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker,
+			Intent: &off, Quarantine: e.Quarantine}
+		cur, found := c.partitionMetadata(e.Topic, e.Partition)
+		if found && equalLeadership(cur, *e.After) {
+			out.Phase, out.Summary = PhaseCompleted, "the process stopped after the change was written: "+describeLeadership(cur)
+		} else {
+			out.Phase, out.Summary = PhaseRolledBack, "the process stopped before the change was written: "+describeLeadership(cur)
+		}
+		if _, err := c.journal.append(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partitionMetadata returns a partition's entry of the persisted metadata.
+func (c *Cluster) partitionMetadata(topicName string, partition int) (PartitionMetadata, bool) {
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
+	t, ok := c.meta.Topics[topicName]
+	if !ok || partition < 0 || partition >= len(t.Partitions) {
+		return PartitionMetadata{}, false
+	}
+	return t.Partitions[partition].clone(), true
+}
+
+func equalLeadership(a, b PartitionMetadata) bool {
+	return a.Partition == b.Partition && a.Leader == b.Leader && a.LeaderEpoch == b.LeaderEpoch &&
+		slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.Active, b.Active)
+}
+
+// describeLeadership is a partition's leadership in one phrase.
+func describeLeadership(pm PartitionMetadata) string {
+	return fmt.Sprintf("leader %d, epoch %d, active %v", pm.Leader, pm.LeaderEpoch, pm.Active)
+}
