@@ -46,13 +46,15 @@ func (s *Server) handleStopBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(err))
 		return
 	}
+	s.controller.Wake()
 	s.logger.Info("broker stopped", "broker", id)
 	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: false})
 }
 
 // handleStartBroker answers POST /api/brokers/{id}/start: a new instance of
 // the broker is opened and registered. Its replicas are not trusted back
-// on their own: followers may need catch-up, inactive replicas recovery.
+// on their own: followers may need catch-up, inactive replicas recovery —
+// which the controller does unless PYSTREAM_FAILOVER_AFTER is 0.
 // Starting a running broker is a no-op.
 func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 	id, ae := s.brokerRequest(w, r)
@@ -64,6 +66,7 @@ func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(err))
 		return
 	}
+	s.controller.Wake()
 	s.logger.Info("broker started", "broker", id)
 	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: true})
 }

@@ -127,6 +127,9 @@ func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, 
 	s.metrics.observeAppend(acked, bytes, elapsed)
 	if err != nil {
 		s.countReplicationFailures(err)
+		// A failed write may have left a follower behind or found a
+		// leader gone: the controller looks now, not at its next tick.
+		s.controller.Wake()
 	}
 	return results, err
 }

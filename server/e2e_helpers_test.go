@@ -24,16 +24,24 @@ type running struct {
 // serves it on a free loopback port until the returned stop is called
 // (t.Cleanup calls it too). stop shuts down gracefully and closes the
 // cluster, as the binary does on SIGTERM.
-func startServer(t *testing.T, dataDir string, brokers int) *running {
+func startServer(t *testing.T, dataDir string, brokers int, opts ...func(*Config)) *running {
 	t.Helper()
 	cfg := Defaults()
 	cfg.DataDir = dataDir
 	cfg.Brokers = BrokerCount(brokers)
 	cfg.LogLevel = LogLevel(LevelError)
+	for _, o := range opts {
+		o(&cfg)
+	}
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)
 	return serveExisting(t, srv)
 }
+
+// manual is the manual mode of phase 5: the controller changes no
+// metadata (PYSTREAM_FAILOVER_AFTER=0), so a test can stop, fail over and
+// recover by hand.
+func manual(c *Config) { c.FailoverAfter = 0 }
 
 // serveExisting serves srv like startServer.
 func serveExisting(t *testing.T, srv *Server) *running {

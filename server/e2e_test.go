@@ -135,7 +135,7 @@ func TestE2ETourAndRestart(t *testing.T) {
 // recover it, and the status shows it active again as a follower.
 func TestE2EFailoverStory(t *testing.T) {
 	ctx := t.Context()
-	r := startServer(t, t.TempDir(), 3)
+	r := startServer(t, t.TempDir(), 3, manual)
 	c := r.client
 	_, _, err := c.CreateTopic(ctx, "payments", 1, 3)
 	require.NoError(t, err)

@@ -1,6 +1,11 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
 
 // HealthResponse is the body of GET /api/health.
 type HealthResponse struct {
@@ -33,4 +38,41 @@ func (s *Server) healthRoute() route {
 // handleHealth answers GET /api/health.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, HealthResponse{Status: "ok", Service: s.cfg.AppName})
+}
+
+func (s *Server) readyRoute(sc *schemaSet) route {
+	return route{
+		Method:  http.MethodGet,
+		Path:    "/api/ready",
+		Handler: s.handleReady,
+		Operation: &operation{
+			OperationID: "getReady",
+			Summary:     "Check that every partition can be served",
+			Description: "Answers 200 once the controller's first pass has opened every replica log and caught up " +
+				"what a crash left behind, and while every partition has an available leader and every replica log " +
+				"on an available broker is open; otherwise 503, code unavailable, with the reasons. " +
+				"/api/health says only that the process serves HTTP.",
+			Tags: []string{"system"},
+			Responses: map[string]response{
+				"200": okJSON("Every partition can be served.", sc.of(apiclient.ReadyResponse{}), apiclient.ReadyResponse{Status: "ready"}),
+				"503": {
+					Description: "Not ready; reasons lists why.",
+					Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: ErrorBody{Code: CodeUnavailable,
+						Message: "not ready: orders/0: leader broker 1 is unavailable",
+						Reasons: []string{"orders/0: leader broker 1 is unavailable"}}}),
+				},
+			},
+		},
+	}
+}
+
+// handleReady answers GET /api/ready.
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	ready, reasons := s.controller.Ready()
+	if !ready {
+		writeJSON(w, http.StatusServiceUnavailable, ErrorResponse{Error: ErrorBody{Code: CodeUnavailable,
+			Message: "not ready: " + strings.Join(reasons, "; "), Reasons: reasons}})
+		return
+	}
+	writeJSON(w, http.StatusOK, apiclient.ReadyResponse{Status: "ready"})
 }

@@ -25,7 +25,7 @@ type route struct {
 // describing it; the mux and the OpenAPI document are both built from this
 // table.
 func (s *Server) routeTable(sc *schemaSet) []route {
-	routes := []route{s.healthRoute()}
+	routes := []route{s.healthRoute(), s.readyRoute(sc)}
 	routes = append(routes, s.apiRoutes(sc)...)
 	return append(routes, s.metricsRoute(), s.openAPIRoute(), s.docsRoute())
 }
@@ -43,7 +43,7 @@ func apiInfo() info {
 // apiTags are the groups of the documentation page, in display order.
 func apiTags() []tag {
 	return []tag{
-		{Name: "system", Description: "Liveness and metrics of the server."},
+		{Name: "system", Description: "Liveness, readiness and metrics of the server."},
 		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again."},
 		{Name: "topics", Description: "Create and inspect replicated topics."},
 		{Name: "records", Description: "Produce records and fetch them, never past the high watermark."},

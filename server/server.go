@@ -12,6 +12,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
 )
 
@@ -46,10 +47,15 @@ type Server struct {
 	fetchBytes int
 	cluster    *cluster.Cluster
 	lock       *datalock.Lock
-	metrics    *metrics
-	routes     []route
-	openapi    []byte // the encoded OpenAPI document, built once
-	handler    http.Handler
+	// controller keeps the cluster serving (failover, catch-up, recovery,
+	// leader moves) and says whether it is ready; stopController ends its
+	// loop and waits for it.
+	controller     *controller.Controller
+	stopController func()
+	metrics        *metrics
+	routes         []route
+	openapi        []byte // the encoded OpenAPI document, built once
+	handler        http.Handler
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -61,7 +67,10 @@ type Server struct {
 //     another server holds it);
 //  2. it opens the cluster there (cluster.meta restores topics, placement,
 //     leaders and active sets) with every fsync timed for /metrics;
-//  3. it starts brokers 1..cfg.Brokers.
+//  3. it starts brokers 1..cfg.Brokers;
+//  4. it starts the controller loop (server/controller), whose first pass
+//     opens every replica log and catches up what a crash left behind;
+//     GET /api/ready answers 200 only after it.
 //
 // The caller must Close the server when done, after serving has stopped.
 func New(cfg Config, logger *slog.Logger) (*Server, error) {
@@ -84,6 +93,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		return nil, errors.Join(err, s.lock.Release())
 	}
 	s.metrics.registerCluster(s.cluster)
+	if err := s.startController(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 
 	schemas := newSchemaSet()
 	s.routes = s.routeTable(schemas)
@@ -124,11 +136,41 @@ func (s *Server) openCluster(fsys durable.FS) error {
 	return nil
 }
 
-// Close closes the cluster (every broker's logs) and releases the data
-// directory's lock. Call it after Serve has returned; closing twice is
-// harmless.
+// startController builds the controller from the configuration and runs
+// its loop until Close.
+func (s *Server) startController() error {
+	k, err := controller.New(s.cluster, controller.Config{
+		FailoverAfter: s.cfg.FailoverAfter.Duration(),
+		Rebalance:     bool(s.cfg.LeaderRebalance),
+		Logger:        s.logger,
+		Registerer:    s.metrics.registry,
+	})
+	if err != nil {
+		return fmt.Errorf("server: start controller: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		k.Run(ctx)
+	}()
+	s.controller = k
+	s.stopController = func() {
+		cancel()
+		<-done
+	}
+	return nil
+}
+
+// Close stops the controller, closes the cluster (every broker's logs) and
+// releases the data directory's lock. Call it after Serve has returned;
+// closing twice is harmless.
 func (s *Server) Close() error {
 	var errs []error
+	if s.stopController != nil {
+		s.stopController()
+		s.stopController = nil
+	}
 	if s.cluster != nil {
 		errs = append(errs, s.cluster.Close())
 	}

@@ -89,6 +89,13 @@ func (c *Client) Health(ctx context.Context) (*HealthResponse, error) {
 	return &out, c.do(ctx, http.MethodGet, "/api/health", nil, nil, &out)
 }
 
+// Ready calls GET /api/ready. A cluster that is not ready is an *Error
+// with status 503, whose Reasons say why.
+func (c *Client) Ready(ctx context.Context) (*ReadyResponse, error) {
+	var out ReadyResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/ready", nil, nil, &out)
+}
+
 // Cluster calls GET /api/cluster: every broker and topic.
 func (c *Client) Cluster(ctx context.Context) (*ClusterResponse, error) {
 	var out ClusterResponse

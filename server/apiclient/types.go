@@ -54,6 +54,9 @@ type ErrorBody struct {
 	// order, either its acknowledged placement or its own error, so a client
 	// knows which records were written.
 	Records []ProduceResult `json:"records,omitempty"`
+	// Reasons is set when GET /api/ready answers 503: why the cluster
+	// cannot serve every partition, one sentence each.
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // RecordError is the error of one record of a failed produce batch.
@@ -66,6 +69,13 @@ type RecordError struct {
 type HealthResponse struct {
 	Status  string `json:"status"`
 	Service string `json:"service"`
+}
+
+// ReadyResponse answers GET /api/ready when the cluster is ready.
+type ReadyResponse struct {
+	// Status is always "ready"; a cluster that is not ready answers 503
+	// with the reasons in ErrorBody.Reasons.
+	Status string `json:"status"`
 }
 
 // BrokerStatus is one broker in the cluster view, and the answer of

@@ -25,13 +25,15 @@ type process struct {
 	logs   chan string // the rest of stderr, once the process has exited
 }
 
-// startBinary runs the binary on dataDir and waits for its listening line.
-func startBinary(t *testing.T, ctx context.Context, bin, dataDir string) *process {
+// startBinary runs the binary on dataDir, with three brokers and any extra
+// PYSTREAM_* variables, and waits for its listening line.
+func startBinary(t *testing.T, ctx context.Context, bin, dataDir string, extraEnv ...string) *process {
 	t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort(t)
-		cmd := command(t, ctx, bin, "PYSTREAM_PORT="+strconv.Itoa(port), "PYSTREAM_LOG_FORMAT=json",
-			"PYSTREAM_DATA_DIR="+dataDir, "PYSTREAM_BROKERS=3")
+		env := append([]string{"PYSTREAM_PORT=" + strconv.Itoa(port), "PYSTREAM_LOG_FORMAT=json",
+			"PYSTREAM_DATA_DIR=" + dataDir, "PYSTREAM_BROKERS=3"}, extraEnv...)
+		cmd := command(t, ctx, bin, env...)
 		stderr, err := cmd.StderrPipe()
 		require.NoError(t, err)
 		require.NoError(t, cmd.Start())
@@ -69,6 +71,14 @@ func (s *process) stop(t *testing.T) string {
 	logs := <-s.logs
 	require.Equal(t, 0, exitCode(t, s.cmd))
 	return logs
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (s *process) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, s.cmd.Process.Kill())
+	<-s.logs
+	_ = s.cmd.Wait() // "signal: killed": the expected end
 }
 
 // docs/phase-6-network-api.md § The embedded cluster: the real binary keeps

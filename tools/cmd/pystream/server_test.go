@@ -52,9 +52,10 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-// startServer runs a server with brokers brokers and returns its URL. It
-// is stopped (SIGTERM, then waited for) when the test ends.
-func startServer(t *testing.T, brokers int) string {
+// startServer runs a server with brokers brokers, and any extra PYSTREAM_*
+// variables, and returns its URL. It is stopped (SIGTERM, then waited for)
+// when the test ends.
+func startServer(t *testing.T, brokers int, env ...string) string {
 	t.Helper()
 	bin := buildServer(t)
 	dir := t.TempDir()
@@ -68,6 +69,7 @@ func startServer(t *testing.T, brokers int) string {
 		fmt.Sprintf("PYSTREAM_BROKERS=%d", brokers),
 		"PYSTREAM_LOG_LEVEL=ERROR",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	logPath := filepath.Join(dir, "server.log")
 	logFile, err := os.Create(logPath)
 	require.NoError(t, err)

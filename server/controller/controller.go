@@ -1,0 +1,305 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pystream/pystream/cluster"
+)
+
+// DefaultInterval is the time between two passes when Config.Interval is
+// zero: short beside any sensible PYSTREAM_FAILOVER_AFTER, so that a
+// failover starts at most this long after the delay has run out.
+const DefaultInterval = 50 * time.Millisecond
+
+// Config is a Controller's settings.
+type Config struct {
+	// FailoverAfter is how long a broker must stay unavailable before its
+	// partitions fail over and its follower replicas leave the active set.
+	// Zero: never; the controller then changes no metadata at all.
+	FailoverAfter time.Duration
+	// Rebalance moves leadership back to each partition's preferred replica
+	// once it is active and caught up.
+	Rebalance bool
+	// Interval is the time between passes; zero means DefaultInterval.
+	Interval time.Duration
+	// Logger receives one line per action; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the controller's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+// Controller runs cluster.Plan against one cluster and carries out its
+// actions. It is safe for concurrent use; passes never overlap.
+type Controller struct {
+	cl      *cluster.Cluster
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	// now is the clock (tests replace it).
+	now func() time.Time
+
+	// step serialises passes.
+	step sync.Mutex
+	// mu guards the fields below; never held across a cluster operation.
+	mu sync.Mutex
+	// down records when each unavailable broker was first seen so.
+	down map[int]time.Time
+	// leaderLost records, per partition, when its leader was first seen
+	// unavailable, to measure the time to a new leader.
+	leaderLost map[partKey]time.Time
+	// diverged marks followers a catch-up found diverged from their leader.
+	diverged map[replicaKey]bool
+	// lagging records each follower a catch-up was planned for at the last
+	// pass, with its log end then.
+	lagging map[replicaKey]uint64
+	// passes counts completed passes.
+	passes int
+	// notReady holds the reasons of the last pass; ready needs passes > 0.
+	notReady []string
+
+	wake chan struct{}
+}
+
+type partKey struct {
+	topic     string
+	partition int
+}
+
+type replicaKey struct {
+	partKey
+	broker int
+}
+
+// New returns a controller for cl. It registers its metrics with
+// cfg.Registerer, if any, and does nothing else until Step or Run.
+func New(cl *cluster.Cluster, cfg Config) (*Controller, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.FailoverAfter < 0 {
+		return nil, fmt.Errorf("controller: failover delay %v is negative", cfg.FailoverAfter)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	k := &Controller{
+		cl: cl, cfg: cfg, log: logger, now: time.Now,
+		down: map[int]time.Time{}, leaderLost: map[partKey]time.Time{},
+		diverged: map[replicaKey]bool{}, lagging: map[replicaKey]uint64{},
+		wake: make(chan struct{}, 1),
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	k.metrics = m
+	return k, nil
+}
+
+// Run makes a pass at once, then one every Config.Interval or as soon as
+// Wake is called, until ctx is done. A pass that fails (the cluster closed
+// under it) is logged and the next one tries again.
+func (k *Controller) Run(ctx context.Context) {
+	t := time.NewTicker(k.cfg.Interval)
+	defer t.Stop()
+	for {
+		if _, err := k.Step(); err != nil && ctx.Err() == nil {
+			k.log.Warn("controller pass failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-k.wake:
+		}
+	}
+}
+
+// Wake asks Run for a pass now rather than at the next tick.
+func (k *Controller) Wake() {
+	select {
+	case k.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Ready reports whether every partition has an available leader and every
+// replica log on an available broker is open, as of the last pass; when
+// not, the reasons say why. Before the first pass has completed, the
+// cluster is not ready.
+func (k *Controller) Ready() (bool, []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.passes == 0 {
+		return false, []string{"the controller has not completed its first pass: replica logs are being opened and checked"}
+	}
+	return len(k.notReady) == 0, append([]string(nil), k.notReady...)
+}
+
+// Outcome is one action a pass carried out and how it ended.
+type Outcome struct {
+	Action cluster.Action
+	// Err is nil when the operation succeeded.
+	Err error
+}
+
+// Step makes one pass: it observes the cluster, plans, carries out every
+// action in order, and updates readiness. It returns what it did. An error
+// means the cluster could not be observed (it is closed); a failed action is
+// not an error of the pass, it is in its Outcome.
+func (k *Controller) Step() ([]Outcome, error) {
+	k.step.Lock()
+	defer k.step.Unlock()
+	in, err := k.observe()
+	if err != nil {
+		return nil, err
+	}
+	actions := cluster.Plan(in)
+	k.mu.Lock()
+	first := k.passes == 0
+	last := k.lagging
+	k.lagging = map[replicaKey]uint64{}
+	k.mu.Unlock()
+	var out []Outcome
+	for _, a := range actions {
+		if a.Kind == cluster.ActionCatchUp && !first && !k.stuck(in, a, last) {
+			continue // the follower is moving: a write is in flight
+		}
+		err := k.act(a)
+		out = append(out, Outcome{Action: a, Err: err})
+	}
+	if len(out) > 0 {
+		// Readiness and the gauges describe the cluster as the actions
+		// left it.
+		if in, err = k.observe(); err != nil {
+			return out, err
+		}
+	}
+	notReady := cluster.Readiness(in)
+	k.mu.Lock()
+	k.passes++
+	k.notReady = notReady
+	k.mu.Unlock()
+	k.metrics.observePass(in, notReady)
+	return out, nil
+}
+
+// observe builds the planner's input from the cluster's status and the
+// controller's memory.
+func (k *Controller) observe() (cluster.PlanInput, error) {
+	now := k.now()
+	in := cluster.PlanInput{FailoverAfter: k.cfg.FailoverAfter, Rebalance: k.cfg.Rebalance}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, b := range k.cl.Brokers() {
+		pb := cluster.PlanBroker{ID: b.ID, Available: b.Available}
+		if b.Available {
+			delete(k.down, b.ID)
+		} else {
+			since, ok := k.down[b.ID]
+			if !ok {
+				since = now
+				k.down[b.ID] = now
+			}
+			pb.UnavailableFor = now.Sub(since)
+		}
+		in.Brokers = append(in.Brokers, pb)
+	}
+	for _, t := range k.cl.Topics() {
+		for p := range t.PartitionCount {
+			st, err := k.cl.Status(t.Name, p)
+			if err != nil {
+				return cluster.PlanInput{}, fmt.Errorf("controller: status of %s/%d: %w", t.Name, p, err)
+			}
+			in.Partitions = append(in.Partitions, k.planPartitionLocked(st, now))
+		}
+	}
+	return in, nil
+}
+
+// planPartitionLocked converts one partition's status, adding what the
+// controller remembers. k.mu must be held.
+func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Time) cluster.PlanPartition {
+	pk := partKey{st.Topic, st.Partition}
+	pp := cluster.PlanPartition{Topic: st.Topic, Partition: st.Partition, Leader: st.Leader,
+		LeaderEpoch: st.LeaderEpoch, Preferred: st.Preferred}
+	for _, r := range st.Replicas {
+		rk := replicaKey{pk, r.BrokerID}
+		pr := cluster.PlanReplica{BrokerID: r.BrokerID, Active: r.Active, Available: r.Available, LogEnd: r.LogEnd,
+			Diverged: k.diverged[rk] || errors.Is(r.Err, cluster.ErrReplicaDivergence)}
+		if r.BrokerID == st.Leader {
+			if r.Available {
+				delete(k.leaderLost, pk)
+			} else if _, ok := k.leaderLost[pk]; !ok {
+				k.leaderLost[pk] = now
+			}
+		}
+		pp.Replicas = append(pp.Replicas, pr)
+	}
+	return pp
+}
+
+// stuck reports whether the follower a catch-up action names was planned
+// a catch-up at the last pass too, at the same log end: a follower that
+// lags only because a write is in flight will have moved, one that missed
+// a write has not. It records this pass's log end for the next.
+func (k *Controller) stuck(in cluster.PlanInput, a cluster.Action, last map[replicaKey]uint64) bool {
+	var end uint64
+	for _, p := range in.Partitions {
+		if p.Topic == a.Topic && p.Partition == a.Partition {
+			for _, r := range p.Replicas {
+				if r.BrokerID == a.Broker && r.LogEnd != nil {
+					end = *r.LogEnd
+				}
+			}
+		}
+	}
+	rk := replicaKey{partKey{a.Topic, a.Partition}, a.Broker}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.lagging[rk] = end
+	before, seen := last[rk]
+	return seen && before == end
+}
+
+// act carries out one action through cluster.Apply, which journals it
+// with its reason.
+func (k *Controller) act(a cluster.Action) error {
+	pk := partKey{a.Topic, a.Partition}
+	rk := replicaKey{pk, a.Broker}
+	res, err := k.cl.Apply(a)
+	k.mu.Lock()
+	switch {
+	case a.Kind == cluster.ActionCatchUp:
+		delete(k.lagging, rk)
+		if errors.Is(err, cluster.ErrReplicaDivergence) {
+			k.diverged[rk] = true
+		}
+	case a.Kind == cluster.ActionFailover && err == nil:
+		if since, ok := k.leaderLost[pk]; ok {
+			k.metrics.leaderRecovery.Observe(k.now().Sub(since).Seconds())
+			delete(k.leaderLost, pk)
+		}
+	case a.Kind == cluster.ActionRecover && err == nil:
+		delete(k.diverged, rk)
+	}
+	k.mu.Unlock()
+	if err == nil && !res.Changed {
+		return nil // the write in flight finished first: nothing done
+	}
+	k.metrics.action(a.Kind, err)
+	if err != nil {
+		k.log.Warn("controller action failed", "action", a.String(), "err", err)
+		return err
+	}
+	k.log.Info("controller action", "action", a.String(), "result", res.Summary)
+	return nil
+}

@@ -1,0 +1,275 @@
+package controller
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/cluster"
+)
+
+// clock is a settable clock for the controller.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// fixture is a three-broker cluster with a one-partition topic "t" of
+// replication factor 3 (leader 1, the preferred replica), and a controller
+// on a fake clock.
+type fixture struct {
+	cl    *cluster.Cluster
+	k     *Controller
+	clock *clock
+	reg   *prometheus.Registry
+	prod  *cluster.Producer
+}
+
+func newFixture(t *testing.T, cfg Config) *fixture {
+	t.Helper()
+	cl, err := cluster.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	for id := 1; id <= 3; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	st, err := cl.Status("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Leader)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	k, err := New(cl, cfg)
+	require.NoError(t, err)
+	clk := &clock{t: time.Unix(1_000_000, 0)}
+	k.now = clk.now
+	return &fixture{cl: cl, k: k, clock: clk, reg: reg, prod: cluster.NewProducer(cl, "t")}
+}
+
+func (f *fixture) send(t *testing.T, n int) error {
+	t.Helper()
+	var last error
+	for range n {
+		_, last = f.prod.Send(nil, []byte("v"))
+	}
+	return last
+}
+
+func (f *fixture) status(t *testing.T) cluster.PartitionStatus {
+	t.Helper()
+	st, err := f.cl.Status("t", 0)
+	require.NoError(t, err)
+	return st
+}
+
+// step makes one pass and lists the kinds of its outcomes, requiring each
+// succeeded.
+func (f *fixture) step(t *testing.T) []cluster.ActionKind {
+	t.Helper()
+	out, err := f.k.Step()
+	require.NoError(t, err)
+	var ks []cluster.ActionKind
+	for _, o := range out {
+		require.NoError(t, o.Err, "%s %s", o.Action.Kind, o.Action.Reason)
+		ks = append(ks, o.Action.Kind)
+	}
+	return ks
+}
+
+// lagFollower leaves broker 3 behind broker 1 by n records, as a crash
+// between the leader's fsync and the follower's does: broker 3 stops, n
+// writes fail on it (the leader and broker 2 keep them), broker 3 starts.
+func (f *fixture) lagFollower(t *testing.T, n int) {
+	t.Helper()
+	require.NoError(t, f.cl.StopBroker(3))
+	require.Error(t, f.send(t, n))
+	_, err := f.cl.StartBroker(3)
+	require.NoError(t, err)
+	st := f.status(t)
+	require.Equal(t, uint64(n), *st.Replicas[2].Lag)
+}
+
+// histogramCount is the number of observations of the histogram name.
+func histogramCount(t *testing.T, reg *prometheus.Registry, name string) uint64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetHistogram().GetSampleCount()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// docs/design.md § The controller: the first pass catches up every lagging
+// active follower, and the cluster is not ready before it.
+func TestFirstPassCatchesUpAndMakesReady(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: 3 * time.Second, Rebalance: true})
+	require.NoError(t, f.send(t, 2))
+	f.lagFollower(t, 3)
+	require.Error(t, f.send(t, 1), "a lagging active follower refuses writes")
+
+	ready, reasons := f.k.Ready()
+	require.False(t, ready)
+	require.NotEmpty(t, reasons)
+
+	require.Equal(t, []cluster.ActionKind{cluster.ActionCatchUp}, f.step(t))
+	st := f.status(t)
+	require.Equal(t, uint64(0), *st.Replicas[2].Lag)
+	require.Equal(t, []int{1, 2, 3}, st.Active)
+	require.NoError(t, f.send(t, 1), "writes resume with no manual call")
+	ready, reasons = f.k.Ready()
+	require.True(t, ready, "%v", reasons)
+	require.Equal(t, 1.0, testutil.ToFloat64(f.k.metrics.actions.WithLabelValues("catch-up", "ok")))
+}
+
+// A follower that lags only because a write is in flight is left alone
+// after the first pass; one that has not moved between two passes is
+// caught up.
+func TestCatchUpWaitsForAStuckFollower(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: 3 * time.Second})
+	f.step(t)
+	f.lagFollower(t, 2)
+	require.Empty(t, f.step(t), "first sight of the lag: maybe a write in flight")
+	require.Equal(t, []cluster.ActionKind{cluster.ActionCatchUp}, f.step(t))
+	require.NoError(t, f.send(t, 1))
+}
+
+// docs/design.md § The controller: a leader unavailable for
+// FailoverAfter fails over, not before; the epoch moves; the returning
+// broker is recovered, then leadership moves back to it, the preferred
+// replica.
+func TestFailoverRecoverAndRebalance(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: 3 * time.Second, Rebalance: true})
+	require.NoError(t, f.send(t, 3))
+	f.step(t)
+	epoch := f.status(t).LeaderEpoch
+
+	require.NoError(t, f.cl.StopBroker(1))
+	require.Empty(t, f.step(t))
+	ready, reasons := f.k.Ready()
+	require.False(t, ready)
+	require.NotEmpty(t, reasons)
+	f.clock.advance(2900 * time.Millisecond)
+	require.Empty(t, f.step(t), "2.9s < 3s: no failover yet")
+	f.clock.advance(100 * time.Millisecond)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionFailover}, f.step(t))
+	st := f.status(t)
+	require.Equal(t, 2, st.Leader)
+	require.Equal(t, epoch+1, st.LeaderEpoch)
+	require.NoError(t, f.send(t, 2))
+	f.step(t)
+	ready, reasons = f.k.Ready()
+	require.True(t, ready, "%v", reasons)
+	require.Equal(t, uint64(1), histogramCount(t, f.reg, "pystream_controller_leader_recovery_seconds"))
+
+	_, err := f.cl.StartBroker(1)
+	require.NoError(t, err)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionRecover}, f.step(t))
+	require.Equal(t, []int{1, 2, 3}, f.status(t).Active)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionMoveLeader}, f.step(t))
+	st = f.status(t)
+	require.Equal(t, 1, st.Leader, "leadership back on the preferred replica")
+	require.Equal(t, epoch+2, st.LeaderEpoch)
+	require.NoError(t, f.send(t, 1))
+	require.Empty(t, f.step(t), "nothing left to do")
+}
+
+// With rebalancing off, the recovered preferred replica stays a follower.
+func TestNoRebalanceWhenOff(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Second})
+	f.step(t)
+	require.NoError(t, f.cl.StopBroker(1))
+	f.step(t)
+	f.clock.advance(time.Second)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionFailover}, f.step(t))
+	_, err := f.cl.StartBroker(1)
+	require.NoError(t, err)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionRecover}, f.step(t))
+	require.Empty(t, f.step(t))
+	require.Equal(t, 2, f.status(t).Leader)
+}
+
+// An active follower unavailable for FailoverAfter leaves the active set,
+// so writes resume without it.
+func TestUnavailableFollowerLeavesActiveSet(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Second})
+	f.step(t)
+	require.NoError(t, f.cl.StopBroker(3))
+	require.Error(t, f.send(t, 1))
+	f.step(t)
+	f.clock.advance(time.Second)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionDeactivate}, f.step(t))
+	require.Equal(t, []int{1, 2}, f.status(t).Active)
+	require.NoError(t, f.send(t, 1))
+	require.Equal(t, 1.0, testutil.ToFloat64(f.k.metrics.inactive))
+}
+
+// docs/design.md § The controller: with FailoverAfter 0 the controller
+// changes no metadata — no failover, no shrink, no recovery, no leader
+// move — however long a broker stays down. It still catches up.
+func TestManualModeChangesNoMetadata(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: 0, Rebalance: true})
+	require.NoError(t, f.send(t, 1))
+	f.lagFollower(t, 2)
+	require.Equal(t, []cluster.ActionKind{cluster.ActionCatchUp}, f.step(t))
+	before := f.cl.Metadata()
+	require.NoError(t, f.cl.StopBroker(1))
+	f.clock.advance(time.Hour)
+	require.Empty(t, f.step(t))
+	require.NoError(t, f.cl.StopBroker(3))
+	f.clock.advance(time.Hour)
+	require.Empty(t, f.step(t))
+	require.Equal(t, before, f.cl.Metadata())
+	ready, _ := f.k.Ready()
+	require.False(t, ready, "a partition without a leader is not ready")
+}
+
+// Run makes passes until its context ends; Wake makes one at once.
+func TestRunStopsWithContext(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Second, Interval: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.k.Run(ctx)
+	}()
+	require.Eventually(t, func() bool { ready, _ := f.k.Ready(); return ready }, 5*time.Second, time.Millisecond)
+	f.lagFollower(t, 1)
+	require.Eventually(t, func() bool {
+		f.k.Wake()
+		f.k.Wake() // a second wake while one is pending is dropped, not blocked on
+		return f.send(t, 1) == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+}
+
+// New refuses a negative delay.
+func TestNewRefusesNegativeDelay(t *testing.T) {
+	cl, err := cluster.Open(t.TempDir())
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = New(cl, Config{FailoverAfter: -time.Second})
+	require.Error(t, err)
+}

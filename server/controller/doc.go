@@ -1,0 +1,25 @@
+// Package controller is the loop that keeps a PyStream cluster serving
+// without a person at the console: it looks at every broker and partition,
+// asks cluster.Plan what the rules call for (docs/design.md § The
+// controller's rules), and carries the actions out through the cluster's own
+// operations — catch-up, shrinking the active set, failover, recovery, and
+// moving leadership back to the preferred replica. The decisions live in
+// cluster.Plan, a pure function; this package adds only what a pure
+// function cannot have: a clock, memory between passes, and a goroutine.
+//
+// A Controller runs one pass (Step) at start, then one every
+// Config.Interval. The first pass opens every replica log (reading a
+// partition's status opens its logs) and catches up every follower a crash
+// left behind; Ready reports 200-worthy readiness only after it. Between
+// passes the controller remembers when it first saw each broker
+// unavailable, so that PYSTREAM_FAILOVER_AFTER counts from there, and which
+// followers a catch-up found diverged.
+//
+// With Config.FailoverAfter zero (PYSTREAM_FAILOVER_AFTER=0) the
+// controller changes no metadata: failover, recovery, shrinking the active
+// set and leader moves are left to the operator, as in phase 5. It still
+// catches up followers a crash left behind, which changes no metadata.
+//
+// The package imports cluster and Prometheus, never the HTTP server: the
+// server builds a Controller and asks it whether the cluster is ready.
+package controller
