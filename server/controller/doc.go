@@ -1,8 +1,8 @@
 // Package controller is the loop that keeps a PyStream cluster serving
 // without a person at the console: it looks at every broker and partition,
-// asks cluster.Plan what the rules call for (docs/design.md § The
-// controller's rules), and carries the actions out through the cluster's own
-// operations — catch-up, shrinking the active set, failover, recovery, and
+// asks cluster.Plan what the rules call for
+// (docs/design.md § The controller's rules), and carries the actions out
+// through the cluster's own operations — catch-up, shrinking the active set, failover, recovery, and
 // moving leadership back to the preferred replica. The decisions live in
 // cluster.Plan, a pure function; this package adds only what a pure
 // function cannot have: a clock, memory between passes, and a goroutine.

@@ -153,3 +153,105 @@ func TestBinaryHealsAfterSIGKILLUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d rounds, %d acknowledged records, all present", rounds, len(acked))
 }
+
+// docs/design.md § The controller's rules: a broker stopped under produce
+// load (PYSTREAM_FAILOVER_AFTER=1s) no longer holds up any partition:
+// writes to the partitions it led resume through a new leader, and those it
+// followed resume without it, within the delay plus 1 s. Started again, its
+// replicas are recovered and its leadership comes back. Nothing
+// acknowledged is lost.
+func TestBinaryFailsOverAStoppedBrokerUnderLoad(t *testing.T) {
+	const partitions, producers, delay = 3, 4, time.Second
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	s := startBinary(t, ctx, bin, filepath.Join(t.TempDir(), "data"), "PYSTREAM_FAILOVER_AFTER=1s")
+	defer s.stop(t)
+	_, _, err := s.client.CreateTopic(ctx, "load", partitions, 3)
+	require.NoError(t, err)
+	waitReady(t, ctx, s)
+	keys := make([][]byte, partitions)
+	for p := range keys {
+		keys[p] = keyFor(t, p, partitions)
+	}
+
+	var mu sync.Mutex
+	acked := map[string]int{}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for w := range producers {
+		wg.Go(func() {
+			for i := 0; !stop.Load() && i < 100000; i++ {
+				value := fmt.Sprintf("w%d-%d", w, i)
+				res, err := s.client.Produce(ctx, "load", []apiclient.ProduceRecord{{Key: keys[i%partitions], Value: []byte(value)}})
+				if err != nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				mu.Lock()
+				acked[value] = res.Records[0].Partition
+				mu.Unlock()
+			}
+		})
+	}
+	defer func() { stop.Store(true); wg.Wait() }()
+	time.Sleep(200 * time.Millisecond)
+
+	_, err = s.client.StopBroker(ctx, 1)
+	require.NoError(t, err)
+	stopped := time.Now()
+	for p := range partitions {
+		for {
+			_, err := s.client.Produce(ctx, "load", []apiclient.ProduceRecord{{Key: keys[p], Value: []byte(fmt.Sprintf("probe-%d", p))}})
+			if err == nil {
+				break
+			}
+			require.Less(t, time.Since(stopped), delay+time.Second, "partition %d still refuses writes: %v", p, err)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	t.Logf("every partition took a write %v after broker 1 stopped (PYSTREAM_FAILOVER_AFTER=%v)", time.Since(stopped), delay)
+	detail, err := s.client.Topic(ctx, "load")
+	require.NoError(t, err)
+	require.NotEqual(t, 1, detail.Partitions[0].Leader, "partition 0 failed over")
+
+	_, err = s.client.StartBroker(ctx, 1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		d, err := s.client.Topic(ctx, "load")
+		if err != nil || d.Partitions[0].Leader != 1 {
+			return false
+		}
+		for _, p := range d.Partitions {
+			if len(p.Active) != 3 {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 20*time.Millisecond, "broker 1 recovered everywhere and leads partition 0 again")
+
+	stop.Store(true)
+	wg.Wait()
+	found := map[string]int{}
+	for p := range partitions {
+		for next := uint64(0); ; {
+			got, err := s.client.Fetch(ctx, "load", p, next, 1000)
+			require.NoError(t, err)
+			if len(got.Records) == 0 {
+				break
+			}
+			for _, r := range got.Records {
+				found[string(r.Value)] = p
+				next = r.Offset + 1
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, acked)
+	for value, p := range acked {
+		got, ok := found[value]
+		require.True(t, ok, "acknowledged record %q is lost", value)
+		require.Equal(t, p, got)
+	}
+}
