@@ -49,7 +49,8 @@
 // replica holds it. A follower that fails makes the write a
 // *ReplicationError; the leader keeps its record (an append-only log is not
 // rolled back) and the follower lags until CatchUp. An unavailable leader is
-// a *LeaderUnavailableError; nothing fails over on its own.
+// a *LeaderUnavailableError; the cluster fails nothing over on its own
+// (the server's controller does, by the rules of Plan).
 //
 // Every PyStream producer answers in one shape. SendResult embeds
 // client.SendResult (topic, partition, offset, timestamp) and adds what only

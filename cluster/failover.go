@@ -59,9 +59,10 @@ type FailoverResult struct {
 	Active []int
 }
 
-// Failover replaces a partition's failed leader with a follower. It is never
-// automatic: a broker is unavailable when its instance is closed, and this
-// call is how an operator reacts.
+// Failover replaces a partition's failed leader with a follower. The
+// cluster never calls it on its own: a broker is unavailable when its
+// instance is closed, and this call is how an operator — or a controller
+// following Plan, through Apply — reacts.
 //
 //   - A leader that is still usable is a *LeaderStillAvailableError.
 //   - Candidates are the active followers on available brokers; ChooseLeader

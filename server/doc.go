@@ -50,6 +50,17 @@
 // including the 404 and 405 answers the mux would otherwise write as plain
 // text (405 keeps its Allow header).
 //
+// # The controller
+//
+// New starts a controller (package server/controller) over the cluster: a
+// loop that runs cluster.Plan on a tick and whenever a broker stops or
+// starts or a write fails, and carries out its actions — catch-up, shrink of
+// the active set, failover after PYSTREAM_FAILOVER_AFTER, recovery, and the
+// move of leadership back to the preferred replica
+// (PYSTREAM_LEADER_REBALANCE). GET /api/ready asks it whether every
+// partition can be served. With PYSTREAM_FAILOVER_AFTER=0 it changes no
+// metadata (phase 5's manual mode). See docs/design.md § The controller.
+//
 // # Lifecycle
 //
 // Main is the pystream-server command. It logs one start-up line with the
