@@ -255,15 +255,7 @@ func checkOperation(t *testing.T, c *Cluster, ev JournalEvent, before PartitionM
 // a failover opens again with the failover whole or not at all, and the
 // journal says which; the partition then takes writes.
 func TestCrashSimFailover(t *testing.T) {
-	base := t.TempDir()
-	prepared := filepath.Join(base, "cluster")
-	c, err := Open(prepared)
-	require.NoError(t, err)
-	for id := 1; id <= crashBrokers; id++ {
-		_, err := c.StartBroker(id)
-		require.NoError(t, err)
-	}
-	require.NoError(t, c.CreateTopic("orders", 1, crashBrokers))
+	c, prepared := prepareOrders(t)
 	sendN(t, NewProducer(c, "orders"), "k", 3)
 	before := c.Metadata().Topics["orders"].Partitions[0]
 	require.NoError(t, c.Close())
@@ -309,20 +301,12 @@ func TestCrashSimFailover(t *testing.T) {
 // cut record never lost: it is in the replica's log or in the quarantine
 // file.
 func TestCrashSimRecovery(t *testing.T) {
-	base := t.TempDir()
-	prepared := filepath.Join(base, "cluster")
-	c, err := Open(prepared)
-	require.NoError(t, err)
-	for id := 1; id <= crashBrokers; id++ {
-		_, err := c.StartBroker(id)
-		require.NoError(t, err)
-	}
-	require.NoError(t, c.CreateTopic("orders", 1, crashBrokers))
+	c, prepared := prepareOrders(t)
 	p := NewProducer(c, "orders")
 	sendN(t, p, "k", 2)
 	require.NoError(t, c.StopBroker(2))
 	require.NoError(t, c.StopBroker(3))
-	_, err = p.Send(nil, []byte("unacked"))
+	_, err := p.Send(nil, []byte("unacked"))
 	require.ErrorIs(t, err, ErrReplicationFailed)
 	require.NoError(t, c.StopBroker(1))
 	for _, id := range []int{2, 3} {
@@ -411,6 +395,23 @@ func quarantined(t *testing.T, dir string, r log.Record) bool {
 		}
 	}
 	return false
+}
+
+// prepareOrders opens a cluster in a fresh directory with brokers
+// 1..crashBrokers and the topic "orders" (one partition on every broker):
+// the state a crash simulation starts from, once the test has added its own
+// steps and closed it.
+func prepareOrders(t *testing.T) (*Cluster, string) {
+	t.Helper()
+	prepared := filepath.Join(t.TempDir(), "cluster")
+	c, err := Open(prepared)
+	require.NoError(t, err)
+	for id := 1; id <= crashBrokers; id++ {
+		_, err := c.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.CreateTopic("orders", 1, crashBrokers))
+	return c, prepared
 }
 
 // countSteps runs life once on a copy of prepared through a counting

@@ -243,6 +243,7 @@ func TestManualModeChangesNoMetadata(t *testing.T) {
 	require.Equal(t, before, f.cl.Metadata())
 	ready, _ := f.k.Ready()
 	require.False(t, ready, "a partition without a leader is not ready")
+	require.Equal(t, 1.0, testutil.ToFloat64(f.k.metrics.notReady), "one partition not ready")
 }
 
 // Run makes passes until its context ends; Wake makes one at once.

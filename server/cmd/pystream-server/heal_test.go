@@ -129,28 +129,10 @@ func TestBinaryHealsAfterSIGKILLUnderLoad(t *testing.T) {
 	s := startBinary(t, ctx, bin, dataDir)
 	defer s.stop(t)
 	waitReady(t, ctx, s)
-	found := map[string]int{}
-	for p := range partitions {
-		for next := uint64(0); ; {
-			got, err := s.client.Fetch(ctx, "load", p, next, 1000)
-			require.NoError(t, err)
-			if len(got.Records) == 0 {
-				break
-			}
-			for _, r := range got.Records {
-				found[string(r.Value)] = p
-				next = r.Offset + 1
-			}
-		}
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	require.Greater(t, len(acked), rounds*partitions, "the load acknowledged nothing")
-	for value, p := range acked {
-		got, ok := found[value]
-		require.True(t, ok, "acknowledged record %q is lost", value)
-		require.Equal(t, p, got, "record %q", value)
-	}
+	requireAllAcked(t, ctx, s, partitions, acked)
 	t.Logf("%d rounds, %d acknowledged records, all present", rounds, len(acked))
 }
 
@@ -232,6 +214,17 @@ func TestBinaryFailsOverAStoppedBrokerUnderLoad(t *testing.T) {
 
 	stop.Store(true)
 	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, acked)
+	requireAllAcked(t, ctx, s, partitions, acked)
+}
+
+// requireAllAcked reads every partition of topic "load" from the start and
+// requires every acknowledged value (mapped to its partition) to be there,
+// in that partition.
+func requireAllAcked(t *testing.T, ctx context.Context, s *process, partitions int, acked map[string]int) {
+	t.Helper()
 	found := map[string]int{}
 	for p := range partitions {
 		for next := uint64(0); ; {
@@ -246,12 +239,9 @@ func TestBinaryFailsOverAStoppedBrokerUnderLoad(t *testing.T) {
 			}
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.NotEmpty(t, acked)
 	for value, p := range acked {
 		got, ok := found[value]
 		require.True(t, ok, "acknowledged record %q is lost", value)
-		require.Equal(t, p, got)
+		require.Equal(t, p, got, "record %q", value)
 	}
 }
