@@ -13,6 +13,8 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 VERSION      ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# Both binaries print VERSION (pystream-server --version, pystream version).
+SERVER_LDFLAGS := -X github.com/pystream/pystream/server.Version=$(VERSION)
 BENCHTIME    ?= 500ms
 FUZZTIME     ?= 10s
 SOAK_TIMEOUT ?= 2h
@@ -35,7 +37,7 @@ help:
 	@echo "make release VERSION=vX.Y.Z  test, commit go.mod files requiring vX.Y.Z, gorelease, tag every module (no push)"
 
 run:
-	$(GO) build -o bin/pystream-server ./server/cmd/pystream-server
+	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
 	./bin/pystream-server
 
 build:
@@ -102,7 +104,7 @@ soak:
 	PYSTREAM_SOAK=1 $(GO) test -race -count=1 -timeout=$(SOAK_TIMEOUT) work
 
 install:
-	$(GO) install ./server/cmd/pystream-server
+	$(GO) install -ldflags "$(SERVER_LDFLAGS)" ./server/cmd/pystream-server
 	$(GO) install -ldflags "-X main.version=$(VERSION)" ./tools/cmd/pystream
 	@bin="$$($(GO) env GOBIN)"; [ -n "$$bin" ] || bin="$$($(GO) env GOPATH)/bin"; \
 	echo "installed into $$bin"; \

@@ -63,8 +63,10 @@
 //
 // # Lifecycle
 //
-// Main is the pystream-server command. It logs one start-up line with the
-// address, serves, and when its context is cancelled (SIGINT or SIGTERM in
+// Main is the pystream-server command. It binds the address before it
+// creates anything, opens the data directory, logs one start-up line (the
+// address, Version, the data directory and the broker count), serves, and
+// when its context is cancelled (SIGINT or SIGTERM in
 // the binary) stops accepting connections, lets in-flight requests finish
 // (up to ShutdownTimeout) and returns 0. Invalid configuration returns 2
 // after the message and the usage table; a listen failure such as an

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"runtime"
 	"syscall"
 
 	"github.com/pystream/pystream/server/datalock"
@@ -25,14 +27,23 @@ const (
 // directory, when it exists.
 const DotEnvFile = ".env"
 
+// Version is the PyStream version the binary was built from, printed by
+// pystream-server --version and in its start-up line. make run and make
+// install set it from git (`git describe`):
+//
+//	go build -ldflags "-X github.com/pystream/pystream/server.Version=v0.1.0" ./cmd/pystream-server
+var Version = "dev"
+
 // Main runs the pystream-server command: it reads the configuration from
-// environ and ./.env, sets up logging on stderr, serves until ctx is done
-// (the binary cancels ctx on SIGINT or SIGTERM), and returns the exit
-// status. args are the command-line arguments after the program name; the
-// only one is -h.
-func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
+// environ and ./.env, sets up logging on stderr, binds its address, opens
+// the data directory, serves until ctx is done (the binary cancels ctx on
+// SIGINT or SIGTERM), and returns the exit status. args are the
+// command-line arguments after the program name: -h, or --version (printed
+// on stdout).
+func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("pystream-server", flag.ContinueOnError)
 	flags.SetOutput(stderr)
+	version := flags.Bool("version", false, "print the version and exit")
 	flags.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: pystream-server\n\nServes the PyStream HTTP API until SIGINT or SIGTERM.\n\n")
 		_ = Usage(stderr) // writing help to stderr; nothing to do if it fails
@@ -42,6 +53,10 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 			return ExitOK
 		}
 		return ExitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "pystream-server %s (%s %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return ExitOK
 	}
 	if flags.NArg() > 0 {
 		fmt.Fprintf(stderr, "pystream-server: unexpected argument %q\n\n", flags.Arg(0))
@@ -74,8 +89,18 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 		"log_level", cfg.LogLevel.String(), "log_format", string(cfg.LogFormat),
 		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes))
 
+	// Bind first: a server that cannot have its address must not have
+	// created a data directory (or taken its lock) on the way.
+	ln, err := Listen(cfg)
+	if err != nil {
+		logListenError(logger, cfg, err)
+		return ExitFailure
+	}
 	srv, err := New(cfg, logger)
 	if err != nil {
+		if cerr := ln.Close(); cerr != nil {
+			logger.Warn("closing the listener failed", "err", cerr)
+		}
 		var locked *datalock.LockedError
 		if errors.As(err, &locked) {
 			logger.Error("cannot start: the data directory is in use by another server; stop it or set PYSTREAM_DATA_DIR to another directory",
@@ -86,13 +111,8 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 		return ExitFailure
 	}
 	code := ExitOK
-	if err := srv.ListenAndServe(ctx); err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			logger.Error("cannot listen: address already in use; stop the other process or set PYSTREAM_PORT to a free port",
-				"addr", cfg.Addr())
-		} else {
-			logger.Error("server failed", "err", err)
-		}
+	if err := srv.Serve(ctx, ln); err != nil {
+		logger.Error("server failed", "err", err)
 		code = ExitFailure
 	}
 	// In-flight requests are finished (or the listener never opened):
@@ -102,4 +122,14 @@ func Main(ctx context.Context, args, environ []string, stderr io.Writer) int {
 		code = ExitFailure
 	}
 	return code
+}
+
+// logListenError says why the address could not be had, and what to do.
+func logListenError(logger *slog.Logger, cfg Config, err error) {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		logger.Error("cannot listen: address already in use; stop the other process or set PYSTREAM_PORT to a free port",
+			"addr", cfg.Addr())
+		return
+	}
+	logger.Error("cannot listen", "addr", cfg.Addr(), "err", err)
 }

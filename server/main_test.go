@@ -3,9 +3,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +21,7 @@ func runMain(t *testing.T, ctx context.Context, args, environ []string) (int, st
 	t.Helper()
 	t.Chdir(t.TempDir())
 	var stderr bytes.Buffer
-	code := Main(ctx, args, environ, &stderr)
+	code := Main(ctx, args, environ, io.Discard, &stderr)
 	return code, stderr.String()
 }
 
@@ -55,7 +57,7 @@ func TestMainMalformedDotEnv(t *testing.T) {
 	t.Chdir(t.TempDir())
 	require.NoError(t, os.WriteFile(DotEnvFile, []byte("PYSTREAM_PORT\n"), 0o600))
 	var stderr bytes.Buffer
-	code := Main(t.Context(), nil, nil, &stderr)
+	code := Main(t.Context(), nil, nil, io.Discard, &stderr)
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, stderr.String(), ".env:1")
 }
@@ -73,16 +75,30 @@ func TestMainHelp(t *testing.T) {
 
 // docs/phase-0-foundation.md § Start and stop: an address in use is a clear
 // error and exit status 1.
+// The address is bound before anything is created: the data directory a
+// server that could not listen would have used does not exist.
 func TestMainAddressInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	dataDir := filepath.Join(t.TempDir(), "data")
 
-	code, stderr := runMain(t, t.Context(), nil, []string{"PYSTREAM_PORT=" + port})
+	code, stderr := runMain(t, t.Context(), nil, []string{"PYSTREAM_PORT=" + port, "PYSTREAM_DATA_DIR=" + dataDir})
 	require.Equal(t, ExitFailure, code)
 	require.Contains(t, stderr, "address already in use")
 	require.Contains(t, stderr, "127.0.0.1:"+port)
+	_, err = os.Stat(dataDir)
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing created before the address was bound")
+}
+
+// --version prints the version on stdout and starts nothing.
+func TestMainVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := Main(t.Context(), []string{"--version"}, nil, &stdout, &stderr)
+	require.Equal(t, ExitOK, code)
+	require.Regexp(t, `^pystream-server `+regexp.QuoteMeta(Version)+` \(go\S+ \w+/\w+\)\n$`, stdout.String())
+	require.Empty(t, stderr.String())
 }
 
 // A cancelled context (the binary's SIGTERM) ends a clean run with 0; an
@@ -98,11 +114,14 @@ func TestMainCleanExitWarnsUnknown(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	var stderr bytes.Buffer
-	code := Main(ctx, nil, []string{"PYSTREAM_PORT=" + port}, &stderr)
+	code := Main(ctx, nil, []string{"PYSTREAM_PORT=" + port}, io.Discard, &stderr)
 	require.Equal(t, ExitOK, code, stderr.String())
 	out := stderr.String()
 	require.Contains(t, out, "level=WARNING")
 	require.Contains(t, out, "variable=PYSTREAM_LOGLEVEL")
 	require.Contains(t, out, "did_you_mean=PYSTREAM_LOG_LEVEL")
 	require.Contains(t, out, "pystream-server listening")
+	require.Contains(t, out, "version="+Version)
+	require.Contains(t, out, "brokers=3")
+	require.Contains(t, out, "data_dir=")
 }

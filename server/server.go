@@ -189,18 +189,28 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // bound the error wraps the system error, so
 // errors.Is(err, syscall.EADDRINUSE) tells an address in use.
 func (s *Server) ListenAndServe(ctx context.Context) error {
-	var lc net.ListenConfig
-	// Listening is quick; a ctx already done still gets a clean start and
-	// an immediate graceful stop from Serve.
-	ln, err := lc.Listen(context.WithoutCancel(ctx), "tcp", s.cfg.Addr())
+	ln, err := Listen(s.cfg)
 	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", s.cfg.Addr(), err)
+		return err
 	}
 	return s.Serve(ctx, ln)
 }
 
+// Listen opens the TCP listener of cfg's address. Main calls it before New,
+// so that a server that cannot bind creates nothing; errors.Is(err,
+// syscall.EADDRINUSE) tells an address in use.
+func Listen(cfg Config) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", cfg.Addr())
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", cfg.Addr(), err)
+	}
+	return ln, nil
+}
+
 // Serve answers requests on ln until ctx is done. It logs one start-up line
-// with the address. When ctx is done it stops accepting connections, waits
+// with the address, the version, the data directory and the broker count.
+// When ctx is done it stops accepting connections, waits
 // up to ShutdownTimeout for in-flight requests to finish, and returns nil on
 // a clean shutdown. Serve closes ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
@@ -215,6 +225,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	addr := ln.Addr().String()
 	s.logger.Info("pystream-server listening",
 		"addr", addr,
+		"version", Version,
+		"data_dir", s.cluster.Root(),
+		"brokers", int(s.cfg.Brokers),
 		"health", "http://"+addr+"/api/health",
 		"docs", "http://"+addr+"/docs",
 	)

@@ -24,7 +24,7 @@ func main() {
 		<-ctx.Done()
 		stop() // a second signal now ends the process at once
 	}()
-	code := server.Main(ctx, os.Args[1:], os.Environ(), os.Stderr)
+	code := server.Main(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
