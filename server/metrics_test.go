@@ -93,12 +93,12 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	// Per-partition gauges, read from the cluster at scrape time.
 	var hw float64
 	for _, p := range []string{"0", "1"} {
-		h := mustValue(t, after, "pystream_partition_high_watermark", map[string]string{"topic": "orders", "partition": p})
-		require.Equal(t, h, mustValue(t, after, "pystream_partition_log_end", map[string]string{"topic": "orders", "partition": p}))
+		h := mustValue(t, after, "pystream_partition_high_watermark_offset", map[string]string{"topic": "orders", "partition": p})
+		require.Equal(t, h, mustValue(t, after, "pystream_partition_log_end_offset", map[string]string{"topic": "orders", "partition": p}))
 		hw += h
 	}
 	require.Equal(t, float64(4), hw)
-	require.Equal(t, float64(0), mustValue(t, after, "pystream_replica_lag", map[string]string{"topic": "orders", "partition": "0", "broker": "2"}))
+	require.Equal(t, float64(0), mustValue(t, after, "pystream_replica_lag_records", map[string]string{"topic": "orders", "partition": "0", "broker": "2"}))
 	require.Equal(t, float64(1), mustValue(t, after, "pystream_broker_available", map[string]string{"broker": "1"}))
 
 	// HTTP requests by route pattern, method and status.
@@ -120,9 +120,9 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	stopped := scrape(t, r)
 	require.Equal(t, float64(0), mustValue(t, stopped, "pystream_broker_available", map[string]string{"broker": "2"}))
-	_, ok := value(t, stopped, "pystream_replica_log_end", map[string]string{"topic": "orders", "partition": "0", "broker": "2"})
+	_, ok := value(t, stopped, "pystream_replica_log_end_offset", map[string]string{"topic": "orders", "partition": "0", "broker": "2"})
 	require.False(t, ok)
-	_, ok = value(t, stopped, "pystream_replica_lag", map[string]string{"topic": "orders", "partition": "0", "broker": "2"})
+	_, ok = value(t, stopped, "pystream_replica_lag_records", map[string]string{"topic": "orders", "partition": "0", "broker": "2"})
 	require.False(t, ok)
 	require.Equal(t, float64(1), mustValue(t, stopped, "pystream_replication_failures_total", nil))
 	require.Equal(t, float64(4), mustValue(t, stopped, "pystream_appended_records_total", nil), "the refused record is not counted")
