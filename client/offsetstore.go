@@ -346,3 +346,83 @@ func (s *OffsetStore) List(consumerID string) ([]CommittedOffset, error) {
 	})
 	return out, nil
 }
+
+// StoredOffset is one offset file found by OffsetStore.ListAll.
+type StoredOffset struct {
+	// ConsumerID is the consumer whose directory holds the file.
+	ConsumerID string
+	CommittedOffset
+	// Err is why the file could not be read, Offset being 0 then: an
+	// *OffsetCorruptionError for a damaged file, a wrapped I/O error
+	// otherwise.
+	Err error
+}
+
+// ListAll returns every offset file of every consumer, sorted by consumer
+// id, topic and partition, reading each file once. Unlike List it changes
+// nothing: it syncs no directory (so an offset a crashed process renamed
+// into place but never made durable is reported as found) and cannot fail
+// the store. It is meant for reports, such as metrics, that must show what
+// they can: a file that cannot be read is an entry with Err set, and a
+// consumer or topic directory that cannot be listed is skipped, its error
+// joined into the returned error along with the entries of the others.
+// Entries that are not offset files, or whose names are not valid consumer
+// ids or topic names, are skipped as List skips them. A missing root is no
+// consumer at all.
+func (s *OffsetStore) ListAll() ([]StoredOffset, error) {
+	consumers, err := s.fs.ReadDir(s.root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("client: list offsets in %s: %w", s.root, err)
+	}
+	var out []StoredOffset
+	var errs []error
+	for _, ce := range consumers {
+		if !ce.IsDir() || topic.ValidateName(ce.Name()) != nil {
+			continue
+		}
+		cdir := filepath.Join(s.root, ce.Name())
+		topics, err := s.fs.ReadDir(cdir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("client: list offsets in %s: %w", cdir, err))
+			continue
+		}
+		for _, te := range topics {
+			if !te.IsDir() || topic.ValidateName(te.Name()) != nil {
+				continue
+			}
+			tdir := filepath.Join(cdir, te.Name())
+			files, err := s.fs.ReadDir(tdir)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("client: list offsets in %s: %w", tdir, err))
+				continue
+			}
+			for _, fe := range files {
+				p, ok := ParseOffsetFileName(fe.Name())
+				if !ok {
+					continue
+				}
+				off, ok, err := ReadOffsetFile(s.fs, filepath.Join(tdir, fe.Name()))
+				if !ok && err == nil {
+					continue // removed since ReadDir
+				}
+				out = append(out, StoredOffset{ConsumerID: ce.Name(),
+					CommittedOffset: CommittedOffset{Topic: te.Name(), Partition: p, Offset: off}, Err: err})
+			}
+		}
+	}
+	// ReadDir sorts by name and partition file names are zero-padded, but
+	// partitions past 999999 would sort by name only: sort as List does.
+	slices.SortStableFunc(out, func(a, b StoredOffset) int {
+		if c := strings.Compare(a.ConsumerID, b.ConsumerID); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return a.Partition - b.Partition
+	})
+	return out, errors.Join(errs...)
+}

@@ -142,7 +142,8 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
-// registerCluster adds the collector of per-partition gauges.
+// registerCluster adds the collectors of per-partition and per-consumer
+// gauges.
 func (m *metrics) registerCluster(c *cluster.Cluster) {
-	m.registry.MustRegister(&clusterCollector{c: c})
+	m.registry.MustRegister(&clusterCollector{c: c}, &consumerCollector{c: c})
 }

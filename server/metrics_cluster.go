@@ -11,6 +11,11 @@ import (
 // clusterCollector reports the replication state of every partition at
 // scrape time, from Cluster.Status: nothing is tracked between scrapes, so
 // the produce path pays nothing for these gauges.
+//
+// Names follow https://prometheus.io/docs/practices/naming/: a gauge ends
+// in its unit. A position in a log is an offset (_offset, Kafka's word,
+// what kafka_exporter calls its gauges too); a distance between two
+// positions is a number of records (_records). A 0/1 gauge needs no unit.
 type clusterCollector struct {
 	c *cluster.Cluster
 }
@@ -18,13 +23,13 @@ type clusterCollector struct {
 var (
 	descBrokerAvailable = prometheus.NewDesc("pystream_broker_available",
 		"1 when the broker is open and registered, 0 when it is stopped.", []string{"broker"}, nil)
-	descHighWatermark = prometheus.NewDesc("pystream_partition_high_watermark",
-		"End of the prefix every active replica holds; consumers read below it.", []string{"topic", "partition"}, nil)
-	descPartitionLogEnd = prometheus.NewDesc("pystream_partition_log_end",
-		"The partition leader's log end (absent while the leader is unavailable).", []string{"topic", "partition"}, nil)
-	descReplicaLogEnd = prometheus.NewDesc("pystream_replica_log_end",
-		"A replica's log end (absent while unknown: broker stopped).", []string{"topic", "partition", "broker"}, nil)
-	descReplicaLag = prometheus.NewDesc("pystream_replica_lag",
+	descHighWatermark = prometheus.NewDesc("pystream_partition_high_watermark_offset",
+		"Offset below which every active replica holds every record; consumers read below it.", []string{"topic", "partition"}, nil)
+	descPartitionLogEnd = prometheus.NewDesc("pystream_partition_log_end_offset",
+		"Offset the partition leader's next record gets (absent while the leader is unavailable).", []string{"topic", "partition"}, nil)
+	descReplicaLogEnd = prometheus.NewDesc("pystream_replica_log_end_offset",
+		"Offset a replica's next record gets (absent while unknown: broker stopped).", []string{"topic", "partition", "broker"}, nil)
+	descReplicaLag = prometheus.NewDesc("pystream_replica_lag_records",
 		"Records a replica's log end trails the leader's (absent while unknown).", []string{"topic", "partition", "broker"}, nil)
 	descReplicaActive = prometheus.NewDesc("pystream_replica_active",
 		"1 when the replica is in the partition's active set.", []string{"topic", "partition", "broker"}, nil)
