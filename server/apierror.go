@@ -58,6 +58,7 @@ func classify(err error) *apiError {
 		div   *cluster.ReplicaDivergenceError
 		batch *topic.BatchError
 	)
+	err = withoutJournalFailure(err)
 	msg := err.Error()
 	switch {
 	case errors.As(err, &ae):
@@ -142,6 +143,28 @@ func tookEffect(err error) bool {
 		}
 	}
 	return false
+}
+
+// withoutJournalFailure returns the operation's own error of a failed
+// operation whose failure could not be journaled either (errors.Join of
+// the two): the client is answered for what failed, and the journal's
+// trouble, which the server logs, does not read as "took effect". Any
+// other error is returned as it is.
+func withoutJournalFailure(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || tookEffect(err) {
+		return err
+	}
+	var rest []error
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, cluster.ErrJournalFailed) {
+			rest = append(rest, e)
+		}
+	}
+	if len(rest) == 0 || len(rest) == len(j.Unwrap()) {
+		return err
+	}
+	return errors.Join(rest...)
 }
 
 // opError is the answer for a failed call of the cluster: classify's
