@@ -65,6 +65,7 @@ SIGTERM), which exits 0.`,
 func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, follow bool) error {
 	out := bufio.NewWriter(a.env.Stdout)
 	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false) // summaries say "leader 1 -> 2"
 	for {
 		page, err := c.Journal(ctx, since, journalPage)
 		if err != nil {
