@@ -44,8 +44,8 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"replica inactive", wrap(cluster.ErrReplicaInactive), 409, CodeConflict, nil},
 		// A failed operation whose failure could not be journaled either
 		// is answered for its own error.
-		{"refused, journal failed too", errors.Join(wrap(&cluster.ReplicaDivergenceError{BrokerID: 2}), journalFailed), 409, CodeConflict, []int{2}},
-		{"failed, journal failed too", errors.Join(errors.New("cluster: leadership not changed: disk full"), journalFailed), 500, CodeInternal, nil},
+		{"refused, journal failed too", errors.Join(wrap(&cluster.ReplicaDivergenceError{BrokerID: 2}), errJournalFailed), 409, CodeConflict, []int{2}},
+		{"failed, journal failed too", errors.Join(errors.New("cluster: leadership not changed: disk full"), errJournalFailed), 500, CodeInternal, nil},
 		{"divergence", wrap(&cluster.ReplicaDivergenceError{BrokerID: 3}), 409, CodeConflict, []int{3}},
 		{"payload too large", wrap(log.ErrPayloadTooLarge), 413, CodePayloadTooLarge, nil},
 		{"leader unavailable", wrap(&cluster.LeaderUnavailableError{BrokerID: 2, Err: cluster.ErrBrokerUnavailable}), 503, CodeUnavailable, []int{2}},
@@ -71,13 +71,13 @@ func TestAPIErrorClassify(t *testing.T) {
 	}
 	// An operation that took effect but whose journal entry failed is a
 	// 500 that says so, without the cause (it names a file).
-	e := classify(wrap(journalFailed))
+	e := classify(wrap(errJournalFailed))
 	require.Equal(t, http.StatusInternalServerError, e.status)
 	require.Equal(t, CodeInternal, e.body.Code)
 	require.Contains(t, e.body.Message, "took effect")
 	require.Contains(t, e.body.Message, "journal entry was not written")
 	require.NotContains(t, e.body.Message, "/data")
-	require.Equal(t, "disk full", classify(errors.Join(errors.New("disk full"), journalFailed)).body.Message,
+	require.Equal(t, "disk full", classify(errors.Join(errors.New("disk full"), errJournalFailed)).body.Message,
 		"a failed operation is answered for its own error")
 
 	e = classify(wrap(&client.OffsetRegressionError{Committed: 5, Requested: 3}))
@@ -86,9 +86,9 @@ func TestAPIErrorClassify(t *testing.T) {
 	require.Equal(t, uint64(3), *e.body.Requested)
 }
 
-// journalFailed is what an operation returns when it took effect but its
+// errJournalFailed is what an operation returns when it took effect but its
 // outcome could not be journaled.
-var journalFailed = fmt.Errorf("%w: %w", cluster.ErrJournalFailed,
+var errJournalFailed = fmt.Errorf("%w: %w", cluster.ErrJournalFailed,
 	&log.CorruptionError{Path: "/data/journal/log.bin", Reason: "write failed"})
 
 // An operation's error answer never carries the data directory's absolute
