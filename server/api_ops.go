@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"path/filepath"
+	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -36,6 +38,15 @@ func (s *Server) replicaTarget(w http.ResponseWriter, r *http.Request) (string, 
 	return name, p, id, nil
 }
 
+// operated is called after a manual operation returned: it wakes the
+// controller when the operation took effect (also when only its journal
+// entry failed), so that the next pass plans on the new state at once.
+func (s *Server) operated(err error) {
+	if err == nil || tookEffect(err) {
+		s.controller.Wake()
+	}
+}
+
 // handleFailover answers POST /api/topics/{topic}/partitions/{p}/failover:
 // the partition's failed leader is replaced by the active follower with the
 // longest log (ties to the lowest id). Refused (409) while the leader is
@@ -47,13 +58,15 @@ func (s *Server) handleFailover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.cluster.Failover(name, p)
+	s.operated(err)
 	if err != nil {
-		writeAPIError(w, s.withUnavailable(classify(err)))
+		writeAPIError(w, s.opError("failover", err))
 		return
 	}
 	s.logger.Info("failover", "topic", name, "partition", p, "old_leader", res.OldLeaderBrokerID,
-		"new_leader", res.NewLeaderBrokerID, "log_end_offset", res.LogEndOffset)
-	writeJSON(w, http.StatusOK, apiclient.FailoverResponse{OldLeader: res.OldLeaderBrokerID, NewLeader: res.NewLeaderBrokerID, LogEndOffset: res.LogEndOffset})
+		"new_leader", res.NewLeaderBrokerID, "leader_epoch", res.LeaderEpoch, "log_end_offset", res.LogEndOffset)
+	writeJSON(w, http.StatusOK, apiclient.FailoverResponse{OldLeader: res.OldLeaderBrokerID, NewLeader: res.NewLeaderBrokerID,
+		LeaderEpoch: res.LeaderEpoch, LogEndOffset: res.LogEndOffset})
 }
 
 // handleCatchUp answers POST
@@ -67,8 +80,9 @@ func (s *Server) handleCatchUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.cluster.CatchUp(name, p, id)
+	s.operated(err)
 	if err != nil {
-		writeAPIError(w, s.withUnavailable(classify(err)))
+		writeAPIError(w, s.opError("catch-up", err))
 		return
 	}
 	s.logger.Info("catch-up", "topic", name, "partition", p, "broker", id, "copied", res.Copied)
@@ -79,6 +93,8 @@ func (s *Server) handleCatchUp(w http.ResponseWriter, r *http.Request) {
 // /api/topics/{topic}/partitions/{p}/replicas/{broker}/recover: an
 // inactive replica (a returning former leader) is cut back to its common
 // prefix with the leader, filled up, verified and only then made active.
+// The records it cut are kept in a quarantine file, named in the answer
+// relative to the data directory.
 func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
 	name, p, id, ae := s.replicaTarget(w, r)
 	if ae != nil {
@@ -86,16 +102,55 @@ func (s *Server) handleRecover(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.cluster.RecoverReplica(name, p, id)
+	s.operated(err)
 	if err != nil {
-		writeAPIError(w, s.withUnavailable(classify(err)))
+		writeAPIError(w, s.opError("recover", err))
 		return
 	}
 	s.logger.Info("recover", "topic", name, "partition", p, "broker", id, "common_prefix", res.CommonPrefix,
-		"dropped", res.Dropped, "copied", res.Copied)
+		"dropped", res.Dropped, "copied", res.Copied, "quarantine", res.Quarantine)
 	out := apiclient.RecoverResponse{BrokerID: res.BrokerID, CommonPrefix: res.CommonPrefix, Dropped: uint64(res.Dropped), Copied: uint64(res.Copied)}
 	if res.Dropped > 0 {
 		from, to := res.DroppedFrom, res.DroppedTo
 		out.DroppedFrom, out.DroppedTo = &from, &to
 	}
+	if res.Quarantine != "" {
+		out.Quarantine = s.dataPath(res.Quarantine)
+	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// dataPath is path relative to the data directory, the way an operator
+// names a file of it. A path outside it, which the cluster never gives, is
+// reduced to its base name: an answer never carries an absolute path.
+func (s *Server) dataPath(path string) string {
+	rel, err := filepath.Rel(s.cluster.Root(), path)
+	if err != nil || filepath.IsAbs(rel) || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		s.logger.Warn("path outside the data directory", "path", path)
+		return filepath.Base(path)
+	}
+	return rel
+}
+
+// handleMoveLeader answers POST
+// /api/topics/{topic}/partitions/{p}/replicas/{broker}/move-leader: the
+// leadership passes, with nothing lost, to an active follower that holds
+// exactly the leader's log (caught up first if it lags). The old leader
+// stays an active follower; the leader epoch goes up by one.
+func (s *Server) handleMoveLeader(w http.ResponseWriter, r *http.Request) {
+	name, p, id, ae := s.replicaTarget(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	res, err := s.cluster.MoveLeader(name, p, id)
+	s.operated(err)
+	if err != nil {
+		writeAPIError(w, s.opError("move-leader", err))
+		return
+	}
+	s.logger.Info("move-leader", "topic", name, "partition", p, "old_leader", res.OldLeaderBrokerID,
+		"new_leader", res.NewLeaderBrokerID, "leader_epoch", res.LeaderEpoch, "copied", res.Copied, "log_end_offset", res.LogEnd)
+	writeJSON(w, http.StatusOK, apiclient.MoveLeaderResponse{OldLeader: res.OldLeaderBrokerID, NewLeader: res.NewLeaderBrokerID,
+		LeaderEpoch: res.LeaderEpoch, LogEndOffset: res.LogEnd, Copied: uint64(res.Copied)})
 }

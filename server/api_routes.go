@@ -77,7 +77,8 @@ func jsonBody(desc string, sch *schema, example any) *requestBody {
 
 func (s *Server) apiRoutes(sc *schemaSet) []route {
 	topicSummary := apiclient.TopicSummary{Name: "orders", PartitionCount: 3, ReplicationFactor: 2}
-	partition := apiclient.PartitionStatus{Partition: 0, Leader: 1, Assigned: []int{1, 2}, Followers: []int{2}, Active: []int{1, 2},
+	partition := apiclient.PartitionStatus{Partition: 0, Leader: 1, LeaderEpoch: 0, Preferred: 1, Placement: []int{1, 2},
+		Assigned: []int{1, 2}, Followers: []int{2}, Active: []int{1, 2},
 		HighWatermark: 5, LogEnd: u64(5), Replicas: []apiclient.ReplicaStatus{
 			{BrokerID: 1, Role: apiclient.RoleLeader, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
 			{BrokerID: 2, Role: apiclient.RoleFollower, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
@@ -188,7 +189,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
 			Parameters:  []parameter{paramTopic, paramPartition},
 			Responses: errs(map[string]response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
-				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LogEndOffset: 7})}, 400, 404, 409, 503),
+				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LeaderEpoch: 1, LogEndOffset: 7})}, 400, 404, 409, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &operation{
 			OperationID: "catchUp", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
@@ -199,10 +200,40 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Operation: &operation{
 			OperationID: "recoverReplica", Summary: "Bring an inactive replica back", Tags: []string{"operations"},
-			Description: "Cuts the replica back to its common prefix with the leader (those records were never acknowledged), copies the rest, verifies, then makes it active. No body.",
-			Parameters:  []parameter{paramTopic, paramPartition, paramReplica},
-			Responses: errs(map[string]response{"200": okJSON("What recovery did; dropped_from/dropped_to are null when nothing was dropped.", sc.of(apiclient.RecoverResponse{}),
-				apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 6, Dropped: 1, DroppedFrom: u64(6), DroppedTo: u64(7), Copied: 2})}, 400, 404, 409, 503),
+			Description: "Cuts the replica back to its common prefix with the leader (those records were never acknowledged), keeping what it cut in a quarantine file, " +
+				"copies the rest, verifies, then makes it active. No body.",
+			Parameters: []parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]response{"200": okJSON("What recovery did; dropped_from/dropped_to are null and quarantine (relative to the data directory) is omitted when nothing was dropped.",
+				sc.of(apiclient.RecoverResponse{}),
+				apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 6, Dropped: 1, DroppedFrom: u64(6), DroppedTo: u64(7),
+					Quarantine: "broker-000001/topics/orders/partition-000000/quarantine-6-7-1733131200000000000.bin", Copied: 2})}, 400, 404, 409, 503),
+		}},
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/move-leader", Handler: s.handleMoveLeader, Operation: &operation{
+			OperationID: "moveLeader", Summary: "Move leadership to another replica", Tags: []string{"operations"},
+			Description: "Writes pause, the follower is proven to hold the leader's log (caught up first if it lags), then it leads and the leader epoch goes up by one; " +
+				"the old leader stays an active follower. Nothing is lost. The leader itself, or an inactive replica, is 409; divergence is 409 and changes nothing; " +
+				"a stopped broker is 503. No body.",
+			Parameters: []parameter{paramTopic, paramPartition, paramReplica},
+			Responses: errs(map[string]response{"200": okJSON("Old and new leader, the new leader epoch, the offset the next write gets, and the records copied first.",
+				sc.of(apiclient.MoveLeaderResponse{}),
+				apiclient.MoveLeaderResponse{OldLeader: 2, NewLeader: 1, LeaderEpoch: 2, LogEndOffset: 7, Copied: 0})}, 400, 404, 409, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/journal", Handler: s.handleJournal, Operation: &operation{
+			OperationID: "getJournal", Summary: "The cluster journal: what changed, who asked, why", Tags: []string{"cluster"},
+			Description: "Entries from offset since on, oldest first: every failover, recovery, catch-up, leader move and deactivation " +
+				"(an intent before the change, then its outcome) and every broker stop and start, by the operator, the controller or start-up. " +
+				"max defaults to 100 and must be from 1 to 1000. Continue from next. Unknown query parameters are refused.",
+			Parameters: []parameter{
+				queryParam("since", "First journal offset to return (default 0).", "integer"),
+				queryParam("max", "Most entries to return: 1 to 1000 (default 100).", "integer")},
+			Responses: errs(map[string]response{"200": okJSON("The entries and the offset to ask for next (since itself when there are none).",
+				sc.of(apiclient.JournalResponse{}), apiclient.JournalResponse{Entries: []apiclient.JournalEntry{
+					{Offset: 4, Time: "2024-12-02T09:20:00.123456789Z", Event: "failover", Phase: "intent", By: "operator",
+						Topic: "orders", Partition: ptr(0), Broker: 1,
+						Summary: "orders/0: leader 1 -> 2 (epoch 1): candidates 2 (log end 7), 3 (7); leaving the active set: [1]"},
+					{Offset: 5, Time: "2024-12-02T09:20:00.124Z", Event: "failover", Phase: "done", By: "operator",
+						Topic: "orders", Partition: ptr(0), Broker: 1, Summary: "orders/0: leader 2, epoch 1, active [2 3], log end 7", Intent: u64(4)},
+				}, Next: 6})}, 400),
 		}},
 	}
 }

@@ -106,7 +106,8 @@ func (s *Server) topicDetail(name string) (apiclient.TopicDetail, *apiError) {
 // partitionStatus converts the library's status to the wire shape.
 func partitionStatus(st cluster.PartitionStatus) apiclient.PartitionStatus {
 	ps := apiclient.PartitionStatus{
-		Partition: st.Partition, Leader: st.Leader,
+		Partition: st.Partition, Leader: st.Leader, LeaderEpoch: st.LeaderEpoch,
+		Preferred: st.Preferred, Placement: nonNil(st.Placement),
 		Assigned: nonNil(st.Assigned), Followers: nonNil(st.Followers), Active: nonNil(st.Active),
 		HighWatermark: st.HighWatermark,
 		Replicas:      make([]apiclient.ReplicaStatus, 0, len(st.Replicas)),

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
@@ -56,10 +58,16 @@ func classify(err error) *apiError {
 		div   *cluster.ReplicaDivergenceError
 		batch *topic.BatchError
 	)
+	err = withoutJournalFailure(err)
 	msg := err.Error()
 	switch {
 	case errors.As(err, &ae):
 		return ae
+	case tookEffect(err):
+		// The cause names the journal's file: it goes to the server log
+		// (opError), not to the client.
+		return newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the operation took effect, but its journal entry was not written; the server log has the cause")
 	case errors.As(err, &batch):
 		return classifyBatch(batch)
 	case errors.As(err, &lu):
@@ -87,6 +95,7 @@ func classify(err error) *apiError {
 		errors.Is(err, cluster.ErrLeaderStillAvailable),
 		errors.Is(err, cluster.ErrReplicaActive),
 		errors.Is(err, cluster.ErrReplicaIsLeader),
+		errors.Is(err, cluster.ErrReplicaInactive),
 		errors.Is(err, cluster.ErrBrokerRegistered):
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
 	case errors.Is(err, topic.ErrInvalidName),
@@ -108,6 +117,73 @@ func classify(err error) *apiError {
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
 	}
 	return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", msg)
+}
+
+// tookEffect reports whether err is the error of an operation that took
+// effect and only failed to write its journal entry: cluster.ErrJournalFailed
+// first in its chain. An operation that failed and could not journal its
+// failure either joins its own error first (errors.Join), and is answered
+// for that error.
+func tookEffect(err error) bool {
+	for err != nil {
+		if err == cluster.ErrJournalFailed {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			errs := u.Unwrap()
+			if len(errs) == 0 {
+				return false
+			}
+			err = errs[0]
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// withoutJournalFailure returns the operation's own error of a failed
+// operation whose failure could not be journaled either (errors.Join of
+// the two): the client is answered for what failed, and the journal's
+// trouble, which the server logs, does not read as "took effect". Any
+// other error is returned as it is.
+func withoutJournalFailure(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok || tookEffect(err) {
+		return err
+	}
+	var rest []error
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, cluster.ErrJournalFailed) {
+			rest = append(rest, e)
+		}
+	}
+	if len(rest) == 0 || len(rest) == len(j.Unwrap()) {
+		return err
+	}
+	return errors.Join(rest...)
+}
+
+// opError is the answer for a failed call of the cluster: classify's
+// status and code, the stopped brokers named on a 503, the full error of
+// a 500 in the server log, and no absolute path in the message — paths
+// under the data directory are given relative to it.
+func (s *Server) opError(op string, err error) *apiError {
+	e := s.withUnavailable(classify(err))
+	if e.status == http.StatusInternalServerError {
+		s.logger.Error(op+" failed", "error", err)
+	}
+	e.body.Message = s.relativePaths(e.body.Message)
+	return e
+}
+
+// relativePaths rewrites the paths under the data directory in msg
+// relative to it, as an operator sees them from there.
+func (s *Server) relativePaths(msg string) string {
+	return strings.ReplaceAll(msg, s.cluster.Root()+string(filepath.Separator), "")
 }
 
 // classifyBatch answers a produce batch that failed on some partitions with

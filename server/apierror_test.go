@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +41,11 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"leader still available", wrap(&cluster.LeaderStillAvailableError{BrokerID: 1}), 409, CodeConflict, nil},
 		{"replica active", wrap(cluster.ErrReplicaActive), 409, CodeConflict, nil},
 		{"replica is leader", wrap(cluster.ErrReplicaIsLeader), 409, CodeConflict, nil},
+		{"replica inactive", wrap(cluster.ErrReplicaInactive), 409, CodeConflict, nil},
+		// A failed operation whose failure could not be journaled either
+		// is answered for its own error.
+		{"refused, journal failed too", errors.Join(wrap(&cluster.ReplicaDivergenceError{BrokerID: 2}), errJournalFailed), 409, CodeConflict, []int{2}},
+		{"failed, journal failed too", errors.Join(errors.New("cluster: leadership not changed: disk full"), errJournalFailed), 500, CodeInternal, nil},
 		{"divergence", wrap(&cluster.ReplicaDivergenceError{BrokerID: 3}), 409, CodeConflict, []int{3}},
 		{"payload too large", wrap(log.ErrPayloadTooLarge), 413, CodePayloadTooLarge, nil},
 		{"leader unavailable", wrap(&cluster.LeaderUnavailableError{BrokerID: 2, Err: cluster.ErrBrokerUnavailable}), 503, CodeUnavailable, []int{2}},
@@ -63,10 +69,45 @@ func TestAPIErrorClassify(t *testing.T) {
 			require.NotEmpty(t, e.body.Message)
 		})
 	}
-	e := classify(wrap(&client.OffsetRegressionError{Committed: 5, Requested: 3}))
+	// An operation that took effect but whose journal entry failed is a
+	// 500 that says so, without the cause (it names a file).
+	e := classify(wrap(errJournalFailed))
+	require.Equal(t, http.StatusInternalServerError, e.status)
+	require.Equal(t, CodeInternal, e.body.Code)
+	require.Contains(t, e.body.Message, "took effect")
+	require.Contains(t, e.body.Message, "journal entry was not written")
+	require.NotContains(t, e.body.Message, "/data")
+	require.Equal(t, "disk full", classify(errors.Join(errors.New("disk full"), errJournalFailed)).body.Message,
+		"a failed operation is answered for its own error")
+
+	e = classify(wrap(&client.OffsetRegressionError{Committed: 5, Requested: 3}))
 	require.Equal(t, http.StatusConflict, e.status)
 	require.Equal(t, uint64(5), *e.body.Committed)
 	require.Equal(t, uint64(3), *e.body.Requested)
+}
+
+// errJournalFailed is what an operation returns when it took effect but its
+// outcome could not be journaled.
+var errJournalFailed = fmt.Errorf("%w: %w", cluster.ErrJournalFailed,
+	&log.CorruptionError{Path: "/data/journal/log.bin", Reason: "write failed"})
+
+// An operation's error answer never carries the data directory's absolute
+// path (paths under it are given relative to it); a 500's full error goes
+// to the server log.
+func TestAPIOpErrorHidesDataDir(t *testing.T) {
+	s, logs := newTestServer(t, Defaults())
+	root := s.cluster.Root()
+	journal := filepath.Join(root, "journal", "log.bin")
+	e := s.opError("recover", fmt.Errorf("cluster: recover orders/0: %w", &log.CorruptionError{Path: journal, Reason: "bad frame"}))
+	require.Equal(t, http.StatusInternalServerError, e.status)
+	require.NotContains(t, e.body.Message, root)
+	require.Contains(t, e.body.Message, filepath.Join("journal", "log.bin"))
+	require.Contains(t, logs.String(), journal, "the server log has the whole error")
+
+	e = s.opError("move-leader", fmt.Errorf("cluster: %w: %w", cluster.ErrJournalFailed, &log.CorruptionError{Path: journal, Reason: "no space"}))
+	require.Equal(t, http.StatusInternalServerError, e.status)
+	require.NotContains(t, e.body.Message, "journal"+string(filepath.Separator))
+	require.Contains(t, logs.String(), "no space")
 }
 
 // The hand-written answer of a one-record produce is exactly what

@@ -169,7 +169,7 @@ func TestE2EFailoverStory(t *testing.T) {
 
 	fo, err := c.Failover(ctx, "payments", 0)
 	require.NoError(t, err)
-	require.Equal(t, apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LogEndOffset: 3}, *fo)
+	require.Equal(t, apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LeaderEpoch: 1, LogEndOffset: 3}, *fo)
 	prod, err := c.ProduceRaw(ctx, "payments", nil, []byte("p3"))
 	require.NoError(t, err)
 	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 3, Timestamp: prod.Records[0].Timestamp, Leader: 2, Brokers: []int{2, 3}}, prod.Records[0])

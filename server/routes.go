@@ -44,11 +44,11 @@ func apiInfo() info {
 func apiTags() []tag {
 	return []tag{
 		{Name: "system", Description: "Liveness, readiness and metrics of the server."},
-		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again."},
+		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again; the journal of every change."},
 		{Name: "topics", Description: "Create and inspect replicated topics."},
 		{Name: "records", Description: "Produce records and fetch them, never past the high watermark."},
 		{Name: "consumers", Description: "Durable consumer offsets: read, commit (never backwards), reset."},
-		{Name: "operations", Description: "Failover, catch-up and recovery of partitions and replicas."},
+		{Name: "operations", Description: "Failover, catch-up, recovery and leader moves of partitions and replicas."},
 		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document."},
 	}
 }

@@ -223,6 +223,28 @@ func (c *Client) Recover(ctx context.Context, topic string, partition, broker in
 	return &out, c.do(ctx, http.MethodPost, replicaPath(topic, partition, broker)+"/recover", nil, nil, &out)
 }
 
+// MoveLeader calls POST .../partitions/{p}/replicas/{broker}/move-leader:
+// leadership passes to an active, caught-up follower while the leader is
+// available.
+func (c *Client) MoveLeader(ctx context.Context, topic string, partition, broker int) (*MoveLeaderResponse, error) {
+	var out MoveLeaderResponse
+	return &out, c.do(ctx, http.MethodPost, replicaPath(topic, partition, broker)+"/move-leader", nil, nil, &out)
+}
+
+// Journal calls GET /api/journal: up to max entries of the cluster journal
+// from offset since on, oldest first. A max of 0 leaves the server's
+// default (100); the server accepts 1 to 1000. Continue from the answer's
+// Next.
+func (c *Client) Journal(ctx context.Context, since uint64, max int) (*JournalResponse, error) {
+	q := url.Values{}
+	q.Set("since", strconv.FormatUint(since, 10))
+	if max != 0 {
+		q.Set("max", strconv.Itoa(max))
+	}
+	var out JournalResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/journal", q, nil, &out)
+}
+
 // Paths. Every name is escaped as one path segment, so a consumer id with a
 // slash or a space cannot change the route.
 

@@ -94,6 +94,12 @@ func TestAPIClientRequestShapes(t *testing.T) {
 			"POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", "", ""},
 		{"recover", func(c *apiclient.Client) error { _, err := c.Recover(ctx, "orders", 0, 1); return err },
 			"POST", "/api/topics/orders/partitions/0/replicas/1/recover", "", ""},
+		{"move-leader", func(c *apiclient.Client) error { _, err := c.MoveLeader(ctx, "orders", 3, 2); return err },
+			"POST", "/api/topics/orders/partitions/3/replicas/2/move-leader", "", ""},
+		{"journal", func(c *apiclient.Client) error { _, err := c.Journal(ctx, 17, 50); return err },
+			"GET", "/api/journal", "max=50&since=17", ""},
+		{"journal default max", func(c *apiclient.Client) error { _, err := c.Journal(ctx, 0, 0); return err },
+			"GET", "/api/journal", "since=0", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,13 +149,16 @@ func TestAPIClientDecodesResponses(t *testing.T) {
 	ctx := context.Background()
 
 	c, _ := fakeServer(t, 200, `{"name":"orders","partition_count":1,"replication_factor":2,"partitions":[
-		{"partition":0,"leader":1,"assigned":[1,2],"followers":[2],"active":[1],"high_watermark":5,"log_end":6,
+		{"partition":0,"leader":1,"leader_epoch":3,"preferred":2,"placement":[2,1],"assigned":[1,2],"followers":[2],"active":[1],"high_watermark":5,"log_end":6,
 		 "replicas":[{"broker_id":1,"role":"leader","active":true,"available":true,"log_end":6,"lag":0},
 		             {"broker_id":2,"role":"follower","active":false,"available":false,"log_end":null,"lag":null}]}]}`)
 	td, err := c.Topic(ctx, "orders")
 	require.NoError(t, err)
 	p := td.Partitions[0]
 	require.Equal(t, uint64(5), p.HighWatermark)
+	require.Equal(t, uint64(3), p.LeaderEpoch)
+	require.Equal(t, 2, p.Preferred)
+	require.Equal(t, []int{2, 1}, p.Placement)
 	require.Equal(t, u64(6), p.LogEnd)
 	require.Equal(t, u64(0), p.Replicas[0].Lag)
 	require.Nil(t, p.Replicas[1].LogEnd)
@@ -174,6 +183,31 @@ func TestAPIClientDecodesResponses(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, rr.DroppedFrom)
 	require.Equal(t, uint64(2), rr.Copied)
+	require.Empty(t, rr.Quarantine)
+
+	c, _ = fakeServer(t, 200, `{"broker_id":1,"common_prefix":6,"dropped":1,"dropped_from":6,"dropped_to":7,
+		"quarantine":"broker-000001/topics/orders/partition-000000/quarantine-6-7-1.bin","copied":2}`)
+	rr, err = c.Recover(ctx, "orders", 0, 1)
+	require.NoError(t, err)
+	require.Equal(t, "broker-000001/topics/orders/partition-000000/quarantine-6-7-1.bin", rr.Quarantine)
+
+	c, _ = fakeServer(t, 200, `{"old_leader":1,"new_leader":3,"leader_epoch":4,"log_end_offset":9,"copied":2}`)
+	mv, err := c.MoveLeader(ctx, "orders", 0, 3)
+	require.NoError(t, err)
+	require.Equal(t, apiclient.MoveLeaderResponse{OldLeader: 1, NewLeader: 3, LeaderEpoch: 4, LogEndOffset: 9, Copied: 2}, *mv)
+
+	c, _ = fakeServer(t, 200, `{"entries":[
+		{"offset":7,"time":"2024-12-02T09:20:00.5Z","event":"broker-stop","phase":"done","by":"operator","broker":1,"summary":"broker 1 stopped"},
+		{"offset":8,"time":"2024-12-02T09:20:01Z","event":"recover","phase":"done","by":"controller","topic":"orders","partition":0,
+		 "broker":1,"summary":"s","reason":"r","intent":6,"quarantine":"q.bin","error":"e"}],"next":9}`)
+	j, err := c.Journal(ctx, 7, 2)
+	require.NoError(t, err)
+	require.Equal(t, uint64(9), j.Next)
+	require.Nil(t, j.Entries[0].Partition)
+	require.Nil(t, j.Entries[0].Intent)
+	zero := 0
+	require.Equal(t, apiclient.JournalEntry{Offset: 8, Time: "2024-12-02T09:20:01Z", Event: "recover", Phase: "done", By: "controller",
+		Topic: "orders", Partition: &zero, Broker: 1, Summary: "s", Reason: "r", Intent: u64(6), Quarantine: "q.bin", Error: "e"}, j.Entries[1])
 }
 
 // Contract: 201 for a new topic, 200 for the same settings again.

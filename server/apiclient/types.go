@@ -123,6 +123,15 @@ type PartitionStatus struct {
 	Partition int `json:"partition"`
 	// Leader is the broker id of the current leader.
 	Leader int `json:"leader"`
+	// LeaderEpoch counts the partition's leader changes: every failover
+	// and leader move adds one.
+	LeaderEpoch uint64 `json:"leader_epoch"`
+	// Preferred is the first broker of Placement: the leader a rebalance
+	// moves leadership back to.
+	Preferred int `json:"preferred"`
+	// Placement lists the assigned brokers in placement order, the
+	// preferred leader first.
+	Placement []int `json:"placement"`
 	// Assigned lists every broker that holds a replica, leader first.
 	Assigned []int `json:"assigned"`
 	// Followers lists the assigned brokers other than the leader.
@@ -251,9 +260,26 @@ type OffsetRequest struct {
 
 // FailoverResponse answers POST /api/topics/{topic}/partitions/{p}/failover.
 type FailoverResponse struct {
-	OldLeader    int    `json:"old_leader"`
-	NewLeader    int    `json:"new_leader"`
+	OldLeader int `json:"old_leader"`
+	NewLeader int `json:"new_leader"`
+	// LeaderEpoch is the partition's leader epoch after the failover.
+	LeaderEpoch  uint64 `json:"leader_epoch"`
 	LogEndOffset uint64 `json:"log_end_offset"`
+}
+
+// MoveLeaderResponse answers POST .../replicas/{broker}/move-leader.
+type MoveLeaderResponse struct {
+	// OldLeader stays an active follower.
+	OldLeader int `json:"old_leader"`
+	NewLeader int `json:"new_leader"`
+	// LeaderEpoch is the partition's leader epoch after the move.
+	LeaderEpoch uint64 `json:"leader_epoch"`
+	// LogEndOffset is the new leader's log end: the offset the next write
+	// gets.
+	LogEndOffset uint64 `json:"log_end_offset"`
+	// Copied is how many records the new leader caught up before the
+	// switch (usually none).
+	Copied uint64 `json:"copied"`
 }
 
 // CatchUpResponse answers POST .../replicas/{broker}/catch-up.
@@ -263,12 +289,56 @@ type CatchUpResponse struct {
 }
 
 // RecoverResponse answers POST .../replicas/{broker}/recover. DroppedFrom and
-// DroppedTo are null when nothing was dropped.
+// DroppedTo are null, and Quarantine is omitted, when nothing was dropped.
 type RecoverResponse struct {
 	BrokerID     int     `json:"broker_id"`
 	CommonPrefix uint64  `json:"common_prefix"`
 	Dropped      uint64  `json:"dropped"`
 	DroppedFrom  *uint64 `json:"dropped_from"`
 	DroppedTo    *uint64 `json:"dropped_to"`
-	Copied       uint64  `json:"copied"`
+	// Quarantine is the file that keeps the dropped records, relative to
+	// the server's data directory (`pystream log dump` reads it).
+	Quarantine string `json:"quarantine,omitempty"`
+	Copied     uint64 `json:"copied"`
+}
+
+// JournalEntry is one entry of the cluster journal: what changed, who
+// asked, why, and how it ended. Optional fields are omitted when empty.
+type JournalEntry struct {
+	// Offset is the entry's position in the journal, from 0.
+	Offset uint64 `json:"offset"`
+	// Time is when the entry was written, RFC 3339 with nanoseconds, UTC.
+	Time string `json:"time"`
+	// Event is what the entry is about: catch-up, deactivate, failover,
+	// recover, move-leader, broker-stop or broker-start.
+	Event string `json:"event"`
+	// Phase is intent, done, failed, completed or rolled-back.
+	Phase string `json:"phase"`
+	// By is operator, controller or startup.
+	By string `json:"by"`
+	// Topic and Partition name the partition; both are omitted for a
+	// broker's stop or start.
+	Topic     string `json:"topic,omitempty"`
+	Partition *int   `json:"partition,omitempty"`
+	// Broker is the broker acted on.
+	Broker int `json:"broker"`
+	// Summary says what happened, with its numbers, in one line.
+	Summary string `json:"summary"`
+	// Reason is the controller's reason for its decision.
+	Reason string `json:"reason,omitempty"`
+	// Intent is the offset of the intent an outcome belongs to.
+	Intent *uint64 `json:"intent,omitempty"`
+	// Quarantine is the file, relative to the data directory, that keeps
+	// the records a recovery cut.
+	Quarantine string `json:"quarantine,omitempty"`
+	// Error says why an operation failed.
+	Error string `json:"error,omitempty"`
+}
+
+// JournalResponse answers GET /api/journal.
+type JournalResponse struct {
+	Entries []JournalEntry `json:"entries"`
+	// Next is the offset to ask for next: one past the last entry, or the
+	// since of the request when there were none.
+	Next uint64 `json:"next"`
 }

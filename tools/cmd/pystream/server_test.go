@@ -57,15 +57,24 @@ func freePort(t *testing.T) int {
 // when the test ends.
 func startServer(t *testing.T, brokers int, env ...string) string {
 	t.Helper()
+	url, _ := startServerDir(t, brokers, env...)
+	return url
+}
+
+// startServerDir is startServer that also returns the server's data
+// directory.
+func startServerDir(t *testing.T, brokers int, env ...string) (url, dataDir string) {
+	t.Helper()
 	bin := buildServer(t)
 	dir := t.TempDir()
+	dataDir = filepath.Join(dir, "data")
 	port := freePort(t)
 	cmd := exec.Command(bin)
 	cmd.Dir = dir // no stray .env
 	cmd.Env = append(os.Environ(),
 		"PYSTREAM_HOST=127.0.0.1",
 		fmt.Sprintf("PYSTREAM_PORT=%d", port),
-		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
+		"PYSTREAM_DATA_DIR="+dataDir,
 		fmt.Sprintf("PYSTREAM_BROKERS=%d", brokers),
 		"PYSTREAM_LOG_LEVEL=ERROR",
 	)
@@ -88,7 +97,7 @@ func startServer(t *testing.T, brokers int, env ...string) string {
 		_ = logFile.Close()
 	})
 
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	// Wait for /api/health: bounded, and failing at once if the server
 	// exits.
 	deadline := time.Now().Add(15 * time.Second)
@@ -106,7 +115,7 @@ func startServer(t *testing.T, brokers int, env ...string) string {
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url
+				return url, dataDir
 			}
 		}
 		if time.Now().After(deadline) {

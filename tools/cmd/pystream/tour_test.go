@@ -176,7 +176,7 @@ func TestCLITour(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stdout)
 	require.Contains(t, r.stderr, "[unavailable]")
 	r = ok(t, url, "", "partition", "failover", "orders", ps)
-	require.Regexp(t, fmt.Sprintf(`^orders/%d: leader %d -> \d+, log end offset %d\n$`, p0, leader, len(want[p0])), r.stdout)
+	require.Regexp(t, fmt.Sprintf(`^orders/%d: leader %d -> \d+, epoch 1, log end offset %d\n$`, p0, leader, len(want[p0])), r.stdout)
 	r = ok(t, url, "after failover\n", "produce", "orders", "-k", key)
 	require.Equal(t, fmt.Sprintf("partition %d offset %d\n", p0, len(want[p0])), r.stdout)
 	ok(t, url, "", "broker", "start", strconv.Itoa(leader))
@@ -187,7 +187,10 @@ func TestCLITour(t *testing.T) {
 	require.Contains(t, td.Partitions[p0].Active, leader)
 	require.Equal(t, uint64(len(want[p0])+1), td.Partitions[p0].HighWatermark)
 	r = ok(t, url, "", "topic", "describe", "orders")
-	require.Regexp(t, `(?m)^PARTITION\s+LEADER\s+REPLICAS\s+ACTIVE\s+LOG-END\s+LAG\s+HIGH-WATERMARK$`, r.stdout)
+	require.Regexp(t, `(?m)^PARTITION\s+LEADER\s+EPOCH\s+PREFERRED\s+REPLICAS\s+ACTIVE\s+LOG-END\s+LAG\s+HIGH-WATERMARK$`, r.stdout)
+	// The failed-over partition: a new leader, epoch 1, the old leader
+	// still preferred.
+	require.Regexp(t, fmt.Sprintf(`(?m)^%d\s+\d+\s+1\s+%d\s`, p0, leader), r.stdout)
 	r = ok(t, url, "", "partition", "catch-up", "orders", ps, strconv.Itoa(leader))
 	require.Contains(t, r.stdout, "copied 0")
 

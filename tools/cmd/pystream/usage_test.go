@@ -59,6 +59,12 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"partition", "failover", "orders"},
 		{"partition", "recover", "orders", "0", "x"},
 		{"partition", "catch-up", "orders", "x", "1"},
+		{"partition", "move-leader", "orders", "0"},
+		{"partition", "move-leader", "orders", "0", "x"},
+		{"partition", "move-leader", "orders", "-1", "2"},
+		{"cluster", "journal", "extra"},
+		{"cluster", "journal", "--since", "x"},
+		{"cluster", "journal", "--since", "-1"},
 		{"bench", "produce", "--records", "0"},
 		{"bench", "consume", "--concurrency", "0"},
 		{"bench", "produce", "--rf", "0"},
@@ -79,7 +85,7 @@ func TestCLIUsageErrors(t *testing.T) {
 // error.
 func TestCLIHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"},
-		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"consume", "--help"}} {
+		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
 		r := run(t, "", "", args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Usage:")

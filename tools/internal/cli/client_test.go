@@ -223,19 +223,44 @@ type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
 
-// TestCLIPartitionRow pins topic describe's row: leader, replicas with
-// unavailable ones marked, active set, leader log end, follower lags
-// ("?" unknown), high watermark.
+// TestCLIPartitionRow pins topic describe's row: leader, leader epoch,
+// preferred replica, replicas with unavailable ones marked, active set,
+// leader log end, follower lags ("?" unknown), high watermark.
 func TestCLIPartitionRow(t *testing.T) {
-	p := apiclient.PartitionStatus{Partition: 1, Leader: 2, Assigned: []int{2, 3, 1}, Active: []int{2, 1},
+	p := apiclient.PartitionStatus{Partition: 1, Leader: 2, LeaderEpoch: 4, Preferred: 3, Placement: []int{3, 1, 2},
+		Assigned: []int{2, 3, 1}, Active: []int{2, 1},
 		HighWatermark: 5, LogEnd: u64(6), Replicas: []apiclient.ReplicaStatus{
 			{BrokerID: 2, Role: apiclient.RoleLeader, Active: true, Available: true, LogEnd: u64(6), Lag: u64(0)},
 			{BrokerID: 3, Role: apiclient.RoleFollower, Available: false},
 			{BrokerID: 1, Role: apiclient.RoleFollower, Active: true, Available: true, LogEnd: u64(5), Lag: u64(1)},
 		}}
-	require.Equal(t, []string{"1", "2", "2,3(down),1", "2,1", "6", "3:?,1:1", "5"}, partitionRow(p))
-	require.Equal(t, []string{"0", "1", "1", "-", "-", "-", "0"},
+	require.Equal(t, []string{"1", "2", "4", "3", "2,3(down),1", "2,1", "6", "3:?,1:1", "5"}, partitionRow(p))
+	require.Equal(t, []string{"0", "1", "0", "-", "1", "-", "-", "-", "0"},
 		partitionRow(apiclient.PartitionStatus{Leader: 1, Assigned: []int{1}}))
+}
+
+// TestCLIJournalLine pins the text form of a journal entry: offset, time,
+// author, event, phase, topic/partition ("-" for a broker event), broker,
+// summary, then reason, quarantine and error when set.
+func TestCLIJournalLine(t *testing.T) {
+	zero, six := 0, uint64(6)
+	tests := []struct {
+		e    apiclient.JournalEntry
+		want string
+	}{
+		{apiclient.JournalEntry{Offset: 0, Time: "2024-12-02T09:20:00.5Z", Event: "broker-stop", Phase: "done", By: "operator", Broker: 1,
+			Summary: "broker 1 stopped"},
+			"0 2024-12-02T09:20:00.5Z operator broker-stop done - broker 1: broker 1 stopped"},
+		{apiclient.JournalEntry{Offset: 7, Time: "2024-12-02T09:20:01Z", Event: "recover", Phase: "intent", By: "controller", Topic: "orders",
+			Partition: &zero, Broker: 1, Summary: "orders/0: broker 1 rejoins", Reason: "broker 1 is back", Quarantine: "b/q.bin"},
+			"7 2024-12-02T09:20:01Z controller recover intent orders/0 broker 1: orders/0: broker 1 rejoins (because broker 1 is back); cut records kept in b/q.bin"},
+		{apiclient.JournalEntry{Offset: 8, Time: "2024-12-02T09:20:02Z", Event: "recover", Phase: "failed", By: "controller", Topic: "orders",
+			Partition: &zero, Broker: 1, Summary: "failed", Intent: &six, Error: "disk full"},
+			"8 2024-12-02T09:20:02Z controller recover failed orders/0 broker 1: failed; error: disk full"},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, journalLine(tt.e))
+	}
 }
 
 // TestCLIOffsetsDescribeRows: without a topic, every committed offset;

@@ -9,11 +9,12 @@ import (
 )
 
 // This file holds the operator commands of phases 4 and 5: cluster status,
-// broker stop|start and partition failover|recover|catch-up.
+// broker stop|start and partition failover|recover|catch-up|move-leader.
+// cluster journal is in journal.go.
 
 func (a *app) clusterCommand() *cobra.Command {
-	cmd := groupCommand("cluster", "Show the cluster")
-	cmd.AddCommand(&cobra.Command{
+	cmd := groupCommand("cluster", "Show the cluster and its journal")
+	cmd.AddCommand(a.clusterJournalCommand(), &cobra.Command{
 		Use:   "status",
 		Short: "List the brokers (available or stopped) and the topics",
 		Args:  noArgs,
@@ -89,7 +90,7 @@ func (a *app) brokerCommand() *cobra.Command {
 }
 
 func (a *app) partitionCommand() *cobra.Command {
-	cmd := groupCommand("partition", "Fail over a partition, recover or catch up a replica")
+	cmd := groupCommand("partition", "Fail over a partition, move its leader, recover or catch up a replica")
 	cmd.AddCommand(
 		&cobra.Command{
 			Use:   "failover TOPIC PARTITION",
@@ -111,8 +112,8 @@ func (a *app) partitionCommand() *cobra.Command {
 				if a.g.json {
 					return a.printJSON(res)
 				}
-				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: leader %d -> %d, log end offset %d\n",
-					args[0], p, res.OldLeader, res.NewLeader, res.LogEndOffset)
+				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: leader %d -> %d, epoch %d, log end offset %d\n",
+					args[0], p, res.OldLeader, res.NewLeader, res.LeaderEpoch, res.LogEndOffset)
 				return err
 			},
 		},
@@ -139,9 +140,37 @@ func (a *app) partitionCommand() *cobra.Command {
 				dropped := "dropped nothing"
 				if res.Dropped > 0 {
 					dropped = fmt.Sprintf("dropped %d (offsets %s..%s)", res.Dropped, optUint(res.DroppedFrom), optUint(res.DroppedTo))
+					if res.Quarantine != "" {
+						dropped += " kept in " + res.Quarantine
+					}
 				}
 				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: broker %d recovered: common prefix %d, %s, copied %d\n",
 					args[0], p, res.BrokerID, res.CommonPrefix, dropped, res.Copied)
+				return err
+			},
+		},
+		&cobra.Command{
+			Use:   "move-leader TOPIC PARTITION BROKER",
+			Short: "Hand a partition's leadership to an active, caught-up follower (nothing is lost)",
+			Args:  exactArgs(3),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				p, broker, err := partitionBroker(args)
+				if err != nil {
+					return err
+				}
+				c, err := a.client()
+				if err != nil {
+					return err
+				}
+				res, err := c.MoveLeader(cmd.Context(), args[0], p, broker)
+				if err != nil {
+					return a.apiError(fmt.Sprintf("partition move-leader %s %d %d", args[0], p, broker), err)
+				}
+				if a.g.json {
+					return a.printJSON(res)
+				}
+				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: leader %d -> %d, epoch %d, log end offset %d, copied %d\n",
+					args[0], p, res.OldLeader, res.NewLeader, res.LeaderEpoch, res.LogEndOffset, res.Copied)
 				return err
 			},
 		},

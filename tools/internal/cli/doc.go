@@ -25,7 +25,8 @@
 //	format.go      consume -f and the default JSON line (pure)
 //	offsets.go     pystream offsets describe|reset
 //	cluster.go     pystream cluster status, broker stop|start,
-//	               partition failover|recover|catch-up
+//	               partition failover|recover|catch-up|move-leader
+//	journal.go     pystream cluster journal [-f]
 //	benchserver.go pystream bench produce|consume
 //
 // Exit codes are a contract: 0 when the command did what was asked, 1 for an

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/spf13/cobra"
 )
@@ -17,7 +19,9 @@ func (a *app) logDumpCommand() *cobra.Command {
 		Long: "Print every record of a log file: offset, byte position, timestamp (as\n" +
 			"nanoseconds and as a date), payload size and a preview of the payload.\n" +
 			"Stops at the first damaged frame, reporting its position and reason on\n" +
-			"stderr, and exits 1. Reads the file only.",
+			"stderr, and exits 1. Reads the file only.\n\n" +
+			"A quarantine file (quarantine-FROM-TO-TIME.bin, the records a replica's\n" +
+			"recovery cut) is read with its records' offsets starting at FROM.",
 		Args: exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return a.dump(args[0], printData)
@@ -30,7 +34,13 @@ func (a *app) logDumpCommand() *cobra.Command {
 func (a *app) dump(path string, printData bool) error {
 	out := bufio.NewWriter(a.env.Stdout)
 	enc := json.NewEncoder(out)
-	err := log.ScanFile(path, func(pos int64, r log.Record) error {
+	// A quarantine file's frames start at the offset its name gives;
+	// any other log's at 0.
+	var first uint64
+	if from, _, _, ok := cluster.ParseQuarantineName(filepath.Base(path)); ok {
+		first = from
+	}
+	err := log.ScanFileFrom(path, first, log.Options{}, func(pos int64, r log.Record) error {
 		if a.g.json {
 			return enc.Encode(newDumpRecord(pos, r, printData))
 		}

@@ -93,7 +93,7 @@ func topicRows(ts []apiclient.TopicSummary) [][]string {
 func (a *app) topicDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe NAME",
-		Short: "Show every partition's leader, replicas, log end, lag and high watermark",
+		Short: "Show every partition's leader, leader epoch, preferred replica, replicas, log end, lag and high watermark",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.topicDescribe(cmd.Context(), args[0])
@@ -125,10 +125,12 @@ func (a *app) topicDescribe(ctx context.Context, name string) error {
 }
 
 // partitionHeader heads the rows of partitionRow.
-var partitionHeader = []string{"PARTITION", "LEADER", "REPLICAS", "ACTIVE", "LOG-END", "LAG", "HIGH-WATERMARK"}
+var partitionHeader = []string{"PARTITION", "LEADER", "EPOCH", "PREFERRED", "REPLICAS", "ACTIVE", "LOG-END", "LAG", "HIGH-WATERMARK"}
 
-// partitionRow is one partition of topic describe. REPLICAS lists the
-// assigned brokers, leader first, with "(down)" after an unavailable one;
+// partitionRow is one partition of topic describe. EPOCH is the leader
+// epoch, PREFERRED the first replica of the placement (the leader a
+// rebalance moves back to). REPLICAS lists the
+// assigned brokers, with "(down)" after an unavailable one;
 // LAG lists each follower as broker:lag, "?" when unknown; LOG-END is the
 // leader's, "-" when unknown.
 func partitionRow(p apiclient.PartitionStatus) []string {
@@ -159,10 +161,21 @@ func partitionRow(p apiclient.PartitionStatus) []string {
 	return []string{
 		strconv.Itoa(p.Partition),
 		strconv.Itoa(p.Leader),
+		strconv.FormatUint(p.LeaderEpoch, 10),
+		preferred(p),
 		strings.Join(replicas, ","),
 		joinInts(p.Active),
 		optUint(p.LogEnd),
 		lag,
 		strconv.FormatUint(p.HighWatermark, 10),
 	}
+}
+
+// preferred is a partition's preferred replica, "-" from a server that does
+// not say.
+func preferred(p apiclient.PartitionStatus) string {
+	if p.Preferred < 1 {
+		return "-"
+	}
+	return strconv.Itoa(p.Preferred)
 }
