@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -244,4 +245,75 @@ func requireAllAcked(t *testing.T, ctx context.Context, s *process, partitions i
 		require.True(t, ok, "acknowledged record %q is lost", value)
 		require.Equal(t, p, got, "record %q", value)
 	}
+}
+
+// README.md § Five-minute tour, step 7, as a reader runs it: after the
+// manual break-and-heal (PYSTREAM_FAILOVER_AFTER=0), a restart with the
+// defaults is ready with leadership back on the preferred replica; a
+// stopped leader is failed over within the default 3 s, so a write 4 s
+// later goes through; the returning broker is recovered and leads again;
+// and the journal shows the controller doing each of those.
+func TestBinaryReadmeHealTour(t *testing.T) {
+	bin := buildBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	produce := func(s *process, value string) error {
+		_, err := s.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte(value)}})
+		return err
+	}
+
+	// Steps 1-6, in manual mode.
+	s := startBinary(t, ctx, bin, dataDir, "PYSTREAM_FAILOVER_AFTER=0")
+	_, _, err := s.client.CreateTopic(ctx, "orders", 1, 3)
+	require.NoError(t, err)
+	require.NoError(t, produce(s, "hello"))
+	_, err = s.client.StopBroker(ctx, 1)
+	require.NoError(t, err)
+	require.Error(t, produce(s, "lost?"), "manual mode: nothing fails over")
+	time.Sleep(200 * time.Millisecond)
+	require.Error(t, produce(s, "lost?"), "manual mode: still nothing")
+	_, err = s.client.Failover(ctx, "orders", 0)
+	require.NoError(t, err)
+	require.NoError(t, produce(s, "after failover"))
+	_, err = s.client.StartBroker(ctx, 1)
+	require.NoError(t, err)
+	_, err = s.client.Recover(ctx, "orders", 0, 1)
+	require.NoError(t, err)
+	s.stop(t)
+
+	// Step 7, with the defaults.
+	s = startBinary(t, ctx, bin, dataDir)
+	defer s.stop(t)
+	waitReady(t, ctx, s)
+	leader := func() int {
+		d, err := s.client.Topic(ctx, "orders")
+		require.NoError(t, err)
+		return d.Partitions[0].Leader
+	}
+	require.Equal(t, 1, leader(), "ready with leadership back on the preferred replica")
+	_, err = s.client.StopBroker(ctx, 1)
+	require.NoError(t, err)
+	time.Sleep(4 * time.Second)
+	require.NoError(t, produce(s, "healed"))
+	require.NotEqual(t, 1, leader())
+	_, err = s.client.StartBroker(ctx, 1)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return leader() == 1 }, 10*time.Second, 20*time.Millisecond)
+
+	resp, err := http.Get(s.client.BaseURL() + "/api/journal?since=0&max=1000")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var journal struct {
+		Entries []struct{ Event, Phase, By string } `json:"entries"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&journal))
+	var byController []string
+	for _, e := range journal.Entries {
+		if e.By == "controller" && e.Phase == "done" {
+			byController = append(byController, e.Event)
+		}
+	}
+	require.Equal(t, []string{"move-leader", "failover", "recover", "move-leader"}, byController)
 }
