@@ -74,7 +74,7 @@ func TestHTTPHealthHead(t *testing.T) {
 // error body.
 func TestHTTPNotFound(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
-	for _, target := range []string{"/", "/nope", "/api", "/api/health/extra", "/API/HEALTH"} {
+	for _, target := range []string{"/nope", "/api", "/api/health/extra", "/API/HEALTH"} {
 		resp := do(t, s, http.MethodGet, target)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, target)
 		e := decodeError(t, resp)
@@ -85,6 +85,20 @@ func TestHTTPNotFound(t *testing.T) {
 	resp := do(t, s, http.MethodDelete, "/nope")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 	require.Equal(t, CodeNotFound, decodeError(t, resp).Code)
+}
+
+// GET / sends a browser to /docs, and names it (and the OpenAPI document
+// and health) in JSON for a curl user; other methods on / are not found.
+func TestHTTPRootPointsToDocs(t *testing.T) {
+	s, _ := newTestServer(t, Defaults())
+	resp := do(t, s, http.MethodGet, "/")
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.Equal(t, "/docs", resp.Header.Get("Location"))
+	var body rootResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, rootResponse{Docs: "/docs", OpenAPI: "/openapi.json", Health: "/api/health"}, body)
+	resp = do(t, s, http.MethodPost, "/")
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
 
 // docs/phase-0-foundation.md § HTTP: wrong methods answer 405 with the JSON

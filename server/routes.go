@@ -53,6 +53,13 @@ func apiTags() []tag {
 	}
 }
 
+// rootResponse is the body of GET /, which redirects to /docs.
+type rootResponse struct {
+	Docs    string `json:"docs"`
+	OpenAPI string `json:"openapi"`
+	Health  string `json:"health"`
+}
+
 // jsonFallbacks answers, with the JSON error body, the requests that the mux
 // itself would answer in plain text: an unknown path (404) and a known path
 // with the wrong method (405, with the Allow header).
@@ -67,6 +74,13 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 			// form.
 			writeError(w, http.StatusNotFound, CodeNotFound,
 				fmt.Sprintf("no endpoint %s %s: paths must not contain empty, \".\" or \"..\" segments", r.Method, r.URL.Path))
+			return
+		}
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			// The root is where a newcomer's browser lands: send it to
+			// the documentation, and tell a curl user where that is.
+			w.Header().Set("Location", "/docs")
+			writeJSON(w, http.StatusFound, rootResponse{Docs: "/docs", OpenAPI: "/openapi.json", Health: "/api/health"})
 			return
 		}
 		h, pattern := mux.Handler(r)

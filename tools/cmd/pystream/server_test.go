@@ -65,37 +65,49 @@ func startServer(t *testing.T, brokers int, env ...string) string {
 // directory.
 func startServerDir(t *testing.T, brokers int, env ...string) (url, dataDir string) {
 	t.Helper()
-	bin := buildServer(t)
 	dir := t.TempDir()
-	dataDir = filepath.Join(dir, "data")
-	port := freePort(t)
+	url, _ = startServerAt(t, dir, freePort(t), brokers, env...)
+	return url, filepath.Join(dir, "data")
+}
+
+// startServerAt runs a server in dir (its data directory dir/data, its log
+// dir/server.log) on port, waits until it is healthy, and returns its URL
+// and a function that stops it (SIGTERM, then waits). It is stopped when
+// the test ends if it is still running.
+func startServerAt(t *testing.T, dir string, port, brokers int, env ...string) (url string, stop func()) {
+	t.Helper()
+	bin := buildServer(t)
 	cmd := exec.Command(bin)
 	cmd.Dir = dir // no stray .env
 	cmd.Env = append(os.Environ(),
 		"PYSTREAM_HOST=127.0.0.1",
 		fmt.Sprintf("PYSTREAM_PORT=%d", port),
-		"PYSTREAM_DATA_DIR="+dataDir,
+		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
 		fmt.Sprintf("PYSTREAM_BROKERS=%d", brokers),
 		"PYSTREAM_LOG_LEVEL=ERROR",
 	)
 	cmd.Env = append(cmd.Env, env...)
 	logPath := filepath.Join(dir, "server.log")
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	require.NoError(t, err)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		_ = logFile.Close()
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+			_ = logFile.Close()
+		})
+	}
+	t.Cleanup(stop)
 
 	url = fmt.Sprintf("http://127.0.0.1:%d", port)
 	// Wait for /api/health: bounded, and failing at once if the server
@@ -115,7 +127,7 @@ func startServerDir(t *testing.T, brokers int, env ...string) (url, dataDir stri
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url, dataDir
+				return url, stop
 			}
 		}
 		if time.Now().After(deadline) {
