@@ -106,6 +106,21 @@ func TestCLIVersion(t *testing.T) {
 	require.Equal(t, runtime.Version(), v["go"])
 }
 
+// TestCLIVersionFlag: --version (and -v) print exactly what `version`
+// prints, with --json too, as kcat -V and most tools do.
+func TestCLIVersionFlag(t *testing.T) {
+	for _, json := range [][]string{nil, {"--json"}} {
+		want := run(t, "", "", append([]string{"version"}, json...)...)
+		require.Equal(t, 0, want.code, want.stderr)
+		for _, flag := range []string{"--version", "-v"} {
+			got := run(t, "", "", append([]string{flag}, json...)...)
+			require.Equal(t, 0, got.code, got.stderr)
+			require.Equal(t, want.stdout, got.stdout, "%s %v", flag, json)
+			require.Empty(t, got.stderr)
+		}
+	}
+}
+
 // TestCLICompletion: a script for each supported shell.
 func TestCLICompletion(t *testing.T) {
 	marks := map[string]string{
