@@ -194,9 +194,11 @@ func TestCLITour(t *testing.T) {
 	r = ok(t, url, "", "partition", "catch-up", "orders", ps, strconv.Itoa(leader))
 	require.Contains(t, r.stdout, "copied 0")
 
-	// cluster status lists the brokers, all available again.
+	// cluster status lists the brokers, all available again; cluster alone
+	// is cluster status.
 	r = ok(t, url, "", "cluster", "status")
 	require.Regexp(t, `(?m)^3\s+available$`, r.stdout)
+	require.Equal(t, r.stdout, ok(t, url, "", "cluster").stdout)
 	var cl apiclient.ClusterResponse
 	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "cluster", "status", "--json").stdout), &cl))
 	require.Len(t, cl.Brokers, 3)

@@ -53,6 +53,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"offsets", "reset", "c", "orders:x", "--to-earliest"},
 		{"offsets", "reset", "c", "orders:0", "--to-offset", "-1"},
 		{"cluster", "status", "extra"},
+		{"cluster", "bogus"},
 		{"broker", "stop"},
 		{"broker", "stop", "one"},
 		{"broker", "restart", "1"},
@@ -82,10 +83,11 @@ func TestCLIUsageErrors(t *testing.T) {
 }
 
 // TestCLIHelp: asking for help, or naming a command group alone, is not an
-// error.
+// error. `cluster` alone is not a group's help: it is `cluster status`
+// (TestCLIServerNotRunning, TestCLITour).
 func TestCLIHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"},
-		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
+		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster", "--help"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
 		r := run(t, "", "", args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Usage:")
@@ -142,7 +144,7 @@ func TestCLIServerNotRunning(t *testing.T) {
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
-	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"cluster", "status"}} {
+	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"cluster", "status"}, {"cluster"}} {
 		r := run(t, "", "", append([]string{"--server", url}, args...)...)
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Empty(t, r.stdout)
