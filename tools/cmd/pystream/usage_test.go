@@ -137,6 +137,38 @@ func TestCLICompletion(t *testing.T) {
 	}
 }
 
+// TestCLICompletionFromServer: at a Tab, the scripts call the hidden
+// `pystream __complete`; it offers the server's topic names, partitions and
+// broker ids, and with no server nothing, exit 0 and no error.
+func TestCLICompletionFromServer(t *testing.T) {
+	url := startServer(t, 2)
+	ok(t, url, "", "topic", "create", "orders", "-p", "2", "-r", "1")
+	ok(t, url, "", "broker", "stop", "2")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"consume", ""}, "orders\t2 partition(s), replication factor 1\n"},
+		{[]string{"consume", "orders", "-p", ""}, "0\t"},
+		{[]string{"broker", "start", ""}, "1\tavailable\n2\tstopped\n"},
+	} {
+		r := ok(t, url, "", append([]string{"__complete"}, tt.args...)...)
+		require.True(t, strings.HasPrefix(r.stdout, tt.want), "%v: %q", tt.args, r.stdout)
+		require.True(t, strings.HasSuffix(r.stdout, "\n:4\n"), "%v: %q", tt.args, r.stdout)
+	}
+	r := ok(t, url, "", "__complete", "consume", "orders", "-p", "")
+	require.Regexp(t, `^0\tleader \d+, high watermark 0\n1\tleader \d+, high watermark 0\n:4\n$`, r.stdout)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	r = pys(t, down, "", "__complete", "produce", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, ":4\n", r.stdout)
+	require.NotContains(t, r.stderr, "pystream:")
+}
+
 // TestCLIServerNotRunning: a client command with nothing listening at
 // --server says so, naming the URL, and exits 1.
 func TestCLIServerNotRunning(t *testing.T) {

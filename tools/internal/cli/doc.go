@@ -6,7 +6,8 @@
 //	errors.go      exit codes, UsageError and the sentinel errors
 //	args.go        argument checks and command groups that fail with usage errors
 //	version.go     pystream version
-//	completion.go  pystream completion bash|zsh|fish
+//	completion.go  pystream completion bash|zsh|fish; topics, partitions and
+//	               broker ids completed from the server
 //	log.go         pystream log (group)
 //	dump.go        pystream log dump     (dumpformat.go: the record line, pure)
 //	verify.go      pystream log verify   (engine: internal/verify)

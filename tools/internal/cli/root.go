@@ -116,6 +116,9 @@ func NewRoot(env Env) *cobra.Command {
 		a.brokerCommand(),
 		a.partitionCommand(),
 	)
+	// Shell completion of topic names, partitions and broker ids, asked of
+	// the server (completion.go).
+	a.addCompletions(root)
 
 	return root
 }
