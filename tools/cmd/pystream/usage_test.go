@@ -39,8 +39,10 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"produce"},
 		{"produce", "orders", "-k", "a", "-K", ":"},
 		{"produce", "orders", "-K", ""},
-		{"consume", "orders"},
+		{"consume"},
 		{"consume", "orders", "-p", "x"},
+		{"consume", "orders", "-p", "-1"},
+		{"consume", "orders", "-o", "+1"},
 		{"consume", "orders", "-p", "0", "-o", "soon"},
 		{"consume", "orders", "-p", "0", "-o", "+1"},
 		{"consume", "orders", "-p", "0", "-f", "%q"},
@@ -176,7 +178,7 @@ func TestCLIServerNotRunning(t *testing.T) {
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
-	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"cluster", "status"}, {"cluster"}} {
+	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"consume", "orders", "-e"}, {"cluster", "status"}, {"cluster"}} {
 		r := run(t, "", "", append([]string{"--server", url}, args...)...)
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Empty(t, r.stdout)
