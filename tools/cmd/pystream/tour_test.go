@@ -384,6 +384,32 @@ func TestCLIConsumeAllPartitionsCommit(t *testing.T) {
 	require.Equal(t, uint64(2), *committed(t, url, "both", "many", 1))
 }
 
+// TestCLITimestampUnits pins docs/cli.md § Timestamps: every timestamp
+// number is nanoseconds, as in the API (produce --json, consume's JSON),
+// except consume -f's %T, milliseconds as kcat's, the same instant divided
+// by 10^6.
+func TestCLITimestampUnits(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "ts", "-p", "1", "-r", "1")
+	before := time.Now().UnixNano()
+	var produced struct {
+		Timestamp int64 `json:"timestamp"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "x\n", "produce", "ts", "--json").stdout), &produced))
+	after := time.Now().UnixNano()
+	require.GreaterOrEqual(t, produced.Timestamp, before, "nanoseconds")
+	require.LessOrEqual(t, produced.Timestamp, after, "nanoseconds")
+
+	var consumed struct {
+		Timestamp int64 `json:"timestamp"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "consume", "ts", "-e").stdout), &consumed))
+	require.Equal(t, produced.Timestamp, consumed.Timestamp)
+
+	r := ok(t, url, "", "consume", "ts", "-e", "-f", `%T\n`)
+	require.Equal(t, strconv.FormatInt(produced.Timestamp/1e6, 10)+"\n", r.stdout, "milliseconds")
+}
+
 // TestCLIBenchServer: bench produce and bench consume against a running
 // server print the kafka-producer-perf-test line; --json carries the
 // figures and the configuration.

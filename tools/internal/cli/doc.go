@@ -22,7 +22,8 @@
 //	topic.go       pystream topic create|list|describe
 //	produce.go     pystream produce      (stdin lines, batching, -k/-K)
 //	produceoutcome.go  which lines a failed produce acknowledged, in words (pure)
-//	consume.go     pystream consume      (following, --commit-as, Ctrl-C)
+//	consume.go     pystream consume      (every partition or -p, following,
+//	               --commit-as per partition, Ctrl-C)
 //	offsetspec.go  consume -o: start|end|committed|N|-N|+N (pure)
 //	format.go      consume -f and the default JSON line (pure)
 //	offsets.go     pystream offsets describe|reset
