@@ -84,10 +84,9 @@ func (a *app) produceCommand() *cobra.Command {
 			"Lines are sent in batches of what has arrived, up to 500 lines or 512 KiB per\n" +
 			"request, without waiting for more. For every record it prints the partition\n" +
 			"and offset it landed at (--json: one object per line, with the timestamp in\n" +
-			"nanoseconds, as in the API). If the server refuses a\n" +
-			"batch, the records it acknowledged are still printed, reading stops, the error\n" +
-			"names the lines of stdin that were acknowledged and those that were not, and\n" +
-			"the exit status is 1.",
+			"nanoseconds, as in the API). If the server refuses a batch, the records it\n" +
+			"acknowledged are still printed, reading stops, the error names the lines of\n" +
+			"stdin that were acknowledged and those that were not, and the exit status is 1.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m keyMode
