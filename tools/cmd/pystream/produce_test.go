@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -58,6 +59,7 @@ func TestCLIProduceLineTooLong(t *testing.T) {
 	require.Equal(t, "partition 0 offset 0\n", out.String())
 	require.Contains(t, errOut.String(), "line 2")
 	require.Contains(t, errOut.String(), "longer than 1048576 bytes")
+	require.Contains(t, errOut.String(), "; line 1 was acknowledged, nothing after it was sent")
 	require.Less(t, in.read.Load(), int64(8<<20), "produce read far past the limit")
 
 	r := ok(t, url, "", "consume", "long", "-p", "0", "-e", "-f", `%o %v\n`)
@@ -89,4 +91,29 @@ func TestCLIProduceLargeRecords(t *testing.T) {
 		fmt.Fprintf(&want, "%d %d\n", i, n)
 	}
 	require.Equal(t, want.String(), r.stdout)
+}
+
+// TestCLIProduceRefusedLines: when the server refuses part of what produce
+// sent, stdout still has the acknowledged records and the error names, by
+// line number, which lines were acknowledged and which were not
+// (docs/cli.md, produce). Lines 1-2 go to a live partition, line 3 to one
+// whose only replica is stopped; however the lines fall into batches, the
+// same lines are acknowledged.
+func TestCLIProduceRefusedLines(t *testing.T) {
+	url := startServer(t, 2, manualMode)
+	ok(t, url, "", "topic", "create", "split", "-p", "2", "-r", "1")
+	td := describe(t, url, "split")
+	ok(t, url, "", "broker", "stop", strconv.Itoa(td.Partitions[1].Leader))
+	live, dead := keyFor(0, 2), keyFor(1, 2)
+
+	r := pys(t, url, live+":a\n"+live+":b\n"+dead+":c\n", "produce", "split", "-K", ":")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Equal(t, "partition 0 offset 0\npartition 0 offset 1\n", r.stdout)
+	require.True(t, strings.HasSuffix(r.stderr, "[unavailable]; lines 1-2 were acknowledged, line 3 was not\n"), r.stderr)
+
+	// Nothing acknowledged at all: the one line is named.
+	r = pys(t, url, dead+":d\n", "produce", "split", "-K", ":")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.True(t, strings.HasSuffix(r.stderr, "[unavailable]; line 1 was not acknowledged\n"), r.stderr)
 }

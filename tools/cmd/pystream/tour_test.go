@@ -126,6 +126,20 @@ func TestCLITour(t *testing.T) {
 		}
 		require.Equal(t, expect.String(), r.stdout)
 	}
+	// Without -p: every partition, %p naming each record's; within a
+	// partition the records keep their order.
+	r = ok(t, url, "", "consume", "orders", "-e", "-f", `%p@%o %v\n`)
+	got := map[int][]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		var p, off int
+		at, val, _ := strings.Cut(line, " ")
+		_, err := fmt.Sscanf(at, "%d@%d", &p, &off)
+		require.NoError(t, err, line)
+		require.Equal(t, len(got[p]), off, "in order: %s", line)
+		got[p] = append(got[p], val)
+	}
+	require.Equal(t, want, got)
+
 	p0 := topic.PartitionForKey([]byte("user-0"), 3)
 	ps := strconv.Itoa(p0)
 
@@ -194,9 +208,11 @@ func TestCLITour(t *testing.T) {
 	r = ok(t, url, "", "partition", "catch-up", "orders", ps, strconv.Itoa(leader))
 	require.Contains(t, r.stdout, "copied 0")
 
-	// cluster status lists the brokers, all available again.
+	// cluster status lists the brokers, all available again; cluster alone
+	// is cluster status.
 	r = ok(t, url, "", "cluster", "status")
 	require.Regexp(t, `(?m)^3\s+available$`, r.stdout)
+	require.Equal(t, r.stdout, ok(t, url, "", "cluster").stdout)
 	var cl apiclient.ClusterResponse
 	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "cluster", "status", "--json").stdout), &cl))
 	require.Len(t, cl.Brokers, 3)
@@ -306,6 +322,92 @@ func TestCLIConsumeFollowInterrupt(t *testing.T) {
 	r = ok(t, url, "", "consume", "live", "-p", "0", "-e", "-o", "+1", "--commit-as", "tail", "-f", `%o %v\n`)
 	require.Equal(t, "5 f\n", r.stdout)
 	require.Equal(t, uint64(6), *committed(t, url, "tail", "live", 0))
+}
+
+// TestCLIConsumeAllPartitionsCommit: consume without -p follows every
+// partition, commits each partition's own position as --commit-as, and
+// with -n and a second run reads every record exactly once (docs/cli.md,
+// consume).
+func TestCLIConsumeAllPartitionsCommit(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "many", "-p", "2", "-r", "1")
+	k0, k1 := keyFor(0, 2), keyFor(1, 2)
+	ok(t, url, k0+":a\n"+k1+":b\n"+k0+":c\n", "produce", "many", "-K", ":")
+
+	// -n 2 stops inside the round; what it printed is committed, per
+	// partition, and the next run prints the rest.
+	first := ok(t, url, "", "consume", "many", "-e", "-n", "2", "--commit-as", "both", "-f", `%p:%v\n`).stdout
+	second := ok(t, url, "", "consume", "many", "-e", "--commit-as", "both", "-f", `%p:%v\n`).stdout
+	lines := strings.Split(strings.TrimSuffix(first+second, "\n"), "\n")
+	slices.Sort(lines)
+	require.Equal(t, []string{"0:a", "0:c", "1:b"}, lines, "exactly once: %q then %q", first, second)
+	require.Equal(t, uint64(2), *committed(t, url, "both", "many", 0))
+	require.Equal(t, uint64(1), *committed(t, url, "both", "many", 1))
+
+	// Following without -e: records produced to either partition arrive;
+	// Ctrl-C commits both partitions' positions.
+	cmd := exec.Command(pystreamBin, "consume", "many", "--commit-as", "both", "-f", `%p:%o %v\n`)
+	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	lineCh := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lineCh <- sc.Text()
+		}
+		close(lineCh)
+	}()
+	expect := func(want string) {
+		t.Helper()
+		select {
+		case got, open := <-lineCh:
+			require.True(t, open, "consume exited early: %s", stderr.String())
+			require.Equal(t, want, got)
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("no line %q within 15s; stderr: %s", want, stderr.String())
+		}
+	}
+	ok(t, url, k1+":d\n", "produce", "many", "-K", ":")
+	expect("1:1 d")
+	ok(t, url, k0+":e\n", "produce", "many", "-K", ":")
+	expect("0:2 e")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	for range lineCh { // drain until stdout closes
+	}
+	require.NoError(t, cmd.Wait(), "exit 0 on Ctrl-C; stderr: %s", stderr.String())
+	require.Equal(t, uint64(3), *committed(t, url, "both", "many", 0))
+	require.Equal(t, uint64(2), *committed(t, url, "both", "many", 1))
+}
+
+// TestCLITimestampUnits pins docs/cli.md § Timestamps: every timestamp
+// number is nanoseconds, as in the API (produce --json, consume's JSON),
+// except consume -f's %T, milliseconds as kcat's, the same instant divided
+// by 10^6.
+func TestCLITimestampUnits(t *testing.T) {
+	url := startServer(t, 1)
+	ok(t, url, "", "topic", "create", "ts", "-p", "1", "-r", "1")
+	before := time.Now().UnixNano()
+	var produced struct {
+		Timestamp int64 `json:"timestamp"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "x\n", "produce", "ts", "--json").stdout), &produced))
+	after := time.Now().UnixNano()
+	require.GreaterOrEqual(t, produced.Timestamp, before, "nanoseconds")
+	require.LessOrEqual(t, produced.Timestamp, after, "nanoseconds")
+
+	var consumed struct {
+		Timestamp int64 `json:"timestamp"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(ok(t, url, "", "consume", "ts", "-e").stdout), &consumed))
+	require.Equal(t, produced.Timestamp, consumed.Timestamp)
+
+	r := ok(t, url, "", "consume", "ts", "-e", "-f", `%T\n`)
+	require.Equal(t, strconv.FormatInt(produced.Timestamp/1e6, 10)+"\n", r.stdout, "milliseconds")
 }
 
 // TestCLIBenchServer: bench produce and bench consume against a running

@@ -39,8 +39,13 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"produce"},
 		{"produce", "orders", "-k", "a", "-K", ":"},
 		{"produce", "orders", "-K", ""},
-		{"consume", "orders"},
+		// No -p yet: the server's produce endpoint takes no partition
+		// (docs/cli.md, produce).
+		{"produce", "orders", "-p", "1"},
+		{"consume"},
 		{"consume", "orders", "-p", "x"},
+		{"consume", "orders", "-p", "-1"},
+		{"consume", "orders", "-o", "+1"},
 		{"consume", "orders", "-p", "0", "-o", "soon"},
 		{"consume", "orders", "-p", "0", "-o", "+1"},
 		{"consume", "orders", "-p", "0", "-f", "%q"},
@@ -53,6 +58,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"offsets", "reset", "c", "orders:x", "--to-earliest"},
 		{"offsets", "reset", "c", "orders:0", "--to-offset", "-1"},
 		{"cluster", "status", "extra"},
+		{"cluster", "bogus"},
 		{"broker", "stop"},
 		{"broker", "stop", "one"},
 		{"broker", "restart", "1"},
@@ -82,10 +88,11 @@ func TestCLIUsageErrors(t *testing.T) {
 }
 
 // TestCLIHelp: asking for help, or naming a command group alone, is not an
-// error.
+// error. `cluster` alone is not a group's help: it is `cluster status`
+// (TestCLIServerNotRunning, TestCLITour).
 func TestCLIHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"},
-		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
+		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster", "--help"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
 		r := run(t, "", "", args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Usage:")
@@ -106,6 +113,21 @@ func TestCLIVersion(t *testing.T) {
 	require.Equal(t, runtime.Version(), v["go"])
 }
 
+// TestCLIVersionFlag: --version (and -v) print exactly what `version`
+// prints, with --json too, as kcat -V and most tools do.
+func TestCLIVersionFlag(t *testing.T) {
+	for _, json := range [][]string{nil, {"--json"}} {
+		want := run(t, "", "", append([]string{"version"}, json...)...)
+		require.Equal(t, 0, want.code, want.stderr)
+		for _, flag := range []string{"--version", "-v"} {
+			got := run(t, "", "", append([]string{flag}, json...)...)
+			require.Equal(t, 0, got.code, got.stderr)
+			require.Equal(t, want.stdout, got.stdout, "%s %v", flag, json)
+			require.Empty(t, got.stderr)
+		}
+	}
+}
+
 // TestCLICompletion: a script for each supported shell.
 func TestCLICompletion(t *testing.T) {
 	marks := map[string]string{
@@ -120,6 +142,38 @@ func TestCLICompletion(t *testing.T) {
 	}
 }
 
+// TestCLICompletionFromServer: at a Tab, the scripts call the hidden
+// `pystream __complete`; it offers the server's topic names, partitions and
+// broker ids, and with no server nothing, exit 0 and no error.
+func TestCLICompletionFromServer(t *testing.T) {
+	url := startServer(t, 2)
+	ok(t, url, "", "topic", "create", "orders", "-p", "2", "-r", "1")
+	ok(t, url, "", "broker", "stop", "2")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"consume", ""}, "orders\t2 partition(s), replication factor 1\n"},
+		{[]string{"consume", "orders", "-p", ""}, "0\t"},
+		{[]string{"broker", "start", ""}, "1\tavailable\n2\tstopped\n"},
+	} {
+		r := ok(t, url, "", append([]string{"__complete"}, tt.args...)...)
+		require.True(t, strings.HasPrefix(r.stdout, tt.want), "%v: %q", tt.args, r.stdout)
+		require.True(t, strings.HasSuffix(r.stdout, "\n:4\n"), "%v: %q", tt.args, r.stdout)
+	}
+	r := ok(t, url, "", "__complete", "consume", "orders", "-p", "")
+	require.Regexp(t, `^0\tleader \d+, high watermark 0\n1\tleader \d+, high watermark 0\n:4\n$`, r.stdout)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	down := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	r = pys(t, down, "", "__complete", "produce", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, ":4\n", r.stdout)
+	require.NotContains(t, r.stderr, "pystream:")
+}
+
 // TestCLIServerNotRunning: a client command with nothing listening at
 // --server says so, naming the URL, and exits 1.
 func TestCLIServerNotRunning(t *testing.T) {
@@ -127,7 +181,7 @@ func TestCLIServerNotRunning(t *testing.T) {
 	require.NoError(t, err)
 	url := "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
-	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"cluster", "status"}} {
+	for _, args := range [][]string{{"topic", "list"}, {"consume", "orders", "-p", "0", "-e"}, {"consume", "orders", "-e"}, {"cluster", "status"}, {"cluster"}} {
 		r := run(t, "", "", append([]string{"--server", url}, args...)...)
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Empty(t, r.stdout)

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -118,3 +121,23 @@ func TestCLIBenchClaim(t *testing.T) {
 	require.Equal(t, 1000, total)
 	require.Equal(t, 0, c.take(7))
 }
+
+// TestCLIVersionFlagLiteral: --version prints the -ldflags version as it
+// is, even one that looks like template syntax (the version template holds
+// it as a quoted constant), and exactly as `version` does.
+func TestCLIVersionFlagLiteral(t *testing.T) {
+	for _, v := range []string{"v1.2.3", `{{.Name}} "q" \n %s`} {
+		var text, js, cmdText bytes.Buffer
+		require.Equal(t, ExitOK, Run([]string{"--version"}, Env{Stdout: &text, Version: v, Getenv: noEnv}))
+		require.Equal(t, ExitOK, Run([]string{"version"}, Env{Stdout: &cmdText, Version: v, Getenv: noEnv}))
+		require.Equal(t, cmdText.String(), text.String())
+		require.True(t, strings.HasPrefix(text.String(), "pystream "+v+" ("), text.String())
+
+		require.Equal(t, ExitOK, Run([]string{"--version", "--json"}, Env{Stdout: &js, Version: v, Getenv: noEnv}))
+		var got map[string]string
+		require.NoError(t, json.Unmarshal(js.Bytes(), &got))
+		require.Equal(t, v, got["version"])
+	}
+}
+
+func noEnv(string) string { return "" }

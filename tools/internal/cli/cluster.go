@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -8,46 +9,63 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// This file holds the operator commands of phases 4 and 5: cluster status,
+// This file holds the operator commands of phases 4 and 5: cluster [status],
 // broker stop|start and partition failover|recover|catch-up|move-leader.
 // cluster journal is in journal.go.
 
 func (a *app) clusterCommand() *cobra.Command {
-	cmd := groupCommand("cluster", "Show the cluster and its journal")
+	cmd := groupCommand("cluster", "Show the cluster status (also: cluster alone) and its journal")
+	cmd.Long = "cluster alone is cluster status: the brokers (available or stopped) and the\n" +
+		"topics. cluster journal prints every change of the cluster."
+	// Alone, the group runs status, as `rpk cluster` users and newcomers
+	// expect; anything else it does not know stays a usage error.
+	unknown := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return a.clusterStatus(cmd.Context())
+		}
+		return unknown(cmd, args)
+	}
 	cmd.AddCommand(a.clusterJournalCommand(), &cobra.Command{
 		Use:   "status",
 		Short: "List the brokers (available or stopped) and the topics",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := a.client()
-			if err != nil {
-				return err
-			}
-			res, err := c.Cluster(cmd.Context())
-			if err != nil {
-				return a.apiError("cluster status", err)
-			}
-			if a.g.json {
-				return a.printJSON(res)
-			}
-			rows := make([][]string, len(res.Brokers))
-			for i, b := range res.Brokers {
-				state := "available"
-				if !b.Available {
-					state = "stopped"
-				}
-				rows[i] = []string{strconv.Itoa(b.ID), state}
-			}
-			if err := writeTable(a.env.Stdout, []string{"BROKER", "STATE"}, rows); err != nil {
-				return err
-			}
-			if _, err := fmt.Fprintln(a.env.Stdout); err != nil {
-				return err
-			}
-			return writeTable(a.env.Stdout, []string{"TOPIC", "PARTITIONS", "REPLICATION-FACTOR"}, topicRows(res.Topics))
+			return a.clusterStatus(cmd.Context())
 		},
 	})
 	return cmd
+}
+
+// clusterStatus prints the brokers and the topics (cluster status, and
+// cluster alone).
+func (a *app) clusterStatus(ctx context.Context) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.Cluster(ctx)
+	if err != nil {
+		return a.apiError("cluster status", err)
+	}
+	if a.g.json {
+		return a.printJSON(res)
+	}
+	rows := make([][]string, len(res.Brokers))
+	for i, b := range res.Brokers {
+		state := "available"
+		if !b.Available {
+			state = "stopped"
+		}
+		rows[i] = []string{strconv.Itoa(b.ID), state}
+	}
+	if err := writeTable(a.env.Stdout, []string{"BROKER", "STATE"}, rows); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(a.env.Stdout); err != nil {
+		return err
+	}
+	return writeTable(a.env.Stdout, []string{"TOPIC", "PARTITIONS", "REPLICATION-FACTOR"}, topicRows(res.Topics))
 }
 
 func (a *app) brokerCommand() *cobra.Command {

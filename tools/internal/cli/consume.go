@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -29,7 +30,8 @@ const (
 // consumeOptions are the flags of consume.
 type consumeOptions struct {
 	topic     string
-	partition int
+	partition int    // -p
+	all       bool   // no -p: every partition of the topic
 	offset    string // -o, "" when not given
 	limit     int    // -n, 0 = no limit
 	exitAtEnd bool   // -e
@@ -41,15 +43,20 @@ func (a *app) consumeCommand() *cobra.Command {
 	var o consumeOptions
 	var format string
 	cmd := &cobra.Command{
-		Use:   "consume TOPIC -p PARTITION",
-		Short: "Print the records of a partition, following it for new ones",
-		Long: `Reads one partition from an offset and prints each record: by default one JSON
-object per line ({"topic","partition","offset","timestamp" (ns),"value"}, with
-"value_b64" instead of "value" for bytes that are not UTF-8), or with -f FORMAT:
-  %t topic  %p partition  %o offset  %T timestamp (ms)  %k key (always empty:
-  PyStream stores no keys)  %v value  %S value size  %% percent;  \n \t \r \\
+		Use:   "consume TOPIC [-p PARTITION]",
+		Short: "Print the records of a topic (or one partition), following it for new ones",
+		Long: `Reads every partition of TOPIC, or with -p only that one, from an offset and
+prints each record: by default one JSON object per line ({"topic","partition",
+"offset","timestamp" (ns, as the API),"value"}, with "value_b64" instead of
+"value" for bytes that are not UTF-8), or with -f FORMAT:
+  %t topic  %p partition  %o offset  %T timestamp (ms, as kcat)  %k key (always
+  empty: PyStream stores no keys)  %v value  %S value size  %% percent;
+  \n \t \r \\
 
--o chooses where to start:
+Without -p the partitions are read in turn, one fetch (up to 1000 records) each,
+as kcat does; records keep their order within a partition only.
+
+-o chooses where to start, in every partition read:
   start (or beginning)  offset 0
   end                   the high watermark: only records produced from now on
   N                     offset N
@@ -58,17 +65,16 @@ object per line ({"topic","partition","offset","timestamp" (ns),"value"}, with
   +N                    N records after the committed offset of --commit-as
 Without -o it starts at the committed offset of --commit-as, or at 0.
 
-Without -e it follows the partition, polling every 100 ms to 1 s while idle,
-until -n records are printed or Ctrl-C, which finishes the current line and
-exits 0. --commit-as ID commits the position after each printed batch and
-before exiting (commits only move forward: while replaying below the committed
-offset, nothing is committed; 'offsets reset' moves an offset back).`,
+Without -e it follows the partitions, polling every 100 ms to 1 s while idle,
+until -n records are printed in all or Ctrl-C, which finishes the current line
+and exits 0; -e exits once every partition read is at its high watermark.
+--commit-as ID commits each partition's position after each printed batch of it
+and before exiting (commits only move forward: while replaying below the
+committed offset, nothing is committed; 'offsets reset' moves an offset back).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topic = args[0]
-			if !cmd.Flags().Changed("partition") {
-				return usageErrorf("consume reads one partition: give it with -p PARTITION")
-			}
+			o.all = !cmd.Flags().Changed("partition")
 			if o.partition < 0 {
 				return usageErrorf("-p %d: must not be negative", o.partition)
 			}
@@ -104,24 +110,35 @@ offset, nothing is committed; 'offsets reset' moves an offset back).`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVarP(&o.partition, "partition", "p", 0, "partition to read (required)")
+	f.IntVarP(&o.partition, "partition", "p", 0, "partition to read (default: every partition)")
 	f.StringVarP(&o.offset, "offset", "o", "", "where to start: start, end, committed, N, -N or +N")
-	f.IntVarP(&o.limit, "count", "n", 0, "exit after N records (0: no limit)")
-	f.BoolVarP(&o.exitAtEnd, "exit", "e", false, "exit at the end of the partition (the high watermark)")
-	f.StringVarP(&format, "format", "f", "", `output format, e.g. '%o\t%v\n' (default: JSON lines)`)
-	f.StringVar(&o.commitAs, "commit-as", "", "consumer id whose committed offset to start from and advance")
+	f.IntVarP(&o.limit, "count", "n", 0, "exit after N records in all (0: no limit)")
+	f.BoolVarP(&o.exitAtEnd, "exit", "e", false, "exit at the end of every partition read (its high watermark)")
+	f.StringVarP(&format, "format", "f", "", `output format, e.g. '%p %o\t%v\n' (default: JSON lines)`)
+	f.StringVar(&o.commitAs, "commit-as", "", "consumer id whose committed offsets to start from and advance")
 	return cmd
 }
 
-// consumer is the state of one consume run.
-type consumer struct {
-	a   *app
-	c   *apiclient.Client
-	o   consumeOptions
-	out *bufio.Writer
-	buf []byte
+// consumeAPI is what consume asks of the server. *apiclient.Client is
+// one; the tests use an in-memory topic.
+type consumeAPI interface {
+	Topic(ctx context.Context, name string) (*apiclient.TopicDetail, error)
+	Fetch(ctx context.Context, topic string, partition int, offset uint64, max int) (*apiclient.FetchResponse, error)
+	ConsumerOffset(ctx context.Context, id, topic string, partition int) (*apiclient.ConsumerOffsetResponse, error)
+	CommitOffset(ctx context.Context, id, topic string, partition int, offset uint64) (*apiclient.ConsumerOffsetResponse, error)
+}
+
+var _ consumeAPI = (*apiclient.Client)(nil)
+
+// cursor is where consume is in one partition.
+type cursor struct {
+	partition int
 	// pos is the next offset to fetch (one past the last printed record).
 	pos uint64
+	// hw is the partition's high watermark as last seen; hwKnown says
+	// whether it was seen yet.
+	hw      uint64
+	hwKnown bool
 	// committed is the consumer's committed offset as last known, nil when
 	// never committed or no --commit-as.
 	committed *uint64
@@ -132,7 +149,25 @@ type consumer struct {
 	warned bool
 }
 
-func (a *app) consume(ctx context.Context, stopSignals func(), c *apiclient.Client, o consumeOptions) error {
+// atEnd reports whether the cursor has read up to the high watermark it
+// last saw (what -e waits for).
+func (cur *cursor) atEnd() bool { return cur.hwKnown && cur.pos >= cur.hw }
+
+// consumer is the state of one consume run. It is used by one goroutine.
+type consumer struct {
+	a   *app
+	c   consumeAPI
+	o   consumeOptions
+	out *bufio.Writer
+	buf []byte
+	// cursors are the partitions read, by ascending partition, visited in
+	// turn.
+	cursors []*cursor
+	// printed counts the records printed, over every partition (-n).
+	printed int
+}
+
+func (a *app) consume(ctx context.Context, stopSignals func(), c consumeAPI, o consumeOptions) error {
 	cs := &consumer{a: a, c: c, o: o, out: bufio.NewWriterSize(a.env.Stdout, 64<<10)}
 	defer cs.out.Flush()
 	if err := cs.start(ctx); err != nil {
@@ -150,22 +185,36 @@ func (a *app) consume(ctx context.Context, stopSignals func(), c *apiclient.Clie
 	if ferr := cs.out.Flush(); ferr != nil {
 		return ferr
 	}
-	// Interrupted or done: commit the position with a context of its own,
-	// since ctx may be the cancelled one.
+	// Interrupted or done: commit every position with a context of its
+	// own, since ctx may be the cancelled one.
 	cctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
-	return cs.commit(cctx)
+	var errs []error
+	for _, cur := range cs.cursors {
+		errs = append(errs, cs.commit(cctx, cur))
+	}
+	return errors.Join(errs...)
 }
 
-// start resolves the first offset from -o, the high watermark and the
-// committed offset.
+// where names a partition in messages.
+func (cs *consumer) where(cur *cursor) string {
+	return fmt.Sprintf("%s/%d", cs.o.topic, cur.partition)
+}
+
+// start lists the partitions to read and resolves each one's first offset
+// from -o, its high watermark and its committed offset.
 func (cs *consumer) start(ctx context.Context) error {
-	if cs.o.commitAs != "" {
-		co, err := cs.c.ConsumerOffset(ctx, cs.o.commitAs, cs.o.topic, cs.o.partition)
+	if cs.o.all {
+		td, err := cs.c.Topic(ctx, cs.o.topic)
 		if err != nil {
-			return cs.a.apiError(fmt.Sprintf("consume %s/%d: read the committed offset of %s", cs.o.topic, cs.o.partition, cs.o.commitAs), err)
+			return cs.a.apiError("consume "+cs.o.topic, err)
 		}
-		cs.committed = co.Offset
+		for _, p := range td.Partitions {
+			cs.cursors = append(cs.cursors, &cursor{partition: p.Partition, hw: p.HighWatermark, hwKnown: true})
+		}
+		slices.SortFunc(cs.cursors, func(x, y *cursor) int { return x.partition - y.partition })
+	} else {
+		cs.cursors = []*cursor{{partition: cs.o.partition}}
 	}
 	spec := offsetSpec{kind: offsetStart}
 	if cs.o.offset != "" {
@@ -173,70 +222,110 @@ func (cs *consumer) start(ctx context.Context) error {
 	} else if cs.o.commitAs != "" {
 		spec = offsetSpec{kind: offsetCommitted}
 	}
-	var hw uint64
-	if spec.kind == offsetEnd || spec.kind == offsetFromEnd {
-		// A fetch of zero records is not allowed (max >= 1); one record
-		// from offset 0 tells the high watermark and checks the partition.
-		res, err := cs.c.Fetch(ctx, cs.o.topic, cs.o.partition, 0, 1)
-		if err != nil {
-			return cs.a.apiError(fmt.Sprintf("consume %s/%d", cs.o.topic, cs.o.partition), err)
+	for _, cur := range cs.cursors {
+		if cs.o.commitAs != "" {
+			co, err := cs.c.ConsumerOffset(ctx, cs.o.commitAs, cs.o.topic, cur.partition)
+			if err != nil {
+				return cs.a.apiError(fmt.Sprintf("consume %s: read the committed offset of %s", cs.where(cur), cs.o.commitAs), err)
+			}
+			cur.committed = co.Offset
 		}
-		hw = res.HighWatermark
+		if (spec.kind == offsetEnd || spec.kind == offsetFromEnd) && !cur.hwKnown {
+			// A fetch of zero records is not allowed (max >= 1); one
+			// record from offset 0 tells the high watermark and checks
+			// the partition.
+			res, err := cs.c.Fetch(ctx, cs.o.topic, cur.partition, 0, 1)
+			if err != nil {
+				return cs.a.apiError("consume "+cs.where(cur), err)
+			}
+			cur.hw, cur.hwKnown = res.HighWatermark, true
+		}
+		cur.pos = spec.resolve(cur.hw, cur.committed)
+		// -e ends a partition at the high watermark its fetches report;
+		// the topic's listing is only a start value.
+		cur.hwKnown = false
 	}
-	cs.pos = spec.resolve(hw, cs.committed)
 	return nil
 }
 
-// loop fetches and prints until -n, -e's end, an error or ctx is done.
+// loop visits the partitions in turn, one fetch each, until -n, -e's end
+// of every partition, an error or ctx is done. It waits only after a round
+// in which no partition had records.
 func (cs *consumer) loop(ctx context.Context) error {
-	printed := 0
 	wait := pollMin
 	for ctx.Err() == nil {
-		max := fetchMax
-		if cs.o.limit > 0 {
-			max = min(max, cs.o.limit-printed)
-		}
-		res, err := cs.c.Fetch(ctx, cs.o.topic, cs.o.partition, cs.pos, max)
-		if err != nil {
-			return cs.a.apiError(fmt.Sprintf("consume %s/%d at offset %d", cs.o.topic, cs.o.partition, cs.pos), err)
-		}
-		for _, r := range res.Records {
-			if err := cs.print(r); err != nil {
+		got := false
+		for _, cur := range cs.cursors {
+			if cs.o.exitAtEnd && cur.atEnd() {
+				continue
+			}
+			n, done, err := cs.fetch(ctx, cur)
+			if err != nil || done {
 				return err
 			}
-			cs.pos = r.Offset + 1
-			cs.consumed = true
-			printed++
-			if (cs.o.limit > 0 && printed >= cs.o.limit) || ctx.Err() != nil {
-				return nil
-			}
+			got = got || n > 0
 		}
-		if len(res.Records) > 0 {
-			cs.pos = max64(cs.pos, res.NextOffset)
-		}
-		if err := cs.out.Flush(); err != nil {
-			return err
-		}
-		if len(res.Records) > 0 {
-			if err := cs.commit(ctx); err != nil {
-				return err
-			}
-			wait = pollMin
-		}
-		if cs.o.exitAtEnd && cs.pos >= res.HighWatermark {
+		if cs.o.exitAtEnd && cs.allAtEnd() {
 			return nil
 		}
-		if len(res.Records) == 0 {
-			// Idle (or, below the high watermark, a server with nothing
-			// to give yet): wait rather than spin.
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
-			wait = min(2*wait, pollMax)
+		if got {
+			wait = pollMin
+			continue
 		}
+		// Idle (or, below the high watermark, a server with nothing to
+		// give yet): wait rather than spin.
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, pollMax)
 	}
 	return nil
+}
+
+// allAtEnd reports whether every cursor is at its high watermark.
+func (cs *consumer) allAtEnd() bool {
+	for _, cur := range cs.cursors {
+		if !cur.atEnd() {
+			return false
+		}
+	}
+	return true
+}
+
+// fetch fetches once from cur's partition, prints what came and commits
+// it. done is set when -n is reached or ctx is done mid-batch; the final
+// commit is then consume's.
+func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, err error) {
+	max := fetchMax
+	if cs.o.limit > 0 {
+		max = min(max, cs.o.limit-cs.printed)
+	}
+	res, err := cs.c.Fetch(ctx, cs.o.topic, cur.partition, cur.pos, max)
+	if err != nil {
+		return 0, false, cs.a.apiError(fmt.Sprintf("consume %s at offset %d", cs.where(cur), cur.pos), err)
+	}
+	cur.hw, cur.hwKnown = res.HighWatermark, true
+	for _, r := range res.Records {
+		if err := cs.print(cur.partition, r); err != nil {
+			return n, false, err
+		}
+		cur.pos = r.Offset + 1
+		cur.consumed = true
+		cs.printed++
+		n++
+		if (cs.o.limit > 0 && cs.printed >= cs.o.limit) || ctx.Err() != nil {
+			return n, true, nil
+		}
+	}
+	if n == 0 {
+		return 0, false, nil
+	}
+	cur.pos = max64(cur.pos, res.NextOffset)
+	if err := cs.out.Flush(); err != nil {
+		return n, false, err
+	}
+	return n, false, cs.commit(ctx, cur)
 }
 
 func max64(a, b uint64) uint64 {
@@ -247,8 +336,8 @@ func max64(a, b uint64) uint64 {
 }
 
 // print writes one record in the chosen form.
-func (cs *consumer) print(r apiclient.FetchedRecord) error {
-	rec := consumedRecord{Topic: cs.o.topic, Partition: cs.o.partition, FetchedRecord: r}
+func (cs *consumer) print(partition int, r apiclient.FetchedRecord) error {
+	rec := consumedRecord{Topic: cs.o.topic, Partition: partition, FetchedRecord: r}
 	if cs.o.format == nil {
 		return jsonLine(cs.out, toConsumeJSON(rec))
 	}
@@ -257,27 +346,27 @@ func (cs *consumer) print(r apiclient.FetchedRecord) error {
 	return err
 }
 
-// commit stores the position as the committed offset of --commit-as, when
-// it moves the offset forward.
-func (cs *consumer) commit(ctx context.Context) error {
-	if cs.o.commitAs == "" || !cs.consumed {
+// commit stores cur's position as the committed offset of --commit-as for
+// its partition, when it moves the offset forward.
+func (cs *consumer) commit(ctx context.Context, cur *cursor) error {
+	if cs.o.commitAs == "" || !cur.consumed {
 		return nil
 	}
-	if cs.committed != nil && cs.pos <= *cs.committed {
-		if cs.pos < *cs.committed && !cs.warned {
-			cs.warned = true
-			fmt.Fprintf(cs.a.env.Stderr, "pystream: note: position %d is below the committed offset %d of %s; committing resumes past it ('offsets reset' moves it back)\n",
-				cs.pos, *cs.committed, cs.o.commitAs)
+	if cur.committed != nil && cur.pos <= *cur.committed {
+		if cur.pos < *cur.committed && !cur.warned {
+			cur.warned = true
+			fmt.Fprintf(cs.a.env.Stderr, "pystream: note: %s: position %d is below the committed offset %d of %s; committing resumes past it ('offsets reset' moves it back)\n",
+				cs.where(cur), cur.pos, *cur.committed, cs.o.commitAs)
 		}
 		return nil
 	}
-	res, err := cs.c.CommitOffset(ctx, cs.o.commitAs, cs.o.topic, cs.o.partition, cs.pos)
+	res, err := cs.c.CommitOffset(ctx, cs.o.commitAs, cs.o.topic, cur.partition, cur.pos)
 	if err != nil {
 		if errors.Is(err, apiclient.ErrConflict) {
-			return cs.a.apiError(fmt.Sprintf("consume: commit %d as %s (another consumer with this id moved it?)", cs.pos, cs.o.commitAs), err)
+			return cs.a.apiError(fmt.Sprintf("consume: commit %s at %d as %s (another consumer with this id moved it?)", cs.where(cur), cur.pos, cs.o.commitAs), err)
 		}
-		return cs.a.apiError(fmt.Sprintf("consume: commit %d as %s", cs.pos, cs.o.commitAs), err)
+		return cs.a.apiError(fmt.Sprintf("consume: commit %s at %d as %s", cs.where(cur), cur.pos, cs.o.commitAs), err)
 	}
-	cs.committed = res.Offset
+	cur.committed = res.Offset
 	return nil
 }

@@ -6,7 +6,8 @@
 //	errors.go      exit codes, UsageError and the sentinel errors
 //	args.go        argument checks and command groups that fail with usage errors
 //	version.go     pystream version
-//	completion.go  pystream completion bash|zsh|fish
+//	completion.go  pystream completion bash|zsh|fish; topics, partitions and
+//	               broker ids completed from the server
 //	log.go         pystream log (group)
 //	dump.go        pystream log dump     (dumpformat.go: the record line, pure)
 //	verify.go      pystream log verify   (engine: internal/verify)
@@ -20,7 +21,9 @@
 //	table.go       aligned text tables
 //	topic.go       pystream topic create|list|describe
 //	produce.go     pystream produce      (stdin lines, batching, -k/-K)
-//	consume.go     pystream consume      (following, --commit-as, Ctrl-C)
+//	produceoutcome.go  which lines a failed produce acknowledged, in words (pure)
+//	consume.go     pystream consume      (every partition or -p, following,
+//	               --commit-as per partition, Ctrl-C)
 //	offsetspec.go  consume -o: start|end|committed|N|-N|+N (pure)
 //	format.go      consume -f and the default JSON line (pure)
 //	offsets.go     pystream offsets describe|reset

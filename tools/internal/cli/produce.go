@@ -83,9 +83,10 @@ func (a *app) produceCommand() *cobra.Command {
 			"chooses the partition by its hash. PyStream stores no keys.\n\n" +
 			"Lines are sent in batches of what has arrived, up to 500 lines or 512 KiB per\n" +
 			"request, without waiting for more. For every record it prints the partition\n" +
-			"and offset it landed at (--json: one object per line). If the server refuses a\n" +
-			"batch, the records it acknowledged are still printed, reading stops and the\n" +
-			"exit status is 1.",
+			"and offset it landed at (--json: one object per line, with the timestamp in\n" +
+			"nanoseconds, as in the API). If the server refuses a batch, the records it\n" +
+			"acknowledged are still printed, reading stops, the error names the lines of\n" +
+			"stdin that were acknowledged and those that were not, and the exit status is 1.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m keyMode
@@ -278,23 +279,7 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 		if len(batch) > 0 {
 			res, err := sendBatch(ctx, c, topic, batch)
 			if err != nil {
-				var ae *apiclient.Error
-				if errors.As(err, &ae) {
-					acked := 0
-					for _, r := range ae.Records {
-						if r.Error == nil {
-							acked++
-							if perr := a.printProduced(out, topic, r); perr != nil {
-								return perr
-							}
-						}
-					}
-					_ = out.Flush()
-					return fmt.Errorf("%w; acknowledged: %d record(s) before this batch, %d of its %d",
-						a.apiError("produce "+topic, err), sent, acked, len(batch))
-				}
-				_ = out.Flush()
-				return fmt.Errorf("%w; acknowledged: %d record(s) before this batch; whether this batch was written is unknown", a.apiError("produce "+topic, err), sent)
+				return a.produceFailed(out, topic, sent, batch, err)
 			}
 			for _, r := range res.Records {
 				if err := a.printProduced(out, topic, r); err != nil {
@@ -310,9 +295,42 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 			return nil
 		}
 		if rerr != nil {
-			return fmt.Errorf("produce %s: read stdin: %w; %d record(s) acknowledged, nothing after them was sent", topic, rerr, sent)
+			return fmt.Errorf("produce %s: read stdin: %w; %s", topic, rerr, stoppedOutcome(sent))
 		}
 	}
+}
+
+// produceFailed reports a batch that failed with err, after lines 1..sent
+// were acknowledged: it prints the lines of the batch that were
+// acknowledged all the same, and returns the error with which lines were
+// (see produceoutcome.go). An error answer whose records match the batch
+// says it line by line; a 4xx answer without records refused the request
+// before writing anything; anything else (no answer, a 5xx without
+// records) leaves the batch's fate unknown.
+func (a *app) produceFailed(out *bufio.Writer, topic string, sent int, batch []apiclient.ProduceRecord, err error) error {
+	defer out.Flush()
+	failed := a.apiError("produce "+topic, err)
+	var ae *apiclient.Error
+	if !errors.As(err, &ae) {
+		return fmt.Errorf("%w; %s", failed, unknownBatchOutcome(sent, len(batch)))
+	}
+	acked := make([]bool, len(batch))
+	switch {
+	case len(ae.Records) == len(batch):
+		for i, r := range ae.Records {
+			if r.Error == nil {
+				acked[i] = true
+				if perr := a.printProduced(out, topic, r); perr != nil {
+					return perr
+				}
+			}
+		}
+	case len(ae.Records) == 0 && ae.Status >= 400 && ae.Status < 500:
+		// Refused as a whole: nothing of it was written.
+	default:
+		return fmt.Errorf("%w; %s", failed, unknownBatchOutcome(sent, len(batch)))
+	}
+	return fmt.Errorf("%w; %s", failed, refusedBatchOutcome(sent, acked))
 }
 
 func (a *app) printProduced(w io.Writer, topic string, r apiclient.ProduceResult) error {

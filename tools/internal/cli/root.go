@@ -95,6 +95,7 @@ func NewRoot(env Env) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.g.server, "server", server, "PyStream server URL (env "+ServerEnv+")")
 	pf.BoolVar(&a.g.json, "json", false, "print JSON instead of text")
+	setVersionFlag(root, env.Version)
 
 	// Commands that need no server.
 	root.AddCommand(
@@ -115,6 +116,9 @@ func NewRoot(env Env) *cobra.Command {
 		a.brokerCommand(),
 		a.partitionCommand(),
 	)
+	// Shell completion of topic names, partitions and broker ids, asked of
+	// the server (completion.go).
+	a.addCompletions(root)
 
 	return root
 }
