@@ -183,7 +183,7 @@ func TestHTTPOpenAPIExamplesMatchSchemas(t *testing.T) {
 		require.NoError(t, validate(doc, reqSchema(produce), decodeAny(t, body), "produce request "+body))
 	}
 	failed := `{"error":{"code":"unavailable","message":"m","broker_ids":[1],"records":[
-		{"partition":0,"offset":5,"timestamp":1,"leader":2,"brokers":[2,3]},
+		{"partition":0,"offset":5,"timestamp":1000001,"timestamp_ms":1,"leader":2,"brokers":[2,3]},
 		{"error":{"code":"unavailable","message":"m"}}]}}`
 	require.NoError(t, validate(doc, respSchema(produce, "503"), decodeAny(t, failed), "failed produce"))
 	require.Error(t, validate(doc, respSchema(produce, "200"), decodeAny(t, `{"records":[{"error":{"code":"x","message":"m"}}]}`), "success"),
