@@ -90,17 +90,13 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 //
 //   - ProduceRecord.key may be omitted or null (no key: round robin), which
 //     a plain []byte field cannot express;
-//
 //   - ProduceResult is a placement: every field set, never "error";
-//
 //   - a failed produce answers, per input record, either a placement or
 //     {"error": {"code", "message"}} alone (ProduceFailure), so
-//     ErrorBody.records lists either.
-//
+//     ErrorBody.records lists either;
 //   - the limits the handlers enforce beyond the Go types: a topic name's
 //     characters and length, partitions 1..MaxPartitions,
 //     replication_factor from 1, at least one record per produce;
-//
 //   - timestamps say their unit, and that timestamp_ms is the one a
 //     JavaScript client reads exactly.
 //
