@@ -268,11 +268,18 @@ func (g *limitGen) body(base limitCase, at string, sch map[string]any, v any, pa
 		}
 	case nil:
 		// anyOf (a nullable key): no limit of its own to break.
-		if _, ok := sch["anyOf"]; !ok {
+		alts, ok := sch["anyOf"].([]any)
+		if !ok {
 			g.t.Errorf("%s: a schema without type or anyOf", at)
 		}
-		for _, alt := range sch["anyOf"].([]any) {
-			g.checkKeywords(g.resolve(alt.(map[string]any)), at)
+		for _, alt := range alts {
+			alt := g.resolve(alt.(map[string]any))
+			g.checkKeywords(alt, at)
+			for _, k := range []string{"minimum", "maximum", "minLength", "maxLength", "pattern", "minItems", "required", "additionalProperties"} {
+				if _, ok := alt[k]; ok {
+					g.t.Errorf("%s: %s inside anyOf is not broken by the limits test; teach it", at, k)
+				}
+			}
 		}
 	}
 }
