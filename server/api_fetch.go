@@ -53,7 +53,7 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Records = make([]apiclient.FetchedRecord, len(recs))
 		for i, rec := range recs {
-			out.Records[i] = apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, Value: nonNilBytes(rec.Payload)}
+			out.Records[i] = apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, TimestampMS: unixMillis(rec.Timestamp), Value: nonNilBytes(rec.Payload)}
 		}
 		out.NextOffset = offset + uint64(len(recs))
 	} else if st.Replicas != nil && !leaderAvailable(st.Leader, st.Replicas) {

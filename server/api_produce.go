@@ -194,8 +194,13 @@ func recordError(e *apiError) apiclient.ProduceResult {
 	return apiclient.ProduceResult{Error: &apiclient.RecordError{Code: e.body.Code, Message: e.body.Message}}
 }
 
+// unixMillis turns a record timestamp (nanoseconds since the Unix epoch)
+// into whole milliseconds, rounded down: the timestamp_ms of the answers,
+// which a client that reads JSON numbers as doubles gets exactly.
+func unixMillis(ns int64) int64 { return time.Unix(0, ns).UnixMilli() }
+
 func produceResult(res cluster.SendResult) apiclient.ProduceResult {
-	return apiclient.ProduceResult{Partition: res.Partition, Offset: res.Offset, Timestamp: res.Timestamp,
+	return apiclient.ProduceResult{Partition: res.Partition, Offset: res.Offset, Timestamp: res.Timestamp, TimestampMS: unixMillis(res.Timestamp),
 		Leader: res.LeaderBrokerID, Brokers: res.Brokers}
 }
 

@@ -8,7 +8,7 @@ import (
 
 // encodeOneResult encodes the answer to a one-record produce,
 //
-//	{"records":[{"partition":0,"offset":5,"timestamp":...,"leader":1,"brokers":[1,2]}]}
+//	{"records":[{"partition":0,"offset":5,"timestamp":...,"timestamp_ms":...,"leader":1,"brokers":[1,2]}]}
 //
 // by appending to one buffer instead of through encoding/json: it is the
 // answer of the busiest request, one record per request from many clients.
@@ -22,6 +22,8 @@ func encodeOneResult(res cluster.SendResult) []byte {
 	b = strconv.AppendUint(b, res.Offset, 10)
 	b = append(b, `,"timestamp":`...)
 	b = strconv.AppendInt(b, res.Timestamp, 10)
+	b = append(b, `,"timestamp_ms":`...)
+	b = strconv.AppendInt(b, unixMillis(res.Timestamp), 10)
 	b = append(b, `,"leader":`...)
 	b = strconv.AppendInt(b, int64(res.LeaderBrokerID), 10)
 	b = append(b, `,"brokers":`...)

@@ -102,7 +102,8 @@ func TestAPIProducePartialFailureOutcomes(t *testing.T) {
 	require.Equal(t, []int{2, 3}, e.BrokerIDs)
 	require.Len(t, e.Records, 3)
 	require.Nil(t, e.Records[0].Error)
-	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 0, Timestamp: e.Records[0].Timestamp, Leader: 1, Brokers: []int{1}}, e.Records[0])
+	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 0, Timestamp: e.Records[0].Timestamp,
+		TimestampMS: unixMillis(e.Records[0].Timestamp), Leader: 1, Brokers: []int{1}}, e.Records[0])
 	for _, i := range []int{1, 2} {
 		require.NotNil(t, e.Records[i].Error, "record %d", i)
 		require.Equal(t, apiclient.CodeUnavailable, e.Records[i].Error.Code)

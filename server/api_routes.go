@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net/http"
 	"strconv"
 
@@ -13,27 +14,36 @@ import (
 
 func u64(v uint64) *uint64 { return &v }
 
-func pathParam(name, desc string, example any) parameter {
-	return parameter{Name: name, In: "path", Required: true, Description: desc, Schema: &schema{Type: "string"}, Example: example}
+// namePathParam is a path parameter that is a topic name or consumer id.
+func namePathParam(name, desc string, example any) parameter {
+	return parameter{Name: name, In: "path", Required: true, Description: desc, Schema: nameSchema(""), Example: example}
 }
 
 // indexParam is a path parameter that is a decimal number from lo: a
 // partition index (0) or a broker id (1).
 func indexParam(name, desc string, lo int64) parameter {
 	return parameter{Name: name, In: "path", Required: true, Description: desc,
-		Schema: &schema{Type: "integer", Minimum: &lo, Maximum: ptr(int64(maxIndex))}, Example: lo}
+		Schema: &schema{Type: "integer", Format: "int32", Minimum: num(lo), Maximum: num(maxIndex)}, Example: lo}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func queryParam(name, desc string, typ string) parameter {
-	return parameter{Name: name, In: "query", Description: desc, Schema: &schema{Type: typ}}
+// queryUint is an optional query parameter that is a decimal integer from
+// lo to hi (parseUint reads it).
+func queryUint(name, desc string, lo, hi uint64) parameter {
+	return parameter{Name: name, In: "query", Description: desc,
+		Schema: &schema{Type: "integer", Format: "uint64", Minimum: num(lo), Maximum: num(hi)}}
 }
 
+// base64Pattern is standard base64 with padding, as
+// base64.StdEncoding.Strict() reads it (which also wants the unused bits
+// of the last character zero; a pattern cannot say that).
+const base64Pattern = `^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`
+
 var (
-	paramTopic     = pathParam("topic", "Topic name: 1-249 characters of A-Z a-z 0-9 . _ -, not . or ..", "orders")
+	paramTopic     = namePathParam("topic", "Topic name: "+nameRule+".", "orders")
 	paramPartition = indexParam("p", "Partition index, a decimal integer from 0.", 0)
-	paramConsumer  = pathParam("id", "Consumer id: same rules as a topic name.", "billing")
+	paramConsumer  = namePathParam("id", "Consumer id: same rules as a topic name ("+nameRule+").", "billing")
 	paramReplica   = indexParam("broker", "Broker id of the replica, from 1.", 1)
 )
 
@@ -84,7 +94,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			{BrokerID: 2, Role: apiclient.RoleFollower, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
 		}}
 	detail := apiclient.TopicDetail{Name: "orders", PartitionCount: 1, ReplicationFactor: 2, Partitions: []apiclient.PartitionStatus{partition}}
-	produced := apiclient.ProduceResponse{Records: []apiclient.ProduceResult{{Partition: 0, Offset: 5, Timestamp: 1733131200000000000, Leader: 1, Brokers: []int{1, 2}}}}
+	produced := apiclient.ProduceResponse{Records: []apiclient.ProduceResult{{Partition: 0, Offset: 5, Timestamp: 1733131200123456789,
+		TimestampMS: 1733131200123, Leader: 1, Brokers: []int{1, 2}}}}
 	offset := apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(5)}
 	offsetPath := "/api/consumers/{id}/offsets/{topic}/{p}"
 
@@ -131,13 +142,15 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				sc.of(apiclient.TopicDetail{}), detail)}, 400, 404),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Operation: &operation{
-			OperationID: "produce", Summary: "Produce records", Tags: []string{"records"},
+			OperationID: "produceRecords", Summary: "Produce records", Tags: []string{"records"},
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error.",
 			Parameters: []parameter{paramTopic,
-				queryParam("key", "octet-stream only: the key as text (its UTF-8 bytes).", "string"),
-				queryParam("key_b64", "octet-stream only: the key as standard base64.", "string")},
+				{Name: "key", In: "query", Schema: &schema{Type: "string"},
+					Description: "application/octet-stream only (with a JSON body any query parameter is 400): the key as text, its UTF-8 bytes. Not with key_b64."},
+				{Name: "key_b64", In: "query", Schema: &schema{Type: "string", Pattern: base64Pattern},
+					Description: "application/octet-stream only (with a JSON body any query parameter is 400): the key as standard base64 with padding. Not with key."}},
 			RequestBody: &requestBody{Required: true, Content: map[string]media{
 				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
 					{Key: []byte("user-123"), Value: []byte("hello")}, {Value: []byte("no key")}}}},
@@ -147,14 +160,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				400, 404, 413, 415, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &operation{
-			OperationID: "fetch", Summary: "Fetch records of a partition", Tags: []string{"records"},
+			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
 			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach 4 MiB " +
 				"(at least one record). Continue from next_offset. Unknown query parameters are refused.",
 			Parameters: []parameter{paramTopic, paramPartition,
-				queryParam("offset", "First offset to read (default 0).", "integer"),
-				queryParam("max", "Most records to return (default 100, capped at 1000).", "integer")},
+				queryUint("offset", "First offset to read (default 0).", 0, math.MaxUint64),
+				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64)},
 			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
-				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200000000000, Value: []byte("hello")}},
+				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Value: []byte("hello")}},
 					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Operation: &operation{
@@ -185,14 +198,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 413, 415, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &operation{
-			OperationID: "failover", Summary: "Replace a failed leader", Tags: []string{"operations"},
+			OperationID: "failoverPartition", Summary: "Replace a failed leader", Tags: []string{"operations"},
 			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
 			Parameters:  []parameter{paramTopic, paramPartition},
 			Responses: errs(map[string]response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
 				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LeaderEpoch: 1, LogEndOffset: 7})}, 400, 404, 409, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &operation{
-			OperationID: "catchUp", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
+			OperationID: "catchUpReplica", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
 			Description: "Proves the follower's records are a prefix of the leader's, then copies the rest. Divergence is 409 and changes nothing. No body.",
 			Parameters:  []parameter{paramTopic, paramPartition, paramReplica},
 			Responses: errs(map[string]response{"200": okJSON("Records copied.", sc.of(apiclient.CatchUpResponse{}),
@@ -209,7 +222,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 					Quarantine: "broker-000001/topics/orders/partition-000000/quarantine-6-7-1733131200000000000.bin", Copied: 2})}, 400, 404, 409, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/move-leader", Handler: s.handleMoveLeader, Operation: &operation{
-			OperationID: "moveLeader", Summary: "Move leadership to another replica", Tags: []string{"operations"},
+			OperationID: "moveLeaderToReplica", Summary: "Move leadership to another replica", Tags: []string{"operations"},
 			Description: "Writes pause, the follower is proven to hold the leader's log (caught up first if it lags), then it leads and the leader epoch goes up by one; " +
 				"the old leader stays an active follower. Nothing is lost. The leader itself, or an inactive replica, is 409; divergence is 409 and changes nothing; " +
 				"a stopped broker is 503. No body.",
@@ -224,8 +237,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				"(an intent before the change, then its outcome) and every broker stop and start, by the operator, the controller or start-up. " +
 				"max defaults to 100 and must be from 1 to 1000. Continue from next. Unknown query parameters are refused.",
 			Parameters: []parameter{
-				queryParam("since", "First journal offset to return (default 0).", "integer"),
-				queryParam("max", "Most entries to return: 1 to 1000 (default 100).", "integer")},
+				queryUint("since", "First journal offset to return (default 0).", 0, math.MaxUint64),
+				queryUint("max", "Most entries to return: 1 to 1000 (default 100).", 1, MaxJournalEntries)},
 			Responses: errs(map[string]response{"200": okJSON("The entries and the offset to ask for next (since itself when there are none).",
 				sc.of(apiclient.JournalResponse{}), apiclient.JournalResponse{Entries: []apiclient.JournalEntry{
 					{Offset: 4, Time: "2024-12-02T09:20:00.123456789Z", Event: "failover", Phase: "intent", By: "operator",

@@ -172,7 +172,8 @@ func TestE2EFailoverStory(t *testing.T) {
 	require.Equal(t, apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LeaderEpoch: 1, LogEndOffset: 3}, *fo)
 	prod, err := c.ProduceRaw(ctx, "payments", nil, []byte("p3"))
 	require.NoError(t, err)
-	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 3, Timestamp: prod.Records[0].Timestamp, Leader: 2, Brokers: []int{2, 3}}, prod.Records[0])
+	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 3, Timestamp: prod.Records[0].Timestamp,
+		TimestampMS: unixMillis(prod.Records[0].Timestamp), Leader: 2, Brokers: []int{2, 3}}, prod.Records[0])
 
 	detail, err := c.Topic(ctx, "payments")
 	require.NoError(t, err)

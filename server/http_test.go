@@ -277,6 +277,10 @@ func TestHTTPOpenAPIDocumentsErrors(t *testing.T) {
 		for method, op := range item {
 			def, ok := op.Responses["default"]
 			require.True(t, ok, "%s %s", method, path)
+			if method == "head" {
+				require.Empty(t, def.Content, "HEAD %s answers headers only", path)
+				continue
+			}
 			require.Equal(t, "#/components/schemas/ErrorResponse", def.Content["application/json"].Schema.Ref)
 		}
 	}

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -85,7 +88,10 @@ type components struct {
 }
 
 // schema is a JSON Schema (the 2020-12 dialect OpenAPI 3.1 uses), reduced to
-// the keywords PyStream needs.
+// the keywords PyStream needs. Minimum and Maximum are decimal numbers
+// (json.Number) so that a uint64 bound such as 18446744073709551615 is
+// written exactly. AdditionalProperties is nil (any property allowed) or
+// false (closed: the server refuses unknown fields); PyStream has no maps.
 type schema struct {
 	Ref                  string             `json:"$ref,omitempty"`
 	Type                 string             `json:"type,omitempty"`
@@ -95,12 +101,19 @@ type schema struct {
 	Required             []string           `json:"required,omitempty"`
 	Items                *schema            `json:"items,omitempty"`
 	Enum                 []any              `json:"enum,omitempty"`
-	Minimum              *int64             `json:"minimum,omitempty"`
-	Maximum              *int64             `json:"maximum,omitempty"`
-	AdditionalProperties *schema            `json:"additionalProperties,omitempty"`
+	Minimum              json.Number        `json:"minimum,omitempty"`
+	Maximum              json.Number        `json:"maximum,omitempty"`
+	MinLength            *int               `json:"minLength,omitempty"`
+	MaxLength            *int               `json:"maxLength,omitempty"`
+	Pattern              string             `json:"pattern,omitempty"`
+	MinItems             *int               `json:"minItems,omitempty"`
+	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
 	AnyOf                []*schema          `json:"anyOf,omitempty"`
 	Example              any                `json:"example,omitempty"`
 }
+
+// num is a schema bound: an integer written in decimal.
+func num[T int | int64 | uint64](v T) json.Number { return json.Number(fmt.Sprint(v)) }
 
 // ref returns a schema that points at a component schema.
 func ref(name string) *schema { return &schema{Ref: "#/components/schemas/" + name} }
@@ -146,7 +159,14 @@ func openAPIPath(muxPath string) string {
 
 // buildOpenAPI describes every route in one document. Each operation that
 // does not say otherwise gets a "default" response with the standard error
-// body, since every error the server writes has that shape.
+// body, since every error the server writes has that shape. Two things are
+// derived rather than written per route:
+//
+//   - every GET route also answers HEAD (ServeMux serves HEAD wherever it
+//     serves GET, as RFC 9110 § 9.3.2 asks of a server), so each GET gets a
+//     HEAD operation of its own (headOperation);
+//   - every schema a JSON request body uses is closed
+//     (additionalProperties: false), since readJSON refuses unknown fields.
 func buildOpenAPI(about info, tags []tag, routes []route, schemas *schemaSet) document {
 	schemas.of(ErrorResponse{}) // every error answer has this shape
 	schemas.refine()
@@ -174,6 +194,69 @@ func buildOpenAPI(about info, tags []tag, routes []route, schemas *schemaSet) do
 				CodeMethodNotAllowed, "method POST is not allowed on "+openAPIPath(r.Path)+"; allowed: GET, HEAD")
 		}
 		item[strings.ToLower(r.Method)] = &op
+		if r.Method == http.MethodGet {
+			item["head"] = headOperation(&op, p)
+		}
+		if rb := op.RequestBody; rb != nil {
+			if m, ok := rb.Content[mediaJSON]; ok {
+				closeSchema(doc.Components.Schemas, m.Schema, map[string]bool{})
+			}
+		}
 	}
 	return doc
+}
+
+// headOperationID names the HEAD twin of a GET operation: "get" becomes
+// "head" (getTopic: headTopic), any other verb gets "head" in front
+// (listTopics: headListTopics).
+func headOperationID(getID string) string {
+	if rest, ok := strings.CutPrefix(getID, "get"); ok && rest != "" {
+		return "head" + rest
+	}
+	return "head" + strings.ToUpper(getID[:1]) + getID[1:]
+}
+
+// headOperation is the HEAD twin of the GET operation get on path: the
+// same parameters and statuses, headers only.
+func headOperation(get *operation, path string) *operation {
+	head := &operation{
+		OperationID: headOperationID(get.OperationID),
+		Summary:     "Headers of: " + get.Summary,
+		Description: "GET " + path + " without the body: the same status and headers (Content-Type, Content-Length when known). " +
+			"Served because every GET is (RFC 9110 § 9.3.2).",
+		Tags:       get.Tags,
+		Parameters: get.Parameters,
+		Responses:  make(map[string]response, len(get.Responses)),
+	}
+	for code, resp := range get.Responses {
+		head.Responses[code] = response{Description: resp.Description}
+	}
+	return head
+}
+
+// closeSchema sets additionalProperties: false on every object schema sc
+// reaches, following $ref into components. seen stops at schemas already
+// closed.
+func closeSchema(components map[string]*schema, sc *schema, seen map[string]bool) {
+	if sc == nil {
+		return
+	}
+	if name, ok := strings.CutPrefix(sc.Ref, "#/components/schemas/"); ok {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		closeSchema(components, components[name], seen)
+		return
+	}
+	if sc.Type == "object" {
+		sc.AdditionalProperties = ptr(false)
+	}
+	for _, p := range sc.Properties {
+		closeSchema(components, p, seen)
+	}
+	closeSchema(components, sc.Items, seen)
+	for _, alt := range sc.AnyOf {
+		closeSchema(components, alt, seen)
+	}
 }

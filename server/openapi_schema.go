@@ -1,19 +1,23 @@
 package server
 
 import (
+	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
 )
 
 // schemaSet derives JSON Schemas from the wire types of package apiclient by
 // reflection, so the OpenAPI document describes exactly the structs the
 // server encodes and the client decodes. Named struct types become
 // components ("#/components/schemas/TopicDetail"); a field's JSON tag gives
-// its name, omitempty makes it optional, a pointer makes it nullable, and
-// []byte is a base64 string.
+// its name, omitempty makes it optional (a field without it is required,
+// even when it may be null), a pointer makes it nullable, []byte is a
+// base64 string, and an unsigned integer states its range.
 type schemaSet struct {
 	schemas map[string]*schema
 }
@@ -38,9 +42,10 @@ func (s *schemaSet) schema(t reflect.Type) *schema {
 		return &schema{Type: "string"}
 	case reflect.Int, reflect.Int64, reflect.Int32:
 		return &schema{Type: "integer", Format: "int64"}
-	case reflect.Uint64, reflect.Uint, reflect.Uint32:
-		zero := int64(0)
-		return &schema{Type: "integer", Format: "uint64", Minimum: &zero}
+	case reflect.Uint64, reflect.Uint:
+		return &schema{Type: "integer", Format: "uint64", Minimum: num(0), Maximum: num(uint64(math.MaxUint64))}
+	case reflect.Uint32:
+		return &schema{Type: "integer", Format: "uint32", Minimum: num(0), Maximum: num(math.MaxUint32)}
 	case reflect.Struct:
 		if t.Name() == "" {
 			return s.object(t)
@@ -70,7 +75,10 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 			name = f.Name
 		}
 		obj.Properties[name] = s.schema(f.Type)
-		if !strings.Contains(opts, "omitempty") && f.Type.Kind() != reflect.Pointer {
+		// Without omitempty the field is always sent, null included:
+		// required (and, for a pointer, nullable), so that a generator
+		// does not make it optional as well.
+		if !strings.Contains(opts, "omitempty") {
 			obj.Required = append(obj.Required, name)
 		}
 	}
@@ -85,11 +93,35 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 //   - ProduceResult is a placement: every field set, never "error";
 //   - a failed produce answers, per input record, either a placement or
 //     {"error": {"code", "message"}} alone (ProduceFailure), so
-//     ErrorBody.records lists either.
+//     ErrorBody.records lists either;
+//   - the limits the handlers enforce beyond the Go types: a topic name's
+//     characters and length, partitions 1..MaxPartitions,
+//     replication_factor from 1, at least one record per produce;
+//   - timestamps say their unit, and that timestamp_ms is the one a
+//     JavaScript client reads exactly.
 //
 // It only touches schemas that were derived; call it after every wire type
 // the document uses has been derived.
 func (s *schemaSet) refine() {
+	if req := s.schemas["CreateTopicRequest"]; req != nil {
+		req.Properties["name"] = nameSchema("Topic name: " + nameRule + ".")
+		parts := req.Properties["partitions"]
+		parts.Minimum, parts.Maximum = num(1), num(MaxPartitions)
+		rf := req.Properties["replication_factor"]
+		rf.Minimum = num(1)
+		rf.Description = "Replicas per partition: from 1 to the number of brokers (GET /api/cluster)."
+	}
+	if req := s.schemas["ProduceRequest"]; req != nil {
+		req.Properties["records"].MinItems = ptr(1)
+	}
+	for _, name := range []string{"ProduceResult", "FetchedRecord"} {
+		if rec := s.schemas[name]; rec != nil {
+			rec.Properties["timestamp"].Description = "The record's timestamp, nanoseconds since the Unix epoch (exact in Go, Java, Python; " +
+				"a parser that reads JSON numbers as doubles, such as JavaScript's JSON.parse, rounds it: read timestamp_ms there)."
+			rec.Properties["timestamp_ms"].Description = "timestamp in whole milliseconds since the Unix epoch (rounded down), " +
+				"as Kafka gives it; exact in a double."
+		}
+	}
 	if rec := s.schemas["ProduceRecord"]; rec != nil {
 		rec.Properties["key"] = &schema{AnyOf: []*schema{rec.Properties["key"], {Type: "null"}},
 			Description: "omitted or null: no key, the server picks the partition round robin; \"\" is a real, empty key"}
@@ -107,4 +139,19 @@ func (s *schemaSet) refine() {
 			Description: "Failed produce only: per input record, in request order, its placement (acknowledged) or its error.",
 			Items:       &schema{AnyOf: []*schema{ref("ProduceResult"), ref("ProduceFailure")}}}
 	}
+}
+
+// nameRule says in words what topic.ValidateName accepts, for topic names
+// and consumer ids alike.
+var nameRule = fmt.Sprintf("1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", topic.MaxNameLength)
+
+// namePattern is topic.ValidateName's character rule as a regular
+// expression that both ECMA-262 (JSON Schema) and RE2 (Go) read: one or
+// more of A-Z a-z 0-9 . _ -, but not "." or ".." (spelled without a
+// lookahead, which RE2 lacks). The length limit is minLength/maxLength.
+const namePattern = `^([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)$`
+
+// nameSchema is the schema of a topic name or consumer id.
+func nameSchema(desc string) *schema {
+	return &schema{Type: "string", Description: desc, MinLength: ptr(1), MaxLength: ptr(topic.MaxNameLength), Pattern: namePattern}
 }

@@ -4,16 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
 
 // validate checks a decoded JSON value against a schema of the OpenAPI
 // document, for the keywords the document uses ($ref, type, required,
-// properties, items, anyOf, enum, minimum, maximum). It returns the first
-// mismatch, or nil.
+// properties, items, anyOf, enum, minimum, maximum, minLength, maxLength,
+// pattern, minItems; every object is treated as closed). It returns the
+// first mismatch, or nil.
 func validate(doc map[string]any, schema map[string]any, v any, at string) error {
 	if r, ok := schema["$ref"].(string); ok {
 		name := strings.TrimPrefix(r, "#/components/schemas/")
@@ -51,8 +54,19 @@ func validate(doc map[string]any, schema map[string]any, v any, at string) error
 			return fmt.Errorf("%s: %v is not null", at, v)
 		}
 	case "string":
-		if _, ok := v.(string); !ok {
+		str, ok := v.(string)
+		if !ok {
 			return fmt.Errorf("%s: %v (%T) is not a string", at, v, v)
+		}
+		n := float64(utf8.RuneCountInString(str))
+		if lo, ok := schema["minLength"].(float64); ok && n < lo {
+			return fmt.Errorf("%s: %q shorter than minLength %v", at, str, lo)
+		}
+		if hi, ok := schema["maxLength"].(float64); ok && n > hi {
+			return fmt.Errorf("%s: %q longer than maxLength %v", at, str, hi)
+		}
+		if p, ok := schema["pattern"].(string); ok && !regexp.MustCompile(p).MatchString(str) {
+			return fmt.Errorf("%s: %q does not match %s", at, str, p)
 		}
 	case "boolean":
 		if _, ok := v.(bool); !ok {
@@ -73,6 +87,9 @@ func validate(doc map[string]any, schema map[string]any, v any, at string) error
 		arr, ok := v.([]any)
 		if !ok {
 			return fmt.Errorf("%s: %v is not an array", at, v)
+		}
+		if lo, ok := schema["minItems"].(float64); ok && float64(len(arr)) < lo {
+			return fmt.Errorf("%s: %d items, fewer than minItems %v", at, len(arr), lo)
 		}
 		if items, ok := schema["items"].(map[string]any); ok {
 			for i, e := range arr {
@@ -183,7 +200,7 @@ func TestHTTPOpenAPIExamplesMatchSchemas(t *testing.T) {
 		require.NoError(t, validate(doc, reqSchema(produce), decodeAny(t, body), "produce request "+body))
 	}
 	failed := `{"error":{"code":"unavailable","message":"m","broker_ids":[1],"records":[
-		{"partition":0,"offset":5,"timestamp":1,"leader":2,"brokers":[2,3]},
+		{"partition":0,"offset":5,"timestamp":1000001,"timestamp_ms":1,"leader":2,"brokers":[2,3]},
 		{"error":{"code":"unavailable","message":"m"}}]}}`
 	require.NoError(t, validate(doc, respSchema(produce, "503"), decodeAny(t, failed), "failed produce"))
 	require.Error(t, validate(doc, respSchema(produce, "200"), decodeAny(t, `{"records":[{"error":{"code":"x","message":"m"}}]}`), "success"),

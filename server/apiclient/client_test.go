@@ -314,11 +314,11 @@ func TestAPIClientConnectionRefused(t *testing.T) {
 // Contract: the failed-record form encodes as {"error": ...} alone.
 func TestAPIClientProduceResultJSON(t *testing.T) {
 	b, err := json.Marshal([]apiclient.ProduceResult{
-		{Partition: 1, Offset: 2, Timestamp: 3, Leader: 1, Brokers: []int{1}},
+		{Partition: 1, Offset: 2, Timestamp: 3_000_001, TimestampMS: 3, Leader: 1, Brokers: []int{1}},
 		{Error: &apiclient.RecordError{Code: "unavailable", Message: "down"}},
 	})
 	require.NoError(t, err)
-	require.JSONEq(t, `[{"partition":1,"offset":2,"timestamp":3,"leader":1,"brokers":[1]},{"error":{"code":"unavailable","message":"down"}}]`, string(b))
+	require.JSONEq(t, `[{"partition":1,"offset":2,"timestamp":3000001,"timestamp_ms":3,"leader":1,"brokers":[1]},{"error":{"code":"unavailable","message":"down"}}]`, string(b))
 }
 
 // The client is safe for concurrent use and reuses connections.

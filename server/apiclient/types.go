@@ -179,9 +179,14 @@ type ProduceRequest struct {
 type ProduceResult struct {
 	Partition int    `json:"partition"`
 	Offset    uint64 `json:"offset"`
-	// Timestamp is nanoseconds since the Unix epoch.
+	// Timestamp is nanoseconds since the Unix epoch. It needs 61 bits, so
+	// a parser that reads JSON numbers as doubles (JavaScript's JSON.parse)
+	// rounds it: such a client reads TimestampMS.
 	Timestamp int64 `json:"timestamp"`
-	Leader    int   `json:"leader"`
+	// TimestampMS is Timestamp in whole milliseconds (rounded down), the
+	// unit Kafka uses; exact in a double until the year 287396.
+	TimestampMS int64 `json:"timestamp_ms"`
+	Leader      int   `json:"leader"`
 	// Brokers lists the replicas that hold the record.
 	Brokers []int `json:"brokers"`
 	// Error is set, and the other fields are zero, for a record that was not
@@ -211,9 +216,12 @@ type ProduceResponse struct {
 // keys, so there is no key field.
 type FetchedRecord struct {
 	Offset uint64 `json:"offset"`
-	// Timestamp is nanoseconds since the Unix epoch.
-	Timestamp int64  `json:"timestamp"`
-	Value     []byte `json:"value"`
+	// Timestamp is nanoseconds since the Unix epoch; see
+	// ProduceResult.Timestamp for JavaScript clients.
+	Timestamp int64 `json:"timestamp"`
+	// TimestampMS is Timestamp in whole milliseconds (rounded down).
+	TimestampMS int64  `json:"timestamp_ms"`
+	Value       []byte `json:"value"`
 }
 
 // FetchResponse answers GET /api/topics/{topic}/partitions/{p}/records.
