@@ -155,7 +155,7 @@ func TestHTTPRequestLog(t *testing.T) {
 func TestHTTPPanicRecovered(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	h := observe(logger, newMetrics(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h := observe(logger, newMetrics(), "", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
 	resp := rec.Result()
