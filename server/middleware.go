@@ -127,7 +127,8 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root}
 		w.Header()[RequestIDHeader] = []string{rec.id}
 		defer func() {
-			if p := recover(); p != nil {
+			p := recover()
+			if p != nil {
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
@@ -153,7 +154,7 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 					slog.String("request_id", rec.id),
 				)
 			}
-			if rec.failed {
+			if rec.failed && p == nil { // a panic has its own line
 				logFailure(logger, r, rec, status)
 			}
 		}()
