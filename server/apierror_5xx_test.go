@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -158,14 +159,19 @@ func TestAPIError5xxLeaderUnavailable(t *testing.T) {
 
 	// Not ready: a 503 without a library cause; its reasons are the
 	// detail, and its request line carries the id.
-	body = f.failed(t, f.do(t, "GET", "/api/ready", ""), 503, CodeUnavailable, "not ready: orders/0: leader 1 is unavailable", "")
+	var ready *http.Response
+	require.Eventually(t, func() bool { // the controller's next pass sees it
+		ready = f.do(t, "GET", "/api/ready", "")
+		return ready.StatusCode == http.StatusServiceUnavailable
+	}, 5*time.Second, 10*time.Millisecond)
+	body = f.failed(t, ready, 503, CodeUnavailable, "not ready: orders/0: leader 1 is unavailable", "")
 	require.NotEmpty(t, body.Reasons)
 
 	// A catch-up that needs a stopped broker.
 	f.ok(t, "POST", "/api/brokers/1/start", "")
 	f.ok(t, "POST", "/api/brokers/2/stop", "")
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", ""),
-		503, CodeUnavailable, "catch up orders/0 on broker 2: broker 2: broker unavailable", "broker unavailable")
+		503, CodeUnavailable, "catch up orders/0 on broker 2: broker unavailable", "broker unavailable")
 }
 
 // A follower whose fsync fails refuses the write: 503 naming it, the

@@ -77,7 +77,7 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"unknown broker", fmt.Errorf("cluster: stop broker %d: %w", 9, cluster.ErrUnknownBroker), 404, CodeNotFound, nil,
 			"stop broker 9: unknown broker"},
 		{"not assigned", fmt.Errorf("cluster: catch up orders/0 on broker 3: broker 3: %w", cluster.ErrNotAssigned), 404, CodeNotFound, nil,
-			"catch up orders/0 on broker 3: broker 3: broker is not assigned to the partition"},
+			"catch up orders/0 on broker 3: broker is not assigned to the partition"},
 		{"topic exists, other settings", &cluster.TopicExistsError{Topic: "t", PartitionCount: 3, ReplicationFactor: 2}, 409, CodeConflict, nil,
 			`topic "t" exists with 3 partition(s) and replication factor 2, not the settings requested`},
 		{"leader still available", wrap(&cluster.LeaderStillAvailableError{Topic: "orders", BrokerID: 1}), 409, CodeConflict, nil,
@@ -85,9 +85,9 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"replica active", fmt.Errorf("cluster: recover orders/0 on broker 2: %w", cluster.ErrReplicaActive), 409, CodeConflict, nil,
 			"recover orders/0 on broker 2: replica is already active"},
 		{"replica is leader", fmt.Errorf("cluster: catch up orders/0 on broker 1: broker 1: %w", cluster.ErrReplicaIsLeader), 409, CodeConflict, nil,
-			"catch up orders/0 on broker 1: broker 1: replica is the partition's leader"},
+			"catch up orders/0 on broker 1: replica is the partition's leader"},
 		{"replica inactive", fmt.Errorf("cluster: move leader of orders/0 to broker 3: broker 3: %w", cluster.ErrReplicaInactive), 409, CodeConflict, nil,
-			"move leader of orders/0 to broker 3: broker 3: replica is not active"},
+			"move leader of orders/0 to broker 3: replica is not active"},
 		// A failed operation whose failure could not be journaled either
 		// is answered for its own error.
 		{"refused, journal failed too", errors.Join(wrap(&cluster.ReplicaDivergenceError{Topic: "orders", BrokerID: 2, Offset: 4, Reason: "payload differs"}), errJournalFailed), 409, CodeConflict, []int{2},

@@ -254,8 +254,9 @@ var packages = map[string]bool{
 // tidy renders a library's error text for a client: package prefixes
 // dropped ("cluster: ", "log: "), a part repeated down the chain said once
 // (`cluster: topic "nope": cluster: unknown topic` reads `topic "nope":
-// unknown topic`), and every absolute path replaced by the name of what it
-// is ("orders/0: broker 1's replica log").
+// unknown topic`; "catch up orders/0 on broker 1: broker 1: ..." reads
+// "catch up orders/0 on broker 1: ..."), and every absolute path replaced
+// by the name of what it is ("orders/0: broker 1's replica log").
 func tidy(s string) string {
 	var out []string
 	seen := map[string]bool{}
@@ -263,6 +264,9 @@ func tidy(s string) string {
 		part = strings.TrimSpace(withoutPaths(part))
 		if part == "" || packages[part] || seen[part] {
 			continue
+		}
+		if n := len(out); n > 0 && strings.HasSuffix(out[n-1], " "+part) {
+			continue // the previous part ended saying it
 		}
 		seen[part] = true
 		out = append(out, part)
