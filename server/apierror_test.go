@@ -134,7 +134,7 @@ func TestAPIErrorClassify(t *testing.T) {
 			"the cluster metadata (cluster.meta): an earlier write failed and its content is in doubt; restart the server to reopen the cluster"},
 		{"cluster metadata write", fmt.Errorf("cluster: write %s: %w", clusterMeta, &fs.PathError{Op: "rename", Path: clusterMeta + ".tmp", Err: syscall.ENOSPC}), 500, CodeInternal, nil,
 			"the cluster metadata (cluster.meta): rename failed: no space left on device"},
-		{"unknown", errors.New("something: at /home/me/x.go"), 500, CodeInternal, nil,
+		{"unknown", errors.New("something: at /srv/other/x.go"), 500, CodeInternal, nil,
 			"internal server error; the server log has the cause"},
 		{"batch", &topic.BatchError{Topic: "orders", Partitions: map[int]error{
 			2: &cluster.ReplicationError{Topic: "orders", Partition: 2, BrokerIDs: []int{3}, Offset: 5, Count: 1, Err: errors.New("x")},
