@@ -71,7 +71,7 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 	for i, m := range msgs {
 		if len(m.Payload) > limit {
 			writeAPIError(w, newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				"record %d: value of %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
+				"records[%d].value: %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
 			return
 		}
 	}
@@ -210,13 +210,16 @@ func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topi
 	if ae := s.readJSON(w, r, &body); ae != nil {
 		return nil, ae
 	}
+	if body.Records == nil {
+		return nil, badRequest(`records is required: an array of at least one record, {"records":[{"value":"aGVsbG8="}]}`)
+	}
 	if len(body.Records) == 0 {
-		return nil, badRequest(`"records" must hold at least one record`)
+		return nil, badRequest("records must hold at least one record")
 	}
 	msgs := make([]topic.Message, len(body.Records))
 	for i, rec := range body.Records {
 		if rec.Value == nil {
-			return nil, badRequest(`record %d: "value" is required (standard base64; "" for an empty value)`, i)
+			return nil, badRequest(`records[%d].value is required %s; "" is an empty value`, i, base64Hint)
 		}
 		msgs[i] = topic.Message{Key: rec.Key, Payload: *rec.Value}
 	}
@@ -242,7 +245,7 @@ func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Me
 	case hasB64:
 		key, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil {
-			return msg, badRequest("key_b64 is not standard base64: %v", err)
+			return msg, badRequest("key_b64: not valid base64 %s", base64Hint)
 		}
 		msg.Key = key
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/pystream/pystream/cluster"
@@ -32,21 +33,9 @@ func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
 // settings does. Every value is checked before the cluster is asked, so a
 // bad request changes nothing on disk.
 func (s *Server) handleCreateTopic(w http.ResponseWriter, r *http.Request) {
-	var req apiclient.CreateTopicRequest
-	if ae := s.readJSON(w, r, &req); ae != nil {
+	req, ae := s.readCreateTopic(w, r)
+	if ae != nil {
 		writeAPIError(w, ae)
-		return
-	}
-	if err := topic.ValidateName(req.Name); err != nil {
-		writeAPIError(w, badRequest("invalid topic name %q: 1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", req.Name, topic.MaxNameLength))
-		return
-	}
-	if req.Partitions < 1 || req.Partitions > MaxPartitions {
-		writeAPIError(w, badRequest("partitions %d: must be from 1 to %d", req.Partitions, MaxPartitions))
-		return
-	}
-	if n := len(s.cluster.Brokers()); req.ReplicationFactor < 1 || req.ReplicationFactor > n {
-		writeAPIError(w, badRequest("replication_factor %d: must be from 1 to the number of brokers, %d", req.ReplicationFactor, n))
 		return
 	}
 	status := http.StatusCreated
@@ -68,6 +57,43 @@ func (s *Server) handleCreateTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, status, detail)
+}
+
+// createTopicBody is the body of POST /api/topics as the server reads it:
+// the wire shape of apiclient.CreateTopicRequest, with pointers, so that a
+// missing field is told from a zero (Kafka would fill in broker defaults;
+// PyStream has none, and says what is missing).
+type createTopicBody struct {
+	Name              *string `json:"name"`
+	Partitions        *int    `json:"partitions"`
+	ReplicationFactor *int    `json:"replication_factor"`
+}
+
+// readCreateTopic reads and checks a POST /api/topics body: every field
+// present and in range, before the cluster is asked.
+func (s *Server) readCreateTopic(w http.ResponseWriter, r *http.Request) (apiclient.CreateTopicRequest, *apiError) {
+	var body createTopicBody
+	if ae := s.readJSON(w, r, &body); ae != nil {
+		return apiclient.CreateTopicRequest{}, ae
+	}
+	nameRule := fmt.Sprintf("1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", topic.MaxNameLength)
+	brokers := len(s.cluster.Brokers())
+	rfRule := fmt.Sprintf("1 to the number of brokers, %d", brokers)
+	switch {
+	case body.Name == nil:
+		return apiclient.CreateTopicRequest{}, badRequest("name is required (%s)", nameRule)
+	case topic.ValidateName(*body.Name) != nil:
+		return apiclient.CreateTopicRequest{}, badRequest("invalid topic name %q: %s", *body.Name, nameRule)
+	case body.Partitions == nil:
+		return apiclient.CreateTopicRequest{}, badRequest("partitions is required (1 to %d)", MaxPartitions)
+	case *body.Partitions < 1 || *body.Partitions > MaxPartitions:
+		return apiclient.CreateTopicRequest{}, badRequest("partitions %d: must be from 1 to %d", *body.Partitions, MaxPartitions)
+	case body.ReplicationFactor == nil:
+		return apiclient.CreateTopicRequest{}, badRequest("replication_factor is required (%s)", rfRule)
+	case *body.ReplicationFactor < 1 || *body.ReplicationFactor > brokers:
+		return apiclient.CreateTopicRequest{}, badRequest("replication_factor %d: must be from %s", *body.ReplicationFactor, rfRule)
+	}
+	return apiclient.CreateTopicRequest{Name: *body.Name, Partitions: *body.Partitions, ReplicationFactor: *body.ReplicationFactor}, nil
 }
 
 // handleTopic answers GET /api/topics/{topic}.

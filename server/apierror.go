@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,10 +16,15 @@ import (
 
 // apiError is an error answer: the HTTP status and the body. Handlers build
 // one for what they find wrong in a request (badRequest, notFound, ...) and
-// get one for a library error from classify.
+// get one for a library error from classify, which keeps the library's
+// error as the cause: the body says what failed in PyStream's terms, the
+// cause goes to the server log with the request id (observe).
 type apiError struct {
 	status int
 	body   ErrorBody
+	// cause is the library error the answer stands for, whole; nil for
+	// an answer a handler built from the request alone.
+	cause error
 }
 
 func (e *apiError) Error() string { return e.body.Message }
@@ -37,86 +41,180 @@ func notFound(format string, args ...any) *apiError {
 	return newAPIError(http.StatusNotFound, CodeNotFound, format, args...)
 }
 
-// writeAPIError sends e.
-func writeAPIError(w http.ResponseWriter, e *apiError) {
-	writeJSON(w, e.status, ErrorResponse{Error: e.body})
-}
-
 // classify maps an error of the libraries to the contract's status, code
-// and extras (docs/phase-6-network-api.md, "Errors"). It is a pure function
-// of the error: table-tested without a cluster. Anything it does not know
-// is a 500 with the error's message, which never happens for bad input,
+// and extras (docs/phase-6-network-api.md, "Errors"), and writes its
+// message in PyStream's terms from the typed errors' fields: which topic,
+// partition, broker or offset, and what happened. It never copies an
+// error chain or a path into the message; the whole error is the answer's
+// cause, which the server logs with the request id. It is a pure function
+// of the error: table-tested without a cluster. An error it does not know
+// is a 500 that names the file involved when there is one, and otherwise
+// sends the reader to the server log; it never happens for bad input,
 // because handlers validate every value before calling a library.
 func classify(err error) *apiError {
-	var (
-		ae    *apiError
-		regr  *client.OffsetRegressionError
-		exist *cluster.TopicExistsError
-		lu    *cluster.LeaderUnavailableError
-		re    *cluster.ReplicationError
-		ne    *cluster.NoEligibleReplicaError
-		div   *cluster.ReplicaDivergenceError
-		batch *topic.BatchError
-	)
-	err = withoutJournalFailure(err)
-	msg := err.Error()
-	switch {
-	case errors.As(err, &ae):
+	var ae *apiError
+	if errors.As(err, &ae) {
 		return ae
+	}
+	e := classifyCause(withoutJournalFailure(err))
+	e.cause = err
+	return e
+}
+
+func classifyCause(err error) *apiError {
+	var (
+		regr     *client.OffsetRegressionError
+		offCorr  *client.OffsetCorruptionError
+		exist    *cluster.TopicExistsError
+		still    *cluster.LeaderStillAvailableError
+		lu       *cluster.LeaderUnavailableError
+		re       *cluster.ReplicationError
+		ne       *cluster.NoEligibleReplicaError
+		div      *cluster.ReplicaDivergenceError
+		clMeta   *cluster.MetadataError
+		topicMet *topic.MetadataError
+		batch    *topic.BatchError
+	)
+	switch {
 	case tookEffect(err):
-		// The cause names the journal's file: it goes to the server log
-		// (opError), not to the client.
+		// The cause names the journal's file: it goes to the server log,
+		// not to the client.
 		return newAPIError(http.StatusInternalServerError, CodeInternal,
 			"the operation took effect, but its journal entry was not written; the server log has the cause")
 	case errors.As(err, &batch):
 		return classifyBatch(batch)
 	case errors.As(err, &lu):
-		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s/%d: leader broker %d is unavailable", lu.Topic, lu.Partition, lu.BrokerID)
+		if c := causeOf(lu.Err); c != "" {
+			e.body.Message += " (" + c + ")"
+		}
 		e.body.BrokerIDs = []int{lu.BrokerID}
 		return e
 	case errors.As(err, &re):
-		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", replicationMessage(re))
 		e.body.BrokerIDs = slices.Clone(re.BrokerIDs)
 		return e
 	case errors.As(err, &ne):
-		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s/%d: no follower can replace leader broker %d", ne.Topic, ne.Partition, ne.LeaderBrokerID)
+		if r := tidy(ne.Reason); r != "" {
+			e.body.Message += ": " + r
+		}
 		e.body.BrokerIDs = []int{ne.LeaderBrokerID}
 		return e
 	case errors.As(err, &div):
-		e := newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
+		e := newAPIError(http.StatusConflict, CodeConflict, "%s/%d: broker %d's replica diverges at offset %d", div.Topic, div.Partition, div.BrokerID, div.Offset)
+		if r := tidy(div.Reason); r != "" {
+			e.body.Message += ": " + r
+		}
 		e.body.BrokerIDs = []int{div.BrokerID}
 		return e
 	case errors.As(err, &regr):
-		e := newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
+		e := newAPIError(http.StatusConflict, CodeConflict,
+			"consumer %s: offset %d of %s/%d is below the committed offset %d; a commit never moves backwards (a reset does)",
+			regr.ConsumerID, regr.Requested, regr.Topic, regr.Partition, regr.Committed)
 		committed, requested := regr.Committed, regr.Requested
 		e.body.Committed, e.body.Requested = &committed, &requested
 		return e
-	case errors.As(err, &exist) && !exist.SameSettings,
-		errors.Is(err, cluster.ErrLeaderStillAvailable),
-		errors.Is(err, cluster.ErrReplicaActive),
+	case errors.As(err, &still):
+		return newAPIError(http.StatusConflict, CodeConflict,
+			"%s/%d: leader broker %d is still available; failover replaces a failed leader (move-leader moves a live one)",
+			still.Topic, still.Partition, still.BrokerID)
+	case errors.As(err, &exist) && !exist.SameSettings:
+		return newAPIError(http.StatusConflict, CodeConflict,
+			"topic %q exists with %d partition(s) and replication factor %d, not the settings requested",
+			exist.Topic, exist.PartitionCount, exist.ReplicationFactor)
+	case errors.Is(err, cluster.ErrReplicaActive),
 		errors.Is(err, cluster.ErrReplicaIsLeader),
 		errors.Is(err, cluster.ErrReplicaInactive),
 		errors.Is(err, cluster.ErrBrokerRegistered):
-		return newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
+		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
 	case errors.Is(err, topic.ErrInvalidName),
 		errors.Is(err, cluster.ErrInvalidPartitionCount),
 		errors.Is(err, cluster.ErrInvalidReplicationFactor),
 		errors.Is(err, cluster.ErrInvalidBrokerID),
 		errors.Is(err, cluster.ErrInvalidArgument),
 		errors.Is(err, log.ErrInvalidArgument):
-		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", msg)
+		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(err.Error()))
 	case errors.Is(err, cluster.ErrUnknownTopic),
 		errors.Is(err, topic.ErrPartitionOutOfRange),
 		errors.Is(err, cluster.ErrUnknownBroker),
 		errors.Is(err, cluster.ErrNotAssigned):
-		return newAPIError(http.StatusNotFound, CodeNotFound, "%s", msg)
+		return newAPIError(http.StatusNotFound, CodeNotFound, "%s", tidy(err.Error()))
 	case errors.Is(err, log.ErrPayloadTooLarge):
-		return newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%s", msg)
-	case errors.Is(err, cluster.ErrBrokerUnavailable),
-		errors.Is(err, cluster.ErrClosed):
-		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", msg)
+		return newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "%s", tidy(err.Error()))
+	case errors.Is(err, cluster.ErrClosed):
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "the cluster is closed; the server is shutting down")
+	case errors.Is(err, cluster.ErrBrokerUnavailable):
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", tidy(err.Error()))
+	case errors.As(err, &offCorr):
+		what := "a committed offset file"
+		if offCorr.Path != "" {
+			what = parseDataFile(offCorr.Path).String()
+		}
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s is damaged: %s; it is never overwritten, an operator must deal with it",
+			what, tidy(offCorr.Reason))
+	case errors.Is(err, client.ErrStoreFailed):
+		return newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the consumer offset store refuses writes since an earlier write failed; restart the server to reopen it")
+	case errors.Is(err, cluster.ErrMetadataFailed):
+		return newAPIError(http.StatusInternalServerError, CodeInternal,
+			"%s: an earlier write failed and its content is in doubt; restart the server to reopen the cluster", dataFile{kind: fileClusterMeta})
+	case errors.As(err, &clMeta):
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s cannot be trusted: %s", dataFile{kind: fileClusterMeta}, tidy(clMeta.Reason))
+	case errors.As(err, &topicMet) && topicMet.Path != "":
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s cannot be trusted: %s", parseDataFile(topicMet.Path), tidy(topicMet.Reason))
 	}
-	return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", msg)
+	if m := fileFailure(err); m != "" {
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", m)
+	}
+	return newAPIError(http.StatusInternalServerError, CodeInternal, "internal server error; the server log has the cause")
+}
+
+// replicationMessage says which followers did not take which records of a
+// partition, and why when their errors say it:
+//
+//	orders/0: broker 2's replica did not take records 1053..1055 (its log
+//	does not end where the leader's did (it lags or is ahead)); not
+//	acknowledged: the leader holds them, broker 2 lags until a catch-up
+func replicationMessage(re *cluster.ReplicationError) string {
+	recs := recordRange(re.Offset, re.Count)
+	them := "them"
+	if re.Count <= 1 {
+		them = "it"
+	}
+	// Err joins one error per failed follower, in BrokerIDs' order.
+	var causes []error
+	if j, ok := re.Err.(interface{ Unwrap() []error }); ok {
+		causes = j.Unwrap()
+	} else if re.Err != nil {
+		causes = []error{re.Err}
+	}
+	if len(causes) != len(re.BrokerIDs) {
+		causes = nil
+	}
+	var b strings.Builder
+	if len(re.BrokerIDs) == 1 {
+		fmt.Fprintf(&b, "%s/%d: broker %d's replica did not take %s", re.Topic, re.Partition, re.BrokerIDs[0], recs)
+		if len(causes) == 1 {
+			if c := causeOf(causes[0]); c != "" {
+				fmt.Fprintf(&b, " (%s)", c)
+			}
+		}
+		fmt.Fprintf(&b, "; not acknowledged: the leader holds %s, broker %d lags until a catch-up", them, re.BrokerIDs[0])
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%s/%d: brokers %s did not take %s", re.Topic, re.Partition, joinIDs(re.BrokerIDs), recs)
+	var why []string
+	for i, c := range causes {
+		if s := causeOf(c); s != "" {
+			why = append(why, fmt.Sprintf("broker %d: %s", re.BrokerIDs[i], s))
+		}
+	}
+	if len(why) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(why, "; "))
+	}
+	fmt.Fprintf(&b, "; not acknowledged: the leader holds %s, the followers lag until a catch-up", them)
+	return b.String()
 }
 
 // tookEffect reports whether err is the error of an operation that took
@@ -168,41 +266,54 @@ func withoutJournalFailure(err error) error {
 }
 
 // opError is the answer for a failed call of the cluster: classify's
-// status and code, the stopped brokers named on a 503, the full error of
-// a 500 in the server log, and no absolute path in the message — paths
-// under the data directory are given relative to it.
+// status, code and message, the stopped brokers named on a 503, and the
+// operation's name on the cause the server logs.
 func (s *Server) opError(op string, err error) *apiError {
 	e := s.withUnavailable(classify(err))
-	if e.status == http.StatusInternalServerError {
-		s.logger.Error(op+" failed", "error", err)
-	}
-	e.body.Message = s.relativePaths(e.body.Message)
+	e.cause = fmt.Errorf("%s: %w", op, err)
 	return e
 }
 
 // relativePaths rewrites the paths under the data directory in msg
-// relative to it, as an operator sees them from there.
+// relative to it, as an operator sees them from there (the journal's
+// entries name quarantine files so).
 func (s *Server) relativePaths(msg string) string {
-	return strings.ReplaceAll(msg, s.cluster.Root()+string(filepath.Separator), "")
+	return rewritePaths(msg, s.cluster.Root(), func(rel string) string {
+		if rel == "" {
+			return "."
+		}
+		return rel
+	})
 }
 
 // classifyBatch answers a produce batch that failed on some partitions with
 // the error of the first failed partition (its status and code), the union
-// of every failed partition's broker ids, and a message naming them all.
-// The per-record outcome is added by the produce handler.
+// of every failed partition's broker ids, and a message naming each failed
+// partition with its own. The per-record outcome is added by the produce
+// handler.
 func classifyBatch(b *topic.BatchError) *apiError {
 	var first *apiError
 	var ids []int
+	var msgs []string
 	for _, p := range slices.Sorted(maps.Keys(b.Partitions)) {
 		e := classify(b.Partitions[p])
 		if first == nil {
 			first = e
 		}
 		ids = append(ids, e.body.BrokerIDs...)
+		msg, where := e.body.Message, fmt.Sprintf("%s/%d", b.Topic, p)
+		if !strings.HasPrefix(msg, where+":") {
+			msg = where + ": " + msg
+		}
+		msgs = append(msgs, msg)
 	}
 	if first == nil {
-		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", b.Error())
+		return newAPIError(http.StatusInternalServerError, CodeInternal, "topic %q: the batch failed; the server log has the cause", b.Topic)
+	}
+	msg := msgs[0]
+	if len(msgs) > 1 {
+		msg = fmt.Sprintf("the write failed on %d partitions of topic %q: %s", len(msgs), b.Topic, strings.Join(msgs, "; "))
 	}
 	slices.Sort(ids)
-	return &apiError{status: first.status, body: ErrorBody{Code: first.body.Code, Message: b.Error(), BrokerIDs: slices.Compact(ids)}}
+	return &apiError{status: first.status, body: ErrorBody{Code: first.body.Code, Message: msg, BrokerIDs: slices.Compact(ids)}}
 }

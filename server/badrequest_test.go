@@ -64,7 +64,9 @@ type badCase struct {
 // docs/phase-6-network-api.md § Requests and errors: at least 100 bad
 // requests, each answered with the right 4xx and the contract's error code,
 // and the data directory byte for byte unchanged afterwards. Bad input never
-// yields 5xx and never changes data.
+// yields 5xx and never changes data. Every answer carries its request id,
+// no path and no library prefix; what the common mistakes are told is
+// pinned word for word.
 func TestBadRequestsChangeNothing(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Defaults()
@@ -120,6 +122,11 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		// than what it says (the first "name" created nothing).
 		with(topicJSON(`{"name":"dup1","partitions":1,"replication_factor":1,"name":"dup2"}`), "duplicate name key"),
 		with(topicJSON(`{"Name":"dup3","partitions":1,"replication_factor":1}`), "key in the wrong case"),
+		// Missing fields are named as missing, not as a zero out of range.
+		with(topicJSON(`{"name":"nopart"}`), "partitions missing"),
+		with(topicJSON(`{"name":"nopart","partitions":null,"replication_factor":1}`), "partitions null"),
+		with(topicJSON(`{"name":"norf","partitions":1}`), "replication factor missing"),
+		with(topicJSON(`{"partitions":1,"replication_factor":1}`), "name missing"),
 		{name: "text/plain", method: "POST", path: "/api/topics", ctype: "text/plain", body: `{}`, status: s415, code: umt},
 		{name: "no content type", method: "POST", path: "/api/topics", body: `{}`, status: s415, code: umt},
 		{name: "latin1 charset", method: "POST", path: "/api/topics", ctype: "application/json; charset=latin1", body: `{}`, status: s415, code: umt},
@@ -131,6 +138,10 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{name: "invalid base64 value", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"!!"}]}`, status: s400, code: bad},
 		{name: "unpadded base64 value", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ"}]}`, status: s400, code: bad},
 		{name: "invalid base64 key", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"key":"%%","value":"YQ=="}]}`, status: s400, code: bad},
+		{name: "invalid base64 in the third value", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ=="},{"value":"Yg=="},{"value":"!!"}]}`, status: s400, code: bad},
+		{name: "invalid base64 in the second key", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ=="},{"key":"YQ","value":"YQ=="}]}`, status: s400, code: bad},
+		{name: "second value a number", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ=="},{"value":7}]}`, status: s400, code: bad},
+		{name: "records null", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":null}`, status: s400, code: bad},
 		{name: "no records", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[]}`, status: s400, code: bad},
 		{name: "records missing", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{}`, status: s400, code: bad},
 		{name: "value missing", method: "POST", path: "/api/topics/orders/records", ctype: J, body: `{"records":[{"value":"YQ=="},{"key":"YQ=="}]}`, status: s400, code: bad},
@@ -238,6 +249,52 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{name: "DELETE metrics", method: "DELETE", path: "/metrics", status: s405, code: mna},
 	}
 	require.GreaterOrEqual(t, len(tests), 100)
+	// What some of them say, exactly: the field at fault by its name and
+	// position, in the API's words (no Go types, no package prefixes).
+	says := map[string]string{
+		"unknown field":                       `invalid JSON body: unknown field "partitons"`,
+		"string for a number":                 "invalid JSON body: partitions: expected an integer, got a string",
+		"fraction":                            "invalid JSON body: partitions: expected an integer, got 1.5",
+		"overflowing partitions":              "invalid JSON body: partitions: 99999999999999999999 is too large",
+		"zero partitions":                     "partitions 0: must be from 1 to 1024",
+		"too many partitions":                 "partitions 1025: must be from 1 to 1024",
+		"replication factor above brokers":    "replication_factor 4: must be from 1 to the number of brokers, 3",
+		"array body":                          "invalid JSON body: the body: expected an object, got an array",
+		"partitions missing":                  "partitions is required (1 to 1024)",
+		"partitions null":                     "partitions is required (1 to 1024)",
+		"replication factor missing":          "replication_factor is required (1 to the number of brokers, 3)",
+		"name missing":                        "name is required (1 to 249 characters of A-Z a-z 0-9 . _ -, not . or ..)",
+		"topic exists with other settings":    `topic "orders" exists with 2 partition(s) and replication factor 2, not the settings requested`,
+		"invalid base64 value":                `invalid JSON body: records[0].value: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"unpadded base64 value":               `invalid JSON body: records[0].value: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"invalid base64 key":                  `invalid JSON body: records[0].key: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"invalid base64 in the third value":   `invalid JSON body: records[2].value: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"invalid base64 in the second key":    `invalid JSON body: records[1].key: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"value of wrong type":                 "invalid JSON body: records[0].value: expected a string of standard base64, got a number",
+		"second value a number":               "invalid JSON body: records[1].value: expected a string of standard base64, got a number",
+		"value missing":                       `records[1].value is required (standard base64 with padding, e.g. "aGVsbG8="); "" is an empty value`,
+		"records missing":                     `records is required: an array of at least one record, {"records":[{"value":"aGVsbG8="}]}`,
+		"records null":                        `records is required: an array of at least one record, {"records":[{"value":"aGVsbG8="}]}`,
+		"no records":                          "records must hold at least one record",
+		"raw with bad key_b64":                `key_b64: not valid base64 (standard base64 with padding, e.g. "aGVsbG8=")`,
+		"unknown topic":                       `topic "nope": unknown topic`,
+		"negative offset commit":              "invalid JSON body: offset: expected an integer from 0, got -1",
+		"overflowing offset commit":           "invalid JSON body: offset: 18446744073709551616 is too large",
+		"offset regression":                   "consumer c1: offset 0 of orders/0 is below the committed offset 1; a commit never moves backwards (a reset does)",
+		"failover with live leader":           "orders/0: leader broker 1 is still available; failover replaces a failed leader (move-leader moves a live one)",
+		"catch-up the leader":                 "catch up orders/0 on broker 1: replica is the partition's leader",
+		"recover unknown broker":              "recover orders/0 on broker 99: unknown broker",
+		"move-leader to an unassigned broker": "move leader of orders/0 to broker 3: broker is not assigned to the partition",
+		"partition out of range":              `topic "orders" has 2 partition(s), no partition 2: partition out of range`,
+	}
+	names := map[string]bool{}
+	for _, tt := range tests {
+		require.False(t, names[tt.name], "two cases named %q", tt.name)
+		names[tt.name] = true
+	}
+	for name := range says {
+		require.True(t, names[name], "no case named %q", name)
+	}
 
 	hc := &http.Client{Transport: apiclient.NewTransport()}
 	defer hc.CloseIdleConnections()
@@ -269,6 +326,14 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 			require.NoError(t, dec.Decode(&e))
 			require.Equal(t, tt.code, e.Error.Code, e.Error.Message)
 			require.NotEmpty(t, e.Error.Message)
+			if want, ok := says[tt.name]; ok {
+				require.Equal(t, want, e.Error.Message)
+			}
+			require.NotContains(t, e.Error.Message, dir)
+			require.NotRegexp(t, packagePrefix, e.Error.Message)
+			id := resp.Header.Get(RequestIDHeader)
+			require.Regexp(t, `^[0-9a-f]{16}$`, id)
+			require.Equal(t, id, e.Error.RequestID, "every error body carries its request's id")
 			if tt.status == s405 {
 				require.NotEmpty(t, resp.Header.Get("Allow"))
 			}

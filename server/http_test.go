@@ -131,20 +131,25 @@ func TestHTTPUncleanPathRefused(t *testing.T) {
 }
 
 // docs/phase-0-foundation.md § Logging: every request is logged with method,
-// path, status and duration.
+// path, status, duration and request id, the id the answer's
+// X-Request-Id header carries.
 func TestHTTPRequestLog(t *testing.T) {
 	s, logs := newTestServer(t, Defaults())
-	do(t, s, http.MethodGet, "/api/health?x=1")
-	do(t, s, http.MethodPost, "/api/health")
-	do(t, s, http.MethodGet, "/missing")
+	var ids []string
+	for _, req := range []struct{ method, target string }{
+		{http.MethodGet, "/api/health?x=1"}, {http.MethodPost, "/api/health"}, {http.MethodGet, "/missing"},
+	} {
+		ids = append(ids, do(t, s, req.method, req.target).Header.Get(RequestIDHeader))
+	}
 
 	type line struct {
-		Level    string
-		Msg      string
-		Method   string
-		Path     string
-		Status   int
-		Duration *int64
+		Level     string
+		Msg       string
+		Method    string
+		Path      string
+		Status    int
+		Duration  *int64
+		RequestID string `json:"request_id"`
 	}
 	var got []line
 	for _, raw := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
@@ -154,7 +159,8 @@ func TestHTTPRequestLog(t *testing.T) {
 		require.Equal(t, "INFO", l.Level)
 		require.NotNil(t, l.Duration, "duration is logged")
 		require.GreaterOrEqual(t, *l.Duration, int64(0))
-		l.Duration = nil
+		require.Equal(t, ids[len(got)], l.RequestID)
+		l.Duration, l.RequestID = nil, ""
 		got = append(got, l)
 	}
 	require.Equal(t, []line{
@@ -169,14 +175,19 @@ func TestHTTPRequestLog(t *testing.T) {
 func TestHTTPPanicRecovered(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	h := observe(logger, newMetrics(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h := observe(logger, newMetrics(), "", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
 	resp := rec.Result()
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
-	require.Equal(t, CodeInternal, decodeError(t, resp).Code)
-	require.Contains(t, logs.String(), `"msg":"handler panicked"`)
-	require.Contains(t, logs.String(), `"status":500`)
+	body := decodeError(t, resp)
+	require.Equal(t, CodeInternal, body.Code)
+	require.Equal(t, "internal server error; the server log has the cause", body.Message)
+	id := resp.Header.Get(RequestIDHeader)
+	require.Equal(t, id, body.RequestID)
+	require.Contains(t, logLine(t, logs.String(), id, "handler panicked")["panic"], "boom")
+	require.Equal(t, float64(500), logLine(t, logs.String(), id, "request")["status"])
+	require.NotContains(t, logs.String(), "request failed", "the panic's line is the error line")
 }
 
 // docs/phase-0-foundation.md § HTTP: GET /openapi.json is an OpenAPI 3.1

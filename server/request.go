@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -110,7 +112,7 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return s.jsonError(err)
+		return s.jsonError(err, data, reflect.TypeOf(v))
 	}
 	// Exactly one value: anything but white space after it is refused.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
@@ -122,12 +124,15 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 	return nil
 }
 
-// jsonError explains why a body could not be decoded.
-func (s *Server) jsonError(err error) *apiError {
+// jsonError explains why a body could not be decoded, naming the value at
+// fault by its position in the body ("records[2].value") when the decoder
+// does not: data is the body, t the type it was decoded into.
+func (s *Server) jsonError(err error, data []byte, t reflect.Type) *apiError {
 	var (
-		tooBig *http.MaxBytesError
-		syn    *json.SyntaxError
-		typ    *json.UnmarshalTypeError
+		tooBig  *http.MaxBytesError
+		syn     *json.SyntaxError
+		typ     *json.UnmarshalTypeError
+		corrupt base64.CorruptInputError
 	)
 	switch {
 	case errors.As(err, &tooBig):
@@ -139,15 +144,235 @@ func (s *Server) jsonError(err error) *apiError {
 	case errors.As(err, &syn):
 		return badRequest("invalid JSON body at byte %d: %v", syn.Offset, err)
 	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "the body"
+		field := "the body"
+		if typ.Field != "" {
+			field = typ.Field
+			// The decoder names a field without the index of the
+			// array element it is in: find the first one at fault.
+			if at, ok := findJSONValue(data, t, func(at string, ft reflect.Type, kind string) bool {
+				return stripIndexes(at) == typ.Field && kind != "null" && kind != jsonKind(ft)
+			}); ok {
+				field = at
+			}
 		}
-		return badRequest("invalid JSON body: %s: a JSON %s is not a valid %s here", field, typ.Value, typ.Type)
+		if n, ok := strings.CutPrefix(typ.Value, "number "); ok && isInteger(n) && !strings.HasPrefix(n, "-") && jsonKind(typ.Type) == "number" {
+			return badRequest("invalid JSON body: %s: %s is too large", field, n)
+		}
+		return badRequest("invalid JSON body: %s: expected %s, got %s", field, jsonExpected(typ.Type), jsonGot(typ.Value))
+	case errors.As(err, &corrupt):
+		// encoding/json reports bad base64 without saying where.
+		field := "a base64 value"
+		if at, ok := findJSONValue(data, t, func(at string, ft reflect.Type, kind string) bool {
+			return false
+		}); ok {
+			field = at
+		}
+		return badRequest("invalid JSON body: %s: not valid base64 %s", field, base64Hint)
 	}
-	// Unknown fields, bad base64 and the like: json reports them as plain
-	// errors; their text names the problem.
-	return badRequest("invalid JSON body: %v", err)
+	// Unknown fields and the like: json reports them as plain errors
+	// whose text names the problem, after its package's prefix.
+	return badRequest("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// base64Hint says what base64 the API reads.
+const base64Hint = `(standard base64 with padding, e.g. "aGVsbG8=")`
+
+// findJSONValue walks the JSON document data alongside the Go type t it
+// decodes into and returns the position ("records[2].value") of the first
+// scalar for which bad is true, or of the first string bound for a []byte
+// field that is not valid standard base64. kind is the scalar's JSON kind
+// ("string", "number", "bool", "null"), ft the type of the field it
+// decodes into (nil when t does not describe it). Keys match fields as
+// encoding/json matches them, ignoring case.
+func findJSONValue(data []byte, t reflect.Type, bad func(at string, ft reflect.Type, kind string) bool) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var at string
+	found := walkJSONValues(dec, t, "", func(pos string, ft reflect.Type, tok json.Token) bool {
+		kind := tokenKind(tok)
+		if bad(pos, ft, kind) || (isBytes(ft) && kind == "string" && !validBase64(tok.(string))) {
+			at = pos
+			return true
+		}
+		return false
+	})
+	return at, found
+}
+
+// walkJSONValues calls visit for every scalar of the next value of dec
+// until it returns true; it reports whether one did. A malformed document
+// ends the walk.
+func walkJSONValues(dec *json.Decoder, t reflect.Type, at string, visit func(at string, ft reflect.Type, tok json.Token) bool) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return false
+	}
+	delim, ok := tok.(json.Delim)
+	if !ok {
+		return visit(at, t, tok)
+	}
+	switch delim {
+	case '[':
+		var elem reflect.Type
+		if t != nil && t.Kind() == reflect.Slice && !isBytes(t) {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if walkJSONValues(dec, elem, fmt.Sprintf("%s[%d]", at, i), visit) {
+				return true
+			}
+		}
+	case '{':
+		var fields map[string]reflect.Type
+		if t != nil && t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return false
+			}
+			key, _ := tok.(string)
+			var ft reflect.Type
+			for name, f := range fields {
+				if strings.EqualFold(name, key) {
+					ft = f
+					if name == key {
+						break
+					}
+				}
+			}
+			where := key
+			if at != "" {
+				where = at + "." + key
+			}
+			if walkJSONValues(dec, ft, where, visit) {
+				return true
+			}
+		}
+	}
+	_, _ = dec.Token() // the closing ']' or '}'
+	return false
+}
+
+func isBytes(t reflect.Type) bool {
+	return t != nil && t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8
+}
+
+func validBase64(s string) bool {
+	_, err := base64.StdEncoding.DecodeString(s)
+	return err == nil
+}
+
+// tokenKind is the JSON kind of a scalar token.
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
+}
+
+// jsonKind is the JSON kind a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "bool"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		if isBytes(t) {
+			return "string"
+		}
+		return "array"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	}
+	return ""
+}
+
+// jsonExpected says in JSON's words what a Go type accepts.
+func jsonExpected(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer from 0"
+	case reflect.Slice:
+		if isBytes(t) {
+			return "a string of standard base64"
+		}
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another type"
+}
+
+// jsonGot says what json.UnmarshalTypeError.Value was: "a string", "1.5".
+func jsonGot(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return n
+	}
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + v
+}
+
+// isInteger reports whether a JSON number is written as an integer.
+func isInteger(n string) bool {
+	n = strings.TrimPrefix(n, "-")
+	for i := 0; i < len(n); i++ {
+		if n[i] < '0' || n[i] > '9' {
+			return false
+		}
+	}
+	return n != ""
+}
+
+// stripIndexes turns "records[2].value" into "records.value", the way
+// json.UnmarshalTypeError names a field.
+func stripIndexes(at string) string {
+	var b strings.Builder
+	depth := 0
+	for _, c := range at {
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
 }
 
 // noBody refuses a request body on an endpoint that takes none.

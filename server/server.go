@@ -107,7 +107,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	for _, r := range s.routes {
 		mux.Handle(r.Method+" "+r.Path, r.Handler)
 	}
-	s.handler = observe(logger, s.metrics, jsonFallbacks(mux))
+	s.handler = observe(logger, s.metrics, s.cluster.Root(), jsonFallbacks(mux))
 	return s, nil
 }
 

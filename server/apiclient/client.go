@@ -335,7 +335,7 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, ct
 // of the body as its message.
 func decodeError(resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &Error{Status: resp.StatusCode}
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(RequestIDHeader)}
 	if err != nil {
 		e.Message = fmt.Sprintf("%s (reading the error body: %v)", http.StatusText(resp.StatusCode), err)
 		return e
@@ -359,6 +359,9 @@ func decodeError(resp *http.Response) error {
 	}
 	b := env.Error
 	e.Code, e.Message = b.Code, b.Message
+	if b.RequestID != "" {
+		e.RequestID = b.RequestID
+	}
 	e.BrokerIDs, e.Committed, e.Requested = b.BrokerIDs, b.Committed, b.Requested
 	e.Records = b.Records
 	if e.Records == nil {

@@ -286,6 +286,29 @@ func TestAPIClientErrorNotEnvelope(t *testing.T) {
 	require.NotErrorIs(t, err, apiclient.ErrInternal)
 }
 
+// Contract: an error carries the request id the server logged it under,
+// from the body's request_id, else from the X-Request-Id header (a proxy's
+// answer, say), and its text quotes it.
+func TestAPIClientErrorRequestID(t *testing.T) {
+	c, _ := fakeServer(t, 503, `{"error":{"code":"unavailable","message":"orders/0: leader broker 1 is unavailable","request_id":"4f1c9a0e2b7d3865"}}`)
+	_, err := c.Health(context.Background())
+	var ae *apiclient.Error
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "4f1c9a0e2b7d3865", ae.RequestID)
+	require.Equal(t, "apiclient: orders/0: leader broker 1 is unavailable (HTTP 503 unavailable, request 4f1c9a0e2b7d3865)", ae.Error())
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(apiclient.RequestIDHeader, "from-header")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "bad gateway")
+	}))
+	t.Cleanup(srv.Close)
+	_, err = apiclient.New(srv.URL).Health(context.Background())
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, "from-header", ae.RequestID)
+	require.Equal(t, "apiclient: HTTP 502, request from-header: bad gateway", ae.Error())
+}
+
 // A 2xx body that is not JSON is reported, not silently zeroed.
 func TestAPIClientUnexpectedBody(t *testing.T) {
 	c, _ := fakeServer(t, 200, `<html>`)

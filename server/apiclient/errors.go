@@ -55,6 +55,10 @@ type Error struct {
 	Code string
 	// Message is the server's explanation, for people.
 	Message string
+	// RequestID is the server's id of the request (the body's request_id,
+	// else the X-Request-Id header): the server log has the full error
+	// under it. Empty when the server sent neither.
+	RequestID string
 	// BrokerIDs names the brokers involved (unavailable, divergence).
 	BrokerIDs []int
 	// Committed and Requested are set on an offset regression (409).
@@ -64,12 +68,17 @@ type Error struct {
 	Records []ProduceResult
 }
 
-// Error implements error with the server's message.
+// Error implements error with the server's message, and the request id
+// when there is one.
 func (e *Error) Error() string {
-	if e.Code == "" {
-		return fmt.Sprintf("apiclient: HTTP %d: %s", e.Status, e.Message)
+	id := ""
+	if e.RequestID != "" {
+		id = ", request " + e.RequestID
 	}
-	return fmt.Sprintf("apiclient: %s (HTTP %d %s)", e.Message, e.Status, e.Code)
+	if e.Code == "" {
+		return fmt.Sprintf("apiclient: HTTP %d%s: %s", e.Status, id, e.Message)
+	}
+	return fmt.Sprintf("apiclient: %s (HTTP %d %s%s)", e.Message, e.Status, e.Code, id)
 }
 
 // Is reports whether target is the sentinel of e's code.

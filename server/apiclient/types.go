@@ -23,6 +23,11 @@ const (
 	CodeInternal             = "internal"
 )
 
+// RequestIDHeader is the header that carries a request's id: the server
+// answers every request with it (honouring a well-formed one the client
+// sent) and puts the same id in every error body (ErrorBody.RequestID).
+const RequestIDHeader = "X-Request-Id"
+
 // Replica roles in ReplicaStatus.Role.
 const (
 	RoleLeader   = "leader"
@@ -31,7 +36,8 @@ const (
 
 // ErrorResponse is the body of every non-2xx answer:
 //
-//	{"error": {"code": "conflict", "message": "...", "committed": 5, "requested": 3}}
+//	{"error": {"code": "conflict", "message": "...", "request_id": "4f1c9a0e2b7d3865",
+//	           "committed": 5, "requested": 3}}
 type ErrorResponse struct {
 	Error ErrorBody `json:"error"`
 }
@@ -41,8 +47,16 @@ type ErrorResponse struct {
 type ErrorBody struct {
 	// Code is a stable, machine-readable code such as CodeNotFound.
 	Code string `json:"code"`
-	// Message explains the error to a person.
+	// Message explains the error to a person, in PyStream's terms (topic,
+	// partition, broker, offset). It never carries a server-side path or
+	// a library's error chain: those are in the server log, under
+	// RequestID.
 	Message string `json:"message"`
+	// RequestID is the id of the request this answers, also sent as the
+	// X-Request-Id header and logged by the server with the full error:
+	// quote it to whoever reads the server log. PyStream's server always
+	// sets it; it is empty only in a body from something else.
+	RequestID string `json:"request_id,omitempty"`
 	// BrokerIDs names the brokers involved in an unavailable or divergence
 	// error (for example the replicas that could not be reached).
 	BrokerIDs []int `json:"broker_ids,omitempty"`
