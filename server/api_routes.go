@@ -170,7 +170,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &operation{
 			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
-			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested.",
+			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested; one past the partition's high watermark with 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The next offset the consumer will read after a restart.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 5}),
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
@@ -178,11 +178,11 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &operation{
 			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
-			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark.",
+			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark: 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The new committed offset.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 0}),
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
-				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 413, 415, 503),
+				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 409, 413, 415, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &operation{
 			OperationID: "failover", Summary: "Replace a failed leader", Tags: []string{"operations"},

@@ -51,6 +51,7 @@ func classify(err error) *apiError {
 	var (
 		ae    *apiError
 		regr  *client.OffsetRegressionError
+		end   *client.OffsetBeyondEndError
 		exist *cluster.TopicExistsError
 		lu    *cluster.LeaderUnavailableError
 		re    *cluster.ReplicationError
@@ -90,6 +91,11 @@ func classify(err error) *apiError {
 		e := newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
 		committed, requested := regr.Committed, regr.Requested
 		e.body.Committed, e.body.Requested = &committed, &requested
+		return e
+	case errors.As(err, &end):
+		e := newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
+		hw, requested := end.End, end.Requested
+		e.body.HighWatermark, e.body.Requested = &hw, &requested
 		return e
 	case errors.As(err, &exist) && !exist.SameSettings,
 		errors.Is(err, cluster.ErrLeaderStillAvailable),

@@ -84,6 +84,16 @@ func TestAPIErrorClassify(t *testing.T) {
 	require.Equal(t, http.StatusConflict, e.status)
 	require.Equal(t, uint64(5), *e.body.Committed)
 	require.Equal(t, uint64(3), *e.body.Requested)
+	require.Nil(t, e.body.HighWatermark)
+
+	// A commit or reset past the high watermark: 409 with the watermark
+	// and the requested offset.
+	e = classify(wrap(&client.OffsetBeyondEndError{Op: "reset", End: 4, Requested: 1000}))
+	require.Equal(t, http.StatusConflict, e.status)
+	require.Equal(t, CodeConflict, e.body.Code)
+	require.Equal(t, uint64(4), *e.body.HighWatermark)
+	require.Equal(t, uint64(1000), *e.body.Requested)
+	require.Nil(t, e.body.Committed)
 }
 
 // errJournalFailed is what an operation returns when it took effect but its

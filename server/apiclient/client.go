@@ -359,7 +359,7 @@ func decodeError(resp *http.Response) error {
 	}
 	b := env.Error
 	e.Code, e.Message = b.Code, b.Message
-	e.BrokerIDs, e.Committed, e.Requested = b.BrokerIDs, b.Committed, b.Requested
+	e.BrokerIDs, e.Committed, e.Requested, e.HighWatermark = b.BrokerIDs, b.Committed, b.Requested, b.HighWatermark
 	e.Records = b.Records
 	if e.Records == nil {
 		e.Records = env.Records

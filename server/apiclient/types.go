@@ -32,6 +32,7 @@ const (
 // ErrorResponse is the body of every non-2xx answer:
 //
 //	{"error": {"code": "conflict", "message": "...", "committed": 5, "requested": 3}}
+//	{"error": {"code": "conflict", "message": "...", "high_watermark": 4, "requested": 1000}}
 type ErrorResponse struct {
 	Error ErrorBody `json:"error"`
 }
@@ -48,8 +49,12 @@ type ErrorBody struct {
 	BrokerIDs []int `json:"broker_ids,omitempty"`
 	// Committed is the consumer's committed offset on an offset regression.
 	Committed *uint64 `json:"committed,omitempty"`
-	// Requested is the offset the consumer asked to commit on a regression.
+	// Requested is the offset the consumer asked to commit on a regression,
+	// or to commit or reset past the high watermark.
 	Requested *uint64 `json:"requested,omitempty"`
+	// HighWatermark is the partition's high watermark when a commit or
+	// reset asked for an offset past it: the largest offset allowed.
+	HighWatermark *uint64 `json:"high_watermark,omitempty"`
 	// Records is set on a failed produce: per input record, in request
 	// order, either its acknowledged placement or its own error, so a client
 	// knows which records were written.
