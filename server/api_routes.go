@@ -92,7 +92,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &operation{
 			OperationID: "getCluster", Summary: "Brokers and topics", Tags: []string{"cluster"},
 			Responses: map[string]response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
-				apiclient.ClusterResponse{Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true}, {ID: 2, Available: true}, {ID: 3, Available: false}},
+				apiclient.ClusterResponse{ConfiguredBrokers: 3, Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true, Configured: true}, {ID: 2, Available: true, Configured: true}, {ID: 3, Available: false, Configured: true}},
 					Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &operation{
@@ -100,14 +100,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
-				apiclient.BrokerStatus{ID: 1, Available: false})}, 400, 404),
+				apiclient.BrokerStatus{ID: 1, Available: false, Configured: true})}, 400, 404),
 		}},
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &operation{
 			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
 			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
-				apiclient.BrokerStatus{ID: 1, Available: true})}, 400, 404),
+				apiclient.BrokerStatus{ID: 1, Available: true, Configured: true})}, 400, 404),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},

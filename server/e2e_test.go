@@ -173,7 +173,8 @@ func TestE2EFailoverStory(t *testing.T) {
 	require.False(t, st.Available)
 	cl, err := c.Cluster(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []apiclient.BrokerStatus{{ID: 1, Available: false}, {ID: 2, Available: true}, {ID: 3, Available: true}}, cl.Brokers)
+	require.Equal(t, []apiclient.BrokerStatus{{ID: 1, Available: false, Configured: true}, {ID: 2, Available: true, Configured: true},
+		{ID: 3, Available: true, Configured: true}}, cl.Brokers)
 
 	_, err = c.Produce(ctx, "payments", []apiclient.ProduceRecord{{Value: []byte("lost")}})
 	e := apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)

@@ -88,6 +88,13 @@ type ReadyResponse struct {
 type BrokerStatus struct {
 	ID        int  `json:"id"`
 	Available bool `json:"available"`
+	// Configured is true when the server starts the broker itself: its id
+	// is at most PYSTREAM_BROKERS. A broker cluster.meta knows but the
+	// configuration leaves out stays unavailable (until POST
+	// /api/brokers/{id}/start), and its replicas count as unavailable ones.
+	Configured bool `json:"configured"`
+	// Reason says, for a broker that is not configured, what that means.
+	Reason string `json:"reason,omitempty"`
 }
 
 // TopicSummary describes a topic without its partitions.
@@ -99,7 +106,11 @@ type TopicSummary struct {
 
 // ClusterResponse answers GET /api/cluster.
 type ClusterResponse struct {
-	Brokers []BrokerStatus `json:"brokers"`
+	// ConfiguredBrokers is PYSTREAM_BROKERS: the server starts brokers
+	// 1..ConfiguredBrokers. Brokers lists every broker cluster.meta knows,
+	// which may be more (see BrokerStatus.Configured).
+	ConfiguredBrokers int            `json:"configured_brokers"`
+	Brokers           []BrokerStatus `json:"brokers"`
 	Topics  []TopicSummary `json:"topics"`
 }
 
