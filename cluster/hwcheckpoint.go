@@ -142,9 +142,9 @@ func hwCheckpointObjectError(where string, err error) error {
 // count; other entries are ignored), and removes the file durably before
 // the cluster is used: a checkpoint speaks for the moment of the Close that
 // wrote it, and a later process that crashes must not find it, since topics
-// may have been deleted and re-created in between (docs/design.md § High
-// watermark). A damaged file is refused and left untouched. Called by Open
-// before the cluster is shared.
+// may have been deleted and re-created in between
+// (docs/design.md § High watermark). A damaged file is refused and left
+// untouched. Called by Open before the cluster is shared.
 func (c *Cluster) takeHWCheckpoint() error {
 	path := c.HWCheckpointPath()
 	if err := durable.RemoveTemp(c.opts.FS, path); err != nil {

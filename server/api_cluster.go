@@ -30,8 +30,8 @@ func (s *Server) brokerStatuses() []apiclient.BrokerStatus {
 // PYSTREAM_BROKERS includes it, with the reason when it does not. A broker
 // left out is not started at start-up; its replicas are unavailable
 // replicas, and each partition keeps serving records below its high
-// watermark (which the last clean shutdown recorded: docs/design.md § High
-// watermark).
+// watermark, which the last clean shutdown recorded
+// (docs/design.md § High watermark).
 func (s *Server) brokerStatus(id int, available bool) apiclient.BrokerStatus {
 	n := int(s.cfg.Brokers)
 	st := apiclient.BrokerStatus{ID: id, Available: available, Configured: id <= n}

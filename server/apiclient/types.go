@@ -111,7 +111,7 @@ type ClusterResponse struct {
 	// which may be more (see BrokerStatus.Configured).
 	ConfiguredBrokers int            `json:"configured_brokers"`
 	Brokers           []BrokerStatus `json:"brokers"`
-	Topics  []TopicSummary `json:"topics"`
+	Topics            []TopicSummary `json:"topics"`
 }
 
 // TopicsResponse answers GET /api/topics.
