@@ -94,7 +94,8 @@ func (c *Consumer) Fetch(maxRecords int) ([]log.Record, error) {
 // nothing. A position past the partition's end (Source.NextOffset: after a
 // Seek past it) returns an *OffsetBeyondEndError and changes nothing: no
 // record there has been read, and a restart from it would skip every record
-// written up to it.
+// written up to it. An error of Source.NextOffset (a closed topic, say) is
+// returned wrapped, and nothing is written either.
 func (c *Consumer) Commit() error {
 	if c.hasCommitted && c.position == c.committed {
 		return nil
