@@ -136,9 +136,9 @@ func (c *Cluster) Metadata() Metadata {
 // Close closes every registered broker; the cluster refuses every operation
 // afterwards. cluster.meta needs no flushing: it was written at every
 // change. Before the brokers close, every partition's high watermark is
-// written to hw.checkpoint, from which the next Open starts (docs/design.md
-// § High watermark); a failure to write it is returned, and the next Open
-// then starts as after a crash. Closing twice is harmless.
+// written to hw.checkpoint, from which the next Open starts
+// (docs/design.md § High watermark); a failure to write it is returned, and
+// the next Open then starts as after a crash. Closing twice is harmless.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	if c.closed {
