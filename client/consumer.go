@@ -91,10 +91,21 @@ func (c *Consumer) Fetch(maxRecords int) ([]log.Record, error) {
 // when the position equals the committed offset. A position below the
 // offset on disk (after a Seek back, or because another consumer with the
 // same id committed further) returns an *OffsetRegressionError and changes
-// nothing.
+// nothing. A position past the partition's end (Source.NextOffset: after a
+// Seek past it) returns an *OffsetBeyondEndError and changes nothing: no
+// record there has been read, and a restart from it would skip every record
+// written up to it. An error of Source.NextOffset (a closed topic, say) is
+// returned wrapped, and nothing is written either.
 func (c *Consumer) Commit() error {
 	if c.hasCommitted && c.position == c.committed {
 		return nil
+	}
+	end, err := c.src.NextOffset(c.partition)
+	if err != nil {
+		return fmt.Errorf("client: consumer %q commit %s/%d: %w", c.id, c.src.Name(), c.partition, err)
+	}
+	if c.position > end {
+		return &OffsetBeyondEndError{Op: "commit", ConsumerID: c.id, Topic: c.src.Name(), Partition: c.partition, Requested: c.position, End: end}
 	}
 	if err := c.offsets.Commit(c.id, c.src.Name(), c.partition, c.position); err != nil {
 		return err
@@ -104,7 +115,9 @@ func (c *Consumer) Commit() error {
 }
 
 // Seek moves the position to offset and nothing else: the committed offset
-// is untouched. Seeking past the end is allowed and yields empty fetches.
+// is untouched. Seeking past the end is allowed and yields empty fetches;
+// committing there is refused (*OffsetBeyondEndError) until the partition
+// has grown that far.
 func (c *Consumer) Seek(offset uint64) { c.position = offset }
 
 // Position is the next offset Fetch will return.

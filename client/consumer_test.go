@@ -100,7 +100,7 @@ func TestConsumerAtLeastOnce(t *testing.T) {
 // docs/phase-3-clients.md § Seek and replay: seek back replays without
 // touching the committed offset; committing below the stored offset is a
 // regression error and leaves the file unchanged; seek past the end yields
-// empty fetches.
+// empty fetches, and committing there is refused.
 func TestConsumerSeekReplayAndRegression(t *testing.T) {
 	f := newFixture(t, 1, 5)
 	c := f.consumer(t, "replayer")
@@ -135,7 +135,10 @@ func TestConsumerSeekReplayAndRegression(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, recs)
 	require.Equal(t, uint64(100), c.Position())
-	require.NoError(t, c.Commit(), "committing past the end is allowed: it is forward progress")
+	require.ErrorIs(t, c.Commit(), ErrOffsetBeyondEnd, "past the end: no record there was read")
+	require.Equal(t, before, readBytes(t, path), "file unchanged")
+	c.Seek(5)
+	require.NoError(t, c.Commit(), "at the end is forward progress")
 }
 
 // Commit is a no-op when the position equals the committed offset: nothing
@@ -190,10 +193,16 @@ func TestConsumerOverCustomSource(t *testing.T) {
 	recs, err := c.Fetch(10)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 1, 2}, offsetsOf(recs))
+	// The end a commit is checked against is the source's, not the
+	// topic's log end: past the watermark is refused.
+	c.Seek(5)
+	require.ErrorIs(t, c.Commit(), ErrOffsetBeyondEnd)
+	c.Seek(3)
 	src.hw = 6
 	recs, err = c.Fetch(10)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{3, 4, 5}, offsetsOf(recs))
+	require.NoError(t, c.Commit())
 }
 
 type watermarked struct {
@@ -210,5 +219,8 @@ func (w *watermarked) Read(p int, start uint64, max int) ([]log.Record, error) {
 	}
 	return w.Topic.Read(p, start, max)
 }
+
+// NextOffset is the watermark, as Read serves it.
+func (w *watermarked) NextOffset(int) (uint64, error) { return w.hw, nil }
 
 var _ Source = (*watermarked)(nil)

@@ -42,7 +42,12 @@
 // without touching durable progress; seeking past the end is allowed and
 // yields empty fetches. Committing a position below the stored offset
 // returns an *OffsetRegressionError and leaves the file as it was, so
-// durable progress is never rewound by accident.
+// durable progress is never rewound by accident. Committing a position past
+// the end of the partition (Source.NextOffset: a topic's log end, a
+// replicated topic's high watermark) returns an *OffsetBeyondEndError and
+// writes nothing: no record there was read, and a consumer restarted from
+// it would skip every record written up to it. OffsetStore.Commit alone
+// knows no partition end; the Consumer checks it.
 //
 // Seek never rewinds durable progress; Reset is the explicit operator action
 // that does. OffsetStore.Reset (what kafka-consumer-groups --reset-offsets

@@ -17,6 +17,8 @@ var (
 	// because after a failed fsync nothing is known about what reached the
 	// disk. Loads keep working.
 	ErrStoreFailed = errors.New("client: offset store failed by an earlier write error; reopen to continue")
+	// ErrOffsetBeyondEnd is matched by *OffsetBeyondEndError.
+	ErrOffsetBeyondEnd = errors.New("client: offset past the end of the partition")
 )
 
 // OffsetRegressionError is returned by Commit for an offset below the one
@@ -37,6 +39,38 @@ func (e *OffsetRegressionError) Error() string {
 	return fmt.Sprintf("client: commit %s/%s/%d: offset %d is below the committed offset %d; durable progress never moves backwards",
 		e.ConsumerID, e.Topic, e.Partition, e.Requested, e.Committed)
 }
+
+// OffsetBeyondEndError is returned by Consumer.Commit, and by the commit and
+// reset of a replicated topic's offsets (cluster.Cluster.CommitOffset and
+// ResetOffset), for an offset past the end of what the partition serves:
+// its log end for a topic, its high watermark for a replicated topic
+// (Source.NextOffset). Such an offset names records nobody can have read: a
+// consumer restarted there would skip every record written up to it. Nothing
+// is written; the stored offset is left as it was.
+//
+// Committing or resetting to exactly the end is allowed: it means "read
+// only what comes next".
+type OffsetBeyondEndError struct {
+	// Op is "commit" or "reset".
+	Op string
+	// ConsumerID, Topic and Partition name the offset.
+	ConsumerID string
+	Topic      string
+	Partition  int
+	// Requested is the offset the caller tried to store.
+	Requested uint64
+	// End is the partition's end when the request was refused: the offset
+	// the next readable record will get.
+	End uint64
+}
+
+func (e *OffsetBeyondEndError) Error() string {
+	return fmt.Sprintf("client: %s %s/%s/%d: offset %d is past the partition's end %d (the next offset a consumer can read); nothing was stored",
+		e.Op, e.ConsumerID, e.Topic, e.Partition, e.Requested, e.End)
+}
+
+// Is makes errors.Is(err, ErrOffsetBeyondEnd) true.
+func (e *OffsetBeyondEndError) Is(target error) bool { return target == ErrOffsetBeyondEnd }
 
 // OffsetCorruptionError reports an offset file that is not the document
 // PyStream writes: bad JSON, a missing, duplicated, unknown or wrongly typed

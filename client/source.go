@@ -16,6 +16,12 @@ type Source interface {
 	// Read returns up to maxRecords records of one partition starting at
 	// the partition-local offset start.
 	Read(partition int, start uint64, maxRecords int) ([]log.Record, error)
+	// NextOffset is the end of what Read serves in one partition: the
+	// offset the next readable record will get — the log end of a topic
+	// partition, the high watermark of a replicated one. Consumer.Commit
+	// refuses a position past it (*OffsetBeyondEndError). It may grow
+	// between calls, never shrink while the Source is open.
+	NextOffset(partition int) (uint64, error)
 }
 
 // Sink is what a Producer needs of a partitioned log. A *topic.Topic is a

@@ -322,6 +322,56 @@ func TestSpecConsumerSeekPastEndYieldsEmptyFetches(t *testing.T) {
 	}
 }
 
+// Spec: a commit past the end of the partition (after a Seek past it) is
+// refused with an OffsetBeyondEndError carrying the requested offset and the
+// end, and nothing is written — neither a first commit nor over an existing
+// one; a commit at exactly the end is allowed, and the refused offset is
+// accepted once the partition has grown that far.
+func TestSpecConsumerCommitPastEndRefused(t *testing.T) {
+	dir := t.TempDir()
+	tp := specTopic(t, filepath.Join(dir, "data"), 1)
+	specFill(t, tp, 4)
+	offsets := filepath.Join(dir, "offsets")
+	s := specStore(t, offsets)
+	c := specConsumer(t, tp, s, "w")
+
+	refusedErr := func(at uint64) {
+		t.Helper()
+		c.Seek(at)
+		err := c.Commit()
+		require.ErrorIs(t, err, client.ErrOffsetBeyondEnd)
+		var be *client.OffsetBeyondEndError
+		require.ErrorAs(t, err, &be)
+		require.Equal(t, client.OffsetBeyondEndError{Op: "commit", ConsumerID: "w", Topic: "orders", Partition: 0, Requested: at, End: 4}, *be)
+	}
+	refused := func(at uint64) {
+		t.Helper()
+		before := specSnapshot(t, offsets)
+		refusedErr(at)
+		require.Equal(t, before, specSnapshot(t, offsets), "nothing written")
+	}
+	refusedErr(1000) // the commit of 1000 on a 4-record partition
+	refusedErr(5)
+	require.NoDirExists(t, offsets, "a refused first commit creates nothing")
+	_, ok := c.Committed()
+	require.False(t, ok, "never committed")
+
+	c.Seek(4)
+	require.NoError(t, c.Commit(), "at the end: only what comes next")
+	refused(5)
+	off, ok, err := s.Load("w", "orders", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(4), off)
+
+	specFill(t, tp, 1)
+	c.Seek(5)
+	require.NoError(t, c.Commit(), "the partition reached 5")
+	off, _, err = s.Load("w", "orders", 0)
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), off)
+}
+
 // Spec: committing from a position below what is stored raises
 // OffsetRegressionError (carrying both offsets) and durable progress is not
 // rewound: the file's bytes stay as they were.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -106,6 +107,9 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	for name, t := range c.meta.Topics {
 		c.topics[name] = newTopicState(name, t)
 	}
+	if err := c.takeHWCheckpoint(); err != nil {
+		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), c.journal.close())
+	}
 	if err := c.reconcileJournal(); err != nil {
 		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), c.journal.close())
 	}
@@ -131,7 +135,10 @@ func (c *Cluster) Metadata() Metadata {
 
 // Close closes every registered broker; the cluster refuses every operation
 // afterwards. cluster.meta needs no flushing: it was written at every
-// change. Closing twice is harmless.
+// change. Before the brokers close, every partition's high watermark is
+// written to hw.checkpoint, from which the next Open starts
+// (docs/design.md § High watermark); a failure to write it is returned, and
+// the next Open then starts as after a crash. Closing twice is harmless.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -140,8 +147,9 @@ func (c *Cluster) Close() error {
 	}
 	c.closed = true
 	brokers := c.brokers
+	topics := maps.Clone(c.topics)
 	c.mu.Unlock()
-	var errs []error
+	errs := []error{c.writeHWCheckpoint(topics)}
 	for _, id := range sortedKeys(brokers) {
 		errs = append(errs, brokers[id].Close())
 	}

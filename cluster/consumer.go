@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/topic"
 )
 
 // TopicSource is a client.Source: the phase-3 consumer reads a replicated
@@ -44,4 +45,49 @@ func (c *Cluster) NewConsumer(consumerID, topicName string, partition int) (*cli
 		return nil, err
 	}
 	return client.NewConsumer(client.ConsumerConfig{ID: consumerID, Topic: src, Partition: partition, Offsets: store})
+}
+
+// CommitOffset is the phase-3 commit of a consumer's offset on a replicated
+// partition, for callers that hold no Consumer (the HTTP API): durable,
+// never backwards (*client.OffsetRegressionError), and never past the
+// partition's high watermark: a larger offset is a
+// *client.OffsetBeyondEndError and nothing is written. The topic and
+// partition must exist.
+func (c *Cluster) CommitOffset(consumerID, topicName string, partition int, offset uint64) error {
+	store, err := c.offsetWithinHW("commit", consumerID, topicName, partition, offset)
+	if err != nil {
+		return err
+	}
+	return store.Commit(consumerID, topicName, partition, offset)
+}
+
+// ResetOffset is the operator's explicit reset of a consumer's offset on a
+// replicated partition (client.OffsetStore.Reset: it may move backwards),
+// refused like CommitOffset past the partition's high watermark with a
+// *client.OffsetBeyondEndError, nothing written.
+func (c *Cluster) ResetOffset(consumerID, topicName string, partition int, offset uint64) error {
+	store, err := c.offsetWithinHW("reset", consumerID, topicName, partition, offset)
+	if err != nil {
+		return err
+	}
+	return store.Reset(consumerID, topicName, partition, offset)
+}
+
+// offsetWithinHW validates an offset write (op "commit" or "reset") — the
+// consumer id, then the topic and partition — and checks offset against the
+// partition's high watermark, returning the offset store to write to. The
+// watermark never moves back while the cluster is open, so an offset below
+// it when checked is still below it when written.
+func (c *Cluster) offsetWithinHW(op, consumerID, topicName string, partition int, offset uint64) (*client.OffsetStore, error) {
+	if err := topic.ValidateName(consumerID); err != nil {
+		return nil, fmt.Errorf("cluster: %s offset: consumer id: %w", op, err)
+	}
+	hw, err := c.HighWatermark(topicName, partition)
+	if err != nil {
+		return nil, err
+	}
+	if offset > hw {
+		return nil, &client.OffsetBeyondEndError{Op: op, ConsumerID: consumerID, Topic: topicName, Partition: partition, Requested: offset, End: hw}
+	}
+	return c.OffsetStore()
 }

@@ -11,6 +11,7 @@
 //
 //	<root>/
 //	├── cluster.meta
+//	├── hw.checkpoint                    high watermarks at the last clean Close
 //	├── journal/log.bin                  what happened and why (JSON entries)
 //	├── offsets/                         consumer offsets (phase 3 format)
 //	├── broker-000001/topics/orders/partition-000000/log.bin
@@ -81,10 +82,16 @@
 // Acknowledged batches advance it; readers refresh it from the active
 // replicas' log ends. When an active replica is unavailable its log end is
 // unknown, so the watermark stays where it was rather than trust the
-// others. It never moves backwards while the process lives, and after a
-// restart it starts at 0 until every active replica can be read.
-// ReadCommitted, TopicSource and NewConsumer serve records only below it,
-// so a consumer never sees a record a failover could discard.
+// others: that replica may come back and be the only failover candidate.
+// It never moves backwards while the process lives. Close records every
+// watermark in hw.checkpoint (EncodeHWCheckpoint; a damaged file is an
+// *HWCheckpointError) and the next Open starts from it and removes it, so a
+// cluster reopened without one of its brokers serves what was below the
+// watermark at shutdown; after a crash it starts at 0 until every active
+// replica can be read. ReadCommitted, TopicSource and NewConsumer serve
+// records only below it, so a consumer never sees a record a failover could
+// discard, and CommitOffset, ResetOffset and the consumer's Commit refuse
+// an offset past it (*client.OffsetBeyondEndError).
 //
 // # Catch-up, failover, recovery
 //

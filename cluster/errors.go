@@ -249,3 +249,33 @@ func joinIDs(ids []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// HWCheckpointError reports an hw.checkpoint that cannot be trusted:
+// unreadable, not JSON, or JSON that breaks a rule of the format. Open
+// refuses it and leaves the file as it is. The file only seeds high
+// watermarks after a clean shutdown, so an operator who removes it loses
+// no record: the watermarks then wait for every active replica, as after a
+// crash (docs/design.md § High watermark).
+type HWCheckpointError struct {
+	// Path is the checkpoint file ("" when parsing bytes that came from
+	// nowhere in particular).
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *HWCheckpointError) Error() string {
+	s := "cluster: malformed high-watermark checkpoint"
+	if e.Path != "" {
+		s += " " + e.Path
+	}
+	s += ": " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *HWCheckpointError) Unwrap() error { return e.Err }

@@ -55,7 +55,8 @@ type partition struct {
 	replicas []int
 	active   []int
 	// hw is the high watermark: every active replica holds all records
-	// below it. It only moves forward while the process lives.
+	// below it. It only moves forward while the process lives; Open seeds
+	// it from hw.checkpoint, which the last clean Close wrote.
 	hw uint64
 	// queue holds sends waiting for the next batch.
 	queue []*sendRequest
@@ -150,10 +151,15 @@ func (c *Cluster) leaderLogLocked(p *partition) (*log.Log, error) {
 
 // refreshHWLocked advances the high watermark to the smallest log end among
 // the active replicas. If any active replica cannot be read (its broker is
-// unavailable or its log unreadable), its log end is unknown and the high
-// watermark stays where it was: moving it on the other replicas alone could
-// expose a record that replica lacks, which a later failover to it would
-// discard. p.mu must be held.
+// unavailable — stopped, or not started by this process — or its log
+// unreadable), its log end is unknown and the high watermark stays where it
+// was: moving it on the other replicas alone could expose a record that
+// replica lacks, which a later failover to it would discard (once it is
+// back, it is an active candidate, and the only one if the others are down
+// by then). Where it was is never less than what the last clean Close
+// recorded in hw.checkpoint, so a restart without a broker still serves
+// every record that was below the watermark at shutdown
+// (docs/design.md § High watermark). p.mu must be held.
 func (c *Cluster) refreshHWLocked(p *partition) uint64 {
 	var low uint64
 	for i, id := range p.active {

@@ -72,6 +72,12 @@ func (s *TopicSource) Name() string { return s.name }
 // PartitionCount is the topic's partition count.
 func (s *TopicSource) PartitionCount() int { return s.partitions }
 
+// NextOffset is the partition's high watermark: the end of what Read
+// serves, and the largest offset a consumer may commit.
+func (s *TopicSource) NextOffset(partition int) (uint64, error) {
+	return s.c.HighWatermark(s.name, partition)
+}
+
 // Read is Cluster.ReadCommitted on this topic.
 func (s *TopicSource) Read(partition int, start uint64, maxRecords int) ([]log.Record, error) {
 	return s.c.ReadCommitted(s.name, partition, start, maxRecords)

@@ -2,25 +2,48 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// handleCluster answers GET /api/cluster: every broker with its
-// availability, and every topic.
+// handleCluster answers GET /api/cluster: the configured broker count,
+// every broker cluster.meta knows with its availability and whether the
+// configuration starts it, and every topic.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, apiclient.ClusterResponse{Brokers: s.brokerStatuses(), Topics: s.topicSummaries()})
+	writeJSON(w, http.StatusOK, apiclient.ClusterResponse{ConfiguredBrokers: int(s.cfg.Brokers),
+		Brokers: s.brokerStatuses(), Topics: s.topicSummaries()})
 }
 
 func (s *Server) brokerStatuses() []apiclient.BrokerStatus {
 	infos := s.cluster.Brokers()
 	out := make([]apiclient.BrokerStatus, len(infos))
 	for i, b := range infos {
-		out[i] = apiclient.BrokerStatus{ID: b.ID, Available: b.Available}
+		out[i] = s.brokerStatus(b.ID, b.Available)
 	}
 	return out
+}
+
+// brokerStatus describes broker id: available or not, and whether
+// PYSTREAM_BROKERS includes it, with the reason when it does not. A broker
+// left out is not started at start-up; its replicas are unavailable
+// replicas, and each partition keeps serving records below its high
+// watermark, which the last clean shutdown recorded
+// (docs/design.md § High watermark).
+func (s *Server) brokerStatus(id int, available bool) apiclient.BrokerStatus {
+	n := int(s.cfg.Brokers)
+	st := apiclient.BrokerStatus{ID: id, Available: available, Configured: id <= n}
+	switch {
+	case st.Configured:
+	case available:
+		st.Reason = fmt.Sprintf("started through the API; PYSTREAM_BROKERS=%d leaves it out, so a restart will not start it", n)
+	default:
+		st.Reason = fmt.Sprintf("not started: PYSTREAM_BROKERS=%d leaves it out; its replicas are unavailable, "+
+			"and partitions serve records up to their high watermark without it", n)
+	}
+	return st
 }
 
 // knownBroker looks id up among the brokers cluster.meta lists.
@@ -48,7 +71,7 @@ func (s *Server) handleStopBroker(w http.ResponseWriter, r *http.Request) {
 	}
 	s.controller.Wake()
 	s.logger.Info("broker stopped", "broker", id)
-	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: false})
+	writeJSON(w, http.StatusOK, s.brokerStatus(id, false))
 }
 
 // handleStartBroker answers POST /api/brokers/{id}/start: a new instance of
@@ -68,7 +91,7 @@ func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 	}
 	s.controller.Wake()
 	s.logger.Info("broker started", "broker", id)
-	writeJSON(w, http.StatusOK, apiclient.BrokerStatus{ID: id, Available: true})
+	writeJSON(w, http.StatusOK, s.brokerStatus(id, true))
 }
 
 // brokerRequest validates the {id} of a broker operation: no body, a

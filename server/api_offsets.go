@@ -94,14 +94,16 @@ func (s *Server) handleConsumerOffset(w http.ResponseWriter, r *http.Request) {
 
 // handleCommitOffset answers PUT /api/consumers/{id}/offsets/{topic}/{p}
 // with {"offset": N}: the phase-3 commit, durable and never backwards (a
-// lower offset is a 409 carrying the committed and requested offsets).
+// lower offset is a 409 carrying the committed and requested offsets), and
+// never past the partition's high watermark (a 409 carrying the high
+// watermark and the requested offset).
 func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
-	if err := t.store.Commit(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+	if err := s.cluster.CommitOffset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
@@ -111,23 +113,16 @@ func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 // handleResetOffset answers POST
 // /api/consumers/{id}/offsets/{topic}/{p}/reset with {"offset": N}: the
 // operator's explicit reset, the one way to move a committed offset
-// backwards. N may not be past the partition's high watermark.
+// backwards. N may not be past the partition's high watermark: that is a
+// 409 carrying the high watermark and the requested offset, as for a
+// commit.
 func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
-	hw, err := s.cluster.HighWatermark(t.topic, t.partition)
-	if err != nil {
-		writeAPIError(w, classify(err))
-		return
-	}
-	if req.Offset > hw {
-		writeAPIError(w, badRequest("offset %d is past the high watermark %d of %s/%d", req.Offset, hw, t.topic, t.partition))
-		return
-	}
-	if err := t.store.Reset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+	if err := s.cluster.ResetOffset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}

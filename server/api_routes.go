@@ -103,7 +103,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &operation{
 			OperationID: "getCluster", Summary: "Brokers and topics", Tags: []string{"cluster"},
 			Responses: map[string]response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
-				apiclient.ClusterResponse{Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true}, {ID: 2, Available: true}, {ID: 3, Available: false}},
+				apiclient.ClusterResponse{ConfiguredBrokers: 3, Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true, Configured: true}, {ID: 2, Available: true, Configured: true}, {ID: 3, Available: false, Configured: true}},
 					Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &operation{
@@ -111,14 +111,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
-				apiclient.BrokerStatus{ID: 1, Available: false})}, 400, 404),
+				apiclient.BrokerStatus{ID: 1, Available: false, Configured: true})}, 400, 404),
 		}},
 		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &operation{
 			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
 			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
-				apiclient.BrokerStatus{ID: 1, Available: true})}, 400, 404),
+				apiclient.BrokerStatus{ID: 1, Available: true, Configured: true})}, 400, 404),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},
@@ -183,7 +183,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &operation{
 			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
-			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested.",
+			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested; one past the partition's high watermark with 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The next offset the consumer will read after a restart.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 5}),
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
@@ -191,11 +191,11 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &operation{
 			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
-			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark.",
+			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark: 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The new committed offset.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 0}),
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
-				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 413, 415, 503),
+				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 409, 413, 415, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &operation{
 			OperationID: "failoverPartition", Summary: "Replace a failed leader", Tags: []string{"operations"},

@@ -64,6 +64,7 @@ func classify(err error) *apiError {
 func classifyCause(err error) *apiError {
 	var (
 		regr     *client.OffsetRegressionError
+		end      *client.OffsetBeyondEndError
 		offCorr  *client.OffsetCorruptionError
 		exist    *cluster.TopicExistsError
 		still    *cluster.LeaderStillAvailableError
@@ -114,6 +115,13 @@ func classifyCause(err error) *apiError {
 			regr.ConsumerID, regr.Requested, regr.Topic, regr.Partition, regr.Committed)
 		committed, requested := regr.Committed, regr.Requested
 		e.body.Committed, e.body.Requested = &committed, &requested
+		return e
+	case errors.As(err, &end):
+		e := newAPIError(http.StatusConflict, CodeConflict,
+			"consumer %s: offset %d of %s/%d is past the high watermark %d; a committed offset can be at most the high watermark",
+			end.ConsumerID, end.Requested, end.Topic, end.Partition, end.End)
+		hw, requested := end.End, end.Requested
+		e.body.HighWatermark, e.body.Requested = &hw, &requested
 		return e
 	case errors.As(err, &still):
 		return newAPIError(http.StatusConflict, CodeConflict,

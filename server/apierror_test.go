@@ -175,6 +175,15 @@ func TestAPIErrorClassify(t *testing.T) {
 	require.Equal(t, uint64(5), *e.body.Committed)
 	require.Equal(t, uint64(3), *e.body.Requested)
 	require.Equal(t, "consumer billing: offset 3 of orders/0 is below the committed offset 5; a commit never moves backwards (a reset does)", e.body.Message)
+
+	// A commit or reset past the high watermark: 409 with the watermark
+	// and the requested offset.
+	e = classify(wrap(&client.OffsetBeyondEndError{Op: "reset", End: 4, Requested: 1000}))
+	require.Equal(t, http.StatusConflict, e.status)
+	require.Equal(t, CodeConflict, e.body.Code)
+	require.Equal(t, uint64(4), *e.body.HighWatermark)
+	require.Equal(t, uint64(1000), *e.body.Requested)
+	require.Nil(t, e.body.Committed)
 }
 
 // errJournalFailed is what an operation returns when it took effect but its

@@ -204,7 +204,9 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		{name: "offset partition out of range", method: "PUT", path: "/api/consumers/c1/offsets/orders/7", ctype: J, body: `{"offset":1}`, status: s404, code: nf},
 		{name: "offset partition negative", method: "GET", path: "/api/consumers/c1/offsets/orders/-1", status: s400, code: bad},
 		{name: "offset commit text/plain", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: "text/plain", body: `{"offset":1}`, status: s415, code: umt},
-		{name: "reset past high watermark", method: "POST", path: "/api/consumers/c1/offsets/orders/0/reset", ctype: J, body: `{"offset":99}`, status: s400, code: bad},
+		{name: "commit past high watermark", method: "PUT", path: "/api/consumers/c1/offsets/orders/0", ctype: J, body: `{"offset":1000}`, status: s409, code: conf},
+		{name: "first commit past high watermark", method: "PUT", path: "/api/consumers/c2/offsets/orders/0", ctype: J, body: `{"offset":1000}`, status: s409, code: conf},
+		{name: "reset past high watermark", method: "POST", path: "/api/consumers/c1/offsets/orders/0/reset", ctype: J, body: `{"offset":99}`, status: s409, code: conf},
 		{name: "list offsets consumer %2e%2e", method: "GET", path: "/api/consumers/%2e%2e/offsets", status: s404, code: nf},
 		{name: "list offsets consumer a%2fb", method: "GET", path: "/api/consumers/a%2fb/offsets", status: s400, code: bad},
 

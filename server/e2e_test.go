@@ -97,8 +97,26 @@ func TestE2ETourAndRestart(t *testing.T) {
 	off, err = c.ResetOffset(ctx, "billing", "orders", want, 1)
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), *off.Offset)
+	// Past the high watermark 5, commit and reset alike are 409 carrying
+	// the watermark and the offset asked for, and change nothing.
 	_, err = c.ResetOffset(ctx, "billing", "orders", want, 6)
-	apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument) // past the high watermark 5
+	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	require.Equal(t, uint64(5), *e.HighWatermark)
+	require.Equal(t, uint64(6), *e.Requested)
+	require.Nil(t, e.Committed)
+	_, err = c.CommitOffset(ctx, "billing", "orders", want, 1000)
+	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	require.Equal(t, uint64(5), *e.HighWatermark)
+	require.Equal(t, uint64(1000), *e.Requested)
+	off, err = c.ConsumerOffset(ctx, "billing", "orders", want)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), *off.Offset, "neither moved it")
+	off, err = c.CommitOffset(ctx, "billing", "orders", want, 5)
+	require.NoError(t, err, "at the high watermark")
+	require.Equal(t, uint64(5), *off.Offset)
+	off, err = c.ResetOffset(ctx, "billing", "orders", want, 1)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), *off.Offset)
 	_, err = c.CommitOffset(ctx, "billing", "orders", 0, 0)
 	require.NoError(t, err)
 	_, err = c.ConsumerOffset(ctx, "billing", "nope", 0)
@@ -155,7 +173,8 @@ func TestE2EFailoverStory(t *testing.T) {
 	require.False(t, st.Available)
 	cl, err := c.Cluster(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []apiclient.BrokerStatus{{ID: 1, Available: false}, {ID: 2, Available: true}, {ID: 3, Available: true}}, cl.Brokers)
+	require.Equal(t, []apiclient.BrokerStatus{{ID: 1, Available: false, Configured: true}, {ID: 2, Available: true, Configured: true},
+		{ID: 3, Available: true, Configured: true}}, cl.Brokers)
 
 	_, err = c.Produce(ctx, "payments", []apiclient.ProduceRecord{{Value: []byte("lost")}})
 	e := apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)

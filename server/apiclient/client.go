@@ -362,7 +362,7 @@ func decodeError(resp *http.Response) error {
 	if b.RequestID != "" {
 		e.RequestID = b.RequestID
 	}
-	e.BrokerIDs, e.Committed, e.Requested = b.BrokerIDs, b.Committed, b.Requested
+	e.BrokerIDs, e.Committed, e.Requested, e.HighWatermark = b.BrokerIDs, b.Committed, b.Requested, b.HighWatermark
 	e.Records = b.Records
 	if e.Records == nil {
 		e.Records = env.Records

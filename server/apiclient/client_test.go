@@ -240,7 +240,7 @@ func TestAPIClientErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.code, func(t *testing.T) {
-			c, _ := fakeServer(t, tc.status, `{"error":{"code":"`+tc.code+`","message":"it went wrong","broker_ids":[1,3],"committed":5,"requested":3}}`)
+			c, _ := fakeServer(t, tc.status, `{"error":{"code":"`+tc.code+`","message":"it went wrong","broker_ids":[1,3],"committed":5,"requested":3,"high_watermark":4}}`)
 			_, err := c.Health(context.Background())
 			require.ErrorIs(t, err, tc.sentinel)
 			var ae *apiclient.Error
@@ -251,6 +251,7 @@ func TestAPIClientErrors(t *testing.T) {
 			require.Equal(t, []int{1, 3}, ae.BrokerIDs)
 			require.Equal(t, u64(5), ae.Committed)
 			require.Equal(t, u64(3), ae.Requested)
+			require.Equal(t, u64(4), ae.HighWatermark)
 			for _, other := range tests {
 				if other.code != tc.code {
 					require.NotErrorIs(t, err, other.sentinel)

@@ -14,7 +14,8 @@
 // Every non-2xx answer is an envelope {"error": {"code", "message", ...}}.
 // The client turns it into an *Error carrying the status, the code, the
 // message and the extras (BrokerIDs, Committed/Requested on an offset
-// regression, per-record Records on a failed produce). An *Error matches the
+// regression, HighWatermark/Requested on an offset past the high watermark,
+// per-record Records on a failed produce). An *Error matches the
 // sentinel of its code with errors.Is, so callers branch with
 //
 //	if errors.Is(err, apiclient.ErrNotFound) { ... }

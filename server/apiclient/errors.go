@@ -16,7 +16,8 @@ var (
 	ErrNotFound = errors.New("apiclient: not found")
 	// ErrMethodNotAllowed: the path exists but not for this method (405).
 	ErrMethodNotAllowed = errors.New("apiclient: method not allowed")
-	// ErrConflict: offset regression, topic exists with other settings,
+	// ErrConflict: offset regression, an offset committed or reset past
+	// the high watermark, topic exists with other settings,
 	// failover while the leader is alive, replica already active,
 	// divergence (409).
 	ErrConflict = errors.New("apiclient: conflict")
@@ -63,6 +64,9 @@ type Error struct {
 	BrokerIDs []int
 	// Committed and Requested are set on an offset regression (409).
 	Committed, Requested *uint64
+	// HighWatermark (with Requested) is set on a commit or reset past the
+	// partition's high watermark (409).
+	HighWatermark *uint64
 	// Records is set on a failed produce: per input record, its placement
 	// or its own error.
 	Records []ProduceResult

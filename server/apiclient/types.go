@@ -38,6 +38,8 @@ const (
 //
 //	{"error": {"code": "conflict", "message": "...", "request_id": "4f1c9a0e2b7d3865",
 //	           "committed": 5, "requested": 3}}
+//	{"error": {"code": "conflict", "message": "...", "request_id": "4f1c9a0e2b7d3865",
+//	           "high_watermark": 4, "requested": 1000}}
 type ErrorResponse struct {
 	Error ErrorBody `json:"error"`
 }
@@ -62,8 +64,12 @@ type ErrorBody struct {
 	BrokerIDs []int `json:"broker_ids,omitempty"`
 	// Committed is the consumer's committed offset on an offset regression.
 	Committed *uint64 `json:"committed,omitempty"`
-	// Requested is the offset the consumer asked to commit on a regression.
+	// Requested is the offset the consumer asked to commit on a regression,
+	// or to commit or reset past the high watermark.
 	Requested *uint64 `json:"requested,omitempty"`
+	// HighWatermark is the partition's high watermark when a commit or
+	// reset asked for an offset past it: the largest offset allowed.
+	HighWatermark *uint64 `json:"high_watermark,omitempty"`
 	// Records is set on a failed produce: per input record, in request
 	// order, either its acknowledged placement or its own error, so a client
 	// knows which records were written.
@@ -97,6 +103,13 @@ type ReadyResponse struct {
 type BrokerStatus struct {
 	ID        int  `json:"id"`
 	Available bool `json:"available"`
+	// Configured is true when the server starts the broker itself: its id
+	// is at most PYSTREAM_BROKERS. A broker cluster.meta knows but the
+	// configuration leaves out stays unavailable (until POST
+	// /api/brokers/{id}/start), and its replicas count as unavailable ones.
+	Configured bool `json:"configured"`
+	// Reason says, for a broker that is not configured, what that means.
+	Reason string `json:"reason,omitempty"`
 }
 
 // TopicSummary describes a topic without its partitions.
@@ -108,8 +121,12 @@ type TopicSummary struct {
 
 // ClusterResponse answers GET /api/cluster.
 type ClusterResponse struct {
-	Brokers []BrokerStatus `json:"brokers"`
-	Topics  []TopicSummary `json:"topics"`
+	// ConfiguredBrokers is PYSTREAM_BROKERS: the server starts brokers
+	// 1..ConfiguredBrokers. Brokers lists every broker cluster.meta knows,
+	// which may be more (see BrokerStatus.Configured).
+	ConfiguredBrokers int            `json:"configured_brokers"`
+	Brokers           []BrokerStatus `json:"brokers"`
+	Topics            []TopicSummary `json:"topics"`
 }
 
 // TopicsResponse answers GET /api/topics.
