@@ -17,8 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCLITopicDelete (docs/cli.md § topic delete): without a terminal
-// and without --yes the command refuses (usage error, nothing deleted);
+// TestCLITopicDelete pins docs/cli.md § `pystream topic delete NAME [--yes]`:
+// without a terminal and without --yes the command refuses (usage error,
+// nothing deleted);
 // with --yes it deletes the topic, its records and its consumer offsets;
 // an unknown topic is the server's 404, exit 1.
 func TestCLITopicDelete(t *testing.T) {
@@ -90,9 +91,10 @@ func TestCLITopicDeleteAsks(t *testing.T) {
 	require.NotContains(t, stderr, "[y/N]")
 }
 
-// TestCLIBenchProduceDeletesItsTopic (docs/cli.md § bench): bench produce
-// without --topic deletes the topic it made once it is done, unless
-// --keep; a topic named with --topic is never deleted.
+// TestCLIBenchProduceDeletesItsTopic: bench produce without --topic
+// deletes the topic it made once it is done, unless --keep; a topic named
+// with --topic is never deleted. Reference:
+// docs/cli.md § `pystream bench produce` and `pystream bench consume`.
 func TestCLIBenchProduceDeletesItsTopic(t *testing.T) {
 	url := startServer(t, 1)
 	benchTopics := func() []string {
