@@ -26,12 +26,13 @@ import (
 // partition wait for its writes in flight and exclude new ones while they
 // run.
 //
-// Lock order: partition.mu, then Cluster.mu, then Cluster.metaMu.
+// Lock order: partition.mu, then deletion.mu, then Cluster.mu, then
+// Cluster.metaMu.
 type Cluster struct {
 	root string
 	opts Options
 
-	// mu guards brokers, topics, closed and offsets.
+	// mu guards brokers, topics, closed, offsets and deleting.
 	mu sync.RWMutex
 	// brokers are the registered broker instances by id (open or closed).
 	brokers map[int]*Broker
@@ -41,6 +42,9 @@ type Cluster struct {
 	closed bool
 	// offsets is the consumer offset store, opened on first use.
 	offsets *client.OffsetStore
+	// deleting holds, by name, the topic deletions that are committed but
+	// not finished (delete.go); such a name cannot be created again yet.
+	deleting map[string]*deletion
 
 	// metaMu guards meta and metaFailed and serialises writes of
 	// cluster.meta.
@@ -75,7 +79,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	if _, err := durable.MkdirAll(opts.FS, abs); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
 	}
-	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{},
+	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}, deleting: map[string]*deletion{},
 		journal: &journal{root: abs, opts: log.Options{FS: opts.FS, Now: opts.Broker.Now}}}
 	path := c.MetaPath()
 	m, version, found, err := readClusterMeta(opts.FS, path)
@@ -407,6 +411,13 @@ func (c *Cluster) partition(topicName string, p int) (*partition, error) {
 //
 // If writing cluster.meta fails, the topic does not exist; the empty replica
 // logs already created stay and are reused by a later CreateTopic.
+//
+// A new topic starts with nothing of an earlier topic of the same name: a
+// deletion of that name still removing its files is waited for (and one
+// that failed to is finished first, else CreateTopic fails with
+// ErrDeleteUnfinished), and any committed consumer offset left under the
+// name (a consumer of the deleted topic committing after the deletion) is
+// removed before cluster.meta is written.
 func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) error {
 	if err := topic.ValidateName(name); err != nil {
 		return fmt.Errorf("cluster: create topic: %w", err)
@@ -414,7 +425,16 @@ func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) er
 	if partitions < 1 || partitions > topic.MaxPartitionCount {
 		return fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
 	}
-	c.mu.Lock()
+	for {
+		if err := c.awaitDeletion(name); err != nil {
+			return fmt.Errorf("cluster: create topic %q: %w", name, err)
+		}
+		c.mu.Lock()
+		if c.deleting[name] == nil {
+			break
+		}
+		c.mu.Unlock() // deleted again meanwhile: wait for that deletion too
+	}
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
@@ -458,6 +478,9 @@ func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) er
 				return fmt.Errorf("cluster: create topic %q: broker %d already holds %d record(s) in %s: %w", name, id, end, l.Path(), ErrTopicExists)
 			}
 		}
+	}
+	if _, err := c.removeOffsets(name); err != nil {
+		return fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
 	next := c.meta.clone()
 	next.Topics[name] = tm

@@ -122,12 +122,23 @@
 // operation is never half done and the journal says which. Journal reads
 // it back.
 //
+// # Deleting a topic
+//
+// DeleteTopic stops the topic's writes, journals its intent, and writes
+// cluster.meta without the topic: the commit point. Only then are the
+// replica directories (every broker's topics/<topic>/) and every
+// consumer's offsets of it removed, and the outcome journaled. A crash
+// leaves the whole topic or none of it; Open finishes the removal of a
+// committed deletion before anything can use the name, and a topic created
+// again under it starts empty, with no consumer offsets (docs/design.md
+// § Deleting a topic).
+//
 // # Concurrency
 //
 // Cluster, Broker, Producer and TopicSource are safe for concurrent use.
-// Failover, RecoverReplica and CatchUp wait for the partition's batch in
-// flight, go before any send still queued, and hold new writes back while
-// they run.
+// Failover, RecoverReplica, CatchUp and DeleteTopic wait for the
+// partition's batch in flight, go before any send still queued, and hold new
+// writes back while they run.
 //
 // # Left out on purpose
 //

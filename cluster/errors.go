@@ -67,6 +67,10 @@ var (
 	// back to what the cluster holds in memory). Reopen the cluster: Open
 	// reads whatever the file holds.
 	ErrMetadataFailed = errors.New("cluster: an earlier cluster.meta write failed; reopen the cluster")
+	// ErrDeleteUnfinished is wrapped by DeleteTopic and CreateTopic when a
+	// deleted topic's files could not all be removed: the topic is
+	// deleted, but its name cannot be created again until they are.
+	ErrDeleteUnfinished = errors.New("cluster: the topic is deleted, but its files are not all removed yet")
 
 	// ErrReplicationFailed is matched by *ReplicationError.
 	ErrReplicationFailed = errors.New("cluster: replication failed")

@@ -20,7 +20,8 @@ import (
 type JournalEvent string
 
 // The events the journal records: every phase-5 operation, the leader move
-// and the shrink of the active set, and broker stops and starts.
+// and the shrink of the active set, broker stops and starts, and the
+// deletion of a topic.
 const (
 	EventCatchUp     JournalEvent = "catch-up"
 	EventDeactivate  JournalEvent = "deactivate"
@@ -29,6 +30,10 @@ const (
 	EventMoveLeader  JournalEvent = "move-leader"
 	EventBrokerStop  JournalEvent = "broker-stop"
 	EventBrokerStart JournalEvent = "broker-start"
+	// EventDeleteTopic is a topic's deletion (DeleteTopic). Its entries
+	// name the topic; their partition means nothing, and its intent has no
+	// before and after: the change is the topic leaving cluster.meta.
+	EventDeleteTopic JournalEvent = "delete-topic"
 )
 
 // JournalPhase says where in its operation an entry was written.
@@ -37,8 +42,8 @@ type JournalPhase string
 // An operation that changes cluster.meta writes PhaseIntent before it
 // changes anything, then PhaseDone or PhaseFailed. An intent left without
 // an outcome by a crash gets one when the cluster is next opened:
-// PhaseCompleted when cluster.meta holds the intent's leadership,
-// PhaseRolledBack when it does not. Operations that change no metadata
+// PhaseCompleted when cluster.meta holds the intent's leadership (for a
+// deletion: no longer holds the topic), PhaseRolledBack when it does not. Operations that change no metadata
 // (catch-up, broker stop and start) write only PhaseDone or PhaseFailed.
 const (
 	PhaseIntent     JournalPhase = "intent"
@@ -151,7 +156,7 @@ func (e JournalEntry) validate() error {
 		return fmt.Errorf("cluster: journal entry: "+format+": %w", append(args, ErrInvalidArgument)...)
 	}
 	switch e.Event {
-	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart:
+	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic:
 	default:
 		return bad("unknown event %q", e.Event)
 	}
@@ -164,6 +169,15 @@ func (e JournalEntry) validate() error {
 	case ByOperator, ByController, ByStartup:
 	default:
 		return bad("unknown author %q", e.By)
+	}
+	if e.Event == EventDeleteTopic {
+		if e.Topic == "" {
+			return bad("a topic deletion needs its topic")
+		}
+		if e.Before != nil || e.After != nil {
+			return bad("a topic deletion has no before and after")
+		}
+		return nil
 	}
 	if e.Phase == PhaseIntent && (e.Before == nil || e.After == nil) {
 		return bad("an intent needs before and after")
@@ -298,7 +312,8 @@ type cause struct {
 
 var byOperator = cause{by: ByOperator}
 
-// op is one journaled operation on a partition, from intent to outcome.
+// op is one journaled operation on a partition (or, for a deletion, on a
+// whole topic), from intent to outcome.
 type op struct {
 	c      *Cluster
 	cause  cause
@@ -306,6 +321,8 @@ type op struct {
 	p      *partition
 	broker int
 	intent *uint64
+	// topic names the topic of an operation on no one partition (p nil).
+	topic string
 }
 
 func (c *Cluster) newOp(cs cause, ev JournalEvent, p *partition, broker int) *op {
@@ -317,6 +334,8 @@ func (o *op) entry(phase JournalPhase, summary string) JournalEntry {
 		Reason: o.cause.reason, Intent: o.intent}
 	if o.p != nil {
 		e.Topic, e.Partition = o.p.topic, o.p.index
+	} else if o.topic != "" {
+		e.Topic = o.topic
 	}
 	return e
 }
@@ -364,7 +383,9 @@ func (c *Cluster) relative(s string) string {
 // reconcileJournal gives every intent left without an outcome (the process
 // died during the operation) its outcome: completed when cluster.meta holds
 // the intent's leadership, rolled back otherwise. cluster.meta is written
-// atomically and last, so an operation is always one or the other.
+// atomically and last, so an operation is always one or the other. A topic
+// deletion is reconciled by reconcileDeletion, which also finishes removing
+// the files of a deletion that was committed.
 func (c *Cluster) reconcileJournal() error {
 	open := map[uint64]JournalEntry{}
 	var order []uint64
@@ -390,6 +411,12 @@ func (c *Cluster) reconcileJournal() error {
 	for _, off := range order {
 		e, ok := open[off]
 		if !ok {
+			continue
+		}
+		if e.Event == EventDeleteTopic {
+			if err := c.reconcileDeletion(off, e); err != nil {
+				return err
+			}
 			continue
 		}
 		out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker,

@@ -176,6 +176,7 @@ func FuzzParseJournalEntry(f *testing.F) {
 	f.Add([]byte(`{"event":"catch-up","phase":"done","by":"operator","topic":"t","partition":0,"broker":2,"summary":"s"}`))
 	f.Add([]byte(`{"event":"failover","phase":"intent","by":"controller","topic":"t","partition":0,"broker":1,"summary":"s","reason":"r","before":{"partition":0,"leader":1,"leader_epoch":0,"replicas":[1,2],"active":[1,2]},"after":{"partition":0,"leader":2,"leader_epoch":1,"replicas":[1,2],"active":[2]}}`))
 	f.Add([]byte(`{"event":"recover","phase":"rolled-back","by":"startup","partition":0,"broker":1,"summary":"s","intent":4,"quarantine":"q"}`))
+	f.Add([]byte(`{"event":"delete-topic","phase":"intent","by":"operator","topic":"orders","partition":0,"broker":0,"summary":"s"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := ParseJournalEntry(data)
 		if err != nil {

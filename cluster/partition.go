@@ -67,6 +67,10 @@ type partition struct {
 	// flight and leaves the queue to whoever unlocks last, so a steady
 	// stream of sends cannot starve them.
 	exclusive int
+	// deleted is set, with the writer slot idle, once the topic's deletion
+	// is in cluster.meta; every later operation on p is refused with
+	// ErrUnknownTopic (see goneLocked).
+	deleted bool
 }
 
 // lockIdle locks p and waits until no batch is being written, ahead of any
@@ -111,8 +115,12 @@ func (p *partition) applyLocked(pm PartitionMetadata) {
 }
 
 // checkEpochLocked refuses, with ErrStaleAction, an epoch that is not p's;
-// a nil epoch is not checked. p.mu must be held.
+// a nil epoch is not checked. A partition of a deleted topic is refused
+// first, with ErrUnknownTopic. p.mu must be held.
 func (p *partition) checkEpochLocked(epoch *uint64) error {
+	if err := p.goneLocked(); err != nil {
+		return err
+	}
 	if epoch != nil && *epoch != p.epoch {
 		return fmt.Errorf("cluster: %s: planned on leader epoch %d, now %d: %w", p, *epoch, p.epoch, ErrStaleAction)
 	}

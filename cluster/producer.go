@@ -144,6 +144,10 @@ func (r *sendRequest) result(i int) SendResult {
 // catch-up waiting for the slot goes before the queued sends (see lockIdle).
 func (c *Cluster) submit(p *partition, req *sendRequest) error {
 	p.mu.Lock()
+	if err := p.goneLocked(); err != nil {
+		p.mu.Unlock()
+		return err
+	}
 	p.queue = append(p.queue, req)
 	if p.writing || p.exclusive > 0 {
 		p.mu.Unlock()
@@ -158,9 +162,18 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 
 // drainLocked writes the queued sends batch by batch while it owns the
 // writer slot, stopping when the queue is empty or an exclusive call is
-// waiting, then gives the slot up. p.mu must be held with p.writing set; it
+// waiting, then gives the slot up. Sends queued on a partition of a deleted
+// topic fail with ErrUnknownTopic. p.mu must be held with p.writing set; it
 // is released on return.
 func (c *Cluster) drainLocked(p *partition) {
+	if err := p.goneLocked(); err != nil {
+		// The topic was deleted while these sends waited: none is written.
+		failAll(p.queue, err)
+		for _, r := range p.queue {
+			close(r.done)
+		}
+		p.queue = nil
+	}
 	for len(p.queue) > 0 && p.exclusive == 0 {
 		batch := p.queue
 		p.queue = nil

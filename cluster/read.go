@@ -20,6 +20,10 @@ func (c *Cluster) ReadCommitted(topicName string, partition int, start uint64, m
 		return nil, err
 	}
 	p.mu.Lock()
+	if err := p.goneLocked(); err != nil {
+		p.mu.Unlock()
+		return nil, err
+	}
 	hw := c.refreshHWLocked(p)
 	ll, err := c.leaderLogLocked(p)
 	p.mu.Unlock()
@@ -31,6 +35,9 @@ func (c *Cluster) ReadCommitted(topicName string, partition int, start uint64, m
 	}
 	recs, err := ll.Read(start, int(min(uint64(maxRecords), hw-start)))
 	if err != nil {
+		if gone := c.gone(p); gone != nil {
+			return nil, gone // deleted during the read, which closed the log
+		}
 		return nil, fmt.Errorf("cluster: read %s/%d: %w", topicName, partition, err)
 	}
 	return recs, nil
@@ -44,6 +51,9 @@ func (c *Cluster) HighWatermark(topicName string, partition int) (uint64, error)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.goneLocked(); err != nil {
+		return 0, err
+	}
 	return c.refreshHWLocked(p), nil
 }
 

@@ -69,6 +69,9 @@ func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, erro
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := p.goneLocked(); err != nil {
+		return PartitionStatus{}, err
+	}
 	pm := p.metadataLocked()
 	st := PartitionStatus{Topic: p.topic, Partition: p.index, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
 		Preferred: pm.Preferred(), Placement: pm.Replicas, Followers: pm.Followers(),

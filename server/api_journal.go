@@ -79,7 +79,7 @@ func journalEntry(e cluster.JournalEntry) apiclient.JournalEntry {
 		Topic: e.Topic, Broker: e.Broker, Summary: e.Summary, Reason: e.Reason,
 		Quarantine: e.Quarantine, Error: e.Error,
 	}
-	if e.Topic != "" {
+	if e.Topic != "" && e.Event != cluster.EventDeleteTopic {
 		p := e.Partition
 		out.Partition = &p
 	}

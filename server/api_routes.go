@@ -248,6 +248,15 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 						Topic: "orders", Partition: ptr(0), Broker: 1, Summary: "orders/0: leader 2, epoch 1, active [2 3], log end 7", Intent: u64(4)},
 				}, Next: 6})}, 400),
 		}},
+		{Method: http.MethodDelete, Path: "/api/topics/{topic}", Handler: s.handleDeleteTopic, Operation: &operation{
+			OperationID: "deleteTopic", Summary: "Delete a topic, its records and its consumer offsets", Tags: []string{"topics"},
+			Description: "Durable: once answered, the topic is gone after any crash; a crash during the delete leaves the whole topic or nothing. " +
+				"Sends, fetches and operations on it answer 404 from then on; a topic created again under the name starts empty, with no consumer offsets. " +
+				"Journaled as delete-topic. No body.",
+			Parameters: []parameter{paramTopic},
+			Responses: errs(map[string]response{"200": okJSON("What was deleted.", sc.of(apiclient.DeleteTopicResponse{}),
+				apiclient.DeleteTopicResponse{Name: "orders", PartitionCount: 3, ReplicationFactor: 2, ConsumerOffsets: 4})}, 400, 404, 503),
+		}},
 	}
 }
 

@@ -139,6 +139,14 @@ func (c *Client) Topic(ctx context.Context, name string) (*TopicDetail, error) {
 	return &out, c.do(ctx, http.MethodGet, topicPath(name), nil, nil, &out)
 }
 
+// DeleteTopic calls DELETE /api/topics/{topic}: the topic, all its records
+// and every consumer's committed offsets on it are deleted. An unknown
+// topic is an *Error matching ErrNotFound.
+func (c *Client) DeleteTopic(ctx context.Context, name string) (*DeleteTopicResponse, error) {
+	var out DeleteTopicResponse
+	return &out, c.do(ctx, http.MethodDelete, topicPath(name), nil, nil, &out)
+}
+
 // Produce calls POST /api/topics/{topic}/records with a JSON batch. The
 // results come back in the order of records. When the server fails part of
 // the batch, the *Error's Records says which records were acknowledged.

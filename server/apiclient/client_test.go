@@ -69,6 +69,7 @@ func TestAPIClientRequestShapes(t *testing.T) {
 		{"create", func(c *apiclient.Client) error { _, _, err := c.CreateTopic(ctx, "orders", 3, 2); return err },
 			"POST", "/api/topics", "", `{"name":"orders","partitions":3,"replication_factor":2}`},
 		{"topic", func(c *apiclient.Client) error { _, err := c.Topic(ctx, "orders"); return err }, "GET", "/api/topics/orders", "", ""},
+		{"delete topic", func(c *apiclient.Client) error { _, err := c.DeleteTopic(ctx, "orders"); return err }, "DELETE", "/api/topics/orders", "", ""},
 		{"produce nil and empty key", func(c *apiclient.Client) error {
 			_, err := c.Produce(ctx, "orders", []apiclient.ProduceRecord{
 				{Key: nil, Value: []byte("a")}, {Key: []byte{}, Value: []byte{0xff, 0}}, {Key: []byte("k"), Value: nil},

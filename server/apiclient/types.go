@@ -349,14 +349,14 @@ type JournalEntry struct {
 	// Time is when the entry was written, RFC 3339 with nanoseconds, UTC.
 	Time string `json:"time"`
 	// Event is what the entry is about: catch-up, deactivate, failover,
-	// recover, move-leader, broker-stop or broker-start.
+	// recover, move-leader, broker-stop, broker-start or delete-topic.
 	Event string `json:"event"`
 	// Phase is intent, done, failed, completed or rolled-back.
 	Phase string `json:"phase"`
 	// By is operator, controller or startup.
 	By string `json:"by"`
 	// Topic and Partition name the partition; both are omitted for a
-	// broker's stop or start.
+	// broker's stop or start, Partition for a topic's deletion.
 	Topic     string `json:"topic,omitempty"`
 	Partition *int   `json:"partition,omitempty"`
 	// Broker is the broker acted on.
@@ -380,4 +380,14 @@ type JournalResponse struct {
 	// Next is the offset to ask for next: one past the last entry, or the
 	// since of the request when there were none.
 	Next uint64 `json:"next"`
+}
+
+// DeleteTopicResponse answers DELETE /api/topics/{topic}: what was deleted.
+type DeleteTopicResponse struct {
+	Name              string `json:"name"`
+	PartitionCount    int    `json:"partition_count"`
+	ReplicationFactor int    `json:"replication_factor"`
+	// ConsumerOffsets is the number of committed consumer offsets of the
+	// topic that were removed (one per consumer and partition).
+	ConsumerOffsets int `json:"consumer_offsets"`
 }

@@ -216,6 +216,10 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 	for _, t := range k.cl.Topics() {
 		for p := range t.PartitionCount {
 			st, err := k.cl.Status(t.Name, p)
+			if errors.Is(err, cluster.ErrUnknownTopic) {
+				k.forgetTopicLocked(t.Name) // deleted since Topics: nothing to plan
+				break
+			}
 			if err != nil {
 				return cluster.PlanInput{}, fmt.Errorf("controller: status of %s/%d: %w", t.Name, p, err)
 			}
@@ -223,6 +227,35 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 		}
 	}
 	return in, nil
+}
+
+// ForgetTopic drops what the controller remembers of a topic's partitions
+// (when a leader was lost, which followers diverged), so that a topic
+// created again under the name starts afresh. Call it once the topic is
+// deleted.
+func (k *Controller) ForgetTopic(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.forgetTopicLocked(name)
+}
+
+// forgetTopicLocked is ForgetTopic. k.mu must be held.
+func (k *Controller) forgetTopicLocked(name string) {
+	for pk := range k.leaderLost {
+		if pk.topic == name {
+			delete(k.leaderLost, pk)
+		}
+	}
+	for rk := range k.diverged {
+		if rk.topic == name {
+			delete(k.diverged, rk)
+		}
+	}
+	for rk := range k.lagging {
+		if rk.topic == name {
+			delete(k.lagging, rk)
+		}
+	}
 }
 
 // planPartitionLocked converts one partition's status, adding what the

@@ -274,3 +274,27 @@ func TestNewRefusesNegativeDelay(t *testing.T) {
 	_, err = New(cl, Config{FailoverAfter: -time.Second})
 	require.Error(t, err)
 }
+
+// A deleted topic is no longer planned, and ForgetTopic drops what the
+// controller remembered of it, so that a topic created again under the
+// name starts afresh (docs/design.md § Deleting a topic).
+func TestDeletedTopicIsForgotten(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Hour})
+	require.NoError(t, f.cl.StopBroker(1))
+	f.step(t)
+	f.k.mu.Lock()
+	require.Contains(t, f.k.leaderLost, partKey{"t", 0})
+	f.k.diverged[replicaKey{partKey{"t", 0}, 2}] = true
+	f.k.mu.Unlock()
+
+	_, err := f.cl.DeleteTopic("t")
+	require.NoError(t, err)
+	f.k.ForgetTopic("t")
+	f.k.mu.Lock()
+	require.Empty(t, f.k.leaderLost)
+	require.Empty(t, f.k.diverged)
+	f.k.mu.Unlock()
+	require.Empty(t, f.step(t))
+	ready, reasons := f.k.Ready()
+	require.True(t, ready, "%v", reasons)
+}

@@ -463,8 +463,8 @@ func TestCLIBenchFreshTopic(t *testing.T) {
 		ok(t, url, "x\n", "produce", name)
 	}
 	for _, args := range [][]string{
-		{"bench", "produce", "--records", "5", "--json"},
-		{"bench", "produce", "--records", "5", "--partitions", "2", "--json"},
+		{"bench", "produce", "--records", "5", "--json", "--keep"},
+		{"bench", "produce", "--records", "5", "--partitions", "2", "--json", "--keep"},
 		{"bench", "consume", "--records", "5", "--partitions", "2", "--json"},
 	} {
 		r := ok(t, url, "", args...)

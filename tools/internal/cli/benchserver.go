@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
@@ -74,6 +77,7 @@ func (a *app) benchServerFlags(cmd *cobra.Command, cfg *benchServerConfig, batch
 
 func (a *app) benchProduceCommand() *cobra.Command {
 	cfg := benchServerConfig{Records: 10000, RecordSize: 100, Concurrency: 1, Batch: 1, Partitions: 1, RF: 1}
+	var keep bool
 	cmd := &cobra.Command{
 		Use:   "produce",
 		Short: "Benchmark durable produce requests against a running server",
@@ -81,7 +85,8 @@ func (a *app) benchProduceCommand() *cobra.Command {
 			"the HTTP API, --batch records per request, --concurrency requests in flight.\n" +
 			"A record counts once the server acknowledged it (fsync-ed on every active\n" +
 			"replica). Prints one line in the shape of kafka-producer-perf-test; progress\n" +
-			"on stderr when it is a terminal.",
+			"on stderr when it is a terminal. Without --topic the run's own bench-<unix ns>\n" +
+			"topic is deleted afterwards (also after Ctrl-C) unless --keep.",
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.check(); err != nil {
@@ -91,10 +96,15 @@ func (a *app) benchProduceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.benchProduce(cmd.Context(), c, cfg)
+			// Ctrl-C stops the producers, so that the run's topic is
+			// still deleted.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return a.benchProduce(ctx, c, cfg, keep)
 		},
 	}
 	a.benchServerFlags(cmd, &cfg, "records per produce request")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the topic the run created (without --topic); it is deleted otherwise")
 	return cmd
 }
 
@@ -235,13 +245,37 @@ func (a *app) measure(name string, cfg benchServerConfig, expected int, body fun
 	return err
 }
 
-func (a *app) benchProduce(ctx context.Context, c *apiclient.Client, cfg benchServerConfig) error {
+// deleteTopicTimeout bounds the deletion of a bench run's topic, which may
+// run after Ctrl-C cancelled the run's context.
+const deleteTopicTimeout = 30 * time.Second
+
+func (a *app) benchProduce(ctx context.Context, c *apiclient.Client, cfg benchServerConfig, keep bool) (err error) {
+	own := cfg.Topic == ""
 	if _, _, err := a.benchTopic(ctx, c, &cfg); err != nil {
 		return err
 	}
-	return a.measure("produce", cfg, cfg.Records, func(rec *perfstat.Recorder) error {
+	if own {
+		// The topic is the run's own (bench-<unix ns>): it goes with the
+		// run unless --keep, whatever the run's outcome.
+		defer func() {
+			if keep {
+				fmt.Fprintf(a.env.Stderr, "bench produce: kept topic %s\n", cfg.Topic)
+				return
+			}
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTopicTimeout)
+			defer cancel()
+			if _, derr := c.DeleteTopic(dctx, cfg.Topic); derr != nil {
+				err = errors.Join(err, a.apiError("bench produce: delete topic "+cfg.Topic, derr))
+			}
+		}()
+	}
+	err = a.measure("produce", cfg, cfg.Records, func(rec *perfstat.Recorder) error {
 		return a.produceN(ctx, c, cfg, rec)
 	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("bench produce: interrupted: %w", ctx.Err())
+	}
+	return err
 }
 
 // partitionCursor is one partition being read by bench consume.

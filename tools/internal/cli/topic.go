@@ -11,8 +11,8 @@ import (
 )
 
 func (a *app) topicCommand() *cobra.Command {
-	cmd := groupCommand("topic", "Create, list and describe topics")
-	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand())
+	cmd := groupCommand("topic", "Create, list, describe and delete topics")
+	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand(), a.topicDeleteCommand())
 	return cmd
 }
 
