@@ -249,7 +249,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				}, Next: 6})}, 400),
 		}},
 		{Method: http.MethodDelete, Path: "/api/topics/{topic}", Handler: s.handleDeleteTopic, Operation: &operation{
-			OperationID: "deleteTopic", Summary: "Delete a topic, its records and its consumer offsets", Tags: []string{"topics"},
+			OperationID: "deleteTopicAndRecords", Summary: "Delete a topic, its records and its consumer offsets", Tags: []string{"topics"},
 			Description: "Durable: once answered, the topic is gone after any crash; a crash during the delete leaves the whole topic or nothing. " +
 				"Sends, fetches and operations on it answer 404 from then on; a topic created again under the name starts empty, with no consumer offsets. " +
 				"Journaled as delete-topic. No body.",

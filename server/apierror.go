@@ -77,6 +77,11 @@ func classifyCause(err error) *apiError {
 		batch    *topic.BatchError
 	)
 	switch {
+	case errors.Is(err, cluster.ErrDeleteUnfinished):
+		// The cause names the files that are left: the server log has
+		// them.
+		return newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the topic is deleted, but its files are not all removed yet; it cannot be created again until they are (the server retries at the next create or start); the server log names them")
 	case tookEffect(err):
 		// The cause names the journal's file: it goes to the server log,
 		// not to the client.
