@@ -104,6 +104,43 @@ func (p *Producer) SendBatch(msgs []topic.Message) ([]SendResult, error) {
 	return results, err
 }
 
+// SendBatchTo writes every record of msgs to one partition, whatever their
+// keys: Kafka's explicit partition, for a caller that does its own
+// placement. The records are written as one batch (one leader append and
+// one append per follower), acknowledged together or not at all. A
+// partition the topic does not have is an error wrapping
+// topic.ErrPartitionOutOfRange, and payloads are checked as SendBatch checks them,
+// before anything is written. On failure every result carries its Topic
+// and Partition only. An empty batch does nothing.
+func (p *Producer) SendBatchTo(partition int, msgs []topic.Message) ([]SendResult, error) {
+	part, err := p.c.partition(p.topic, partition)
+	if err != nil {
+		return nil, err
+	}
+	if err := topic.CheckPayloads(msgs, p.c.MaxPayloadSize()); err != nil {
+		return nil, fmt.Errorf("cluster: %s: send batch: %w", part, err)
+	}
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = i
+	}
+	req := &sendRequest{payloads: topic.Payloads(msgs, idx), done: make(chan struct{})}
+	results := make([]SendResult, len(msgs))
+	if err := p.c.submit(part, req); err != nil {
+		for i := range results {
+			results[i].Topic, results[i].Partition = p.topic, partition
+		}
+		return results, err
+	}
+	for i := range results {
+		results[i] = req.result(i)
+	}
+	return results, nil
+}
+
 // MaxPayloadSize is the largest payload a record may carry: the limit the
 // replica logs of every broker the cluster starts enforce,
 // Options.Broker.MaxPayloadSize after defaults. A broker opened elsewhere and

@@ -41,18 +41,27 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, ae)
 		return
 	}
-	var msgs []topic.Message
+	var (
+		msgs      []topic.Message
+		partition *int
+	)
 	switch mt {
 	case mediaOctetStream:
-		msg, ae := s.readRawRecord(w, r)
+		var msg topic.Message
+		msg, partition, ae = s.readRawRecord(w, r)
 		if ae != nil {
 			writeAPIError(w, ae)
 			return
 		}
 		msgs = []topic.Message{msg}
 	case mediaJSON:
-		if len(r.URL.RawQuery) > 0 {
-			writeAPIError(w, badRequest("query parameters are for the application/octet-stream form; a JSON body carries its keys"))
+		q, ae := queryParams(r, "partition")
+		if ae != nil {
+			writeAPIError(w, badRequest("%s (key and key_b64 are for the application/octet-stream form; a JSON body carries its keys)", ae.body.Message))
+			return
+		}
+		if partition, ae = partitionQuery(q); ae != nil {
+			writeAPIError(w, ae)
 			return
 		}
 		if msgs, ae = s.readJSONRecords(w, r); ae != nil {
@@ -75,13 +84,20 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// Unknown topic: 404 before the write, so it carries no records.
-	if _, err := s.cluster.Topic(name); err != nil {
+	// Unknown topic or partition: 404 before the write, so it carries no
+	// records.
+	info, err := s.cluster.Topic(name)
+	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
+	if partition != nil && *partition >= info.PartitionCount {
+		writeAPIError(w, newAPIError(http.StatusNotFound, CodeNotFound,
+			"topic %q has %d partition(s), no partition %d", name, info.PartitionCount, *partition))
+		return
+	}
 
-	results, err := s.send(name, msgs)
+	results, err := s.send(name, partition, msgs)
 	if err != nil {
 		e := s.withUnavailable(classify(err))
 		e.body.Records = recordOutcomes(len(msgs), results, err)
@@ -99,21 +115,25 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// send writes msgs through the cluster producer and records the metrics.
+// send writes msgs through the cluster producer — to one partition when
+// partition is set, routed by key otherwise — and records the metrics.
 // For a partially failed batch, results holds every record's partition and
 // the acknowledged records' placements (see acknowledged).
-func (s *Server) send(name string, msgs []topic.Message) ([]cluster.SendResult, error) {
+func (s *Server) send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
 	p := cluster.NewProducer(s.cluster, name)
 	start := time.Now()
 	var (
 		results []cluster.SendResult
 		err     error
 	)
-	if len(msgs) == 1 {
+	switch {
+	case partition != nil:
+		results, err = p.SendBatchTo(*partition, msgs)
+	case len(msgs) == 1:
 		var res cluster.SendResult
 		res, err = p.Send(msgs[0].Key, msgs[0].Payload)
 		results = []cluster.SendResult{res}
-	} else {
+	default:
 		results, err = p.SendBatch(msgs)
 	}
 	elapsed := time.Since(start)
@@ -229,37 +249,55 @@ func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topi
 // readRawRecord reads an application/octet-stream produce request: the body
 // is the value, the key comes from key=<text> (its UTF-8 bytes) or
 // key_b64=<standard base64>; neither means no key.
-func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Message, *apiError) {
+func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Message, *int, *apiError) {
 	var msg topic.Message
-	q, ae := queryParams(r, "key", "key_b64")
+	q, ae := queryParams(r, "key", "key_b64", "partition")
 	if ae != nil {
-		return msg, ae
+		return msg, nil, ae
+	}
+	partition, ae := partitionQuery(q)
+	if ae != nil {
+		return msg, nil, ae
 	}
 	text, hasText := q["key"]
 	b64, hasB64 := q["key_b64"]
 	switch {
 	case hasText && hasB64:
-		return msg, badRequest("give the key as key or as key_b64, not both")
+		return msg, nil, badRequest("give the key as key or as key_b64, not both")
 	case hasText:
 		msg.Key = []byte(text)
 	case hasB64:
 		key, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil {
-			return msg, badRequest("key_b64: not valid base64 %s", base64Hint)
+			return msg, nil, badRequest("key_b64: not valid base64 %s", base64Hint)
 		}
 		msg.Key = key
 	}
 	if ae := s.limitBody(w, r); ae != nil {
-		return msg, ae
+		return msg, nil, ae
 	}
 	value, err := readBody(r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return msg, s.tooLarge()
+			return msg, nil, s.tooLarge()
 		}
-		return msg, badRequest("cannot read the request body: %v", err)
+		return msg, nil, badRequest("cannot read the request body: %v", err)
 	}
 	msg.Payload = value
-	return msg, nil
+	return msg, partition, nil
+}
+
+// partitionQuery reads the optional partition=N of a produce request: the
+// partition every record goes to, whatever its key.
+func partitionQuery(q map[string]string) (*int, *apiError) {
+	v, ok := q["partition"]
+	if !ok {
+		return nil, nil
+	}
+	n, ok := parseIndex(v, 0)
+	if !ok {
+		return nil, badRequest("invalid partition %q: a decimal integer from 0", v)
+	}
+	return &n, nil
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,4 +112,38 @@ func TestAPIProducePartialFailureOutcomes(t *testing.T) {
 	require.NotEqual(t, e.Records[1].Error.Message, e.Records[2].Error.Message,
 		"each refused record has its own partition's error, not the batch's")
 	require.NotEqual(t, e.Message, e.Records[1].Error.Message)
+}
+
+// docs/phase-6-network-api.md § Produce: partition=N sends every record to
+// partition N whatever its key, in the JSON form and the raw one; a
+// partition the topic lacks is 404 and writes nothing.
+func TestAPIProduceToPartition(t *testing.T) {
+	r := serveWithClusterOptions(t, 2, cluster.Options{})
+	ctx := t.Context()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 3, 2)
+	require.NoError(t, err)
+	res, err := r.client.ProduceTo(ctx, "orders", 2, []apiclient.ProduceRecord{{Key: keyFor(0, 3), Value: []byte("a")}, {Value: []byte("b")}})
+	require.NoError(t, err)
+	for i, rec := range res.Records {
+		require.Equal(t, 2, rec.Partition)
+		require.Equal(t, uint64(i), rec.Offset)
+	}
+	resp, err := http.Post(r.base+"/api/topics/orders/records?partition=2&key=user-1", mediaOctetStream, strings.NewReader("c"))
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	got, err := r.client.Fetch(ctx, "orders", 2, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, got.Records, 3)
+	require.Equal(t, "c", string(got.Records[2].Value))
+
+	_, err = r.client.ProduceTo(ctx, "orders", 3, []apiclient.ProduceRecord{{Value: []byte("x")}})
+	var ae *apiclient.Error
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, http.StatusNotFound, ae.Status)
+	for p := range 2 {
+		got, err := r.client.Fetch(ctx, "orders", p, 0, 10)
+		require.NoError(t, err)
+		require.Empty(t, got.Records, "partition %d", p)
+	}
 }

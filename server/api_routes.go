@@ -145,12 +145,15 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			OperationID: "produceRecords", Summary: "Produce records", Tags: []string{"records"},
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
-				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error.",
+				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error. " +
+				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together.",
 			Parameters: []parameter{paramTopic,
 				{Name: "key", In: "query", Schema: &schema{Type: "string"},
-					Description: "application/octet-stream only (with a JSON body any query parameter is 400): the key as text, its UTF-8 bytes. Not with key_b64."},
+					Description: "application/octet-stream only (with a JSON body it is 400): the key as text, its UTF-8 bytes. Not with key_b64."},
 				{Name: "key_b64", In: "query", Schema: &schema{Type: "string", Pattern: base64Pattern},
-					Description: "application/octet-stream only (with a JSON body any query parameter is 400): the key as standard base64 with padding. Not with key."}},
+					Description: "application/octet-stream only (with a JSON body it is 400): the key as standard base64 with padding. Not with key."},
+				queryUint("partition", "Either form: the partition every record goes to, whatever its key (Kafka's explicit partition). "+
+					"Unset: records are routed by key. A partition the topic does not have is 404.", 0, maxIndex)},
 			RequestBody: &requestBody{Required: true, Content: map[string]media{
 				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
 					{Key: []byte("user-123"), Value: []byte("hello")}, {Value: []byte("no key")}}}},

@@ -158,10 +158,35 @@ func (c *Client) Produce(ctx context.Context, topic string, records []ProduceRec
 	return &out, c.do(ctx, http.MethodPost, topicPath(topic)+"/records", nil, ProduceRequest{Records: records}, &out)
 }
 
+// ProduceTo produces records to one partition, whatever their keys
+// (POST .../records?partition=N): one batch, acknowledged together.
+func (c *Client) ProduceTo(ctx context.Context, topic string, partition int, records []ProduceRecord) (*ProduceResponse, error) {
+	if len(records) == 0 {
+		return nil, fmt.Errorf("%w: produce needs at least one record", ErrInvalidArgument)
+	}
+	if partition < 0 {
+		return nil, fmt.Errorf("%w: partition %d", ErrInvalidArgument, partition)
+	}
+	q := url.Values{"partition": {strconv.Itoa(partition)}}
+	var out ProduceResponse
+	return &out, c.do(ctx, http.MethodPost, topicPath(topic)+"/records", q, ProduceRequest{Records: records}, &out)
+}
+
 // ProduceRaw produces one record whose value is sent as the raw request
 // body (application/octet-stream), avoiding base64. A nil key means no key.
 func (c *Client) ProduceRaw(ctx context.Context, topic string, key, value []byte) (*ProduceResponse, error) {
-	q := url.Values{}
+	return c.produceRaw(ctx, topic, key, value, url.Values{})
+}
+
+// ProduceRawTo is ProduceRaw to one partition, whatever the key.
+func (c *Client) ProduceRawTo(ctx context.Context, topic string, partition int, key, value []byte) (*ProduceResponse, error) {
+	if partition < 0 {
+		return nil, fmt.Errorf("%w: partition %d", ErrInvalidArgument, partition)
+	}
+	return c.produceRaw(ctx, topic, key, value, url.Values{"partition": {strconv.Itoa(partition)}})
+}
+
+func (c *Client) produceRaw(ctx context.Context, topic string, key, value []byte, q url.Values) (*ProduceResponse, error) {
 	if key != nil {
 		q.Set("key_b64", encodeB64(key))
 	}

@@ -117,3 +117,19 @@ func TestCLIProduceRefusedLines(t *testing.T) {
 	require.Empty(t, r.stdout)
 	require.True(t, strings.HasSuffix(r.stderr, "[unavailable]; line 1 was not acknowledged\n"), r.stderr)
 }
+
+// docs/cli.md § produce: -p N sends every line to partition N whatever its
+// key, in one request per batch; a partition the topic lacks writes
+// nothing and exits 1.
+func TestCLIProduceToPartition(t *testing.T) {
+	url := startServer(t, 2)
+	ok(t, url, "", "topic", "create", "orders", "-p", "3", "-r", "1")
+	key := keyFor(0, 3) // routes to 0; -p sends it to 2
+	r := ok(t, url, key+":a\n"+key+":b\n", "produce", "orders", "-K", ":", "-p", "2")
+	require.Equal(t, "partition 2 offset 0\npartition 2 offset 1\n", r.stdout)
+	r = pys(t, url, "c\n", "produce", "orders", "-p", "3")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "no partition 3")
+	r = ok(t, url, "", "consume", "orders", "-e", "-f", "%p %o %v\n")
+	require.Equal(t, "2 0 a\n2 1 b\n", r.stdout)
+}

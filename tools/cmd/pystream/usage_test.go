@@ -39,9 +39,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"produce"},
 		{"produce", "orders", "-k", "a", "-K", ":"},
 		{"produce", "orders", "-K", ""},
-		// No -p yet: the server's produce endpoint takes no partition
-		// (docs/cli.md, produce).
-		{"produce", "orders", "-p", "1"},
+		{"produce", "orders", "-p", "-2"},
+		{"produce", "orders", "-p", "x"},
 		{"consume"},
 		{"consume", "orders", "-p", "x"},
 		{"consume", "orders", "-p", "-1"},

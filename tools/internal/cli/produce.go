@@ -73,6 +73,7 @@ type produceLine struct {
 
 func (a *app) produceCommand() *cobra.Command {
 	var key, delim string
+	var partition int
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Produce one record per line of stdin and print where each landed",
@@ -80,7 +81,8 @@ func (a *app) produceCommand() *cobra.Command {
 			"return before it, are not part of the record). -k gives every record the same\n" +
 			"key; -K DELIM splits each line at the first DELIM into key and value (a line\n" +
 			"without DELIM has no key). Records without a key are spread round-robin; a key\n" +
-			"chooses the partition by its hash. PyStream stores no keys.\n\n" +
+			"chooses the partition by its hash; -p N sends every record to partition N\n" +
+			"instead. PyStream stores no keys.\n\n" +
 			"Lines are sent in batches of what has arrived, up to 500 lines or 512 KiB per\n" +
 			"request, without waiting for more. For every record it prints the partition\n" +
 			"and offset it landed at (--json: one object per line, with the timestamp in\n" +
@@ -101,13 +103,17 @@ func (a *app) produceCommand() *cobra.Command {
 				}
 				m.delim = []byte(unescape(delim))
 			}
+			if partition < -1 {
+				return usageErrorf("-p: partition %d: a partition number from 0", partition)
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
-			return a.produce(cmd.Context(), c, args[0], m)
+			return a.produce(cmd.Context(), c, args[0], partition, m)
 		},
 	}
+	cmd.Flags().IntVarP(&partition, "partition", "p", -1, "send every record to this partition, whatever its key (default: routed by key)")
 	cmd.Flags().StringVarP(&key, "key", "k", "", "key of every record")
 	cmd.Flags().StringVarP(&delim, "key-delimiter", "K", "", `split each line into key and value at the first DELIM (\t allowed)`)
 	return cmd
@@ -257,14 +263,22 @@ func (b *batcher) next() ([]apiclient.ProduceRecord, error) {
 // exceeds the byte budget goes as a raw body instead, which holds a value
 // of up to the largest record within the server's default 1 MiB request
 // limit.
-func sendBatch(ctx context.Context, c *apiclient.Client, topic string, batch []apiclient.ProduceRecord) (*apiclient.ProduceResponse, error) {
-	if len(batch) == 1 && encodedSize(batch[0]) > produceBatchBytes {
+func sendBatch(ctx context.Context, c *apiclient.Client, topic string, partition int, batch []apiclient.ProduceRecord) (*apiclient.ProduceResponse, error) {
+	raw := len(batch) == 1 && encodedSize(batch[0]) > produceBatchBytes
+	switch {
+	case partition >= 0 && raw:
+		return c.ProduceRawTo(ctx, topic, partition, batch[0].Key, batch[0].Value)
+	case partition >= 0:
+		return c.ProduceTo(ctx, topic, partition, batch)
+	case raw:
 		return c.ProduceRaw(ctx, topic, batch[0].Key, batch[0].Value)
 	}
 	return c.Produce(ctx, topic, batch)
 }
 
-func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m keyMode) error {
+// produce sends stdin's lines to topic, to partition when it is 0 or more,
+// routed by key when it is -1.
+func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, partition int, m keyMode) error {
 	queue := make(chan lineOrErr, produceQueue)
 	done := make(chan struct{})
 	defer close(done)
@@ -277,7 +291,7 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, m 
 	for {
 		batch, rerr := b.next()
 		if len(batch) > 0 {
-			res, err := sendBatch(ctx, c, topic, batch)
+			res, err := sendBatch(ctx, c, topic, partition, batch)
 			if err != nil {
 				return a.produceFailed(out, topic, sent, batch, err)
 			}
