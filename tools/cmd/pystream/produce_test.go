@@ -118,7 +118,7 @@ func TestCLIProduceRefusedLines(t *testing.T) {
 	require.True(t, strings.HasSuffix(r.stderr, "[unavailable]; line 1 was not acknowledged\n"), r.stderr)
 }
 
-// docs/cli.md § produce: -p N sends every line to partition N whatever its
+// docs/cli.md, produce: -p N sends every line to partition N whatever its
 // key, in one request per batch; a partition the topic lacks writes
 // nothing and exits 1.
 func TestCLIProduceToPartition(t *testing.T) {
