@@ -35,19 +35,7 @@ func TestCrashSimDeleteTopic(t *testing.T) {
 	commit(t, c, "billing", "keep", 0, 1)
 	require.NoError(t, c.Close())
 
-	life := func(fsys durable.FS, root string) {
-		cl, err := OpenWithOptions(root, Options{FS: fsys})
-		if err != nil {
-			return
-		}
-		defer cl.Close()
-		for id := 1; id <= crashBrokers; id++ {
-			if _, err := cl.StartBroker(id); err != nil {
-				return
-			}
-		}
-		_, _ = cl.DeleteTopic("orders")
-	}
+	life := crashLife(1, func(cl *Cluster) { _, _ = cl.DeleteTopic("orders") })
 	check := func(t *testing.T, cl *Cluster, root string) (JournalPhase, bool) {
 		t.Helper()
 		phase, gone := checkDeletion(t, cl, "orders")
@@ -177,19 +165,7 @@ func TestCrashSimDeleteTopicFinishedAtOpen(t *testing.T) {
 	require.NoError(t, c.Close())
 	// The first process stops right after the commit point: the process
 	// that wrote cluster.meta got no further.
-	first := func(fsys durable.FS, root string) {
-		cl, err := OpenWithOptions(root, Options{FS: fsys})
-		if err != nil {
-			return
-		}
-		defer cl.Close()
-		for id := 1; id <= crashBrokers; id++ {
-			if _, err := cl.StartBroker(id); err != nil {
-				return
-			}
-		}
-		_, _ = cl.DeleteTopic("orders")
-	}
+	first := crashLife(1, func(cl *Cluster) { _, _ = cl.DeleteTopic("orders") })
 	committed := filepath.Join(t.TempDir(), "committed")
 	{
 		steps := countSteps(t, prepared, first)

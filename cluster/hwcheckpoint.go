@@ -130,11 +130,8 @@ func validateHWCheckpoint(hws map[string][]uint64) error {
 // hwCheckpointObjectError turns durable.ObjectFields' refusal into an
 // *HWCheckpointError.
 func hwCheckpointObjectError(where string, err error) error {
-	var oe *durable.ObjectError
-	if errors.As(err, &oe) {
-		return &HWCheckpointError{Reason: where + oe.Reason, Err: oe.Err}
-	}
-	return &HWCheckpointError{Reason: where + "not JSON", Err: err}
+	reason, cause := objectRefusal(where, err)
+	return &HWCheckpointError{Reason: reason, Err: cause}
 }
 
 // takeHWCheckpoint reads the checkpoint a clean Close left, seeds the high

@@ -100,10 +100,29 @@ type JournalEntry struct {
 	Error string `json:"error,omitempty"`
 }
 
-// String renders the entry as one line for people.
+// String renders the entry as one line for people — the one rendering,
+// which `pystream cluster journal` prints too:
+//
+//	5 2024-12-02T09:20:00.124Z operator failover done orders/0 broker 1: orders/0: leader 2, epoch 1, ...
+//	9 2024-12-02T09:20:03Z controller recover intent orders/0 broker 1: ... (because ...); cut records kept in ...
+//
+// The partition is named for partition events, the topic alone for a
+// topic's deletion, "-" for a broker's stop or start; the broker when
+// there is one.
 func (e JournalEntry) String() string {
+	where := "-"
+	switch {
+	case e.Event == EventDeleteTopic:
+		where = e.Topic
+	case e.Topic != "":
+		where = fmt.Sprintf("%s/%d", e.Topic, e.Partition)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d %s %s %s %s: %s", e.Offset, e.Time.UTC().Format(time.RFC3339Nano), e.By, e.Event, e.Phase, e.Summary)
+	fmt.Fprintf(&b, "%d %s %s %s %s %s", e.Offset, e.Time.UTC().Format(time.RFC3339Nano), e.By, e.Event, e.Phase, where)
+	if e.Broker > 0 {
+		fmt.Fprintf(&b, " broker %d", e.Broker)
+	}
+	fmt.Fprintf(&b, ": %s", e.Summary)
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " (because %s)", e.Reason)
 	}

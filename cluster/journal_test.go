@@ -261,19 +261,7 @@ func TestCrashSimFailover(t *testing.T) {
 	before := c.Metadata().Topics["orders"].Partitions[0]
 	require.NoError(t, c.Close())
 
-	life := func(fsys durable.FS, root string) {
-		cl, err := OpenWithOptions(root, Options{FS: fsys})
-		if err != nil {
-			return
-		}
-		defer cl.Close()
-		for id := 2; id <= crashBrokers; id++ {
-			if _, err := cl.StartBroker(id); err != nil {
-				return
-			}
-		}
-		_, _ = cl.Failover("orders", 0)
-	}
+	life := crashLife(2, func(cl *Cluster) { _, _ = cl.Failover("orders", 0) })
 	steps := countSteps(t, prepared, life)
 	seen := map[JournalPhase]bool{}
 	defer func() { requireEveryOutcome(t, seen) }()
@@ -323,19 +311,7 @@ func TestCrashSimRecovery(t *testing.T) {
 	original := readAll(t, replicaPath(prepared, 1, "orders", 0))
 	require.Len(t, original, 3)
 
-	life := func(fsys durable.FS, root string) {
-		cl, err := OpenWithOptions(root, Options{FS: fsys})
-		if err != nil {
-			return
-		}
-		defer cl.Close()
-		for id := 1; id <= crashBrokers; id++ {
-			if _, err := cl.StartBroker(id); err != nil {
-				return
-			}
-		}
-		_, _ = cl.RecoverReplica("orders", 0, 1)
-	}
+	life := crashLife(1, func(cl *Cluster) { _, _ = cl.RecoverReplica("orders", 0, 1) })
 	steps := countSteps(t, prepared, life)
 	seen := map[JournalPhase]bool{}
 	defer func() { requireEveryOutcome(t, seen) }()
@@ -413,6 +389,25 @@ func prepareOrders(t *testing.T) (*Cluster, string) {
 	}
 	require.NoError(t, c.CreateTopic("orders", 1, crashBrokers))
 	return c, prepared
+}
+
+// crashLife is the first life of a crash simulation: open the cluster at
+// root on fsys, start brokers from..crashBrokers, then do. A failure on the
+// way ends the life, as it would end a killed process.
+func crashLife(from int, do func(cl *Cluster)) func(durable.FS, string) {
+	return func(fsys durable.FS, root string) {
+		cl, err := OpenWithOptions(root, Options{FS: fsys})
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		for id := from; id <= crashBrokers; id++ {
+			if _, err := cl.StartBroker(id); err != nil {
+				return
+			}
+		}
+		do(cl)
+	}
 }
 
 // countSteps runs life once on a copy of prepared through a counting

@@ -319,11 +319,19 @@ func metaValue(fields map[string]json.RawMessage, where, name string, v any) err
 
 // objectError turns durable.ObjectFields' refusal into a *MetadataError.
 func objectError(where string, err error) error {
+	reason, cause := objectRefusal(where, err)
+	return &MetadataError{Reason: reason, Err: cause}
+}
+
+// objectRefusal splits durable.ObjectFields' refusal into the reason and
+// the cause that the package's file errors (*MetadataError,
+// *HWCheckpointError) carry.
+func objectRefusal(where string, err error) (reason string, cause error) {
 	var oe *durable.ObjectError
 	if errors.As(err, &oe) {
-		return &MetadataError{Reason: where + oe.Reason, Err: oe.Err}
+		return where + oe.Reason, oe.Err
 	}
-	return &MetadataError{Reason: where + "not JSON", Err: err}
+	return where + "not JSON", err
 }
 
 // validate checks every rule of the format that the JSON shape cannot.

@@ -259,8 +259,12 @@ func TestCLIJournalLine(t *testing.T) {
 			"8 2024-12-02T09:20:02Z controller recover failed orders/0 broker 1: failed; error: disk full"},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, journalLine(tt.e))
+		got, err := journalLine(tt.e)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got)
 	}
+	_, err := journalLine(apiclient.JournalEntry{Time: "yesterday", Event: "broker-stop", Phase: "done", By: "operator"})
+	require.Error(t, err, "a time the API never sends is reported, not guessed")
 }
 
 // TestCLIOffsetsDescribeRows: without a topic, every committed offset;

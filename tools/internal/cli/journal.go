@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/spf13/cobra"
 )
@@ -75,12 +75,7 @@ func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, fo
 			return a.apiError(fmt.Sprintf("cluster journal --since %d", since), err)
 		}
 		for _, e := range page.Entries {
-			if a.g.json {
-				err = enc.Encode(e)
-			} else {
-				_, err = fmt.Fprintln(out, journalLine(e))
-			}
-			if err != nil {
+			if err := a.printJournalEntry(out, enc, e); err != nil {
 				return err
 			}
 		}
@@ -103,28 +98,31 @@ func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, fo
 	}
 }
 
-// journalLine is one entry as `cluster journal` prints it, for example:
-//
-//	5 2024-12-02T09:20:00.124Z operator failover done orders/0 broker 1: orders/0: leader 2, epoch 1, active [2 3], log end 7
-//	9 2024-12-02T09:20:03Z controller recover intent orders/0 broker 1: ... (because ...); cut records kept in broker-000001/...; error: ...
-func journalLine(e apiclient.JournalEntry) string {
-	var b strings.Builder
-	where := "-"
-	if e.Topic != "" {
-		where = e.Topic
-		if e.Partition != nil {
-			where = fmt.Sprintf("%s/%d", e.Topic, *e.Partition)
-		}
+// printJournalEntry writes one entry: a JSON object with --json, else its
+// line.
+func (a *app) printJournalEntry(out *bufio.Writer, enc *json.Encoder, e apiclient.JournalEntry) error {
+	if a.g.json {
+		return enc.Encode(e)
 	}
-	fmt.Fprintf(&b, "%d %s %s %s %s %s broker %d: %s", e.Offset, e.Time, e.By, e.Event, e.Phase, where, e.Broker, e.Summary)
-	if e.Reason != "" {
-		fmt.Fprintf(&b, " (because %s)", e.Reason)
+	line, err := journalLine(e)
+	if err != nil {
+		return err
 	}
-	if e.Quarantine != "" {
-		fmt.Fprintf(&b, "; cut records kept in %s", e.Quarantine)
+	_, err = fmt.Fprintln(out, line)
+	return err
+}
+
+// journalLine is one entry as `cluster journal` prints it: the journal's
+// own rendering (cluster.JournalEntry.String) of what the API sent.
+func journalLine(e apiclient.JournalEntry) (string, error) {
+	at, err := time.Parse(time.RFC3339Nano, e.Time)
+	if err != nil {
+		return "", fmt.Errorf("journal entry %d: time %q is not RFC 3339: %w", e.Offset, e.Time, err)
 	}
-	if e.Error != "" {
-		fmt.Fprintf(&b, "; error: %s", e.Error)
+	ce := cluster.JournalEntry{Offset: e.Offset, Time: at, Event: cluster.JournalEvent(e.Event), Phase: cluster.JournalPhase(e.Phase),
+		By: e.By, Topic: e.Topic, Broker: e.Broker, Summary: e.Summary, Reason: e.Reason, Quarantine: e.Quarantine, Error: e.Error}
+	if e.Partition != nil {
+		ce.Partition = *e.Partition
 	}
-	return b.String()
+	return ce.String(), nil
 }
