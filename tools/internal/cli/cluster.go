@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pystream/pystream/server/apiclient"
 	"github.com/spf13/cobra"
 )
 
@@ -135,26 +136,8 @@ func (a *app) partitionCommand() *cobra.Command {
 				return err
 			},
 		},
-		&cobra.Command{
-			Use:   "recover TOPIC PARTITION BROKER",
-			Short: "Bring a returning replica back: drop its divergent tail, copy what it misses, reactivate it",
-			Args:  exactArgs(3),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				p, broker, err := partitionBroker(args)
-				if err != nil {
-					return err
-				}
-				c, err := a.client()
-				if err != nil {
-					return err
-				}
-				res, err := c.Recover(cmd.Context(), args[0], p, broker)
-				if err != nil {
-					return a.apiError(fmt.Sprintf("partition recover %s %d %d", args[0], p, broker), err)
-				}
-				if a.g.json {
-					return a.printJSON(res)
-				}
+		replicaCommand(a, "recover", "Bring a returning replica back: drop its divergent tail, copy what it misses, reactivate it",
+			(*apiclient.Client).Recover, func(topic string, p int, res *apiclient.RecoverResponse) string {
 				dropped := "dropped nothing"
 				if res.Dropped > 0 {
 					dropped = fmt.Sprintf("dropped %d (offsets %s..%s)", res.Dropped, optUint(res.DroppedFrom), optUint(res.DroppedTo))
@@ -162,62 +145,51 @@ func (a *app) partitionCommand() *cobra.Command {
 						dropped += " kept in " + res.Quarantine
 					}
 				}
-				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: broker %d recovered: common prefix %d, %s, copied %d\n",
-					args[0], p, res.BrokerID, res.CommonPrefix, dropped, res.Copied)
-				return err
-			},
-		},
-		&cobra.Command{
-			Use:   "move-leader TOPIC PARTITION BROKER",
-			Short: "Hand a partition's leadership to an active, caught-up follower (nothing is lost)",
-			Args:  exactArgs(3),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				p, broker, err := partitionBroker(args)
-				if err != nil {
-					return err
-				}
-				c, err := a.client()
-				if err != nil {
-					return err
-				}
-				res, err := c.MoveLeader(cmd.Context(), args[0], p, broker)
-				if err != nil {
-					return a.apiError(fmt.Sprintf("partition move-leader %s %d %d", args[0], p, broker), err)
-				}
-				if a.g.json {
-					return a.printJSON(res)
-				}
-				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: leader %d -> %d, epoch %d, log end offset %d, copied %d\n",
-					args[0], p, res.OldLeader, res.NewLeader, res.LeaderEpoch, res.LogEndOffset, res.Copied)
-				return err
-			},
-		},
-		&cobra.Command{
-			Use:   "catch-up TOPIC PARTITION BROKER",
-			Short: "Copy the records an active follower misses from the leader",
-			Args:  exactArgs(3),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				p, broker, err := partitionBroker(args)
-				if err != nil {
-					return err
-				}
-				c, err := a.client()
-				if err != nil {
-					return err
-				}
-				res, err := c.CatchUp(cmd.Context(), args[0], p, broker)
-				if err != nil {
-					return a.apiError(fmt.Sprintf("partition catch-up %s %d %d", args[0], p, broker), err)
-				}
-				if a.g.json {
-					return a.printJSON(res)
-				}
-				_, err = fmt.Fprintf(a.env.Stdout, "%s/%d: broker %d caught up, copied %d\n", args[0], p, res.BrokerID, res.Copied)
-				return err
-			},
-		},
+				return fmt.Sprintf("%s/%d: broker %d recovered: common prefix %d, %s, copied %d", topic, p, res.BrokerID, res.CommonPrefix, dropped, res.Copied)
+			}),
+		replicaCommand(a, "move-leader", "Hand a partition's leadership to an active, caught-up follower (nothing is lost)",
+			(*apiclient.Client).MoveLeader, func(topic string, p int, res *apiclient.MoveLeaderResponse) string {
+				return fmt.Sprintf("%s/%d: leader %d -> %d, epoch %d, log end offset %d, copied %d",
+					topic, p, res.OldLeader, res.NewLeader, res.LeaderEpoch, res.LogEndOffset, res.Copied)
+			}),
+		replicaCommand(a, "catch-up", "Copy the records an active follower misses from the leader",
+			(*apiclient.Client).CatchUp, func(topic string, p int, res *apiclient.CatchUpResponse) string {
+				return fmt.Sprintf("%s/%d: broker %d caught up, copied %d", topic, p, res.BrokerID, res.Copied)
+			}),
 	)
 	return cmd
+}
+
+// replicaCommand is `partition NAME TOPIC PARTITION BROKER`: it calls op
+// through the API and prints its answer, as JSON with --json, else the
+// line line renders.
+func replicaCommand[R any](a *app, name, short string,
+	op func(c *apiclient.Client, ctx context.Context, topic string, p, broker int) (R, error),
+	line func(topic string, p int, res R) string) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " TOPIC PARTITION BROKER",
+		Short: short,
+		Args:  exactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, broker, err := partitionBroker(args)
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			res, err := op(c, cmd.Context(), args[0], p, broker)
+			if err != nil {
+				return a.apiError(fmt.Sprintf("partition %s %s %d %d", name, args[0], p, broker), err)
+			}
+			if a.g.json {
+				return a.printJSON(res)
+			}
+			_, err = fmt.Fprintln(a.env.Stdout, line(args[0], p, res))
+			return err
+		},
+	}
 }
 
 // partitionBroker parses the PARTITION and BROKER arguments of args
