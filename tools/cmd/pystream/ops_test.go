@@ -1,16 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -97,48 +92,14 @@ func TestCLIClusterJournal(t *testing.T) {
 
 	// -f: everything so far, then an entry appended while it runs; the
 	// interrupt (SIGINT, as Ctrl-C sends) ends it with exit 0.
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	cmd := exec.CommandContext(ctx, pystreamBin, "cluster", "journal", "-f")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 10 * time.Second
-	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	followed := make(chan string, 64)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			followed <- sc.Text()
-		}
-		close(followed)
-	}()
-	next := func() string {
-		t.Helper()
-		select {
-		case line, open := <-followed:
-			require.True(t, open, "journal -f exited early: %s", stderr.String())
-			return line
-		case <-time.After(15 * time.Second):
-			t.Fatalf("no journal line within 15s; stderr: %s", stderr.String())
-			return ""
-		}
-	}
+	f := startFollower(t, url, "cluster", "journal", "-f")
 	for i := range 5 {
-		require.True(t, strings.HasPrefix(next(), string(rune('0'+i))+" "), "the entries so far first")
+		require.True(t, strings.HasPrefix(f.next(t), string(rune('0'+i))+" "), "the entries so far first")
 	}
 	ok(t, url, "", "broker", "stop", "3")
-	require.Regexp(t, `^5 \S+ operator broker-stop done - broker 3: `, next(), "an entry appended after -f started")
-	cancel()
-	for range followed { // drain until stdout closes
-	}
-	err = cmd.Wait()
-	require.True(t, err == nil || errors.Is(err, context.Canceled), "%v", err)
-	require.Equal(t, 0, cmd.ProcessState.ExitCode(), "exit 0 on interrupt; stderr: %s", stderr.String())
-	require.Empty(t, stderr.String())
+	require.Regexp(t, `^5 \S+ operator broker-stop done - broker 3: `, f.next(t), "an entry appended after -f started")
+	f.interrupt(t)
+	require.Empty(t, f.stderr.String())
 }
 
 // recoveredLine is partition recover's answer when it cut records.

@@ -268,42 +268,12 @@ func TestCLIConsumeFollowInterrupt(t *testing.T) {
 	ok(t, url, "", "topic", "create", "live", "-p", "1", "-r", "1")
 	ok(t, url, "a\nb\n", "produce", "live")
 
-	cmd := exec.Command(pystreamBin, "consume", "live", "-p", "0", "--commit-as", "tail", "-f", `%o %v\n`)
-	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	expect := func(want string) {
-		t.Helper()
-		select {
-		case got, open := <-lines:
-			require.True(t, open, "consume exited early: %s", stderr.String())
-			require.Equal(t, want, got)
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("no line %q within 15s; stderr: %s", want, stderr.String())
-		}
-	}
-	expect("0 a")
-	expect("1 b")
+	f := startFollower(t, url, "consume", "live", "-p", "0", "--commit-as", "tail", "-f", `%o %v\n`)
+	require.Equal(t, "0 a", f.next(t))
+	require.Equal(t, "1 b", f.next(t))
 	ok(t, url, "c\n", "produce", "live") // arrives while following
-	expect("2 c")
-
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	for range lines { // drain until stdout closes
-	}
-	err = cmd.Wait()
-	require.NoError(t, err, "exit 0 on Ctrl-C; stderr: %s", stderr.String())
+	require.Equal(t, "2 c", f.next(t))
+	f.interrupt(t)
 	require.Equal(t, uint64(3), *committed(t, url, "tail", "live", 0))
 
 	// Started again with the same id, it resumes after what it printed.
@@ -346,40 +316,12 @@ func TestCLIConsumeAllPartitionsCommit(t *testing.T) {
 
 	// Following without -e: records produced to either partition arrive;
 	// Ctrl-C commits both partitions' positions.
-	cmd := exec.Command(pystreamBin, "consume", "many", "--commit-as", "both", "-f", `%p:%o %v\n`)
-	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	lineCh := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lineCh <- sc.Text()
-		}
-		close(lineCh)
-	}()
-	expect := func(want string) {
-		t.Helper()
-		select {
-		case got, open := <-lineCh:
-			require.True(t, open, "consume exited early: %s", stderr.String())
-			require.Equal(t, want, got)
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("no line %q within 15s; stderr: %s", want, stderr.String())
-		}
-	}
+	f := startFollower(t, url, "consume", "many", "--commit-as", "both", "-f", `%p:%o %v\n`)
 	ok(t, url, k1+":d\n", "produce", "many", "-K", ":")
-	expect("1:1 d")
+	require.Equal(t, "1:1 d", f.next(t))
 	ok(t, url, k0+":e\n", "produce", "many", "-K", ":")
-	expect("0:2 e")
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	for range lineCh { // drain until stdout closes
-	}
-	require.NoError(t, cmd.Wait(), "exit 0 on Ctrl-C; stderr: %s", stderr.String())
+	require.Equal(t, "0:2 e", f.next(t))
+	f.interrupt(t)
 	require.Equal(t, uint64(3), *committed(t, url, "both", "many", 0))
 	require.Equal(t, uint64(2), *committed(t, url, "both", "many", 1))
 }
@@ -483,4 +425,56 @@ func TestCLIBenchFreshTopic(t *testing.T) {
 		}
 		require.Equal(t, uint64(5), total, "%v: a topic of its own", args)
 	}
+}
+
+// follower is a long-running pystream (consume or journal, following)
+// whose stdout is read line by line.
+type follower struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr *strings.Builder
+}
+
+// startFollower starts pystream args against url.
+func startFollower(t *testing.T, url string, args ...string) *follower {
+	t.Helper()
+	f := &follower{cmd: exec.Command(pystreamBin, args...), lines: make(chan string, 64), stderr: &strings.Builder{}}
+	f.cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
+	stdout, err := f.cmd.StdoutPipe()
+	require.NoError(t, err)
+	f.cmd.Stderr = f.stderr
+	require.NoError(t, f.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			f.lines <- sc.Text()
+		}
+		close(f.lines)
+	}()
+	return f
+}
+
+// next returns the next line, failing the test if none comes within 15 s
+// or the process ends first.
+func (f *follower) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case line, open := <-f.lines:
+		require.True(t, open, "pystream %v exited early: %s", f.cmd.Args[1:], f.stderr.String())
+		return line
+	case <-time.After(15 * time.Second):
+		_ = f.cmd.Process.Kill()
+		t.Fatalf("no line within 15s from pystream %v; stderr: %s", f.cmd.Args[1:], f.stderr.String())
+		return ""
+	}
+}
+
+// interrupt sends SIGINT (Ctrl-C), reads stdout to its end and requires
+// exit 0.
+func (f *follower) interrupt(t *testing.T) {
+	t.Helper()
+	require.NoError(t, f.cmd.Process.Signal(syscall.SIGINT))
+	for range f.lines { // drain until stdout closes
+	}
+	require.NoError(t, f.cmd.Wait(), "exit 0 on Ctrl-C; stderr: %s", f.stderr.String())
 }
