@@ -9,6 +9,9 @@ type ApplyResult struct {
 	Changed bool
 	// Summary is what happened, in one line with its numbers.
 	Summary string
+	// Journaled is true when the operation wrote a journal entry (an
+	// intent, an outcome): false for a refusal that changed nothing.
+	Journaled bool
 }
 
 // Apply carries out one action of Plan through the operation of its kind
@@ -18,7 +21,14 @@ type ApplyResult struct {
 // refused with ErrStaleAction and changes nothing. Every other refusal is
 // the operation's own.
 func (c *Cluster) Apply(a Action) (ApplyResult, error) {
-	cs := cause{by: ByController, reason: a.Reason}
+	var journaled bool
+	res, err := c.apply(a, cause{by: ByController, reason: a.Reason, journaled: &journaled})
+	res.Journaled = journaled
+	return res, err
+}
+
+// apply is Apply on behalf of cs.
+func (c *Cluster) apply(a Action, cs cause) (ApplyResult, error) {
 	epoch := &a.LeaderEpoch
 	switch a.Kind {
 	case ActionCatchUp:

@@ -195,9 +195,19 @@ func (c *Cluster) RegisterBroker(b *Broker) error {
 		next := c.meta.clone()
 		next.Brokers = append(next.Brokers, b.id)
 		slices.Sort(next.Brokers)
-		if err := c.persistLocked(next); err != nil {
+		// A new broker changes cluster.meta: journaled like every change,
+		// the intent first.
+		o := c.newOp(byOperator, EventBrokerStart, nil, b.id)
+		if err := o.beginPlain(fmt.Sprintf("broker %d joins the cluster: cluster.meta lists brokers %v", b.id, next.Brokers)); err != nil {
 			return fmt.Errorf("cluster: register broker %d: %w", b.id, err)
 		}
+		if err := c.persistLocked(next); err != nil {
+			return o.fail(fmt.Errorf("cluster: register broker %d: %w", b.id, err))
+		}
+		// cluster.meta lists the broker now: it is registered whatever
+		// the journal's outcome entry does (Open adds a missing one).
+		c.brokers[b.id] = b
+		return o.done(fmt.Sprintf("broker %d joined the cluster", b.id))
 	}
 	c.brokers[b.id] = b
 	return nil
@@ -214,8 +224,14 @@ func (c *Cluster) StartBroker(id int) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.RegisterBroker(b); err != nil {
+	joins := !c.knownBroker(id)
+	if err := c.RegisterBroker(b); errors.Is(err, ErrJournalFailed) {
+		return b, err // registered; only its journal entry is missing
+	} else if err != nil {
 		return nil, errors.Join(err, b.Close())
+	}
+	if joins {
+		return b, nil // the join's intent and outcome are its journal entries
 	}
 	return b, c.newOp(byOperator, EventBrokerStart, nil, id).done(fmt.Sprintf("broker %d started", id))
 }

@@ -96,7 +96,7 @@ func (c *Cluster) DeleteTopic(name string) (DeleteTopicResult, error) {
 	res := DeleteTopicResult{Topic: name, PartitionCount: tm.PartitionCount, ReplicationFactor: tm.ReplicationFactor}
 	o := c.newOp(byOperator, EventDeleteTopic, nil, 0)
 	o.topic = name
-	if err := o.beginDeletion(describeTopic(name, tm)); err != nil {
+	if err := o.beginPlain(describeTopic(name, tm)); err != nil {
 		c.metaMu.Unlock()
 		c.mu.Unlock()
 		return DeleteTopicResult{}, fmt.Errorf("cluster: delete topic %q: %w", name, err)
@@ -222,10 +222,11 @@ func (c *Cluster) reconcileDeletion(off uint64, e JournalEntry) error {
 	return nil
 }
 
-// beginDeletion writes the intent of a topic deletion. Nothing may change
-// before it returns without error.
-func (o *op) beginDeletion(summary string) error {
-	off, err := o.c.journal.append(o.entry(PhaseIntent, summary))
+// beginPlain writes an intent without a partition's before and after: a
+// topic's deletion, a broker joining the cluster. Nothing may change before
+// it returns without error.
+func (o *op) beginPlain(summary string) error {
+	off, err := o.append(o.entry(PhaseIntent, summary))
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
@@ -237,7 +238,7 @@ func (o *op) beginDeletion(summary string) error {
 // for PhaseRolledBack, never did). A failure is reported wrapping
 // ErrJournalFailed.
 func (o *op) outcomeOf(phase JournalPhase, summary string) error {
-	if _, err := o.c.journal.append(o.entry(phase, summary)); err != nil {
+	if _, err := o.append(o.entry(phase, summary)); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return nil

@@ -51,6 +51,9 @@ const (
 	PhaseFailed     JournalPhase = "failed"
 	PhaseCompleted  JournalPhase = "completed"
 	PhaseRolledBack JournalPhase = "rolled-back"
+	// PhaseRefused is a controller decision its operation refused before
+	// changing anything (JournalRefusal): why the cluster stays as it is.
+	PhaseRefused JournalPhase = "refused"
 )
 
 // Who asked for an operation, as the journal records it.
@@ -180,7 +183,7 @@ func (e JournalEntry) validate() error {
 		return bad("unknown event %q", e.Event)
 	}
 	switch e.Phase {
-	case PhaseIntent, PhaseDone, PhaseFailed, PhaseCompleted, PhaseRolledBack:
+	case PhaseIntent, PhaseDone, PhaseFailed, PhaseCompleted, PhaseRolledBack, PhaseRefused:
 	default:
 		return bad("unknown phase %q", e.Phase)
 	}
@@ -195,6 +198,14 @@ func (e JournalEntry) validate() error {
 		}
 		if e.Before != nil || e.After != nil {
 			return bad("a topic deletion has no before and after")
+		}
+		return nil
+	}
+	if e.Event == EventBrokerStart {
+		// A broker's first start writes cluster.meta (the broker list):
+		// its intent names the broker, no partition.
+		if e.Before != nil || e.After != nil {
+			return bad("a broker start has no before and after")
 		}
 		return nil
 	}
@@ -319,6 +330,20 @@ func (c *Cluster) Journal(since uint64, max int) ([]JournalEntry, error) {
 // entries so far.
 func (c *Cluster) JournalEnd() (uint64, error) { return c.journal.end() }
 
+// JournalRefusal records that the operation of a planned action refused
+// it without changing anything, with the action's reason and the refusal:
+// so that the journal says why, for example, a partition whose leader is
+// gone still has none. The controller calls it once per distinct refusal.
+func (c *Cluster) JournalRefusal(a Action, refusal error) error {
+	e := JournalEntry{Event: JournalEvent(a.Kind), Phase: PhaseRefused, By: ByController, Topic: a.Topic, Partition: a.Partition,
+		Broker: a.Broker, Summary: fmt.Sprintf("%s/%d: %s not carried out", a.Topic, a.Partition, a.Kind), Reason: a.Reason,
+		Error: c.relative(refusal.Error())}
+	if _, err := c.journal.append(e); err != nil {
+		return fmt.Errorf("cluster: journal the refusal of %s: %w", a, err)
+	}
+	return nil
+}
+
 // ErrJournalFailed is wrapped when an operation took effect but its
 // outcome could not be added to the journal; the next Open adds it.
 var ErrJournalFailed = errors.New("cluster: the operation took effect, but its journal entry could not be written")
@@ -327,6 +352,9 @@ var ErrJournalFailed = errors.New("cluster: the operation took effect, but its j
 type cause struct {
 	by     string
 	reason string
+	// journaled, when set, is made true once the operation has written a
+	// journal entry (Apply reports it, so a refusal is journaled once).
+	journaled *bool
 }
 
 var byOperator = cause{by: ByOperator}
@@ -359,12 +387,21 @@ func (o *op) entry(phase JournalPhase, summary string) JournalEntry {
 	return e
 }
 
+// append writes e to the journal as one of o's entries.
+func (o *op) append(e JournalEntry) (uint64, error) {
+	off, err := o.c.journal.append(e)
+	if err == nil && o.cause.journaled != nil {
+		*o.cause.journaled = true
+	}
+	return off, err
+}
+
 // begin writes the intent of a change from before to after. Nothing may
 // change before it returns without error.
 func (o *op) begin(summary string, before, after PartitionMetadata, quarantine string) error {
 	e := o.entry(PhaseIntent, summary)
 	e.Before, e.After, e.Quarantine = &before, &after, quarantine
-	off, err := o.c.journal.append(e)
+	off, err := o.append(e)
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
@@ -375,7 +412,7 @@ func (o *op) begin(summary string, before, after PartitionMetadata, quarantine s
 // done records success. The operation has taken effect whatever happens
 // here: a failure is reported wrapping ErrJournalFailed.
 func (o *op) done(summary string) error {
-	if _, err := o.c.journal.append(o.entry(PhaseDone, summary)); err != nil {
+	if _, err := o.append(o.entry(PhaseDone, summary)); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return nil
@@ -386,7 +423,7 @@ func (o *op) done(summary string) error {
 func (o *op) fail(err error) error {
 	e := o.entry(PhaseFailed, "failed")
 	e.Error = o.c.relative(err.Error())
-	if _, jerr := o.c.journal.append(e); jerr != nil {
+	if _, jerr := o.append(e); jerr != nil {
 		return errors.Join(err, fmt.Errorf("%w: %w", ErrJournalFailed, jerr))
 	}
 	return err
@@ -438,6 +475,17 @@ func (c *Cluster) reconcileJournal() error {
 			}
 			continue
 		}
+		if e.Event == EventBrokerStart {
+			out := JournalEntry{Event: e.Event, By: ByStartup, Broker: e.Broker, Intent: &off,
+				Phase: PhaseRolledBack, Summary: fmt.Sprintf("the process stopped before cluster.meta listed broker %d", e.Broker)}
+			if c.knownBroker(e.Broker) {
+				out.Phase, out.Summary = PhaseCompleted, fmt.Sprintf("the process stopped after cluster.meta listed broker %d", e.Broker)
+			}
+			if _, err := c.journal.append(out); err != nil {
+				return err
+			}
+			continue
+		}
 		out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker,
 			Intent: &off, Quarantine: e.Quarantine}
 		cur, found := c.partitionMetadata(e.Topic, e.Partition)
@@ -445,6 +493,12 @@ func (c *Cluster) reconcileJournal() error {
 			out.Phase, out.Summary = PhaseCompleted, "the process stopped after the change was written: "+describeLeadership(cur)
 		} else {
 			out.Phase, out.Summary = PhaseRolledBack, "the process stopped before the change was written: "+describeLeadership(cur)
+			if e.Event == EventRecover && e.Quarantine != "" {
+				// Recovery may already have cut and refilled the
+				// replica: it stays inactive until recovered again, and
+				// what it cut is in the quarantine file.
+				out.Summary += fmt.Sprintf("; broker %d's replica stays inactive until it is recovered again", e.Broker)
+			}
 		}
 		if _, err := c.journal.append(out); err != nil {
 			return err

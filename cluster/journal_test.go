@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +43,11 @@ func TestJournalRecordsEveryOperation(t *testing.T) {
 	p := NewProducer(c, "orders")
 	sendN(t, p, "k", 3)
 	start := len(journalOf(t, c))
-	require.Equal(t, 3, start, "three broker starts")
+	require.Equal(t, []string{
+		"broker-start intent operator", "broker-start done operator",
+		"broker-start intent operator", "broker-start done operator",
+		"broker-start intent operator", "broker-start done operator",
+	}, events(journalOf(t, c)), "three new brokers join: cluster.meta changes, so an intent first")
 
 	require.NoError(t, c.StopBroker(1))
 	require.NoError(t, c.StopBroker(1), "a second stop is no event")
@@ -153,6 +158,13 @@ func TestApplyJournalsTheControllersReason(t *testing.T) {
 
 // The journal's entries are checked as strictly as every other file.
 func TestJournalEntryMalformed(t *testing.T) {
+	for _, ok := range []string{
+		`{"event":"failover","phase":"refused","by":"controller","topic":"t","partition":0,"broker":1,"summary":"s","reason":"r","error":"e"}`,
+		`{"event":"broker-start","phase":"intent","by":"operator","partition":0,"broker":4,"summary":"s"}`,
+	} {
+		_, err := ParseJournalEntry([]byte(ok))
+		require.NoError(t, err, ok)
+	}
 	good := `{"event":"catch-up","phase":"done","by":"operator","topic":"t","partition":0,"broker":2,"summary":"s"}`
 	_, err := ParseJournalEntry([]byte(good))
 	require.NoError(t, err)
@@ -447,4 +459,46 @@ func openAfterKill(t *testing.T, root string, crash *logtest.CrashFS) *Cluster {
 		require.NoError(t, err)
 	}
 	return cl
+}
+
+// TestCrashSimBrokerJoin: a broker's first start lists it in cluster.meta,
+// journaled like every change; a process killed before any step of it
+// opens again with each join's intent given exactly one outcome, completed
+// exactly when cluster.meta lists the broker.
+func TestCrashSimBrokerJoin(t *testing.T) {
+	prepared := filepath.Join(t.TempDir(), "cluster")
+	require.NoError(t, os.MkdirAll(prepared, 0o755))
+	life := crashLife(1, func(*Cluster) {})
+	steps := countSteps(t, prepared, life)
+	seen := map[JournalPhase]bool{}
+	for n := 1; n <= steps+1; n++ {
+		root, crash := killDuring(t, prepared, n, life)
+		cl, err := OpenWithOptions(root, Options{FS: crash})
+		require.NoError(t, err, "dies before step %d", n)
+		entries := journalOf(t, cl)
+		for _, e := range entries {
+			if e.Event != EventBrokerStart || e.Phase != PhaseIntent {
+				continue
+			}
+			var outs []JournalEntry
+			for _, o := range entries {
+				if o.Intent != nil && *o.Intent == e.Offset {
+					outs = append(outs, o)
+				}
+			}
+			require.Len(t, outs, 1, "dies before step %d: one outcome for broker %d's join", n, e.Broker)
+			listed := slices.Contains(cl.Metadata().Brokers, e.Broker)
+			seen[outs[0].Phase] = true
+			switch outs[0].Phase {
+			case PhaseDone, PhaseCompleted:
+				require.True(t, listed, "dies before step %d: broker %d", n, e.Broker)
+			default:
+				require.False(t, listed, "dies before step %d: broker %d", n, e.Broker)
+			}
+		}
+		require.NoError(t, cl.Close())
+	}
+	for _, p := range []JournalPhase{PhaseRolledBack, PhaseCompleted, PhaseDone} {
+		require.True(t, seen[p], "some kill ends with %q; seen %v", p, seen)
+	}
 }

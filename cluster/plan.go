@@ -105,6 +105,12 @@ type PlanReplica struct {
 	// Diverged is true when a comparison found the replica disagrees with
 	// the leader.
 	Diverged bool
+	// Stuck is true when the replica, an active follower, was seen behind
+	// its leader at this same log end on an earlier observation too: it
+	// missed a write, rather than trailing one in flight. StuckFor is how
+	// long it has sat there.
+	Stuck    bool
+	StuckFor time.Duration
 }
 
 // usable reports whether r can be read: its broker is open and its log end
@@ -120,6 +126,9 @@ func (r PlanReplica) usable() bool { return r.Available && r.LogEnd != nil }
 // With a usable leader (broker available, log end known):
 //
 //   - an active, usable, undiverged follower behind the leader is caught up;
+//   - an active follower stuck behind the leader for at least FailoverAfter
+//     (its catch-ups keep failing) is deactivated instead, as Kafka shrinks
+//     its in-sync set after replica.lag.time.max.ms;
 //   - an active follower that diverged, or holds more records than the
 //     leader, is deactivated;
 //   - an active follower whose broker has been unavailable for at least
@@ -186,6 +195,9 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 			add(ActionDeactivate, id, "follower %d diverged from leader %d (log end %d, leader at %d)", id, p.Leader, *r.LogEnd, lEnd)
 		case auto && *r.LogEnd > lEnd:
 			add(ActionDeactivate, id, "follower %d at log end %d is ahead of leader %d at %d", id, *r.LogEnd, p.Leader, lEnd)
+		case auto && r.Stuck && r.StuckFor >= in.FailoverAfter && *r.LogEnd < lEnd:
+			add(ActionDeactivate, id, "follower %d stuck at log end %d behind leader %d at %d for %s: catch-up has not brought it level",
+				id, *r.LogEnd, p.Leader, lEnd, seconds(r.StuckFor))
 		case !r.Diverged && *r.LogEnd < lEnd:
 			add(ActionCatchUp, id, "follower %d at log end %d, leader %d at %d", id, *r.LogEnd, p.Leader, lEnd)
 		}
@@ -238,11 +250,13 @@ func failoverCandidates(followers []PlanReplica) string {
 
 // Readiness explains, one string per partition in topic, then partition
 // order, why a partition is not ready; it is empty when all are. A
-// partition is ready when its leader is usable and every active replica is
-// usable, since a write must reach every active replica. An inactive
-// replica on an unavailable broker does not count against it; an available
-// replica whose log cannot be opened, active or not, does. The reasons of
-// one partition are joined with "; ", e.g.
+// partition is ready when its leader is usable and every active replica can
+// take the next write: usable, not stuck behind the leader, not holding
+// records the leader lacks and not diverged. (A follower merely trailing a
+// write in flight is not stuck.) An inactive replica on an unavailable
+// broker does not count against it; an available replica whose log cannot
+// be opened, active or not, does. The reasons of one partition are joined
+// with "; ", e.g.
 // "orders/0: leader 1 is unavailable; follower 3 is unavailable".
 func Readiness(in PlanInput) []string {
 	var out []string
@@ -263,6 +277,12 @@ func Readiness(in PlanInput) []string {
 				why = append(why, fmt.Sprintf("follower %d's log cannot be opened", r.BrokerID))
 			case r.Available && r.LogEnd == nil:
 				why = append(why, fmt.Sprintf("inactive follower %d's log cannot be opened", r.BrokerID))
+			case !r.Active || !leader.usable():
+			case r.Diverged || *r.LogEnd > *leader.LogEnd:
+				why = append(why, fmt.Sprintf("follower %d holds records its leader lacks (writes fail until it leaves the active set)", r.BrokerID))
+			case r.Stuck && *r.LogEnd < *leader.LogEnd:
+				why = append(why, fmt.Sprintf("follower %d is stuck at log end %d behind the leader's %d (writes fail until it is caught up)",
+					r.BrokerID, *r.LogEnd, *leader.LogEnd))
 			}
 		}
 		if len(why) > 0 {

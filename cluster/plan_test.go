@@ -165,6 +165,13 @@ func TestPlanDeactivate(t *testing.T) {
 		{name: "available follower whose log cannot be opened is kept (Readiness reports it), even with a stale downtime", after: planDelay,
 			brokers: []PlanBroker{{ID: 1, Available: true}, {ID: 3, Available: false, UnavailableFor: time.Hour}},
 			parts:   []PlanPartition{planPart(1, 1, planRep(1, 136), planNoLog(planRep(3, 0)))}},
+		{name: "follower stuck just below the delay is caught up again", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStuck(planRep(2, 130), planDelay-time.Millisecond))},
+			want:  []Action{planAct(ActionCatchUp, 2, "follower 2 at log end 130, leader 1 at 136")}},
+		{name: "follower stuck for the delay is deactivated (Kafka's replica.lag.time.max.ms)", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStuck(planRep(2, 130), planDelay))},
+			want: []Action{planAct(ActionDeactivate, 2,
+				"follower 2 stuck at log end 130 behind leader 1 at 136 for 3.0s: catch-up has not brought it level")}},
 		{name: "diverged follower is deactivated", after: planDelay,
 			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDiverged(planRep(2, 130)))},
 			want:  []Action{planAct(ActionDeactivate, 2, "follower 2 diverged from leader 1 (log end 130, leader at 136)")}},
@@ -420,8 +427,17 @@ func TestReadiness(t *testing.T) {
 		{name: "no partitions is ready"},
 		{name: "inactive follower on an unavailable broker does not count",
 			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDown(2, false))}},
-		{name: "diverged or ahead active follower is still usable",
-			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDiverged(planRep(2, 130)), planRep(3, 140))}},
+		{name: "a follower trailing a write in flight (not stuck) is ready",
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planRep(2, 130))}},
+		{name: "a diverged or ahead active follower fails every write: not ready",
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planDiverged(planRep(2, 130)), planRep(3, 140))},
+			want: []string{"orders/0: follower 2 holds records its leader lacks (writes fail until it leaves the active set); " +
+				"follower 3 holds records its leader lacks (writes fail until it leaves the active set)"}},
+		{name: "a stuck active follower fails every write: not ready",
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStuck(planRep(2, 130), time.Second))},
+			want:  []string{"orders/0: follower 2 is stuck at log end 130 behind the leader's 136 (writes fail until it is caught up)"}},
+		{name: "a stuck inactive follower does not count",
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planInactive(planStuck(planRep(2, 130), time.Second)))}},
 		{name: "leader unavailable",
 			parts: []PlanPartition{planPart(1, 1, planDown(1, true), planRep(2, 136))},
 			want:  []string{"orders/0: leader 1 is unavailable"}},
@@ -462,4 +478,10 @@ func TestReadiness(t *testing.T) {
 			require.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// planStuck marks r stuck behind its leader for d.
+func planStuck(r PlanReplica, d time.Duration) PlanReplica {
+	r.Stuck, r.StuckFor = true, d
+	return r
 }

@@ -197,7 +197,7 @@ func TestSpecBrokerOwnsOnlyItsDirectory(t *testing.T) {
 		rel, err := filepath.Rel(root, p)
 		require.NoError(t, err)
 		first := strings.Split(rel, string(filepath.Separator))[0]
-		ok := rel == cluster.MetaFileName || first == "offsets" || strings.HasPrefix(first, "broker-")
+		ok := rel == cluster.MetaFileName || first == "offsets" || first == "journal" || strings.HasPrefix(first, "broker-")
 		require.Truef(t, ok, "unexpected file %s", rel)
 	}
 	// A broker's directory holds replicas only of the partitions assigned

@@ -40,8 +40,10 @@ func (s *Server) brokerStatus(id int, available bool) apiclient.BrokerStatus {
 	case available:
 		st.Reason = fmt.Sprintf("started through the API; PYSTREAM_BROKERS=%d leaves it out, so a restart will not start it", n)
 	default:
-		st.Reason = fmt.Sprintf("not started: PYSTREAM_BROKERS=%d leaves it out; its replicas are unavailable, "+
-			"and partitions serve records up to their high watermark without it", n)
+		st.Reason = fmt.Sprintf("not started: PYSTREAM_BROKERS=%d leaves it out; its replicas are unavailable. "+
+			"After a clean shutdown partitions serve what they had acknowledged at once; after a crash, "+
+			"what every active replica holds, once it leaves the active sets it is in (the controller does that "+
+			"after PYSTREAM_FAILOVER_AFTER)", n)
 	}
 	return st
 }

@@ -52,16 +52,21 @@ func okJSON(desc string, sch *schema, example any) response {
 	return response{Description: desc, Content: jsonContent(sch, example)}
 }
 
+// errorExamples are the error answers the document shows, by status: each
+// one what the server really answers in a situation
+// TestHTTPOpenAPIErrorExamplesAreReal stages.
+var errorExamples = map[int][2]string{
+	400: {CodeInvalidArgument, "invalid JSON body: unknown field \"partitons\""},
+	404: {CodeNotFound, "topic \"nope\": unknown topic"},
+	409: {CodeConflict, "orders/0: leader broker 1 is still available; failover replaces a failed leader (move-leader moves a live one)"},
+	413: {CodePayloadTooLarge, "request body larger than 1048576 bytes (PYSTREAM_MAX_REQUEST_BYTES)"},
+	415: {CodeUnsupportedMediaType, "Content-Type text/plain is not accepted here; send application/json"},
+	503: {CodeUnavailable, "orders/0: leader broker 1 is unavailable (the broker is stopped)"},
+}
+
 // errs documents the error answers an operation can give.
 func errs(r map[string]response, codes ...int) map[string]response {
-	examples := map[int][2]string{
-		400: {CodeInvalidArgument, "invalid JSON body: json: unknown field \"partitons\""},
-		404: {CodeNotFound, "cluster: topic \"nope\": cluster: unknown topic"},
-		409: {CodeConflict, "cluster: orders/0: leader broker 1 is still available; refusing to fail over"},
-		413: {CodePayloadTooLarge, "request body larger than 1048576 bytes (PYSTREAM_MAX_REQUEST_BYTES)"},
-		415: {CodeUnsupportedMediaType, "Content-Type text/plain is not accepted here; send application/json"},
-		503: {CodeUnavailable, "cluster: orders/0: leader broker 1 unavailable: cluster: broker unavailable"},
-	}
+	examples := errorExamples
 	words := map[int]string{
 		400: "Invalid request: bad JSON, unknown field, wrong type, invalid name or number.",
 		404: "Unknown topic, partition, broker or consumer offset target.",

@@ -321,18 +321,20 @@ func TestE2EJournal(t *testing.T) {
 	r := startServer(t, dir, 3, manual)
 	c := r.client
 
-	// Starting the server starts every broker: the journal's first
-	// entries.
+	// Starting the server the first time, every broker joins the cluster
+	// (cluster.meta lists it): an intent and its outcome each, the
+	// journal's first entries.
 	boot, err := c.Journal(ctx, 0, 0)
 	require.NoError(t, err)
-	require.Len(t, boot.Entries, 3)
+	require.Len(t, boot.Entries, 6)
 	for i, e := range boot.Entries {
-		require.Equal(t, [3]string{"broker-start", "done", "operator"}, [3]string{e.Event, e.Phase, e.By})
-		require.Equal(t, i+1, e.Broker)
+		phase := []string{"intent", "done"}[i%2]
+		require.Equal(t, [3]string{"broker-start", phase, "operator"}, [3]string{e.Event, e.Phase, e.By})
+		require.Equal(t, i/2+1, e.Broker)
 	}
 	base := boot.Next
-	require.Equal(t, uint64(3), base)
-	require.JSONEq(t, `{"entries":[],"next":3}`, rawGet(t, r, "/api/journal?since=3"))
+	require.Equal(t, uint64(6), base)
+	require.JSONEq(t, `{"entries":[],"next":6}`, rawGet(t, r, "/api/journal?since=6"))
 
 	start := time.Now()
 	rec := cutRecord(t, r)
@@ -405,7 +407,7 @@ func TestE2EJournal(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"offset", "time", "event", "phase", "by", "broker", "summary"}, keys(raw.Entries[0]))
 	// The failover's outcome.
-	require.NoError(t, json.Unmarshal([]byte(rawGet(t, r, "/api/journal?since=9&max=1")), &raw))
+	require.NoError(t, json.Unmarshal([]byte(rawGet(t, r, "/api/journal?since=12&max=1")), &raw))
 	require.ElementsMatch(t, []string{"offset", "time", "event", "phase", "by", "topic", "partition", "broker", "summary", "intent"}, keys(raw.Entries[0]))
 	require.Equal(t, float64(0), raw.Entries[0]["partition"], "partition 0 is given, not omitted")
 
@@ -460,7 +462,7 @@ func TestE2EJournalMoveLeader(t *testing.T) {
 	require.NoError(t, err)
 	_, err = r.client.MoveLeader(ctx, "orders", 0, 2)
 	require.NoError(t, err)
-	j, err := r.client.Journal(ctx, 3, 10) // after the three broker starts
+	j, err := r.client.Journal(ctx, 6, 10) // after the three brokers joined
 	require.NoError(t, err)
 	require.Len(t, j.Entries, 2)
 	intent, done := j.Entries[0], j.Entries[1]
@@ -468,5 +470,5 @@ func TestE2EJournalMoveLeader(t *testing.T) {
 	require.Equal(t, [3]string{"move-leader", "done", "operator"}, [3]string{done.Event, done.Phase, done.By})
 	require.Equal(t, 2, intent.Broker)
 	require.Contains(t, intent.Summary, "leader 1 -> 2 (epoch 1)")
-	require.Equal(t, uint64(3), *done.Intent)
+	require.Equal(t, uint64(6), *done.Intent)
 }

@@ -301,3 +301,38 @@ func TestHTTPOpenAPIDocumentsErrors(t *testing.T) {
 		require.False(t, ok)
 	}
 }
+
+// The error examples of /openapi.json are what the server answers: each is
+// staged here and the answer's code and message compared word for word.
+func TestHTTPOpenAPIErrorExamplesAreReal(t *testing.T) {
+	cfg := Defaults()
+	cfg.FailoverAfter = 0 // nothing heals on its own while the test stages
+	s, _ := newTestServer(t, cfg)
+	send := func(method, target, ctype, body string) *http.Response {
+		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	require.Equal(t, http.StatusCreated, send(http.MethodPost, "/api/topics", mediaJSON, `{"name":"orders","partitions":1,"replication_factor":3}`).StatusCode)
+	staged := map[int]*http.Response{
+		400: send(http.MethodPost, "/api/topics", mediaJSON, `{"name":"orders","partitons":1}`),
+		404: send(http.MethodGet, "/api/topics/nope", "", ""),
+		409: send(http.MethodPost, "/api/topics/orders/partitions/0/failover", "", ""),
+		413: send(http.MethodPost, "/api/topics/orders/records", mediaOctetStream, strings.Repeat("x", 1<<20+1)),
+		415: send(http.MethodPost, "/api/topics", "text/plain", "{}"),
+	}
+	require.Equal(t, http.StatusOK, send(http.MethodPost, "/api/brokers/1/stop", "", "").StatusCode)
+	staged[503] = send(http.MethodPost, "/api/topics/orders/records", mediaOctetStream, "v")
+	require.Len(t, staged, len(errorExamples), "every example staged")
+	for status, resp := range staged {
+		want := errorExamples[status]
+		require.Equal(t, status, resp.StatusCode)
+		got := decodeError(t, resp)
+		require.Equal(t, want[0], got.Code, "%d", status)
+		require.Equal(t, want[1], got.Message, "%d", status)
+	}
+}

@@ -47,18 +47,23 @@ type Controller struct {
 
 	// step serialises passes.
 	step sync.Mutex
-	// mu guards the fields below; never held across a cluster operation.
+	// mu guards the fields below; never held across a cluster operation,
+	// so Ready never waits for one.
 	mu sync.Mutex
 	// down records when each unavailable broker was first seen so.
 	down map[int]time.Time
 	// leaderLost records, per partition, when its leader was first seen
-	// unavailable, to measure the time to a new leader.
+	// unavailable, to measure the time until it has a usable leader again
+	// (a failover, by the controller or by hand, or the broker's return).
 	leaderLost map[partKey]time.Time
 	// diverged marks followers a catch-up found diverged from their leader.
 	diverged map[replicaKey]bool
-	// lagging records each follower a catch-up was planned for at the last
-	// pass, with its log end then.
-	lagging map[replicaKey]uint64
+	// behind records each active follower seen behind its leader: at which
+	// log end, since when, and on how many passes.
+	behind map[replicaKey]lag
+	// refused remembers the last refusal of each action, so that the same
+	// refusal is logged and journaled once, and retried only after a while.
+	refused map[actionKey]refusal
 	// passes counts completed passes.
 	passes int
 	// notReady holds the reasons of the last pass; ready needs passes > 0.
@@ -77,6 +82,28 @@ type replicaKey struct {
 	broker int
 }
 
+// lag is a follower seen behind its leader at log end end since since, on
+// passes passes.
+type lag struct {
+	end    uint64
+	since  time.Time
+	passes int
+}
+
+// actionKey names an action up to its reason: the same kind on the same
+// replica at the same leader epoch.
+type actionKey struct {
+	kind cluster.ActionKind
+	replicaKey
+	epoch uint64
+}
+
+// refusal is an action's last refusal and when it may be tried again.
+type refusal struct {
+	err     string
+	retryAt time.Time
+}
+
 // New returns a controller for cl. It registers its metrics with
 // cfg.Registerer, if any, and does nothing else until Step or Run.
 func New(cl *cluster.Cluster, cfg Config) (*Controller, error) {
@@ -93,7 +120,7 @@ func New(cl *cluster.Cluster, cfg Config) (*Controller, error) {
 	k := &Controller{
 		cl: cl, cfg: cfg, log: logger, now: time.Now,
 		down: map[int]time.Time{}, leaderLost: map[partKey]time.Time{},
-		diverged: map[replicaKey]bool{}, lagging: map[replicaKey]uint64{},
+		diverged: map[replicaKey]bool{}, behind: map[replicaKey]lag{}, refused: map[actionKey]refusal{},
 		wake: make(chan struct{}, 1),
 	}
 	m, err := newMetrics(cfg.Registerer)
@@ -165,13 +192,14 @@ func (k *Controller) Step() ([]Outcome, error) {
 	actions := cluster.Plan(in)
 	k.mu.Lock()
 	first := k.passes == 0
-	last := k.lagging
-	k.lagging = map[replicaKey]uint64{}
 	k.mu.Unlock()
 	var out []Outcome
 	for _, a := range actions {
-		if a.Kind == cluster.ActionCatchUp && !first && !k.stuck(in, a, last) {
+		if a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a) {
 			continue // the follower is moving: a write is in flight
+		}
+		if k.backingOff(a) {
+			continue // refused a moment ago; nothing has told us it would not be again
 		}
 		err := k.act(a)
 		out = append(out, Outcome{Action: a, Err: err})
@@ -193,13 +221,33 @@ func (k *Controller) Step() ([]Outcome, error) {
 }
 
 // observe builds the planner's input from the cluster's status and the
-// controller's memory.
+// controller's memory. It reads every status before it takes k.mu, so that
+// Ready never waits behind an operation that holds a partition.
 func (k *Controller) observe() (cluster.PlanInput, error) {
+	brokers := k.cl.Brokers()
+	var statuses []cluster.PartitionStatus
+	var gone []string
+	for _, t := range k.cl.Topics() {
+		for p := range t.PartitionCount {
+			st, err := k.cl.Status(t.Name, p)
+			if errors.Is(err, cluster.ErrUnknownTopic) {
+				gone = append(gone, t.Name) // deleted since Topics: nothing to plan
+				break
+			}
+			if err != nil {
+				return cluster.PlanInput{}, fmt.Errorf("controller: status of %s/%d: %w", t.Name, p, err)
+			}
+			statuses = append(statuses, st)
+		}
+	}
 	now := k.now()
 	in := cluster.PlanInput{FailoverAfter: k.cfg.FailoverAfter, Rebalance: k.cfg.Rebalance}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, b := range k.cl.Brokers() {
+	for _, name := range gone {
+		k.forgetTopicLocked(name)
+	}
+	for _, b := range brokers {
 		pb := cluster.PlanBroker{ID: b.ID, Available: b.Available}
 		if b.Available {
 			delete(k.down, b.ID)
@@ -213,17 +261,13 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 		}
 		in.Brokers = append(in.Brokers, pb)
 	}
-	for _, t := range k.cl.Topics() {
-		for p := range t.PartitionCount {
-			st, err := k.cl.Status(t.Name, p)
-			if errors.Is(err, cluster.ErrUnknownTopic) {
-				k.forgetTopicLocked(t.Name) // deleted since Topics: nothing to plan
-				break
-			}
-			if err != nil {
-				return cluster.PlanInput{}, fmt.Errorf("controller: status of %s/%d: %w", t.Name, p, err)
-			}
-			in.Partitions = append(in.Partitions, k.planPartitionLocked(st, now))
+	seen := map[replicaKey]bool{}
+	for _, st := range statuses {
+		in.Partitions = append(in.Partitions, k.planPartitionLocked(st, now, seen))
+	}
+	for rk := range k.behind {
+		if !seen[rk] {
+			delete(k.behind, rk) // level again, inactive, or its topic gone
 		}
 	}
 	return in, nil
@@ -251,88 +295,130 @@ func (k *Controller) forgetTopicLocked(name string) {
 			delete(k.diverged, rk)
 		}
 	}
-	for rk := range k.lagging {
+	for rk := range k.behind {
 		if rk.topic == name {
-			delete(k.lagging, rk)
+			delete(k.behind, rk)
+		}
+	}
+	for key := range k.refused {
+		if key.topic == name {
+			delete(k.refused, key)
 		}
 	}
 }
 
 // planPartitionLocked converts one partition's status, adding what the
-// controller remembers. k.mu must be held.
-func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Time) cluster.PlanPartition {
+// controller remembers: which followers diverged, and for how long each
+// active follower behind its leader has sat at its log end (seen records
+// the ones behind now). It also times the partition's leader loss. k.mu
+// must be held.
+func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Time, seen map[replicaKey]bool) cluster.PlanPartition {
 	pk := partKey{st.Topic, st.Partition}
 	pp := cluster.PlanPartition{Topic: st.Topic, Partition: st.Partition, Leader: st.Leader,
 		LeaderEpoch: st.LeaderEpoch, Preferred: st.Preferred}
+	var leaderEnd *uint64
+	for _, r := range st.Replicas {
+		if r.BrokerID == st.Leader && r.Available {
+			leaderEnd = r.LogEnd
+		}
+	}
+	if leaderEnd == nil {
+		if _, ok := k.leaderLost[pk]; !ok {
+			k.leaderLost[pk] = now
+		}
+	} else if since, ok := k.leaderLost[pk]; ok {
+		k.metrics.leaderRecovery.Observe(now.Sub(since).Seconds())
+		delete(k.leaderLost, pk)
+	}
 	for _, r := range st.Replicas {
 		rk := replicaKey{pk, r.BrokerID}
 		pr := cluster.PlanReplica{BrokerID: r.BrokerID, Active: r.Active, Available: r.Available, LogEnd: r.LogEnd,
 			Diverged: k.diverged[rk] || errors.Is(r.Err, cluster.ErrReplicaDivergence)}
-		if r.BrokerID == st.Leader {
-			if r.Available {
-				delete(k.leaderLost, pk)
-			} else if _, ok := k.leaderLost[pk]; !ok {
-				k.leaderLost[pk] = now
+		if r.BrokerID != st.Leader && r.Active && leaderEnd != nil && r.LogEnd != nil && *r.LogEnd < *leaderEnd {
+			l, ok := k.behind[rk]
+			if !ok || l.end != *r.LogEnd {
+				l = lag{end: *r.LogEnd, since: now}
 			}
+			l.passes++
+			k.behind[rk] = l
+			seen[rk] = true
+			pr.Stuck, pr.StuckFor = l.passes > 1, now.Sub(l.since)
 		}
 		pp.Replicas = append(pp.Replicas, pr)
 	}
 	return pp
 }
 
-// stuck reports whether the follower a catch-up action names was planned
-// a catch-up at the last pass too, at the same log end: a follower that
-// lags only because a write is in flight will have moved, one that missed
-// a write has not. It records this pass's log end for the next.
-func (k *Controller) stuck(in cluster.PlanInput, a cluster.Action, last map[replicaKey]uint64) bool {
-	var end uint64
+// stuck reports whether the follower a catch-up action names is stuck: it
+// sat at the same log end on the pass before too. A follower that lags
+// only because a write is in flight will have moved.
+func stuck(in cluster.PlanInput, a cluster.Action) bool {
 	for _, p := range in.Partitions {
-		if p.Topic == a.Topic && p.Partition == a.Partition {
-			for _, r := range p.Replicas {
-				if r.BrokerID == a.Broker && r.LogEnd != nil {
-					end = *r.LogEnd
-				}
+		if p.Topic != a.Topic || p.Partition != a.Partition {
+			continue
+		}
+		for _, r := range p.Replicas {
+			if r.BrokerID == a.Broker {
+				return r.Stuck
 			}
 		}
 	}
-	rk := replicaKey{partKey{a.Topic, a.Partition}, a.Broker}
+	return false
+}
+
+// backingOff reports whether a was refused recently enough that it is not
+// tried again yet: after a refusal the controller waits
+// max(FailoverAfter, 1 s) before the same action on the same replica at the
+// same leader epoch.
+func (k *Controller) backingOff(a cluster.Action) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.lagging[rk] = end
-	before, seen := last[rk]
-	return seen && before == end
+	r, ok := k.refused[keyOf(a)]
+	return ok && k.now().Before(r.retryAt)
+}
+
+func keyOf(a cluster.Action) actionKey {
+	return actionKey{kind: a.Kind, replicaKey: replicaKey{partKey{a.Topic, a.Partition}, a.Broker}, epoch: a.LeaderEpoch}
 }
 
 // act carries out one action through cluster.Apply, which journals it
-// with its reason.
+// with its reason. A refusal that changed nothing is journaled here, once
+// for as long as it stays the same, and logged once; the action then waits
+// (backingOff) before it is tried again.
 func (k *Controller) act(a cluster.Action) error {
-	pk := partKey{a.Topic, a.Partition}
-	rk := replicaKey{pk, a.Broker}
+	rk := replicaKey{partKey{a.Topic, a.Partition}, a.Broker}
 	res, err := k.cl.Apply(a)
 	k.mu.Lock()
 	switch {
-	case a.Kind == cluster.ActionCatchUp:
-		delete(k.lagging, rk)
-		if errors.Is(err, cluster.ErrReplicaDivergence) {
-			k.diverged[rk] = true
-		}
-	case a.Kind == cluster.ActionFailover && err == nil:
-		if since, ok := k.leaderLost[pk]; ok {
-			k.metrics.leaderRecovery.Observe(k.now().Sub(since).Seconds())
-			delete(k.leaderLost, pk)
-		}
+	case a.Kind == cluster.ActionCatchUp && errors.Is(err, cluster.ErrReplicaDivergence):
+		k.diverged[rk] = true
 	case a.Kind == cluster.ActionRecover && err == nil:
 		delete(k.diverged, rk)
+	}
+	key := keyOf(a)
+	last, seenBefore := k.refused[key]
+	if err == nil {
+		delete(k.refused, key)
+	} else {
+		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(max(k.cfg.FailoverAfter, time.Second))}
 	}
 	k.mu.Unlock()
 	if err == nil && !res.Changed {
 		return nil // the write in flight finished first: nothing done
 	}
 	k.metrics.action(a.Kind, err)
-	if err != nil {
-		k.log.Warn("controller action failed", "action", a.String(), "err", err)
-		return err
+	if err == nil {
+		k.log.Info("controller action", "action", a.String(), "result", res.Summary)
+		return nil
 	}
-	k.log.Info("controller action", "action", a.String(), "result", res.Summary)
-	return nil
+	if seenBefore && last.err == err.Error() {
+		return err // said already
+	}
+	k.log.Warn("controller action refused", "action", a.String(), "err", err)
+	if !res.Journaled {
+		if jerr := k.cl.JournalRefusal(a, err); jerr != nil {
+			k.log.Error("the controller's refusal could not be journaled", "action", a.String(), "err", jerr)
+		}
+	}
+	return err
 }

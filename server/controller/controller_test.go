@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/logtest"
 )
 
 // clock is a settable clock for the controller.
@@ -297,4 +300,170 @@ func TestDeletedTopicIsForgotten(t *testing.T) {
 	require.Empty(t, f.step(t))
 	ready, reasons := f.k.Ready()
 	require.True(t, ready, "%v", reasons)
+}
+
+// docs/design.md § The controller's rules: a follower whose catch-ups keep
+// failing (here every write to its log fails) is stuck; the cluster is not
+// ready while it holds every write up, and after FailoverAfter it leaves the
+// active set, so writes resume without it — Kafka's replica.lag.time.max.ms.
+func TestStuckFollowerLeavesActiveSet(t *testing.T) {
+	ffs := logtest.NewFaultFS(nil)
+	cl, err := cluster.OpenWithOptions(t.TempDir(), cluster.Options{Broker: cluster.BrokerOptions{FS: ffs}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	for id := 1; id <= 3; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	k, err := New(cl, Config{FailoverAfter: 3 * time.Second})
+	require.NoError(t, err)
+	clk := &clock{t: time.Unix(1_000_000, 0)}
+	k.now = clk.now
+	prod := cluster.NewProducer(cl, "t")
+	_, err = prod.Send(nil, []byte("a"))
+	require.NoError(t, err)
+	k.Step()
+
+	ffs.SetFault(func(op logtest.Op, path string) error {
+		if op == logtest.OpWrite && strings.Contains(path, "broker-000003") {
+			return logtest.ErrInjected
+		}
+		return nil
+	})
+	_, err = prod.Send(nil, []byte("b"))
+	require.Error(t, err, "broker 3 refuses the write")
+	for range 3 {
+		_, err := k.Step()
+		require.NoError(t, err)
+		clk.advance(time.Second)
+	}
+	ready, reasons := k.Ready()
+	require.False(t, ready)
+	require.Contains(t, strings.Join(reasons, "; "), "follower 3 is stuck at log end 1 behind the leader's 2")
+	_, err = k.Step()
+	require.NoError(t, err)
+	st, err := cl.Status("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2}, st.Active, "stuck for 3 s: out of the active set")
+	_, err = prod.Send(nil, []byte("c"))
+	require.NoError(t, err, "writes resume without it")
+	_, err = k.Step()
+	require.NoError(t, err)
+	ready, reasons = k.Ready()
+	require.True(t, ready, "%v", reasons)
+}
+
+// A controller decision its operation refuses — here a failover whose two
+// candidates hold different records at one offset — is journaled once, as
+// refused with the reason, and not retried until max(FailoverAfter, 1 s)
+// has passed; the same refusal again is not journaled again.
+func TestRefusedDecisionJournaledOnceAndBackedOff(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Second})
+	require.NoError(t, f.send(t, 2))
+	f.step(t)
+	root := f.cl.Root()
+	for id, payload := range map[int]string{2: "two", 3: "three"} {
+		require.NoError(t, f.cl.StopBroker(id))
+		l, err := log.Open(cluster.ReplicaLogPath(root, id, "t", 0))
+		require.NoError(t, err)
+		require.NoError(t, l.AppendRecords([]log.Record{{Offset: 2, Timestamp: 7, Payload: []byte(payload)}}))
+		require.NoError(t, l.Close())
+		_, err = f.cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.cl.StopBroker(1))
+	f.clock.advance(500 * time.Millisecond)
+	_, err := f.k.Step()
+	require.NoError(t, err)
+	f.clock.advance(time.Second)
+
+	refusals := func() []cluster.JournalEntry {
+		entries, err := f.cl.Journal(0, 1000)
+		require.NoError(t, err)
+		var out []cluster.JournalEntry
+		for _, e := range entries {
+			if e.Phase == cluster.PhaseRefused {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	out, err := f.k.Step()
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, cluster.ActionFailover, out[0].Action.Kind)
+	require.ErrorIs(t, out[0].Err, cluster.ErrReplicaDivergence)
+	got := refusals()
+	require.Len(t, got, 1)
+	require.Equal(t, cluster.EventFailover, got[0].Event)
+	require.Contains(t, got[0].Reason, "leader 1 unavailable for 1.0s")
+	require.Contains(t, got[0].Error, "diverges")
+
+	out, err = f.k.Step()
+	require.NoError(t, err)
+	require.Empty(t, out, "backing off: not tried again at once")
+	f.clock.advance(time.Second)
+	out, err = f.k.Step()
+	require.NoError(t, err)
+	require.Len(t, out, 1, "tried again after the back-off")
+	require.Len(t, refusals(), 1, "the same refusal is journaled once")
+}
+
+// Ready answers while a pass waits behind an operation that holds a
+// partition (here a catch-up stalled in its write): the controller reads
+// every status before it takes the lock Ready needs.
+func TestReadyDoesNotWaitForAPass(t *testing.T) {
+	ffs := logtest.NewFaultFS(nil)
+	cl, err := cluster.OpenWithOptions(t.TempDir(), cluster.Options{Broker: cluster.BrokerOptions{FS: ffs}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	for id := 1; id <= 3; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	k, err := New(cl, Config{})
+	require.NoError(t, err)
+	_, err = k.Step()
+	require.NoError(t, err)
+	// Broker 3 misses a write while stopped, and lags when it returns.
+	require.NoError(t, cl.StopBroker(3))
+	_, err = cluster.NewProducer(cl, "t").Send(nil, []byte("a"))
+	require.Error(t, err)
+	_, err = cl.StartBroker(3)
+	require.NoError(t, err)
+	onBroker3 := func(op logtest.Op, path string) bool {
+		return op == logtest.OpWrite && strings.Contains(path, "broker-000003")
+	}
+	release, stalled := make(chan struct{}), make(chan struct{}, 1)
+	ffs.SetFault(func(op logtest.Op, path string) error {
+		if onBroker3(op, path) {
+			select {
+			case stalled <- struct{}{}:
+			default:
+			}
+			<-release
+		}
+		return nil
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() { _, _ = cl.CatchUp("t", 0, 3) })
+	<-stalled // the catch-up holds the partition, stalled in its write
+	wg.Go(func() { _, _ = k.Step() })
+	// Give the pass time to reach the stalled partition (a pass that held
+	// Ready's lock would hold it from then on).
+	time.Sleep(200 * time.Millisecond)
+	answered := make(chan struct{})
+	go func() {
+		k.Ready()
+		close(answered)
+	}()
+	select {
+	case <-answered:
+	case <-time.After(10 * time.Second):
+		t.Error("Ready waited for the pass stuck behind the partition")
+	}
+	close(release)
+	wg.Wait()
 }

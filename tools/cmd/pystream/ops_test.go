@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,27 +65,33 @@ func TestCLIClusterJournal(t *testing.T) {
 	url := startServer(t, 3, manualMode)
 	r := ok(t, url, "", "cluster", "journal")
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	require.Len(t, lines, 3, r.stdout)
+	require.Len(t, lines, 6, r.stdout)
 	for i, line := range lines {
 		m := journalLineRE.FindStringSubmatch(line)
 		require.NotNil(t, m, line)
-		require.Equal(t, []string{"broker-start", "done", "-", "broker " + m[7] + " started"}, []string{m[4], m[5], m[6], m[8]}, line)
-		require.Equal(t, string(rune('0'+i)), m[1])
+		summary := "broker " + m[7] + " joined the cluster"
+		if i%2 == 0 {
+			require.Equal(t, "intent", m[5], line)
+			require.Contains(t, m[8], "broker "+m[7]+" joins the cluster: cluster.meta lists brokers")
+			summary = m[8]
+		}
+		require.Equal(t, []string{"broker-start", "-", strconv.Itoa(i/2 + 1), summary}, []string{m[4], m[6], m[7], m[8]}, line)
+		require.Equal(t, strconv.Itoa(i), m[1])
 		_, err := time.Parse(time.RFC3339Nano, m[2])
 		require.NoError(t, err)
 	}
 
 	ok(t, url, "", "topic", "create", "orders", "-p", "1", "-r", "2")
 	ok(t, url, "", "partition", "move-leader", "orders", "0", "2")
-	r = ok(t, url, "", "cluster", "journal", "--since", "3")
-	require.Regexp(t, `^3 \S+ operator move-leader intent orders/0 broker 2: orders/0: leader 1 -> 2 \(epoch 1\).*\n`+
-		`4 \S+ operator move-leader done orders/0 broker 2: orders/0: leader 2, epoch 1, active \[1 2\]\n$`, r.stdout)
-	r = ok(t, url, "", "cluster", "journal", "--since", "4", "--json")
+	r = ok(t, url, "", "cluster", "journal", "--since", "6")
+	require.Regexp(t, `^6 \S+ operator move-leader intent orders/0 broker 2: orders/0: leader 1 -> 2 \(epoch 1\).*\n`+
+		`7 \S+ operator move-leader done orders/0 broker 2: orders/0: leader 2, epoch 1, active \[1 2\]\n$`, r.stdout)
+	r = ok(t, url, "", "cluster", "journal", "--since", "7", "--json")
 	var e apiclient.JournalEntry
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &e))
-	require.Equal(t, uint64(4), e.Offset)
+	require.Equal(t, uint64(7), e.Offset)
 	require.Equal(t, "move-leader", e.Event)
-	require.Equal(t, uint64(3), *e.Intent)
+	require.Equal(t, uint64(6), *e.Intent)
 	r = ok(t, url, "", "cluster", "journal", "--since", "99")
 	require.Empty(t, r.stdout)
 	r = pys(t, url, "", "cluster", "journal", "--since", "-1")
@@ -93,11 +100,11 @@ func TestCLIClusterJournal(t *testing.T) {
 	// -f: everything so far, then an entry appended while it runs; the
 	// interrupt (SIGINT, as Ctrl-C sends) ends it with exit 0.
 	f := startFollower(t, url, "cluster", "journal", "-f")
-	for i := range 5 {
-		require.True(t, strings.HasPrefix(f.next(t), string(rune('0'+i))+" "), "the entries so far first")
+	for i := range 8 {
+		require.True(t, strings.HasPrefix(f.next(t), strconv.Itoa(i)+" "), "the entries so far first")
 	}
 	ok(t, url, "", "broker", "stop", "3")
-	require.Regexp(t, `^5 \S+ operator broker-stop done - broker 3: `, f.next(t), "an entry appended after -f started")
+	require.Regexp(t, `^8 \S+ operator broker-stop done - broker 3: `, f.next(t), "an entry appended after -f started")
 	f.interrupt(t)
 	require.Empty(t, f.stderr.String())
 }

@@ -55,7 +55,10 @@ func (a *app) clusterStatus(ctx context.Context) error {
 	rows := make([][]string, len(res.Brokers))
 	for i, b := range res.Brokers {
 		state := "available"
-		if !b.Available {
+		switch {
+		case !b.Available && !b.Configured:
+			state = "not started (PYSTREAM_BROKERS leaves it out)"
+		case !b.Available:
 			state = "stopped"
 		}
 		rows[i] = []string{strconv.Itoa(b.ID), state}

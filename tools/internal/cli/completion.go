@@ -79,6 +79,7 @@ var argCompletions = map[string][]argKind{
 // or a partition (of the topic in the first argument).
 var flagCompletions = map[string]map[string]argKind{
 	"consume":       {"partition": argPartition},
+	"produce":       {"partition": argPartition},
 	"bench produce": {"topic": argTopic},
 	"bench consume": {"topic": argTopic},
 }

@@ -104,9 +104,6 @@ func TestCLICompletionTable(t *testing.T) {
 		return err == nil && len(rest) == 0 && cmd != root
 	}
 	for path := range argCompletions {
-		if path == "topic delete" {
-			continue
-		}
 		require.True(t, find(path), path)
 	}
 	for path, flags := range flagCompletions {
