@@ -98,13 +98,19 @@ type MetadataError struct {
 }
 
 func (e *MetadataError) Error() string {
-	s := "cluster: malformed metadata"
-	if e.Path != "" {
-		s += " " + e.Path
+	return fileErrorText("cluster: malformed metadata", e.Path, e.Reason, e.Err)
+}
+
+// fileErrorText is the text of the package's errors about a file it
+// refuses: what, the path when known, why, and the cause.
+func fileErrorText(what, path, reason string, cause error) string {
+	s := what
+	if path != "" {
+		s += " " + path
 	}
-	s += ": " + e.Reason
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
+	s += ": " + reason
+	if cause != nil {
+		s += ": " + cause.Error()
 	}
 	return s
 }
@@ -271,15 +277,7 @@ type HWCheckpointError struct {
 }
 
 func (e *HWCheckpointError) Error() string {
-	s := "cluster: malformed high-watermark checkpoint"
-	if e.Path != "" {
-		s += " " + e.Path
-	}
-	s += ": " + e.Reason
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
+	return fileErrorText("cluster: malformed high-watermark checkpoint", e.Path, e.Reason, e.Err)
 }
 
 func (e *HWCheckpointError) Unwrap() error { return e.Err }

@@ -307,15 +307,7 @@ func TestDeletedTopicIsForgotten(t *testing.T) {
 // ready while it holds every write up, and after FailoverAfter it leaves the
 // active set, so writes resume without it — Kafka's replica.lag.time.max.ms.
 func TestStuckFollowerLeavesActiveSet(t *testing.T) {
-	ffs := logtest.NewFaultFS(nil)
-	cl, err := cluster.OpenWithOptions(t.TempDir(), cluster.Options{Broker: cluster.BrokerOptions{FS: ffs}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cl.Close() })
-	for id := 1; id <= 3; id++ {
-		_, err := cl.StartBroker(id)
-		require.NoError(t, err)
-	}
-	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	cl, ffs := faultyCluster(t)
 	k, err := New(cl, Config{FailoverAfter: 3 * time.Second})
 	require.NoError(t, err)
 	clk := &clock{t: time.Unix(1_000_000, 0)}
@@ -414,15 +406,7 @@ func TestRefusedDecisionJournaledOnceAndBackedOff(t *testing.T) {
 // partition (here a catch-up stalled in its write): the controller reads
 // every status before it takes the lock Ready needs.
 func TestReadyDoesNotWaitForAPass(t *testing.T) {
-	ffs := logtest.NewFaultFS(nil)
-	cl, err := cluster.OpenWithOptions(t.TempDir(), cluster.Options{Broker: cluster.BrokerOptions{FS: ffs}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = cl.Close() })
-	for id := 1; id <= 3; id++ {
-		_, err := cl.StartBroker(id)
-		require.NoError(t, err)
-	}
-	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	cl, ffs := faultyCluster(t)
 	k, err := New(cl, Config{})
 	require.NoError(t, err)
 	_, err = k.Step()
@@ -466,4 +450,20 @@ func TestReadyDoesNotWaitForAPass(t *testing.T) {
 	}
 	close(release)
 	wg.Wait()
+}
+
+// faultyCluster is three brokers whose replica logs live on a FaultFS, and a
+// one-partition topic "t" on all three.
+func faultyCluster(t *testing.T) (*cluster.Cluster, *logtest.FaultFS) {
+	t.Helper()
+	ffs := logtest.NewFaultFS(nil)
+	cl, err := cluster.OpenWithOptions(t.TempDir(), cluster.Options{Broker: cluster.BrokerOptions{FS: ffs}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cl.Close() })
+	for id := 1; id <= 3; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	return cl, ffs
 }
