@@ -50,7 +50,7 @@ func (c Config) validateTLS() error {
 // *ConfigError naming the variable (pystream-server exits 2 on it).
 //
 // The configuration accepts TLS 1.2 and 1.3 with Go's default cipher
-// suites (no RSA key exchange, no CBC-SHA1 for TLS 1.2 since Go 1.22), and
+// suites (ECDHE only for TLS 1.2: no RSA key exchange since Go 1.22), and
 // offers only HTTP/1.1: the server's timeouts and header limits are those
 // of net/http's HTTP/1 server. With PYSTREAM_TLS_CLIENT_CA it requires and
 // verifies a client certificate on every connection.
