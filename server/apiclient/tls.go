@@ -12,7 +12,7 @@ import (
 // trusts (RootCAs) and, for a server that requires mutual TLS, the
 // certificate it presents (Certificates). LoadTLSConfig builds one from PEM
 // files. It applies to the default transport and to the *http.Transport of
-// a client given with WithHTTPClient (cloned, never changed in place); a
+// a client given with WithHTTPClient (a clone gets cfg, not the caller's); a
 // client whose transport is not an *http.Transport keeps its own TLS
 // settings.
 func WithTLSConfig(cfg *tls.Config) Option {
