@@ -69,6 +69,17 @@ type Config struct {
 	// LeaderRebalance lets the controller move leadership back to each
 	// partition's preferred replica once it is active and caught up.
 	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`
+
+	// TLSCert and TLSKey are the PEM files of the server's certificate
+	// chain and private key. Both set: the HTTP API speaks only HTTPS
+	// (TLS 1.2 or later). Neither: plain HTTP. One alone is refused.
+	TLSCert string `split_words:"true" desc:"PEM certificate chain of the server; with PYSTREAM_TLS_KEY, the API is served over HTTPS only"`
+	TLSKey  string `split_words:"true" desc:"PEM private key of PYSTREAM_TLS_CERT"`
+
+	// TLSClientCA is a PEM file of CA certificates. Set (with TLSCert),
+	// every client must present a certificate signed by one of them:
+	// mutual TLS.
+	TLSClientCA string `split_words:"true" desc:"PEM CA certificates; when set, clients must present a certificate they signed (mutual TLS)"`
 }
 
 // Defaults returns the configuration used when no variable is set.
@@ -104,7 +115,7 @@ func (c Config) validate() error {
 	if strings.ContainsRune(c.DataDir, 0) {
 		return &ConfigError{Var: EnvPrefix + "_DATA_DIR", Value: c.DataDir, Allowed: "a directory path"}
 	}
-	return nil
+	return c.validateTLS()
 }
 
 // validHost accepts IP literals and DNS-style host names.

@@ -57,6 +57,9 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_MAX_REQUEST_BYTES"] = strconv.Itoa(int(d.MaxRequestBytes))
 	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
 	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
+	want["PYSTREAM_TLS_CERT"] = ""
+	want["PYSTREAM_TLS_KEY"] = ""
+	want["PYSTREAM_TLS_CLIENT_CA"] = ""
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
@@ -106,7 +109,14 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_APP_NAME=", "PYSTREAM_HOST=", "PYSTREAM_PORT=", "PYSTREAM_LOG_LEVEL=",
 			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=", "PYSTREAM_MAX_REQUEST_BYTES=",
 			"PYSTREAM_FAILOVER_AFTER=", "PYSTREAM_LEADER_REBALANCE=",
+			"PYSTREAM_TLS_CERT=", "PYSTREAM_TLS_KEY=", "PYSTREAM_TLS_CLIENT_CA=",
 		}, Defaults()},
+		// Load checks only that the TLS variables come together; TLSConfig
+		// reads the files.
+		{"tls", []string{"PYSTREAM_TLS_CERT=c.pem", "PYSTREAM_TLS_KEY=k.pem"},
+			withDefaults(func(c *Config) { c.TLSCert = "c.pem"; c.TLSKey = "k.pem" })},
+		{"mutual tls", []string{"PYSTREAM_TLS_CERT=c.pem", "PYSTREAM_TLS_KEY=k.pem", "PYSTREAM_TLS_CLIENT_CA=ca.pem"},
+			withDefaults(func(c *Config) { c.TLSCert = "c.pem"; c.TLSKey = "k.pem"; c.TLSClientCA = "ca.pem" })},
 		{"everything", []string{
 			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
 			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
@@ -157,6 +167,7 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_LEADER_REBALANCE=maybe", "PYSTREAM_LEADER_REBALANCE"},
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_BROKERS=three", "PYSTREAM_BROKERS"},
+		{"PYSTREAM_TLS_CLIENT_CA=ca.pem", "PYSTREAM_TLS_CLIENT_CA"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -305,7 +316,11 @@ func TestConfigDocumented(t *testing.T) {
 	example, err := os.ReadFile(filepath.Join("..", ".env.example"))
 	require.NoError(t, err)
 	for _, v := range Variables() {
-		require.Contains(t, string(readme), "| `"+v.Name+"` | `"+v.Default+"` |", "README.md row for %s", v.Name)
+		def := "`" + v.Default + "`"
+		if v.Default == "" {
+			def = "(none)" // `` does not render
+		}
+		require.Contains(t, string(readme), "| `"+v.Name+"` | "+def+" |", "README.md row for %s", v.Name)
 		require.Contains(t, string(example), v.Name+"="+v.Default, ".env.example line for %s", v.Name)
 	}
 	// The example file itself is valid and, used as .env, gives the defaults.

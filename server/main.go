@@ -65,6 +65,11 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	}
 
 	cfg, unknown, err := Load(environ, DotEnvFile)
+	if err == nil {
+		// The TLS files are read now, before the address is bound: a bad
+		// one is a configuration error (exit 2) that creates nothing.
+		_, err = TLSConfig(cfg)
+	}
 	if err != nil {
 		var ce *ConfigError
 		if errors.As(err, &ce) {

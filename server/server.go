@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +57,9 @@ type Server struct {
 	routes         []route
 	openapi        []byte // the encoded OpenAPI document, built once
 	handler        http.Handler
+	// tls is the TLS configuration Serve wraps its listener in, or nil
+	// for plain HTTP (tls.go).
+	tls *tls.Config
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -83,6 +87,10 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics()}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
+	}
+	var err error
+	if s.tls, err = TLSConfig(cfg); err != nil {
+		return nil, err
 	}
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
@@ -208,8 +216,10 @@ func Listen(cfg Config) (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve answers requests on ln until ctx is done. It logs one start-up line
-// with the address, the version, the data directory and the broker count.
+// Serve answers requests on ln until ctx is done; when the configuration
+// turns TLS on, ln is a plain TCP listener that Serve wraps in TLS. It logs
+// one start-up line with the address, the scheme, the version, the data
+// directory and the broker count.
 // When ctx is done it stops accepting connections, waits
 // up to ShutdownTimeout for in-flight requests to finish, and returns nil on
 // a clean shutdown. Serve closes ln.
@@ -223,13 +233,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), LevelWarning),
 	}
 	addr := ln.Addr().String()
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+		s.logTLS()
+	}
+	base := s.cfg.Scheme() + "://" + addr
 	s.logger.Info("pystream-server listening",
 		"addr", addr,
+		"scheme", s.cfg.Scheme(),
 		"version", Version,
 		"data_dir", s.cluster.Root(),
 		"brokers", int(s.cfg.Brokers),
-		"health", "http://"+addr+"/api/health",
-		"docs", "http://"+addr+"/docs",
+		"health", base+"/api/health",
+		"docs", base+"/docs",
 	)
 
 	served := make(chan error, 1)

@@ -3,6 +3,7 @@ package apiclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,9 @@ type Client struct {
 	base      string
 	http      *http.Client
 	userAgent string
+	// tls, when set by WithTLSConfig, replaces the transport's
+	// TLSClientConfig once every option has run.
+	tls *tls.Config
 }
 
 // Option configures a Client.
@@ -59,6 +63,7 @@ func New(baseURL string, opts ...Option) *Client {
 	for _, o := range opts {
 		o(c)
 	}
+	c.applyTLS()
 	return c
 }
 

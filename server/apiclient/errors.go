@@ -33,6 +33,10 @@ var (
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
+	// ErrTLSFiles: LoadTLSConfig could not build a TLS configuration from
+	// the files it was given (unreadable, not PEM, key and certificate
+	// apart or not matching). Wrapped with detail.
+	ErrTLSFiles = errors.New("apiclient: TLS files")
 )
 
 // codeSentinels maps each contract code to its sentinel.

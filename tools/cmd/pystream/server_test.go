@@ -109,7 +109,8 @@ func startServerAt(t *testing.T, dir string, port, brokers int, env ...string) (
 	}
 	t.Cleanup(stop)
 
-	url = fmt.Sprintf("http://127.0.0.1:%d", port)
+	url = fmt.Sprintf("%s://127.0.0.1:%d", serverScheme(env), port)
+	hc := healthClient(t, env) // tls_test.go
 	// Wait for /api/health: bounded, and failing at once if the server
 	// exits.
 	deadline := time.Now().Add(15 * time.Second)
@@ -122,7 +123,7 @@ func startServerAt(t *testing.T, dir string, port, brokers int, env ...string) (
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/api/health", nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		cancel()
 		if err == nil {
 			_ = resp.Body.Close()

@@ -64,7 +64,15 @@ func (a *app) client() (*apiclient.Client, error) {
 		return nil, err
 	}
 	a.serverURL = u
-	return apiclient.New(a.serverURL, apiclient.WithUserAgent("pystream-cli/"+a.env.Version)), nil
+	opts := []apiclient.Option{apiclient.WithUserAgent("pystream-cli/" + a.env.Version)}
+	tlsOpt, err := a.tlsOption()
+	if err != nil {
+		return nil, err
+	}
+	if tlsOpt != nil {
+		opts = append(opts, tlsOpt)
+	}
+	return apiclient.New(a.serverURL, opts...), nil
 }
 
 // serverURL normalises a --server value. One without "://" (host,
@@ -94,6 +102,9 @@ func (a *app) apiError(op string, err error) error {
 	var ae *apiclient.Error
 	if errors.As(err, &ae) {
 		return &ServerError{Op: op, Err: ae}
+	}
+	if terr := tlsError(a.serverURL, err); terr != nil {
+		return fmt.Errorf("%s: %w", op, terr)
 	}
 	var op2 *net.OpError
 	if errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op2) && op2.Op == "dial") {

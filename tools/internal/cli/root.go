@@ -15,6 +15,15 @@ const DefaultServer = "http://127.0.0.1:8000"
 // ServerEnv is the environment variable that sets the default server.
 const ServerEnv = "PYSTREAM_SERVER"
 
+// The environment variables of the TLS flags (tls.go).
+const (
+	// CAFileEnv sets --ca-file.
+	CAFileEnv = "PYSTREAM_CA_FILE"
+	// ClientCertEnv and ClientKeyEnv set --cert and --key.
+	ClientCertEnv = "PYSTREAM_CLIENT_CERT"
+	ClientKeyEnv  = "PYSTREAM_CLIENT_KEY"
+)
+
 // Env is everything a command reaches outside itself. Tests fill it with
 // buffers; main fills it with the process's streams.
 type Env struct {
@@ -58,6 +67,9 @@ type globals struct {
 	server string
 	// json asks for JSON output instead of text.
 	json bool
+	// caFile, certFile and keyFile are the PEM files of an https server's
+	// CA and of the client certificate for mutual TLS.
+	caFile, certFile, keyFile string
 }
 
 // app is the state shared by the commands of one run.
@@ -95,6 +107,7 @@ func NewRoot(env Env) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.g.server, "server", server, "PyStream server URL (env "+ServerEnv+")")
 	pf.BoolVar(&a.g.json, "json", false, "print JSON instead of text")
+	a.addTLSFlags(pf)
 	setVersionFlag(root, env.Version)
 
 	// Commands that need no server.
