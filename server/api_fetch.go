@@ -111,7 +111,7 @@ func fetchQuery(r *http.Request) (offset uint64, max int, ae *apiError) {
 	if v, ok := q["offset"]; ok {
 		n, ok := parseUint(v, ^uint64(0))
 		if !ok {
-			return 0, 0, badRequest("offset %q: a decimal integer from 0", v)
+			return 0, 0, badRequest("offset %s: a decimal integer from 0", quoted(v))
 		}
 		offset = n
 	}
@@ -119,7 +119,7 @@ func fetchQuery(r *http.Request) (offset uint64, max int, ae *apiError) {
 		// Any size is a valid wish; the cap decides what is served.
 		n, ok := parseUint(v, ^uint64(0))
 		if !ok || n < 1 {
-			return 0, 0, badRequest("max %q: a decimal integer from 1 (values above %d are served as %d)", v, MaxFetchRecords, MaxFetchRecords)
+			return 0, 0, badRequest("max %s: a decimal integer from 1 (values above %d are served as %d)", quoted(v), MaxFetchRecords, MaxFetchRecords)
 		}
 		max = int(min(n, MaxFetchRecords))
 	}

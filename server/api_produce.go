@@ -297,7 +297,7 @@ func partitionQuery(q map[string]string) (*int, *apiError) {
 	}
 	n, ok := parseIndex(v, 0)
 	if !ok {
-		return nil, badRequest("invalid partition %q: a decimal integer from 0", v)
+		return nil, badRequest("invalid partition %s: a decimal integer from 0", quoted(v))
 	}
 	return &n, nil
 }
