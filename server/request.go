@@ -92,6 +92,12 @@ func (s *Server) tooLarge() *apiError {
 // value with no unknown fields and nothing after it, every value of the
 // right type and in the range of its Go field.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	return s.readJSONChecked(w, r, v, nil)
+}
+
+// readJSONChecked is readJSON with a check of the raw body before it is
+// decoded (nil: none), for limits that decoding itself would break.
+func (s *Server) readJSONChecked(w http.ResponseWriter, r *http.Request, v any, check func(data []byte) *apiError) *apiError {
 	mt, ae := mediaType(r)
 	if ae != nil {
 		return ae
@@ -111,6 +117,11 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 			return s.tooLarge()
 		}
 		return badRequest("cannot read the request body: %v", err)
+	}
+	if check != nil {
+		if ae := check(data); ae != nil {
+			return ae
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
