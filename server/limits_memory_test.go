@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"runtime"
@@ -153,4 +154,10 @@ func TestLimitsMemoryNonReadingFetchers(t *testing.T) {
 	t.Logf("%d fetchers not reading max=1000 answers of 4 MiB: heap in use %d MiB -> %d MiB (growth %d MiB)",
 		m, before>>20, during>>20, growth>>20)
 	require.Less(t, growth, int64(m)*(1<<20)+16<<20, "about one chunk per stalled client, not its answer")
+	// The answers were real, stalled answers, not refusals.
+	head := make([]byte, 15)
+	require.NoError(t, conns[0].SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = io.ReadFull(conns[0], head)
+	require.NoError(t, err)
+	require.Equal(t, "HTTP/1.1 200 OK", string(head))
 }
