@@ -239,4 +239,3 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 		require.Equal(t, string(wantJSON)+"\n", buf.String())
 	}
 }
-
