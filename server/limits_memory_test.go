@@ -16,7 +16,7 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// The memory tests of issue 22's "Bounded memory": many clients that start
+// The memory tests (docs/phase-6-network-api.md, "Memory"): many clients that start
 // a request and stall must not make the server hold memory in proportion
 // to what they announce or what they were asked to be sent. Each measures
 // the Go heap in use (after a GC) of this process, which runs the server,

@@ -19,7 +19,7 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// Tests of limits.go, one per limit of issue 22's "Bounded memory" (the
+// Tests of limits.go, one per limit of docs/phase-6-network-api.md (the
 // memory tests are in limits_memory_test.go).
 
 func TestLimitsCountItems(t *testing.T) {
