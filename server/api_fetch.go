@@ -5,15 +5,20 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
-	"github.com/pystream/pystream/server/apiclient"
 )
 
 // handleFetch answers GET /api/topics/{topic}/partitions/{p}/records
-// ?offset=N&max=M: up to M records (default DefaultFetchMax, capped at
-// MaxFetchRecords) from offset N (default 0), read from the partition's
-// leader and never past the high watermark reported in the same answer,
-// and about MaxFetchBytes of values at most. An offset at or past the high
-// watermark returns no records.
+// ?offset=N&max=M&max_bytes=B: up to M records (default DefaultFetchMax,
+// capped at MaxFetchRecords) from offset N (default 0), read from the
+// partition's leader and never past the high watermark reported in the
+// same answer, and stopping once their values reach B bytes (default
+// DefaultFetchMaxBytes, capped at PYSTREAM_FETCH_MAX_BYTES; the record
+// that reaches it is included, so an answer holds at least one). An offset
+// at or past the high watermark returns no records.
+//
+// The answer is written as it is read (streamFetch): a client that does
+// not read it holds one chunk of records and a small buffer on the
+// server, not the whole answer.
 func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 	name, ae := nameParam(r, "topic", "topic")
 	if ae != nil {
@@ -25,7 +30,7 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, ae)
 		return
 	}
-	offset, max, ae := fetchQuery(r)
+	q, ae := s.fetchQuery(r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
@@ -38,92 +43,159 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(err))
 		return
 	}
-	out := apiclient.FetchResponse{Records: []apiclient.FetchedRecord{}, NextOffset: offset, HighWatermark: st.HighWatermark}
+	tail := fetchTail{hwm: st.HighWatermark}
 	for _, rep := range st.Replicas {
 		if rep.BrokerID == st.Leader && rep.LogEnd != nil {
-			out.LogEnd = *rep.LogEnd
+			tail.logEnd = *rep.LogEnd
 		}
 	}
-	if offset < st.HighWatermark {
-		n := int(min(uint64(max), st.HighWatermark-offset))
-		recs, err := s.readBounded(name, p, offset, n)
-		if err != nil {
+	rd := &fetchReader{s: s, name: name, p: p, next: q.offset, budget: q.maxBytes}
+	var first []log.Record
+	if q.offset < st.HighWatermark {
+		rd.left = int(min(uint64(q.max), st.HighWatermark-q.offset))
+		// The first chunk before the status line, so that a failed read
+		// is an error answer.
+		if first, err = rd.chunk(); err != nil {
 			writeAPIError(w, s.withUnavailable(classify(err)))
 			return
 		}
-		out.Records = make([]apiclient.FetchedRecord, len(recs))
-		for i, rec := range recs {
-			out.Records[i] = apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, TimestampMS: unixMillis(rec.Timestamp), Value: nonNilBytes(rec.Payload)}
-		}
-		out.NextOffset = offset + uint64(len(recs))
 	} else if st.Replicas != nil && !leaderAvailable(st.Leader, st.Replicas) {
 		// Nothing to read, but the answer would claim a log end it does
 		// not know: say the leader is down, as a read would.
-		_, err := s.cluster.ReadCommitted(name, p, offset, 1)
+		_, err := s.cluster.ReadCommitted(name, p, q.offset, 1)
 		if err != nil {
 			writeAPIError(w, s.withUnavailable(classify(err)))
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.streamFetch(w, rd, first, tail)
 }
 
-// fetchFirstChunk is how many records a fetch reads before it knows how
-// large the partition's records are.
-const fetchFirstChunk = 8
+// fetchTail is what a fetch answer says after its records.
+type fetchTail struct {
+	hwm, logEnd uint64
+}
 
-// readBounded reads up to n committed records from offset, and stops once
-// their values reach s.fetchBytes (the record that reaches it included).
-// It reads in chunks sized from the records seen so far, so that the
-// memory one fetch holds stays near the budget even when every record is
-// as large as the log allows.
-func (s *Server) readBounded(name string, p int, offset uint64, n int) ([]log.Record, error) {
-	var out []log.Record
-	size, chunk := 0, min(n, fetchFirstChunk)
-	for len(out) < n && size < s.fetchBytes {
-		recs, err := s.cluster.ReadCommitted(name, p, offset+uint64(len(out)), chunk)
-		if err != nil {
-			return nil, err
-		}
+// streamFetch writes the answer, 200, whose records are first and then
+// the chunks rd reads, through a buffer of fetchWriteBuffer bytes, encoded
+// as json.Marshal encodes apiclient.FetchResponse. A read that fails after
+// the status line ends the records early (logged): the answer is then
+// shorter but whole and valid, and next_offset says where to go on; the
+// next fetch reports the error.
+func (s *Server) streamFetch(w http.ResponseWriter, rd *fetchReader, first []log.Record, tail fetchTail) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = nosniff
+	w.WriteHeader(http.StatusOK)
+	enc := newFetchEncoder(w)
+	enc.begin()
+	next := rd.next - uint64(len(first))
+	recs := first
+	for len(recs) > 0 && enc.err == nil {
 		for _, rec := range recs {
-			if size >= s.fetchBytes {
-				break
-			}
-			out = append(out, rec)
-			size += len(rec.Payload)
+			enc.record(rec)
 		}
-		if len(recs) < chunk {
-			break // the high watermark
+		next += uint64(len(recs))
+		var err error
+		if recs, err = rd.chunk(); err != nil {
+			s.logger.Warn("fetch answer cut short by a failed read", "topic", rd.name, "partition", rd.p,
+				"offset", next, "err", err, "request_id", w.Header().Get(RequestIDHeader))
+			break
 		}
-		avg := max(1, size/len(out))
-		chunk = max(1, min((s.fetchBytes-size)/avg+1, n-len(out)))
 	}
-	return out, nil
+	enc.end(next, tail)
 }
 
-// fetchQuery reads offset and max.
-func fetchQuery(r *http.Request) (offset uint64, max int, ae *apiError) {
-	q, ae := queryParams(r, "offset", "max")
-	if ae != nil {
-		return 0, 0, ae
+// fetchChunkBytes is about the value bytes one read of a fetch holds:
+// with a client that does not read, the memory its answer pins.
+const fetchChunkBytes = 256 << 10
+
+// fetchReader reads a fetch's records in chunks of about fetchChunkBytes,
+// sized from the records seen so far (the first chunk is one record, so a
+// partition of records as large as the log allows never has many read at
+// once), until left records are read or their values reach budget (the
+// record that reaches it included).
+type fetchReader struct {
+	s      *Server
+	name   string
+	p      int
+	next   uint64 // offset of the next record to read
+	left   int    // records still to read
+	budget int    // value bytes still to read
+	seen   int    // records read
+	size   int    // value bytes read
+}
+
+// chunk reads the next chunk; none when the answer is complete.
+func (f *fetchReader) chunk() ([]log.Record, error) {
+	if f.left <= 0 || f.budget <= 0 {
+		return nil, nil
 	}
-	max = DefaultFetchMax
+	n := 1
+	if f.seen > 0 {
+		avg := max(1, f.size/f.seen)
+		n = max(1, min(fetchChunkBytes, f.budget)/avg)
+	}
+	n = min(n, f.left)
+	recs, err := f.s.cluster.ReadCommitted(f.name, f.p, f.next, n)
+	if err != nil {
+		return nil, err
+	}
+	for i, rec := range recs {
+		if f.budget <= 0 {
+			recs = recs[:i]
+			break
+		}
+		f.budget -= len(rec.Payload)
+		f.size += len(rec.Payload)
+	}
+	f.seen += len(recs)
+	f.next += uint64(len(recs))
+	f.left -= len(recs)
+	if len(recs) < n {
+		f.left = 0 // the high watermark
+	}
+	return recs, nil
+}
+
+// fetchParams is a fetch's query.
+type fetchParams struct {
+	offset   uint64
+	max      int
+	maxBytes int
+}
+
+// fetchQuery reads offset, max and max_bytes.
+func (s *Server) fetchQuery(r *http.Request) (fetchParams, *apiError) {
+	out := fetchParams{max: DefaultFetchMax, maxBytes: min(DefaultFetchMaxBytes, s.fetchBytes)}
+	q, ae := queryParams(r, "offset", "max", "max_bytes")
+	if ae != nil {
+		return out, ae
+	}
 	if v, ok := q["offset"]; ok {
 		n, ok := parseUint(v, ^uint64(0))
 		if !ok {
-			return 0, 0, badRequest("offset %q: a decimal integer from 0", v)
+			return out, badRequest("offset %s: a decimal integer from 0", quoted(v))
 		}
-		offset = n
+		out.offset = n
 	}
 	if v, ok := q["max"]; ok {
 		// Any size is a valid wish; the cap decides what is served.
 		n, ok := parseUint(v, ^uint64(0))
 		if !ok || n < 1 {
-			return 0, 0, badRequest("max %q: a decimal integer from 1 (values above %d are served as %d)", v, MaxFetchRecords, MaxFetchRecords)
+			return out, badRequest("max %s: a decimal integer from 1 (values above %d are served as %d)", quoted(v), MaxFetchRecords, MaxFetchRecords)
 		}
-		max = int(min(n, MaxFetchRecords))
+		out.max = int(min(n, MaxFetchRecords))
 	}
-	return offset, max, nil
+	if v, ok := q["max_bytes"]; ok {
+		// Like max: any size from 1 is valid, the server's cap decides.
+		n, ok := parseUint(v, ^uint64(0))
+		if !ok || n < 1 {
+			return out, badRequest("max_bytes %s: a decimal integer from 1 (values above %d, PYSTREAM_FETCH_MAX_BYTES, are served as %d)", quoted(v), s.fetchBytes, s.fetchBytes)
+		}
+		out.maxBytes = int(min(n, uint64(s.fetchBytes)))
+	}
+	return out, nil
 }
 
 func leaderAvailable(leader int, reps []cluster.ReplicaStatus) bool {
@@ -133,12 +205,4 @@ func leaderAvailable(leader int, reps []cluster.ReplicaStatus) bool {
 		}
 	}
 	return false
-}
-
-// nonNilBytes makes an empty value encode as "" rather than null.
-func nonNilBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

@@ -56,14 +56,14 @@ func journalQuery(r *http.Request) (since uint64, max int, ae *apiError) {
 	if v, ok := q["since"]; ok {
 		n, ok := parseUint(v, ^uint64(0))
 		if !ok {
-			return 0, 0, badRequest("since %q: a decimal integer from 0, the journal offset to start at", v)
+			return 0, 0, badRequest("since %s: a decimal integer from 0, the journal offset to start at", quoted(v))
 		}
 		since = n
 	}
 	if v, ok := q["max"]; ok {
 		n, ok := parseUint(v, MaxJournalEntries)
 		if !ok || n < 1 {
-			return 0, 0, badRequest("max %q: a decimal integer from 1 to %d", v, MaxJournalEntries)
+			return 0, 0, badRequest("max %s: a decimal integer from 1 to %d", quoted(v), MaxJournalEntries)
 		}
 		max = int(n)
 	}

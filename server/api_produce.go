@@ -227,7 +227,7 @@ func produceResult(res cluster.SendResult) apiclient.ProduceResult {
 // readJSONRecords reads a JSON produce body.
 func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topic.Message, *apiError) {
 	var body produceBody
-	if ae := s.readJSON(w, r, &body); ae != nil {
+	if ae := s.readJSONChecked(w, r, &body, s.checkRecordCount); ae != nil {
 		return nil, ae
 	}
 	if body.Records == nil {
@@ -235,6 +235,9 @@ func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topi
 	}
 	if len(body.Records) == 0 {
 		return nil, badRequest("records must hold at least one record")
+	}
+	if len(body.Records) > s.maxRecords { // countItems counted them already; never trust one scan alone
+		return nil, tooManyRecords(s.maxRecords)
 	}
 	msgs := make([]topic.Message, len(body.Records))
 	for i, rec := range body.Records {
@@ -297,7 +300,24 @@ func partitionQuery(q map[string]string) (*int, *apiError) {
 	}
 	n, ok := parseIndex(v, 0)
 	if !ok {
-		return nil, badRequest("invalid partition %q: a decimal integer from 0", v)
+		return nil, badRequest("invalid partition %s: a decimal integer from 0", quoted(v))
 	}
 	return &n, nil
+}
+
+// checkRecordCount refuses a JSON produce body of more than s.maxRecords
+// records before it is decoded: a million empty records fit in 16 MiB and
+// would take hundreds of megabytes to decode and write.
+func (s *Server) checkRecordCount(data []byte) *apiError {
+	if n := countItems(data, "records", s.maxRecords); n > s.maxRecords {
+		return tooManyRecords(s.maxRecords)
+	}
+	return nil
+}
+
+// tooManyRecords is the answer to a produce request above the records
+// limit.
+func tooManyRecords(limit int) *apiError {
+	return newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+		"records: more than %d records in one request (PYSTREAM_MAX_REQUEST_RECORDS); split the batch", limit)
 }

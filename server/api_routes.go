@@ -71,8 +71,8 @@ func errs(r map[string]response, codes ...int) map[string]response {
 		400: "Invalid request: bad JSON, unknown field, wrong type, invalid name or number.",
 		404: "Unknown topic, partition, broker or consumer offset target.",
 		409: "Conflict with the current state.",
-		413: "Body above PYSTREAM_MAX_REQUEST_BYTES, or a record above the maximum record size.",
-		415: "Wrong Content-Type.",
+		413: "Body above PYSTREAM_MAX_REQUEST_BYTES, more records than PYSTREAM_MAX_REQUEST_RECORDS, or a record above the maximum record size.",
+		415: "Wrong Content-Type, or a Content-Encoding other than identity.",
 		503: "A broker needed is unavailable; broker_ids says which.",
 	}
 	for _, c := range codes {
@@ -151,7 +151,9 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error. " +
-				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together.",
+				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together. " +
+				"At most PYSTREAM_MAX_REQUEST_RECORDS records (default 10000) per request, else 413; a Content-Encoding other than identity is 415; " +
+				"past PYSTREAM_MAX_INFLIGHT_BYTES of bodies in flight server-wide, 503 with Retry-After before the body is read.",
 			Parameters: []parameter{paramTopic,
 				{Name: "key", In: "query", Schema: &schema{Type: "string"},
 					Description: "application/octet-stream only (with a JSON body it is 400): the key as text, its UTF-8 bytes. Not with key_b64."},
@@ -169,11 +171,14 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &operation{
 			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
-			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach 4 MiB " +
-				"(at least one record). Continue from next_offset. Unknown query parameters are refused.",
+			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach max_bytes " +
+				"(default 1 MiB, capped at PYSTREAM_FETCH_MAX_BYTES, 4 MiB by default; at least one record), like Kafka's fetch.max.bytes. " +
+				"The answer is streamed as it is read. Continue from next_offset. Unknown query parameters are refused.",
 			Parameters: []parameter{paramTopic, paramPartition,
 				queryUint("offset", "First offset to read (default 0).", 0, math.MaxUint64),
-				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64)},
+				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64),
+				queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
+					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
 			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Value: []byte("hello")}},
 					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),

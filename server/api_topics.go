@@ -83,7 +83,7 @@ func (s *Server) readCreateTopic(w http.ResponseWriter, r *http.Request) (apicli
 	case body.Name == nil:
 		return apiclient.CreateTopicRequest{}, badRequest("name is required (%s)", nameRule)
 	case topic.ValidateName(*body.Name) != nil:
-		return apiclient.CreateTopicRequest{}, badRequest("invalid topic name %q: %s", *body.Name, nameRule)
+		return apiclient.CreateTopicRequest{}, badRequest("invalid topic name %s: %s", quoted(*body.Name), nameRule)
 	case body.Partitions == nil:
 		return apiclient.CreateTopicRequest{}, badRequest("partitions is required (1 to %d)", MaxPartitions)
 	case *body.Partitions < 1 || *body.Partitions > MaxPartitions:

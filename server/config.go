@@ -60,6 +60,20 @@ type Config struct {
 	// 413 before it is read to the end, chunked bodies included.
 	MaxRequestBytes RequestBytes `split_words:"true" default:"1048576" desc:"Largest request body in bytes (larger answers 413): 1024 to 1073741824"`
 
+	// MaxRequestRecords caps the records of one produce request; more
+	// answers 413, counted before the body is decoded.
+	MaxRequestRecords RecordCount `split_words:"true" default:"10000" desc:"Most records in one produce request (more answers 413): 1 to 1000000"`
+
+	// MaxInflightBytes bounds the request bodies being read and handled at
+	// once, by their Content-Length (a chunked body counts as
+	// PYSTREAM_MAX_REQUEST_BYTES); past it a request is answered 503 with
+	// Retry-After before its body is read.
+	MaxInflightBytes InflightBytes `split_words:"true" default:"268435456" desc:"Most request body bytes in flight server-wide (past it 503 with Retry-After): 1048576 to 1099511627776"`
+
+	// FetchMaxBytes caps a fetch's max_bytes: the value bytes at which a
+	// fetch answer stops (it always holds at least one record).
+	FetchMaxBytes FetchBytes `split_words:"true" default:"4194304" desc:"Largest max_bytes of a fetch, the value bytes at which an answer stops (at least one record): 1024 to 1073741824"`
+
 	// FailoverAfter is how long a partition's leader broker may be
 	// unavailable before the controller fails the partition over (and how
 	// long an active follower may be unavailable before it leaves the
@@ -93,9 +107,12 @@ func Defaults() Config {
 		DataDir:   "./data",
 		Brokers:   3,
 
-		MaxRequestBytes: DefaultMaxRequestBytes,
-		FailoverAfter:   FailoverDelay(DefaultFailoverAfter),
-		LeaderRebalance: true,
+		MaxRequestBytes:   DefaultMaxRequestBytes,
+		MaxRequestRecords: DefaultMaxRequestRecords,
+		MaxInflightBytes:  DefaultMaxInflightBytes,
+		FetchMaxBytes:     MaxFetchBytes,
+		FailoverAfter:     FailoverDelay(DefaultFailoverAfter),
+		LeaderRebalance:   true,
 	}
 }
 

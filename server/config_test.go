@@ -55,6 +55,9 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_DATA_DIR"] = d.DataDir
 	want["PYSTREAM_BROKERS"] = strconv.Itoa(int(d.Brokers))
 	want["PYSTREAM_MAX_REQUEST_BYTES"] = strconv.Itoa(int(d.MaxRequestBytes))
+	want["PYSTREAM_MAX_REQUEST_RECORDS"] = strconv.Itoa(int(d.MaxRequestRecords))
+	want["PYSTREAM_MAX_INFLIGHT_BYTES"] = strconv.Itoa(int(d.MaxInflightBytes))
+	want["PYSTREAM_FETCH_MAX_BYTES"] = strconv.Itoa(int(d.FetchMaxBytes))
 	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
 	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
 	want["PYSTREAM_TLS_CERT"] = ""
@@ -110,6 +113,7 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_LOG_FORMAT=", "PYSTREAM_DATA_DIR=", "PYSTREAM_BROKERS=", "PYSTREAM_MAX_REQUEST_BYTES=",
 			"PYSTREAM_FAILOVER_AFTER=", "PYSTREAM_LEADER_REBALANCE=",
 			"PYSTREAM_TLS_CERT=", "PYSTREAM_TLS_KEY=", "PYSTREAM_TLS_CLIENT_CA=",
+			"PYSTREAM_MAX_REQUEST_RECORDS=", "PYSTREAM_MAX_INFLIGHT_BYTES=", "PYSTREAM_FETCH_MAX_BYTES=",
 		}, Defaults()},
 		// Load checks only that the TLS variables come together; TLSConfig
 		// reads the files.
@@ -121,7 +125,9 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
 			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
 			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off",
+			"PYSTREAM_MAX_REQUEST_RECORDS=5", "PYSTREAM_MAX_INFLIGHT_BYTES=1048576", "PYSTREAM_FETCH_MAX_BYTES=1024",
 		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
+			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
 			FailoverAfter: FailoverDelay(2 * time.Second)}},
 	}
 	for _, tt := range tests {

@@ -69,13 +69,13 @@ func walkJSONKeys(dec *json.Decoder, t reflect.Type, at string) error {
 				where = at + "." + key
 			}
 			if seen[key] {
-				return fmt.Errorf("key %q appears twice", where)
+				return fmt.Errorf("key %s appears twice", quoted(where))
 			}
 			seen[key] = true
 			var ft reflect.Type
 			if fields != nil {
 				if ft, ok = fields[key]; !ok {
-					return fmt.Errorf("unknown key %q (keys are case-sensitive)", where)
+					return fmt.Errorf("unknown key %s (keys are case-sensitive)", quoted(where))
 				}
 			}
 			if err := walkJSONKeys(dec, ft, where); err != nil {

@@ -132,7 +132,7 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 				if p == http.ErrAbortHandler {
 					panic(p)
 				}
-				logger.Error("handler panicked", "request_id", rec.id, "method", r.Method, "path", r.URL.Path,
+				logger.Error("handler panicked", "request_id", rec.id, "method", r.Method, "path", clipMessage(r.URL.Path),
 					"panic", p, "stack", string(debug.Stack()))
 				if !rec.wrote {
 					writeError(rec, http.StatusInternalServerError, CodeInternal, "internal server error; the server log has the cause")
@@ -148,7 +148,7 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 			if logger.Enabled(ctx, slog.LevelInfo) {
 				logger.LogAttrs(ctx, slog.LevelInfo, "request",
 					slog.String("method", r.Method),
-					slog.String("path", r.URL.Path),
+					slog.String("path", clipMessage(r.URL.Path)),
 					slog.Int("status", status),
 					slog.Duration("duration", elapsed),
 					slog.String("request_id", rec.id),
@@ -181,7 +181,7 @@ func logFailure(logger *slog.Logger, r *http.Request, rec *statusRecorder, statu
 	attrs := []slog.Attr{
 		slog.String("request_id", rec.id),
 		slog.String("method", r.Method),
-		slog.String("path", r.URL.Path),
+		slog.String("path", clipMessage(r.URL.Path)),
 		slog.Int("status", status),
 		slog.String("code", rec.failure.Code),
 		slog.String("message", rec.failure.Message),

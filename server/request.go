@@ -58,11 +58,11 @@ func mediaType(r *http.Request) (string, *apiError) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return "", newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "malformed Content-Type %q", ct)
+		return "", newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "malformed Content-Type %s", quoted(ct))
 	}
 	for k, v := range params {
 		if k != "charset" || !strings.EqualFold(v, "utf-8") || mt != mediaJSON {
-			return "", newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "unsupported Content-Type parameter %s=%q", k, v)
+			return "", newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType, "unsupported Content-Type parameter %s=%s", quoted(k), quoted(v))
 		}
 	}
 	return mt, nil
@@ -72,6 +72,9 @@ func mediaType(r *http.Request) (string, *apiError) {
 // cap is refused before anything is read; a chunked body is cut off where
 // it crosses the cap, and the read fails with *http.MaxBytesError.
 func (s *Server) limitBody(w http.ResponseWriter, r *http.Request) *apiError {
+	if ae := checkContentEncoding(r); ae != nil {
+		return ae
+	}
 	if r.ContentLength > s.maxBody {
 		return s.tooLarge()
 	}
@@ -89,6 +92,12 @@ func (s *Server) tooLarge() *apiError {
 // value with no unknown fields and nothing after it, every value of the
 // right type and in the range of its Go field.
 func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiError {
+	return s.readJSONChecked(w, r, v, nil)
+}
+
+// readJSONChecked is readJSON with a check of the raw body before it is
+// decoded (nil: none), for limits that decoding itself would break.
+func (s *Server) readJSONChecked(w http.ResponseWriter, r *http.Request, v any, check func(data []byte) *apiError) *apiError {
 	mt, ae := mediaType(r)
 	if ae != nil {
 		return ae
@@ -108,6 +117,11 @@ func (s *Server) readJSON(w http.ResponseWriter, r *http.Request, v any) *apiErr
 			return s.tooLarge()
 		}
 		return badRequest("cannot read the request body: %v", err)
+	}
+	if check != nil {
+		if ae := check(data); ae != nil {
+			return ae
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -156,9 +170,9 @@ func (s *Server) jsonError(err error, data []byte, t reflect.Type) *apiError {
 			}
 		}
 		if n, ok := strings.CutPrefix(typ.Value, "number "); ok && isInteger(n) && !strings.HasPrefix(n, "-") && jsonKind(typ.Type) == "number" {
-			return badRequest("invalid JSON body: %s: %s is too large", field, n)
+			return badRequest("invalid JSON body: %s: %s is too large", field, clip(n))
 		}
-		return badRequest("invalid JSON body: %s: expected %s, got %s", field, jsonExpected(typ.Type), jsonGot(typ.Value))
+		return badRequest("invalid JSON body: %s: expected %s, got %s", field, jsonExpected(typ.Type), clip(jsonGot(typ.Value)))
 	case errors.As(err, &corrupt):
 		// encoding/json reports bad base64 without saying where.
 		field := "a base64 value"
@@ -171,7 +185,7 @@ func (s *Server) jsonError(err error, data []byte, t reflect.Type) *apiError {
 	}
 	// Unknown fields and the like: json reports them as plain errors
 	// whose text names the problem, after its package's prefix.
-	return badRequest("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+	return badRequest("invalid JSON body: %s", clipMessage(strings.TrimPrefix(err.Error(), "json: ")))
 }
 
 // base64Hint says what base64 the API reads.
@@ -396,7 +410,7 @@ func (s *Server) noBody(w http.ResponseWriter, r *http.Request) *apiError {
 func nameParam(r *http.Request, key, what string) (string, *apiError) {
 	v := r.PathValue(key)
 	if err := topic.ValidateName(v); err != nil {
-		return "", badRequest("invalid %s %q: 1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", what, v, topic.MaxNameLength)
+		return "", badRequest("invalid %s %s: 1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..", what, quoted(v), topic.MaxNameLength)
 	}
 	return v, nil
 }
@@ -406,7 +420,7 @@ func partitionParam(r *http.Request) (int, *apiError) {
 	v := r.PathValue("p")
 	n, ok := parseIndex(v, 0)
 	if !ok {
-		return 0, badRequest("invalid partition %q: a decimal integer from 0", v)
+		return 0, badRequest("invalid partition %s: a decimal integer from 0", quoted(v))
 	}
 	return n, nil
 }
@@ -416,7 +430,7 @@ func brokerParam(r *http.Request, key string) (int, *apiError) {
 	v := r.PathValue(key)
 	n, ok := parseIndex(v, 1)
 	if !ok {
-		return 0, badRequest("invalid broker id %q: a decimal integer from 1", v)
+		return 0, badRequest("invalid broker id %s: a decimal integer from 1", quoted(v))
 	}
 	return n, nil
 }
@@ -466,25 +480,12 @@ func queryParams(r *http.Request, allowed ...string) (map[string]string, *apiErr
 			known = known || a == k
 		}
 		if !known {
-			return nil, badRequest("unknown query parameter %q; allowed: %s", k, strings.Join(allowed, ", "))
+			return nil, badRequest("unknown query parameter %s; allowed: %s", quoted(k), strings.Join(allowed, ", "))
 		}
 		if len(vs) != 1 {
-			return nil, badRequest("query parameter %q given %d times", k, len(vs))
+			return nil, badRequest("query parameter %s given %d times", quoted(k), len(vs))
 		}
 		out[k] = vs[0]
 	}
 	return out, nil
-}
-
-// readBody reads the whole (already capped) body, into a buffer of the
-// announced size when there is one.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.ContentLength >= 0 {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return nil, err
-		}
-		return buf, nil
-	}
-	return io.ReadAll(r.Body)
 }

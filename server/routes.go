@@ -73,7 +73,7 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 			// redirecting, so that ".." never reaches a handler in any
 			// form.
 			writeError(w, http.StatusNotFound, CodeNotFound,
-				fmt.Sprintf("no endpoint %s %s: paths must not contain empty, \".\" or \"..\" segments", r.Method, r.URL.Path))
+				fmt.Sprintf("no endpoint %s %s: paths must not contain empty, \".\" or \"..\" segments", clip(r.Method), clipMessage(r.URL.Path)))
 			return
 		}
 		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -95,12 +95,12 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 		switch c.status {
 		case http.StatusNotFound:
 			writeError(w, http.StatusNotFound, CodeNotFound,
-				fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
+				fmt.Sprintf("no endpoint %s %s", clip(r.Method), clipMessage(r.URL.Path)))
 		case http.StatusMethodNotAllowed:
 			allow := c.header.Get("Allow")
 			w.Header().Set("Allow", allow)
 			writeError(w, http.StatusMethodNotAllowed, CodeMethodNotAllowed,
-				fmt.Sprintf("method %s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, allow))
+				fmt.Sprintf("method %s is not allowed on %s; allowed: %s", clip(r.Method), clipMessage(r.URL.Path), allow))
 		default:
 			c.replay(w)
 		}

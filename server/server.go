@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -43,11 +44,17 @@ type Server struct {
 	cfg     Config
 	logger  *slog.Logger
 	maxBody int64
-	// fetchBytes is the value bytes at which a fetch answer stops
-	// (MaxFetchBytes; tests lower it before serving).
+	// fetchBytes caps a fetch's max_bytes, the value bytes at which its
+	// answer stops (PYSTREAM_FETCH_MAX_BYTES; tests lower it before
+	// serving).
 	fetchBytes int
-	cluster    *cluster.Cluster
-	lock       *datalock.Lock
+	// maxRecords caps the records of a produce request
+	// (PYSTREAM_MAX_REQUEST_RECORDS).
+	maxRecords int
+	// inflight bounds the request bodies in flight (admit).
+	inflight *inflight
+	cluster  *cluster.Cluster
+	lock     *datalock.Lock
 	// controller keeps the cluster serving (failover, catch-up, recovery,
 	// leader moves) and says whether it is ready; stopController ends its
 	// loop and waits for it.
@@ -92,6 +99,12 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if s.tls, err = TLSConfig(cfg); err != nil {
 		return nil, err
 	}
+	// Zero values (a Config built by hand) take the defaults.
+	if cfg.FetchMaxBytes > 0 {
+		s.fetchBytes = int(cfg.FetchMaxBytes)
+	}
+	s.maxRecords = cmp.Or(int(cfg.MaxRequestRecords), DefaultMaxRequestRecords)
+	s.inflight = &inflight{limit: cmp.Or(int64(cfg.MaxInflightBytes), DefaultMaxInflightBytes)}
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -115,7 +128,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	for _, r := range s.routes {
 		mux.Handle(r.Method+" "+r.Path, r.Handler)
 	}
-	s.handler = observe(logger, s.metrics, s.cluster.Root(), jsonFallbacks(mux))
+	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.admit(jsonFallbacks(mux)))
 	return s, nil
 }
 
@@ -230,6 +243,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       ReadTimeout,
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), LevelWarning),
 	}
 	addr := ln.Addr().String()

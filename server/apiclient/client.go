@@ -204,10 +204,21 @@ func (c *Client) produceRaw(ctx context.Context, topic string, key, value []byte
 // records from offset, never past the high watermark. A max of 0 leaves the
 // server's default (100); the server caps max at 1000.
 func (c *Client) Fetch(ctx context.Context, topic string, partition int, offset uint64, max int) (*FetchResponse, error) {
+	return c.FetchBytes(ctx, topic, partition, offset, max, 0)
+}
+
+// FetchBytes is Fetch with max_bytes, the value bytes at which the answer
+// stops (like Kafka's fetch.max.bytes; it always holds at least one
+// record, and the server caps it at PYSTREAM_FETCH_MAX_BYTES). Zero means
+// the server's default.
+func (c *Client) FetchBytes(ctx context.Context, topic string, partition int, offset uint64, max, maxBytes int) (*FetchResponse, error) {
 	q := url.Values{}
 	q.Set("offset", strconv.FormatUint(offset, 10))
 	if max != 0 {
 		q.Set("max", strconv.Itoa(max))
+	}
+	if maxBytes != 0 {
+		q.Set("max_bytes", strconv.Itoa(maxBytes))
 	}
 	var out FetchResponse
 	return &out, c.do(ctx, http.MethodGet, partitionPath(topic, partition)+"/records", q, nil, &out)
