@@ -37,7 +37,9 @@ func newFullDiskCluster(t *testing.T, n int) (*Cluster, string, *logtest.FaultFS
 // "journal") or one file (cluster.meta).
 func under(root string, parts ...string) func(string) bool {
 	dir := filepath.Join(append([]string{root}, parts...)...)
-	return func(p string) bool { return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) || strings.HasPrefix(p, dir+".") }
+	return func(p string) bool {
+		return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) || strings.HasPrefix(p, dir+".")
+	}
 }
 
 func brokerDir(id int) string { return filepath.Base(BrokerDir("", id)) }
