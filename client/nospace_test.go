@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 )
 
-// TestOffsetStoreNoSpaceScopeIsOneConsumer pins docs/design.md § Sticky
-// failure for offsets: a commit that meets a full disk fails with an error
+// TestOffsetStoreNoSpaceScopeIsOneConsumer pins, for offsets,
+// docs/design.md § Sticky failure: a commit that meets a full disk fails with an error
 // wrapping ENOSPC and keeps the old offset; from then on that consumer's
 // commits and resets are refused (ErrStoreFailed, still wrapping ENOSPC)
 // even after space returns — its directories' entries are in doubt —

@@ -25,8 +25,8 @@ type ReplicaRef struct {
 }
 
 // ReopenBroker reopens every replica log of broker id that refuses writes
-// since a write, fsync or truncate failed (docs/design.md § Sticky
-// failure) — typically because the disk was full — without stopping the
+// since a write, fsync or truncate failed
+// (docs/design.md § Sticky failure) — typically because the disk was full — without stopping the
 // broker, and the cluster journal if it failed too. Each log is closed and
 // opened again, which scans its file from disk as a start does: the
 // records found there are what the replica holds from then on. Nothing is

@@ -135,7 +135,7 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"cluster metadata write", fmt.Errorf("cluster: write %s: %w", clusterMeta, &fs.PathError{Op: "rename", Path: clusterMeta + ".tmp", Err: syscall.ENOSPC}), 507, CodeInsufficientStorage, nil,
 			"the cluster metadata (cluster.meta): the disk is full (no space left on device); nothing was acknowledged"},
 		// A full disk is 507 naming the broker, never a path, and a
-		// follower's is not "unavailable" (issue 22).
+		// follower's is not "unavailable" (docs/phase-6-network-api.md, 507).
 		{"follower disk full", &cluster.ReplicationError{Topic: "orders", Partition: 0, BrokerIDs: []int{2}, Offset: 5, Count: 3,
 			Err: fmt.Errorf("broker 2: %w", &fs.PathError{Op: "write", Path: thirdReplica, Err: syscall.ENOSPC})}, 507, CodeInsufficientStorage, []int{2},
 			"orders/0: broker 2's replica did not take records 5..7: the disk is full (no space left on device); not acknowledged: the leader holds them, and once space returns a catch-up reopens the follower and copies them"},

@@ -373,8 +373,8 @@ func recordRange(first uint64, count int) string {
 //	full (no space left on device); not acknowledged
 //
 // The broker is up: a follower's full disk is not "unavailable". The file
-// that failed refuses writes until it is reopened (docs/design.md § Sticky
-// failure), which the message says how to do.
+// that failed refuses writes until it is reopened
+// (docs/design.md § Sticky failure), which the message says how to do.
 func noSpace(err error) *apiError {
 	var (
 		re *cluster.ReplicationError
