@@ -77,8 +77,10 @@
 // it too. OffsetFileName and its inverse ParseOffsetFileName spell the file
 // name (topic.PartitionDir plus OffsetFileSuffix).
 // After a failed write, or a failed fsync of a directory read from, the
-// store refuses every Commit and Reset (ErrStoreFailed) until it is
-// reopened.
+// store refuses every Commit and Reset of that consumer (ErrStoreFailed)
+// until it is reopened; other consumers keep committing, because no
+// directory or file of theirs was in the failed write's way
+// (docs/design.md § Sticky failure).
 //
 // # Concurrency
 //

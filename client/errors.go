@@ -12,8 +12,9 @@ var (
 	// ErrInvalidConfig is returned for a missing Source, Sink or
 	// OffsetStore.
 	ErrInvalidConfig = errors.New("client: invalid configuration")
-	// ErrStoreFailed is returned by every Commit and Reset after a commit's or
-	// reset's write failed. The store refuses writes until it is reopened,
+	// ErrStoreFailed is returned by every Commit and Reset of a consumer
+	// after a commit's or reset's write for that consumer failed. The store
+	// refuses the consumer's writes until it is reopened,
 	// because after a failed fsync nothing is known about what reached the
 	// disk. Loads keep working.
 	ErrStoreFailed = errors.New("client: offset store failed by an earlier write error; reopen to continue")

@@ -53,9 +53,11 @@ type CommittedOffset struct {
 // An OffsetStore is safe for concurrent use. Commits to one file are
 // serialized, and each checks for regression against the value on disk
 // while it holds that file's lock; commits to different files run in
-// parallel. After any failed write, or a failed fsync of a directory it
-// read an offset from, the store refuses every later Commit and Reset
-// (ErrStoreFailed) until it is reopened.
+// parallel. After a failed write, or a failed fsync of a directory it
+// read an offset from, the store refuses every later Commit and Reset of
+// that consumer (ErrStoreFailed) until it is reopened; other consumers'
+// files share no directory with it and keep committing
+// (docs/design.md § Sticky failure).
 //
 // Commit only moves an offset forward. Reset is the operator's explicit
 // action that may move it anywhere, backwards included.
@@ -68,8 +70,11 @@ type OffsetStore struct {
 	// locks holds one mutex per offset file path; a commit holds its
 	// file's mutex from reading the old value to writing the new one.
 	locks map[string]*sync.Mutex
-	// failed is the sticky write error.
-	failed error
+	// failed holds the sticky write error of each consumer whose write
+	// failed, by consumer id: the failure's scope is the consumer's
+	// directory, whose entries (and its topic directories') a failed
+	// fsync leaves in doubt.
+	failed map[string]error
 	// dirs are the directories this store has made durable (created, or
 	// found and their parent synced) since it was opened; later commits
 	// into them skip durable.MkdirAll and its directory fsync.
@@ -157,7 +162,7 @@ func (s *OffsetStore) read(path string) (uint64, bool, error) {
 func (s *OffsetStore) syncFound(dir string) error {
 	return s.oncePerDir(&s.synced, dir, func() error {
 		if err := durable.SyncDir(s.fs, dir); err != nil {
-			s.fail(err)
+			s.fail(s.consumerOf(dir), err)
 			return err
 		}
 		return nil
@@ -207,10 +212,22 @@ func (s *OffsetStore) lockFor(path string) *sync.Mutex {
 	return l
 }
 
-func (s *OffsetStore) failedErr() error {
+// failedErr is consumerID's sticky write error, or nil.
+func (s *OffsetStore) failedErr(consumerID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.failed
+	return s.failed[consumerID]
+}
+
+// consumerOf is the consumer whose directory holds path, a path under the
+// store's root.
+func (s *OffsetStore) consumerOf(path string) string {
+	rel, err := filepath.Rel(s.root, path)
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first
 }
 
 // ensureDir makes dir and its entry durable once per store: the first
@@ -224,11 +241,15 @@ func (s *OffsetStore) ensureDir(dir string) error {
 	})
 }
 
-func (s *OffsetStore) fail(err error) {
+// fail makes err consumerID's sticky write error, unless it has one.
+func (s *OffsetStore) fail(consumerID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed == nil {
-		s.failed = err
+		s.failed = map[string]error{}
+	}
+	if _, ok := s.failed[consumerID]; !ok {
+		s.failed[consumerID] = err
 	}
 }
 
@@ -254,7 +275,8 @@ func (s *OffsetStore) Commit(consumerID, topicName string, partition int, offset
 // built, the write is atomic and durable, resetting to the committed offset
 // writes nothing, a damaged existing file returns an *OffsetCorruptionError
 // and is not overwritten (an operator must look at it first), and after a
-// failed write the store refuses every Commit and Reset (ErrStoreFailed).
+// failed write the store refuses every Commit and Reset of the consumer
+// (ErrStoreFailed).
 //
 // A Consumer already running with this id keeps its own position and its
 // own idea of the committed offset; a reset takes effect for consumers
@@ -274,7 +296,7 @@ func (s *OffsetStore) write(op, consumerID, topicName string, partition int, off
 	l := s.lockFor(path)
 	l.Lock()
 	defer l.Unlock()
-	if err := s.failedErr(); err != nil {
+	if err := s.failedErr(consumerID); err != nil {
 		return fmt.Errorf("client: %s %s: %w (%w)", op, path, ErrStoreFailed, err)
 	}
 	committed, ok, err := s.read(path)
@@ -288,11 +310,11 @@ func (s *OffsetStore) write(op, consumerID, topicName string, partition int, off
 		return nil
 	}
 	if err := s.ensureDir(filepath.Dir(path)); err != nil {
-		s.fail(err)
+		s.fail(consumerID, err)
 		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}
 	if err := durable.WriteFile(s.fs, path, encodeOffset(offset)); err != nil {
-		s.fail(err)
+		s.fail(consumerID, err)
 		return fmt.Errorf("client: %s %s: %w", op, path, err)
 	}
 	s.markSynced(filepath.Dir(path))

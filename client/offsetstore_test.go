@@ -187,7 +187,8 @@ func TestOffsetStoreFailedWriteKeepsOldOffset(t *testing.T) {
 
 				err = s.Commit("c", "t", 0, 10)
 				require.ErrorIs(t, err, ErrStoreFailed, "sticky failure")
-				require.ErrorIs(t, s.Commit("c", "other", 0, 1), ErrStoreFailed, "for every file")
+				require.ErrorIs(t, s.Commit("c", "other", 0, 1), ErrStoreFailed, "for every file of the consumer")
+				require.NoError(t, s.Commit("d", "t", 0, 1), "another consumer keeps committing")
 
 				fresh, err := OpenOffsetStore(root)
 				require.NoError(t, err)

@@ -160,3 +160,47 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 func unavailable(err error) bool {
 	return errors.Is(err, ErrBrokerUnavailable) || errors.Is(err, log.ErrClosed)
 }
+
+// failedReplicas lists the replicas whose open logs refuse writes since a
+// write failed (log.Log.Failed), in no particular order.
+func (b *Broker) failedReplicas() []replicaKey {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []replicaKey
+	for k, l := range b.logs {
+		if l.Failed() != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// reopenReplica closes the replica's log if it has failed and opens it
+// again, which scans the file as at start: what is on disk is what the log
+// holds from then on, and damage (a torn tail included) is reported as a
+// *log.CorruptionError, never repaired. A log that has not failed, or is
+// not open, is left alone (reopened false). On error the replica is left
+// closed, and its next use opens it (and reports the error) again, as
+// after a broker start. The partition's writes must be held back by the
+// caller (the partition's writer slot idle).
+func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return false, fmt.Errorf("cluster: broker %d: %w", b.id, ErrBrokerUnavailable)
+	}
+	l, ok := b.logs[key]
+	if !ok || l.Failed() == nil {
+		return false, nil
+	}
+	delete(b.logs, key)
+	// The close error of a failed log says nothing about acknowledged
+	// records (they were fsync-ed); what counts is what the scan finds.
+	_ = l.Close()
+	nl, err := log.OpenWithOptions(b.ReplicaPath(key.topic, key.partition), b.opts.logOptions())
+	if err != nil {
+		return false, fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err)
+	}
+	b.logs[key] = nl
+	return true, nil
+}

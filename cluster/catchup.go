@@ -27,6 +27,10 @@ type CatchUpResult struct {
 // never repaired (RecoverReplica is the operation that truncates, and only
 // for an inactive replica).
 //
+// A follower whose log refuses writes since a write failed (a full disk,
+// docs/design.md § Sticky failure) is first reopened from disk, as
+// ReopenBroker does; nothing is retried.
+//
 // CatchUp waits for the partition's writes in flight and holds new ones
 // back while it runs. It never changes the active set.
 func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpResult, error) {
@@ -80,6 +84,21 @@ func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leade
 	fl, err := c.replicaLog(p, id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if fl.Failed() != nil {
+		// A follower whose write failed (a full disk) refuses writes
+		// until reopened: reopen it from disk first, so that the
+		// catch-up copies onto what really is there.
+		b := c.broker(id)
+		if b == nil {
+			return nil, nil, fmt.Errorf("broker %d: not registered: %w", id, ErrBrokerUnavailable)
+		}
+		if _, err := b.reopenReplica(replicaKey{p.topic, p.index}); err != nil {
+			return nil, nil, err
+		}
+		if fl, err = c.replicaLog(p, id); err != nil {
+			return nil, nil, err
+		}
 	}
 	return fl, ll, nil
 }

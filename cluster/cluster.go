@@ -216,9 +216,16 @@ func (c *Cluster) RegisterBroker(b *Broker) error {
 // StartBroker opens a new Broker instance for id at the cluster's root and
 // registers it: how a stopped broker comes back.
 // The start is added to the journal.
+//
+// A start also reopens the cluster journal if a write to it failed (a full
+// disk): the start's own entry needs it, and the reopen reads the journal
+// from disk as ReopenBroker does.
 func (c *Cluster) StartBroker(id int) (*Broker, error) {
 	if b := c.broker(id); b != nil && b.Available() {
 		return nil, fmt.Errorf("cluster: start broker %d: %w", id, ErrBrokerRegistered)
+	}
+	if _, err := c.journal.reopenFailed(); err != nil {
+		return nil, fmt.Errorf("cluster: start broker %d: %w", id, err)
 	}
 	b, err := OpenBrokerWithOptions(id, c.root, c.opts.Broker)
 	if err != nil {

@@ -256,3 +256,16 @@ func (l *Log) Close() error {
 	}
 	return nil
 }
+
+// Failed returns the sticky write error that makes the log refuse writes
+// (wrapped in ErrFailed), or nil while it takes them. A failed log stays
+// failed until it is closed and opened again: a reopen reads what is
+// really on disk, which is the only way to know after a failed fsync.
+func (l *Log) Failed() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failed == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrFailed, l.failed)
+}

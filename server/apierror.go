@@ -11,6 +11,7 @@ import (
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -89,6 +90,8 @@ func classifyCause(err error) *apiError {
 			"the operation took effect, but its journal entry was not written; the server log has the cause")
 	case errors.As(err, &batch):
 		return classifyBatch(batch)
+	case durable.NoSpace(err):
+		return noSpace(err)
 	case errors.As(err, &lu):
 		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s/%d: leader broker %d is unavailable", lu.Topic, lu.Partition, lu.BrokerID)
 		if c := causeOf(lu.Err); c != "" {

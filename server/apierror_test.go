@@ -130,10 +130,19 @@ func TestAPIErrorClassify(t *testing.T) {
 			"consumer billing's committed offset of orders/0 is damaged: not an offset file; it is never overwritten, an operator must deal with it"},
 		{"offset store failed", fmt.Errorf("client: commit: %w", client.ErrStoreFailed), 500, CodeInternal, nil,
 			"the consumer offset store refuses writes since an earlier write failed; restart the server to reopen it"},
-		{"cluster metadata failed", fmt.Errorf("%w: %w", cluster.ErrMetadataFailed, fmt.Errorf("cluster: write %s: %w", clusterMeta, syscall.ENOSPC)), 500, CodeInternal, nil,
-			"the cluster metadata (cluster.meta): an earlier write failed and its content is in doubt; restart the server to reopen the cluster"},
-		{"cluster metadata write", fmt.Errorf("cluster: write %s: %w", clusterMeta, &fs.PathError{Op: "rename", Path: clusterMeta + ".tmp", Err: syscall.ENOSPC}), 500, CodeInternal, nil,
-			"the cluster metadata (cluster.meta): rename failed: no space left on device"},
+		{"cluster metadata failed", fmt.Errorf("%w: %w", cluster.ErrMetadataFailed, fmt.Errorf("cluster: write %s: %w", clusterMeta, syscall.ENOSPC)), 507, CodeInsufficientStorage, nil,
+			"the cluster metadata (cluster.meta): a write met a full disk (no space left on device) and the file's content is in doubt; restart the server to reopen the cluster"},
+		{"cluster metadata write", fmt.Errorf("cluster: write %s: %w", clusterMeta, &fs.PathError{Op: "rename", Path: clusterMeta + ".tmp", Err: syscall.ENOSPC}), 507, CodeInsufficientStorage, nil,
+			"the cluster metadata (cluster.meta): the disk is full (no space left on device); nothing was acknowledged"},
+		// A full disk is 507 naming the broker, never a path, and a
+		// follower's is not "unavailable" (docs/phase-6-network-api.md, 507).
+		{"follower disk full", &cluster.ReplicationError{Topic: "orders", Partition: 0, BrokerIDs: []int{2}, Offset: 5, Count: 3,
+			Err: fmt.Errorf("broker 2: %w", &fs.PathError{Op: "write", Path: thirdReplica, Err: syscall.ENOSPC})}, 507, CodeInsufficientStorage, []int{2},
+			"orders/0: broker 2's replica did not take records 5..7: the disk is full (no space left on device); not acknowledged: the leader holds them, and once space returns a catch-up reopens the follower and copies them"},
+		{"leader disk full, sticky", fmt.Errorf("cluster: orders/1: leader broker 3: %w", fmt.Errorf("%w: %w", log.ErrFailed, &fs.PathError{Op: "fdatasync", Path: thirdReplica, Err: syscall.EDQUOT})), 507, CodeInsufficientStorage, []int{3},
+			"orders/1: broker 3's replica log: broker 3's disk is full (disk quota exceeded); nothing was acknowledged; once space returns, reopen broker 3's failed logs (stop and start it)"},
+		{"offset disk full", fmt.Errorf("client: commit: %w (%w)", client.ErrStoreFailed, &fs.PathError{Op: "write", Path: offsetFile + ".tmp", Err: syscall.ENOSPC}), 507, CodeInsufficientStorage, nil,
+			"consumer billing's committed offset of orders/0: the disk is full (no space left on device); nothing was acknowledged; consumer billing's commits are refused until the offset store is reopened (a server restart); other consumers' are not"},
 		{"unknown", errors.New("something: at /srv/other/x.go"), 500, CodeInternal, nil,
 			"internal server error; the server log has the cause"},
 		{"batch", &topic.BatchError{Topic: "orders", Partitions: map[int]error{

@@ -4,14 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
 )
 
 // This file turns what the libraries report into sentences a client
@@ -360,4 +363,63 @@ func recordRange(first uint64, count int) string {
 		return fmt.Sprintf("record %d", first)
 	}
 	return fmt.Sprintf("records %d..%d", first, first+uint64(count)-1)
+}
+
+// noSpace is the answer for a write that met a full disk (ENOSPC or
+// EDQUOT, durable.NoSpace): 507 insufficient_storage naming the broker
+// whose disk it is (or the data directory's file), never a path:
+//
+//	orders/0: broker 2's replica did not take records 5..7: its disk is
+//	full (no space left on device); not acknowledged
+//
+// The broker is up: a follower's full disk is not "unavailable". The file
+// that failed refuses writes until it is reopened
+// (docs/design.md § Sticky failure), which the message says how to do.
+func noSpace(err error) *apiError {
+	var (
+		re *cluster.ReplicationError
+		pe *fs.PathError
+	)
+	why := "no space left on device"
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		why = errno.Error()
+	}
+	e := newAPIError(http.StatusInsufficientStorage, CodeInsufficientStorage, "")
+	switch {
+	case errors.Is(err, cluster.ErrMetadataFailed):
+		e.body.Message = fmt.Sprintf("%s: a write met a full disk (%s) and the file's content is in doubt; restart the server to reopen the cluster", dataFile{kind: fileClusterMeta}, why)
+		return e
+	case errors.As(err, &re):
+		who := fmt.Sprintf("broker %d's replica", re.BrokerIDs[0])
+		if len(re.BrokerIDs) > 1 {
+			who = "brokers " + joinIDs(re.BrokerIDs)
+		}
+		e.body.Message = fmt.Sprintf("%s/%d: %s did not take %s: the disk is full (%s); not acknowledged: the leader holds them, and once space returns a catch-up reopens the follower and copies them",
+			re.Topic, re.Partition, who, recordRange(re.Offset, re.Count), why)
+		e.body.BrokerIDs = slices.Clone(re.BrokerIDs)
+		return e
+	case errors.As(err, &pe):
+		// A full disk usually fails the temp file of a replacement.
+		f := parseDataFile(strings.TrimSuffix(pe.Path, durable.TempSuffix))
+		e.body.Message = fmt.Sprintf("%s: the disk is full (%s); nothing was acknowledged", f, why)
+		switch f.kind {
+		case fileReplicaLog, fileReplicaOther, fileTopicMeta, fileBrokerDir:
+			e.body.Message = fmt.Sprintf("%s: broker %d's disk is full (%s); nothing was acknowledged", f, f.broker, why)
+			if f.kind == fileBrokerDir {
+				e.body.Message = fmt.Sprintf("broker %d's disk is full (%s); nothing was acknowledged", f.broker, why)
+			}
+			e.body.BrokerIDs = []int{f.broker}
+			if f.kind == fileReplicaLog {
+				e.body.Message += fmt.Sprintf("; once space returns, reopen broker %d's failed logs (stop and start it)", f.broker)
+			}
+		case fileJournal:
+			e.body.Message += "; once space returns, starting a stopped broker reopens the journal"
+		case fileOffset:
+			e.body.Message += fmt.Sprintf("; consumer %s's commits are refused until the offset store is reopened (a server restart); other consumers' are not", f.consumer)
+		}
+		return e
+	}
+	e.body.Message = fmt.Sprintf("a write met a full disk (%s); nothing was acknowledged; the server log has the details", why)
+	return e
 }

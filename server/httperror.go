@@ -19,6 +19,7 @@ const (
 	CodeUnsupportedMediaType = apiclient.CodeUnsupportedMediaType
 	CodeUnavailable          = apiclient.CodeUnavailable
 	CodeInternal             = apiclient.CodeInternal
+	CodeInsufficientStorage  = apiclient.CodeInsufficientStorage
 )
 
 // ErrorResponse is the JSON body of every error answer:

@@ -1,6 +1,9 @@
 package durable
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // Errors ReadSmallFile returns; test with errors.Is.
 var (
@@ -10,3 +13,13 @@ var (
 	// ErrTooLarge means the file is larger than its format allows.
 	ErrTooLarge = errors.New("durable: file larger than its format allows")
 )
+
+// NoSpace reports whether err comes down to a full file system: ENOSPC (no
+// space left on device) or EDQUOT (disk quota exceeded) anywhere in its
+// chain. Such a failure is sticky like any other write failure — the file
+// that failed is in doubt until it is reopened — but it says where the
+// fault lies: the disk, not the program nor the request. Callers answer it
+// as "insufficient storage" and reopen once space returns.
+func NoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/pystream/pystream/log/durable"
 )
@@ -256,4 +258,25 @@ func KillBefore(root string, n int, life func(fsys durable.FS)) (*CrashFS, error
 	dead.SetFault(DieBefore(n))
 	life(dead)
 	return c, nil
+}
+
+// NoSpaceOps are the operations a full file system fails with ENOSPC in
+// FullDisk: those that may need a new block or directory entry. Opening a
+// file, cutting one back, removing and closing are left to run, as on a
+// real full disk, so that readers keep reading and a failed log can still
+// cut back its unacknowledged tail.
+var NoSpaceOps = []Op{OpWrite, OpSync, OpMkdir, OpRename, OpSyncDir}
+
+// FullDisk returns a Fault that fails every operation of NoSpaceOps on a
+// path that match accepts (nil accepts every path) with syscall.ENOSPC, the
+// error a full file system returns; durable.NoSpace recognises it through
+// the *fs.PathError FaultFS wraps it in. Removing the fault (SetFault(nil))
+// is space coming back.
+func FullDisk(match func(path string) bool) Fault {
+	return func(op Op, path string) error {
+		if !slices.Contains(NoSpaceOps, op) || (match != nil && !match(path)) {
+			return nil
+		}
+		return syscall.ENOSPC
+	}
 }

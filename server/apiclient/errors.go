@@ -30,6 +30,9 @@ var (
 	ErrUnavailable = errors.New("apiclient: unavailable")
 	// ErrInternal: a server-side failure (500).
 	ErrInternal = errors.New("apiclient: internal server error")
+	// ErrInsufficientStorage: a write met a full disk on the named broker
+	// (or the data directory); nothing was acknowledged (507).
+	ErrInsufficientStorage = errors.New("apiclient: insufficient storage")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -49,6 +52,7 @@ var codeSentinels = map[string]error{
 	CodeUnsupportedMediaType: ErrUnsupportedMediaType,
 	CodeUnavailable:          ErrUnavailable,
 	CodeInternal:             ErrInternal,
+	CodeInsufficientStorage:  ErrInsufficientStorage,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.

@@ -21,6 +21,9 @@ const (
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeUnavailable          = "unavailable"
 	CodeInternal             = "internal"
+	// CodeInsufficientStorage (507): a write met a full disk (ENOSPC,
+	// EDQUOT); nothing was acknowledged.
+	CodeInsufficientStorage = "insufficient_storage"
 )
 
 // RequestIDHeader is the header that carries a request's id: the server
