@@ -281,3 +281,27 @@ func TestAPIError5xxOffsetFileDamaged(t *testing.T) {
 	f.failed(t, f.do(t, "GET", "/api/consumers/billing/offsets/orders/0", ""), 500, CodeInternal,
 		"consumer billing's committed offset of orders/0 is damaged: not JSON; it is never overwritten, an operator must deal with it", file)
 }
+
+// docs/phase-6-network-api.md: a full disk says so. A follower whose disk
+// is full answers 507 insufficient_storage naming the broker (not 503
+// "unavailable": the broker is up), with no path; once space returns, the
+// broker's stop and start (the admin operation) reopens its log, a
+// catch-up brings it level, and writes are acknowledged again — no restart
+// of the server.
+func TestAPIError507FollowerDiskFull(t *testing.T) {
+	f := newFaultServer(t)
+	f.ok(t, "POST", "/api/topics", createOrders)
+	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`)
+	full := logtest.FullDisk(func(path string) bool { return strings.Contains(path, "broker-000002") })
+	f.fail.Store(&full)
+	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yg=="}]}`),
+		http.StatusInsufficientStorage, CodeInsufficientStorage, "", "")
+	require.Equal(t, []int{2}, body.BrokerIDs)
+	require.Contains(t, body.Message, "broker 2")
+
+	f.clear() // space returns
+	f.ok(t, "POST", "/api/brokers/2/stop", "")
+	f.ok(t, "POST", "/api/brokers/2/start", "")
+	f.ok(t, "POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", "")
+	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`)
+}
