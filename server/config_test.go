@@ -57,6 +57,10 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_MAX_REQUEST_BYTES"] = strconv.Itoa(int(d.MaxRequestBytes))
 	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
 	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
+	want["PYSTREAM_AUTH_FILE"] = d.AuthFile
+	want["PYSTREAM_INSECURE"] = d.Insecure.String()
+	want["PYSTREAM_ALLOWED_ORIGINS"] = ""
+	want["PYSTREAM_ALLOWED_HOSTS"] = ""
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default

@@ -53,9 +53,12 @@ type Server struct {
 	controller     *controller.Controller
 	stopController func()
 	metrics        *metrics
-	routes         []route
-	openapi        []byte // the encoded OpenAPI document, built once
-	handler        http.Handler
+	// auth is the parsed PYSTREAM_AUTH_FILE; nil without one (every route
+	// open, on a loopback address only).
+	auth    *tokenSet
+	routes  []route
+	openapi []byte // the encoded OpenAPI document, built once
+	handler http.Handler
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -84,6 +87,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
+	if err := s.loadAuth(); err != nil {
+		return nil, err
+	}
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -99,15 +105,18 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 
 	schemas := newSchemaSet()
 	s.routes = s.routeTable(schemas)
+	if err := checkRoles(s.routes); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	doc := buildOpenAPI(apiInfo(), apiTags(), s.routes, schemas)
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
 		return nil, errors.Join(fmt.Errorf("server: encode OpenAPI document: %w", err), s.Close())
 	}
 	mux := http.NewServeMux()
 	for _, r := range s.routes {
-		mux.Handle(r.Method+" "+r.Path, r.Handler)
+		mux.Handle(r.Method+" "+r.Path, requireIntent(r, s.requireRole(r)))
 	}
-	s.handler = observe(logger, s.metrics, s.cluster.Root(), jsonFallbacks(mux))
+	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.guardBrowser(mux, jsonFallbacks(mux)))
 	return s, nil
 }
 

@@ -24,6 +24,8 @@ type Client struct {
 	base      string
 	http      *http.Client
 	userAgent string
+	// token is the bearer token sent with every request; "" sends none.
+	token string
 }
 
 // Option configures a Client.
@@ -44,6 +46,13 @@ func WithHTTPClient(hc *http.Client) Option {
 // WithUserAgent sets the User-Agent header of every request.
 func WithUserAgent(ua string) Option {
 	return func(c *Client) { c.userAgent = ua }
+}
+
+// WithToken sends token as "Authorization: Bearer <token>" with every
+// request, for a server with an auth file (PYSTREAM_AUTH_FILE). An empty
+// token sends none.
+func WithToken(token string) Option {
+	return func(c *Client) { c.token = token }
 }
 
 // New returns a client for the server at baseURL, for example
@@ -337,6 +346,10 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, ct
 		req.Header.Set("Content-Type", ctype)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(IntentHeader, "1")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
 	}

@@ -30,6 +30,11 @@ var (
 	ErrUnavailable = errors.New("apiclient: unavailable")
 	// ErrInternal: a server-side failure (500).
 	ErrInternal = errors.New("apiclient: internal server error")
+	// ErrUnauthenticated: no token, or one the server does not know (401).
+	ErrUnauthenticated = errors.New("apiclient: unauthenticated")
+	// ErrPermissionDenied: the token may not do this, or not on this
+	// topic (403).
+	ErrPermissionDenied = errors.New("apiclient: permission denied")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -45,6 +50,8 @@ var codeSentinels = map[string]error{
 	CodeUnsupportedMediaType: ErrUnsupportedMediaType,
 	CodeUnavailable:          ErrUnavailable,
 	CodeInternal:             ErrInternal,
+	CodeUnauthenticated:      ErrUnauthenticated,
+	CodePermissionDenied:     ErrPermissionDenied,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.
