@@ -64,7 +64,11 @@ func (a *app) client() (*apiclient.Client, error) {
 		return nil, err
 	}
 	a.serverURL = u
-	return apiclient.New(a.serverURL, apiclient.WithUserAgent("pystream-cli/"+a.env.Version)), nil
+	token := a.g.token
+	if token == "" {
+		token = a.env.Getenv(TokenEnv)
+	}
+	return apiclient.New(a.serverURL, apiclient.WithUserAgent("pystream-cli/"+a.env.Version), apiclient.WithToken(token)), nil
 }
 
 // serverURL normalises a --server value. One without "://" (host,

@@ -15,6 +15,12 @@ const DefaultServer = "http://127.0.0.1:8000"
 // ServerEnv is the environment variable that sets the default server.
 const ServerEnv = "PYSTREAM_SERVER"
 
+// TokenEnv is the environment variable that holds the bearer token sent to
+// a server with an auth file (docs/security.md). --token wins over it; the
+// environment is the better place, since a flag shows in ps and in the
+// shell's history.
+const TokenEnv = "PYSTREAM_TOKEN"
+
 // Env is everything a command reaches outside itself. Tests fill it with
 // buffers; main fills it with the process's streams.
 type Env struct {
@@ -58,6 +64,8 @@ type globals struct {
 	server string
 	// json asks for JSON output instead of text.
 	json bool
+	// token is the bearer token (--token, or PYSTREAM_TOKEN).
+	token string
 }
 
 // app is the state shared by the commands of one run.
@@ -95,6 +103,7 @@ func NewRoot(env Env) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.g.server, "server", server, "PyStream server URL (env "+ServerEnv+")")
 	pf.BoolVar(&a.g.json, "json", false, "print JSON instead of text")
+	pf.StringVar(&a.g.token, "token", "", "bearer token for a server with an auth file (env "+TokenEnv+", which ps cannot show)")
 	setVersionFlag(root, env.Version)
 
 	// Commands that need no server.
@@ -103,6 +112,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.completionCommand(root),
 		a.logCommand(),
 		a.benchCommand(),
+		a.authCommand(),
 	)
 
 	// Client commands: they talk to a running server through the server
