@@ -112,5 +112,6 @@ func TestCLIAuthCrossOriginFormPost(t *testing.T) {
 
 	r := runEnv(t, []string{"PYSTREAM_SERVER=" + url}, "", "cluster", "status")
 	require.Equal(t, 0, r.code, r.stderr)
-	require.NotContains(t, r.stdout, "false", "every broker is still up:\n%s", r.stdout)
+	require.NotContains(t, r.stdout, "stopped", "every broker is still up:\n%s", r.stdout)
+	require.Equal(t, 3, strings.Count(r.stdout, "available"), r.stdout)
 }
