@@ -37,7 +37,7 @@ func writeAuthFile(t *testing.T) string {
 	return path
 }
 
-// wantRoles is the rule of docs/security.md § Roles, by operation: what
+// wantRoles is the rule of docs/security.md § Authentication and roles, by operation: what
 // each route needs. A route missing here fails TestAuthRouteTableRoles,
 // so a new route must be placed in the rule.
 var wantRoles = map[string]Role{
@@ -89,7 +89,7 @@ var requestIDField = regexp.MustCompile(`"request_id":"[^"]*"`)
 
 func withoutRequestID(b string) string { return requestIDField.ReplaceAllString(b, "") }
 
-// docs/security.md § Roles: every route of the table says what it needs,
+// docs/security.md § Authentication and roles: every route of the table says what it needs,
 // and the server enforces it: 401 with a Bearer challenge without a valid
 // token, 403 with too small a role or a topic outside the token's
 // prefixes, the same 403 whether the topic exists or not.

@@ -19,7 +19,7 @@ func localRequest(method, target string, body io.Reader) *http.Request {
 	return r
 }
 
-// The probe of docs/security.md § What a browser can do: a page on
+// The probe of docs/security.md § Browser-borne requests: a page on
 // evil.example posts an empty form to /api/brokers/3/stop. It used to
 // answer 200 and stop the broker; now it is refused and broker 3 is up.
 func TestBrowserCrossOriginFormPostRefused(t *testing.T) {

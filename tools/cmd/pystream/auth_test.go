@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// docs/security.md § Roles, through the real binaries: a server with an
+// docs/security.md § Authentication and roles, through the real binaries: a server with an
 // auth file, and the CLI with PYSTREAM_TOKEN or --token. 401 without a
 // token, 403 with too small a role or outside the token's prefixes (the
 // same answer for a topic that exists and one that does not).
