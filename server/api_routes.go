@@ -105,32 +105,32 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 	offsetPath := "/api/consumers/{id}/offsets/{topic}/{p}"
 
 	return []route{
-		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Role: RoleRead, Operation: &operation{
 			OperationID: "getCluster", Summary: "Brokers and topics", Tags: []string{"cluster"},
 			Responses: map[string]response{"200": okJSON("Every broker with its availability, every topic.", sc.of(apiclient.ClusterResponse{}),
 				apiclient.ClusterResponse{ConfiguredBrokers: 3, Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true, Configured: true}, {ID: 2, Available: true, Configured: true}, {ID: 3, Available: false, Configured: true}},
 					Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
-		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/stop", Handler: s.handleStopBroker, Role: RoleAdmin, Operation: &operation{
 			OperationID: "stopBroker", Summary: "Stop a broker (stage a failure)", Tags: []string{"cluster"},
 			Description: "Closes the broker's instance, as if its machine had failed. Nothing fails over on its own. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now unavailable.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: false, Configured: true})}, 400, 404),
 		}},
-		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/start", Handler: s.handleStartBroker, Role: RoleAdmin, Operation: &operation{
 			OperationID: "startBroker", Summary: "Start a stopped broker", Tags: []string{"cluster"},
 			Description: "Opens a new instance of the broker. Its replicas are not trusted back on their own: use catch-up or recover. Idempotent. No body.",
 			Parameters:  []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: true, Configured: true})}, 400, 404),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Role: RoleRead, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},
 			Responses: map[string]response{"200": okJSON("Every topic, by name.", sc.of(apiclient.TopicsResponse{}),
 				apiclient.TopicsResponse{Topics: []apiclient.TopicSummary{topicSummary}})},
 		}},
-		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Role: RoleAdmin, Operation: &operation{
 			OperationID: "createTopic", Summary: "Create a topic", Tags: []string{"topics"},
 			Description: "partitions 1..1024, replication_factor 1..brokers. The same request again answers 200; other settings for an existing name 409.",
 			RequestBody: jsonBody("The topic's settings.", sc.of(apiclient.CreateTopicRequest{}),
@@ -140,13 +140,13 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				"200": okJSON("Exists with exactly these settings.", sc.of(apiclient.TopicDetail{}), detail),
 			}, 400, 409, 413, 415, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics/{topic}", Handler: s.handleTopic, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/topics/{topic}", Handler: s.handleTopic, Role: RoleRead, Operation: &operation{
 			OperationID: "getTopic", Summary: "A topic with every partition's replication status", Tags: []string{"topics"},
 			Parameters: []parameter{paramTopic},
 			Responses: errs(map[string]response{"200": okJSON("Leader, assigned, followers, active replicas, log ends, lag (null when unknown) and high watermark per partition.",
 				sc.of(apiclient.TopicDetail{}), detail)}, 400, 404),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Role: RoleWrite, Operation: &operation{
 			OperationID: "produceRecords", Summary: "Produce records", Tags: []string{"records"},
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
@@ -169,7 +169,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
 				400, 404, 413, 415, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Role: RoleRead, Operation: &operation{
 			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
 			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach max_bytes " +
 				"(default 1 MiB, capped at PYSTREAM_FETCH_MAX_BYTES, 4 MiB by default; at least one record), like Kafka's fetch.max.bytes. " +
@@ -183,18 +183,18 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Value: []byte("hello")}},
 					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Role: RoleRead, Operation: &operation{
 			OperationID: "listConsumerOffsets", Summary: "Every offset a consumer committed", Tags: []string{"consumers"},
 			Parameters: []parameter{paramConsumer},
 			Responses: errs(map[string]response{"200": okJSON("By topic and partition.", sc.of(apiclient.ConsumerOffsetsResponse{}),
 				apiclient.ConsumerOffsetsResponse{ConsumerID: "billing", Offsets: []apiclient.ConsumerOffset{{Topic: "orders", Partition: 0, Offset: 5}}})}, 400),
 		}},
-		{Method: http.MethodGet, Path: offsetPath, Handler: s.handleConsumerOffset, Operation: &operation{
+		{Method: http.MethodGet, Path: offsetPath, Handler: s.handleConsumerOffset, Role: RoleRead, Operation: &operation{
 			OperationID: "getConsumerOffset", Summary: "A committed offset", Tags: []string{"consumers"},
 			Parameters: []parameter{paramConsumer, paramTopic, paramPartition},
 			Responses:  errs(map[string]response{"200": okJSON("offset is null when the consumer never committed here.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)}, 400, 404),
 		}},
-		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Operation: &operation{
+		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Role: RoleWrite, Operation: &operation{
 			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
 			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested; one past the partition's high watermark with 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
@@ -202,7 +202,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
 				400, 404, 409, 413, 415),
 		}},
-		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Operation: &operation{
+		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Role: RoleAdmin, Operation: &operation{
 			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
 			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark: 409 carrying high_watermark and requested.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
@@ -210,21 +210,21 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
 				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 409, 413, 415, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Role: RoleAdmin, Operation: &operation{
 			OperationID: "failoverPartition", Summary: "Replace a failed leader", Tags: []string{"operations"},
 			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
 			Parameters:  []parameter{paramTopic, paramPartition},
 			Responses: errs(map[string]response{"200": okJSON("Old and new leader, and the offset the next write gets.", sc.of(apiclient.FailoverResponse{}),
 				apiclient.FailoverResponse{OldLeader: 1, NewLeader: 2, LeaderEpoch: 1, LogEndOffset: 7})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/catch-up", Handler: s.handleCatchUp, Role: RoleAdmin, Operation: &operation{
 			OperationID: "catchUpReplica", Summary: "Catch a lagging follower up", Tags: []string{"operations"},
 			Description: "Proves the follower's records are a prefix of the leader's, then copies the rest. Divergence is 409 and changes nothing. No body.",
 			Parameters:  []parameter{paramTopic, paramPartition, paramReplica},
 			Responses: errs(map[string]response{"200": okJSON("Records copied.", sc.of(apiclient.CatchUpResponse{}),
 				apiclient.CatchUpResponse{BrokerID: 2, Copied: 3})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/recover", Handler: s.handleRecover, Role: RoleAdmin, Operation: &operation{
 			OperationID: "recoverReplica", Summary: "Bring an inactive replica back", Tags: []string{"operations"},
 			Description: "Cuts the replica back to its common prefix with the leader (those records were never acknowledged), keeping what it cut in a quarantine file, " +
 				"copies the rest, verifies, then makes it active. No body.",
@@ -234,7 +234,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 6, Dropped: 1, DroppedFrom: u64(6), DroppedTo: u64(7),
 					Quarantine: "broker-000001/topics/orders/partition-000000/quarantine-6-7-1733131200000000000.bin", Copied: 2})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/move-leader", Handler: s.handleMoveLeader, Operation: &operation{
+		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/replicas/{broker}/move-leader", Handler: s.handleMoveLeader, Role: RoleAdmin, Operation: &operation{
 			OperationID: "moveLeaderToReplica", Summary: "Move leadership to another replica", Tags: []string{"operations"},
 			Description: "Writes pause, the follower is proven to hold the leader's log (caught up first if it lags), then it leads and the leader epoch goes up by one; " +
 				"the old leader stays an active follower. Nothing is lost. The leader itself, or an inactive replica, is 409; divergence is 409 and changes nothing; " +
@@ -244,7 +244,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				sc.of(apiclient.MoveLeaderResponse{}),
 				apiclient.MoveLeaderResponse{OldLeader: 2, NewLeader: 1, LeaderEpoch: 2, LogEndOffset: 7, Copied: 0})}, 400, 404, 409, 503),
 		}},
-		{Method: http.MethodGet, Path: "/api/journal", Handler: s.handleJournal, Operation: &operation{
+		{Method: http.MethodGet, Path: "/api/journal", Handler: s.handleJournal, Role: RoleRead, Operation: &operation{
 			OperationID: "getJournal", Summary: "The cluster journal: what changed, who asked, why", Tags: []string{"cluster"},
 			Description: "Entries from offset since on, oldest first: every failover, recovery, catch-up, leader move and deactivation " +
 				"(an intent before the change, then its outcome) and every broker stop and start, by the operator, the controller or start-up. " +
@@ -261,7 +261,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 						Topic: "orders", Partition: ptr(0), Broker: 1, Summary: "orders/0: leader 2, epoch 1, active [2 3], log end 7", Intent: u64(4)},
 				}, Next: 6})}, 400),
 		}},
-		{Method: http.MethodDelete, Path: "/api/topics/{topic}", Handler: s.handleDeleteTopic, Operation: &operation{
+		{Method: http.MethodDelete, Path: "/api/topics/{topic}", Handler: s.handleDeleteTopic, Role: RoleAdmin, Operation: &operation{
 			OperationID: "deleteTopicAndRecords", Summary: "Delete a topic, its records and its consumer offsets", Tags: []string{"topics"},
 			Description: "Durable: once answered, the topic is gone after any crash; a crash during the delete leaves the whole topic or nothing. " +
 				"Sends, fetches and operations on it answer 404 from then on; a topic created again under the name starts empty, with no consumer offsets. " +
@@ -275,7 +275,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 
 func (s *Server) metricsRoute() route {
 	h := s.metrics.handler()
-	return route{Method: http.MethodGet, Path: "/metrics", Handler: h.ServeHTTP, Operation: &operation{
+	return route{Method: http.MethodGet, Path: "/metrics", Handler: h.ServeHTTP, Role: RoleRead, Operation: &operation{
 		OperationID: "getMetrics", Summary: "Prometheus metrics", Tags: []string{"system"},
 		Description: "Appends, bytes, append and fsync latency, replication failures, per-partition log end, lag and high watermark, HTTP requests.",
 		Responses: map[string]response{"200": {Description: "Prometheus text exposition format.",

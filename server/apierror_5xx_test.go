@@ -74,7 +74,7 @@ func (f *faultServer) do(t *testing.T, method, target, body string) *http.Respon
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req := httptest.NewRequest(method, target, rd)
+	req := localRequest(method, target, rd)
 	if body != "" {
 		req.Header.Set("Content-Type", mediaJSON)
 	}

@@ -276,7 +276,7 @@ func TestAPIErrorLoggedWithRequestID(t *testing.T) {
 		}
 	}))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/op", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/op", nil))
 	resp := rec.Result()
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 	body := decodeError(t, resp)
@@ -293,7 +293,7 @@ func TestAPIErrorLoggedWithRequestID(t *testing.T) {
 	require.Empty(t, logs.String(), "the server's own logger saw nothing of this handler")
 
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest("GET", "/handler", nil))
+	h.ServeHTTP(rec, localRequest("GET", "/handler", nil))
 	body = decodeError(t, rec.Result())
 	require.Equal(t, "no replica at broker 2's directory", body.Message)
 	require.Equal(t, rec.Result().Header.Get(RequestIDHeader), body.RequestID)
@@ -307,7 +307,7 @@ func TestAPIErrorRequestIDFromClient(t *testing.T) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "nothing here")
 	}))
 	send := func(ids ...string) (header, body string) {
-		req := httptest.NewRequest("GET", "/", nil)
+		req := localRequest("GET", "/", nil)
 		for _, id := range ids {
 			req.Header.Add(RequestIDHeader, id)
 		}

@@ -34,7 +34,7 @@ func benchGet(b *testing.B, path string, want int) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req := localRequest(http.MethodGet, path, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()

@@ -94,6 +94,22 @@ type Config struct {
 	// every client must present a certificate signed by one of them:
 	// mutual TLS.
 	TLSClientCA string `split_words:"true" desc:"PEM CA certificates; when set, clients must present a certificate they signed (mutual TLS)"`
+	// AuthFile is the file of bearer tokens (authfile.go has its format).
+	// Empty: no authentication, which is allowed on a loopback Host only
+	// unless Insecure says otherwise.
+	AuthFile string `split_words:"true" desc:"File of bearer tokens (name, role, sha256 hash, topic prefixes; docs/security.md); empty = no authentication, loopback only"`
+
+	// Insecure lets a server without an auth file bind a non-loopback
+	// Host. It is logged as a warning at every start.
+	Insecure Switch `default:"off" desc:"Serve a non-loopback PYSTREAM_HOST without PYSTREAM_AUTH_FILE (anyone who reaches the port is admin): on or off"`
+
+	// AllowedOrigins are the browser origins, besides the server's own,
+	// that may send requests (and get CORS answers). Empty: none.
+	AllowedOrigins OriginList `split_words:"true" desc:"Comma-separated browser origins (scheme://host[:port]) allowed besides the server's own; empty = none (CORS off)"`
+
+	// AllowedHosts are the Host header names the server answers to
+	// besides loopback names, IP addresses and Host. "*" allows any.
+	AllowedHosts HostList `split_words:"true" desc:"Comma-separated Host header names answered besides localhost, IP addresses and PYSTREAM_HOST (against DNS rebinding); * = any"`
 }
 
 // Defaults returns the configuration used when no variable is set.

@@ -63,6 +63,10 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_TLS_CERT"] = ""
 	want["PYSTREAM_TLS_KEY"] = ""
 	want["PYSTREAM_TLS_CLIENT_CA"] = ""
+	want["PYSTREAM_AUTH_FILE"] = d.AuthFile
+	want["PYSTREAM_INSECURE"] = d.Insecure.String()
+	want["PYSTREAM_ALLOWED_ORIGINS"] = ""
+	want["PYSTREAM_ALLOWED_HOSTS"] = ""
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default

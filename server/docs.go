@@ -22,6 +22,7 @@ func (s *Server) openAPIRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/openapi.json",
 		Handler: s.handleOpenAPI,
+		Role:    RoleOpen,
 		Operation: &operation{
 			OperationID: "getOpenAPI",
 			Summary:     "This API as an OpenAPI 3.1 document",
@@ -41,6 +42,7 @@ func (s *Server) docsRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/docs",
 		Handler: s.handleDocs,
+		Role:    RoleOpen,
 		Operation: &operation{
 			OperationID: "getDocs",
 			Summary:     "Interactive documentation page",

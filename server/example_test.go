@@ -57,7 +57,7 @@ func ExampleServer_Handler() {
 	}
 	defer srv.Close()
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/health", nil))
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://localhost:8000/api/health", nil))
 	fmt.Print(rec.Code, " ", rec.Body.String())
 	// Output:
 	// 200 {"status":"ok","service":"pystream"}

@@ -20,6 +20,7 @@ func (s *Server) healthRoute() route {
 		Method:  http.MethodGet,
 		Path:    "/api/health",
 		Handler: s.handleHealth,
+		Role:    RoleOpen,
 		Operation: &operation{
 			OperationID: "getHealth",
 			Summary:     "Check that the server is up",
@@ -45,6 +46,7 @@ func (s *Server) readyRoute(sc *schemaSet) route {
 		Method:  http.MethodGet,
 		Path:    "/api/ready",
 		Handler: s.handleReady,
+		Role:    RoleOpen,
 		Operation: &operation{
 			OperationID: "getReady",
 			Summary:     "Check that every partition can be served",

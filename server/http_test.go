@@ -34,7 +34,7 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *bytes.Buffer) {
 func do(t *testing.T, s *Server, method, target string) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	s.Handler().ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	s.Handler().ServeHTTP(rec, localRequest(method, target, nil))
 	return rec.Result()
 }
 
@@ -177,7 +177,7 @@ func TestHTTPPanicRecovered(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	h := observe(logger, newMetrics(), "", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+	h.ServeHTTP(rec, localRequest(http.MethodGet, "/x", nil))
 	resp := rec.Result()
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
 	body := decodeError(t, resp)
@@ -309,7 +309,7 @@ func TestHTTPOpenAPIErrorExamplesAreReal(t *testing.T) {
 	cfg.FailoverAfter = 0 // nothing heals on its own while the test stages
 	s, _ := newTestServer(t, cfg)
 	send := func(method, target, ctype, body string) *http.Response {
-		req := httptest.NewRequest(method, target, strings.NewReader(body))
+		req := localRequest(method, target, strings.NewReader(body))
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}

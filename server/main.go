@@ -94,6 +94,13 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		"log_level", cfg.LogLevel.String(), "log_format", string(cfg.LogFormat),
 		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes))
 
+	// Refuse an exposed address without authentication, and a malformed
+	// auth file, as a configuration error: before binding anything.
+	if err := checkSecurity(cfg); err != nil {
+		fmt.Fprintf(stderr, "pystream-server: cannot start: %v\n", err)
+		return ExitUsage
+	}
+
 	// Bind first: a server that cannot have its address must not have
 	// created a data directory (or taken its lock) on the way.
 	ln, err := Listen(cfg)

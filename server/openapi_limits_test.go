@@ -309,7 +309,7 @@ func replaceAt(doc any, path []any, f func(any) any) any {
 func TestOpenAPILimitsEnforced(t *testing.T) {
 	s, _ := newTestServer(t, Defaults())
 	send := func(c limitCase) *http.Response {
-		req := httptest.NewRequest(c.method, c.target, bytes.NewReader(c.body))
+		req := localRequest(c.method, c.target, bytes.NewReader(c.body))
 		if c.ctype != "" {
 			req.Header.Set("Content-Type", c.ctype)
 		}

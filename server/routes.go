@@ -12,11 +12,13 @@ import (
 const APIVersion = "0.1.0"
 
 // route is one endpoint: a method, a ServeMux path pattern (with {name}
-// wildcards), its handler and its OpenAPI description.
+// wildcards), its handler, the role a token needs to call it (auth.go;
+// New refuses a route without one) and its OpenAPI description.
 type route struct {
 	Method    string
 	Path      string
 	Handler   http.HandlerFunc
+	Role      Role
 	Operation *operation
 }
 

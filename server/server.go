@@ -67,6 +67,9 @@ type Server struct {
 	// tls is the TLS configuration Serve wraps its listener in, or nil
 	// for plain HTTP (tls.go).
 	tls *tls.Config
+	// auth is the parsed PYSTREAM_AUTH_FILE; nil without one (every route
+	// open, on a loopback address only).
+	auth *tokenSet
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -105,6 +108,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	}
 	s.maxRecords = cmp.Or(int(cfg.MaxRequestRecords), DefaultMaxRequestRecords)
 	s.inflight = &inflight{limit: cmp.Or(int64(cfg.MaxInflightBytes), DefaultMaxInflightBytes)}
+	if err := s.loadAuth(); err != nil {
+		return nil, err
+	}
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -120,15 +126,18 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 
 	schemas := newSchemaSet()
 	s.routes = s.routeTable(schemas)
+	if err := checkRoles(s.routes); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	doc := buildOpenAPI(apiInfo(), apiTags(), s.routes, schemas)
 	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
 		return nil, errors.Join(fmt.Errorf("server: encode OpenAPI document: %w", err), s.Close())
 	}
 	mux := http.NewServeMux()
 	for _, r := range s.routes {
-		mux.Handle(r.Method+" "+r.Path, r.Handler)
+		mux.Handle(r.Method+" "+r.Path, requireIntent(r, s.requireRole(r)))
 	}
-	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.admit(jsonFallbacks(mux)))
+	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.guardBrowser(mux, s.admit(jsonFallbacks(mux))))
 	return s, nil
 }
 

@@ -28,6 +28,8 @@ type Client struct {
 	// tls, when set by WithTLSConfig, replaces the transport's
 	// TLSClientConfig once every option has run.
 	tls *tls.Config
+	// token is the bearer token sent with every request; "" sends none.
+	token string
 }
 
 // Option configures a Client.
@@ -48,6 +50,13 @@ func WithHTTPClient(hc *http.Client) Option {
 // WithUserAgent sets the User-Agent header of every request.
 func WithUserAgent(ua string) Option {
 	return func(c *Client) { c.userAgent = ua }
+}
+
+// WithToken sends token as "Authorization: Bearer <token>" with every
+// request, for a server with an auth file (PYSTREAM_AUTH_FILE). An empty
+// token sends none.
+func WithToken(token string) Option {
+	return func(c *Client) { c.token = token }
 }
 
 // New returns a client for the server at baseURL, for example
@@ -353,6 +362,10 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, ct
 		req.Header.Set("Content-Type", ctype)
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Header.Set(IntentHeader, "1")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
 	}

@@ -33,6 +33,11 @@ var (
 	// ErrInsufficientStorage: a write met a full disk on the named broker
 	// (or the data directory); nothing was acknowledged (507).
 	ErrInsufficientStorage = errors.New("apiclient: insufficient storage")
+	// ErrUnauthenticated: no token, or one the server does not know (401).
+	ErrUnauthenticated = errors.New("apiclient: unauthenticated")
+	// ErrPermissionDenied: the token may not do this, or not on this
+	// topic (403).
+	ErrPermissionDenied = errors.New("apiclient: permission denied")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -53,6 +58,8 @@ var codeSentinels = map[string]error{
 	CodeUnavailable:          ErrUnavailable,
 	CodeInternal:             ErrInternal,
 	CodeInsufficientStorage:  ErrInsufficientStorage,
+	CodeUnauthenticated:      ErrUnauthenticated,
+	CodePermissionDenied:     ErrPermissionDenied,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.

@@ -24,7 +24,19 @@ const (
 	// CodeInsufficientStorage (507): a write met a full disk (ENOSPC,
 	// EDQUOT); nothing was acknowledged.
 	CodeInsufficientStorage = "insufficient_storage"
+	// CodeUnauthenticated: no valid bearer token (401).
+	CodeUnauthenticated = "unauthenticated"
+	// CodePermissionDenied: the token's role or topic prefixes do not
+	// allow the request, or a browser-borne request was refused (403).
+	CodePermissionDenied = "permission_denied"
 )
+
+// IntentHeader marks a request as sent on purpose by a program, not by a
+// web page: a browser cannot add it to a cross-origin request without a
+// CORS preflight, which the server refuses. A body-less state-changing
+// request from a browser (broker stop, failover) must carry it; the Client
+// sends it with every request.
+const IntentHeader = "X-PyStream-Request"
 
 // RequestIDHeader is the header that carries a request's id: the server
 // answers every request with it (honouring a well-formed one the client

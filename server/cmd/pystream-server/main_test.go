@@ -169,6 +169,18 @@ func TestBinaryExitStatuses(t *testing.T) {
 		require.Contains(t, first, "1 to 65535")
 	})
 
+	// docs/security.md § Safe defaults: a non-loopback bind without an
+	// auth file is a configuration error, before anything is bound.
+	t.Run("non-loopback without auth", func(t *testing.T) {
+		cmd := command(t, ctx, bin, "PYSTREAM_HOST=0.0.0.0", "PYSTREAM_PORT="+strconv.Itoa(freePort(t)))
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "output: %s", out)
+		require.Equal(t, 2, ee.ExitCode(), "output: %s", out)
+		require.Contains(t, string(out), "PYSTREAM_AUTH_FILE")
+		require.Contains(t, string(out), "PYSTREAM_INSECURE=true")
+	})
+
 	t.Run("address in use", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)

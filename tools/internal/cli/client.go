@@ -64,7 +64,11 @@ func (a *app) client() (*apiclient.Client, error) {
 		return nil, err
 	}
 	a.serverURL = u
-	opts := []apiclient.Option{apiclient.WithUserAgent("pystream-cli/" + a.env.Version)}
+	token := a.g.token
+	if token == "" {
+		token = a.env.Getenv(TokenEnv)
+	}
+	opts := []apiclient.Option{apiclient.WithUserAgent("pystream-cli/" + a.env.Version), apiclient.WithToken(token)}
 	tlsOpt, err := a.tlsOption()
 	if err != nil {
 		return nil, err

@@ -24,6 +24,12 @@ const (
 	ClientKeyEnv  = "PYSTREAM_CLIENT_KEY"
 )
 
+// TokenEnv is the environment variable that holds the bearer token sent to
+// a server with an auth file (docs/security.md). --token wins over it; the
+// environment is the better place, since a flag shows in ps and in the
+// shell's history.
+const TokenEnv = "PYSTREAM_TOKEN"
+
 // Env is everything a command reaches outside itself. Tests fill it with
 // buffers; main fills it with the process's streams.
 type Env struct {
@@ -70,6 +76,8 @@ type globals struct {
 	// caFile, certFile and keyFile are the PEM files of an https server's
 	// CA and of the client certificate for mutual TLS.
 	caFile, certFile, keyFile string
+	// token is the bearer token (--token, or PYSTREAM_TOKEN).
+	token string
 }
 
 // app is the state shared by the commands of one run.
@@ -108,6 +116,7 @@ func NewRoot(env Env) *cobra.Command {
 	pf.StringVar(&a.g.server, "server", server, "PyStream server URL (env "+ServerEnv+")")
 	pf.BoolVar(&a.g.json, "json", false, "print JSON instead of text")
 	a.addTLSFlags(pf)
+	pf.StringVar(&a.g.token, "token", "", "bearer token for a server with an auth file (env "+TokenEnv+", which ps cannot show)")
 	setVersionFlag(root, env.Version)
 
 	// Commands that need no server.
@@ -116,6 +125,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.completionCommand(root),
 		a.logCommand(),
 		a.benchCommand(),
+		a.authCommand(),
 	)
 
 	// Client commands: they talk to a running server through the server

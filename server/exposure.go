@@ -1,0 +1,83 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+)
+
+// Safe defaults (docs/security.md): without an auth file every route is
+// open, so the server must not be reachable from other machines. A
+// non-loopback PYSTREAM_HOST without PYSTREAM_AUTH_FILE is refused unless
+// PYSTREAM_INSECURE says the operator means it, and then every start logs
+// a warning.
+
+// ErrExposed is the cause of an *ExposedError.
+var ErrExposed = errors.New("server: non-loopback address without authentication")
+
+// ExposedError is a configuration that would serve every route, admin
+// ones included, without a token on an address other machines reach.
+type ExposedError struct {
+	// Host is the configured PYSTREAM_HOST.
+	Host string
+}
+
+func (e *ExposedError) Error() string {
+	return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and PYSTREAM_AUTH_FILE is not set: "+
+		"anyone who reaches the port could stop brokers, fail partitions over and delete topics. "+
+		"Set PYSTREAM_AUTH_FILE to a file of tokens (docs/security.md), bind 127.0.0.1, "+
+		"or set PYSTREAM_INSECURE=true to serve without authentication anyway", e.Host)
+}
+
+// Unwrap returns ErrExposed.
+func (e *ExposedError) Unwrap() error { return ErrExposed }
+
+// isLoopbackHost reports whether the bind address host keeps the server
+// on this machine: 127.0.0.0/8, ::1 or localhost.
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkExposure is the safe-defaults rule, a pure function of the
+// configuration: nil or an *ExposedError.
+func checkExposure(cfg Config) error {
+	if cfg.AuthFile != "" || bool(cfg.Insecure) || isLoopbackHost(cfg.Host) {
+		return nil
+	}
+	return &ExposedError{Host: cfg.Host}
+}
+
+// logExposure says at start-up how the server is protected: a WARNING
+// when it serves a non-loopback address without authentication.
+func logExposure(logger *slog.Logger, cfg Config, tokens int) {
+	switch {
+	case cfg.AuthFile != "":
+		logger.Info("authentication on: every route but health, readiness and docs needs a bearer token",
+			"auth_file", cfg.AuthFile, "tokens", tokens)
+	case !isLoopbackHost(cfg.Host):
+		logger.Warn("INSECURE: PYSTREAM_INSECURE=true serves a non-loopback address without authentication; "+
+			"anyone who reaches the port can stop brokers, fail partitions over, reset offsets and delete topics. "+
+			"Set PYSTREAM_AUTH_FILE (docs/security.md)", "host", cfg.Host)
+	}
+}
+
+// checkSecurity is what Main checks before it binds: the safe-defaults
+// rule, and that the auth file, if any, reads and parses. New checks both
+// again (it is what embedders call).
+func checkSecurity(cfg Config) error {
+	if err := checkExposure(cfg); err != nil {
+		return err
+	}
+	if cfg.AuthFile != "" {
+		if _, err := LoadAuthFile(cfg.AuthFile); err != nil {
+			return err
+		}
+	}
+	return nil
+}
