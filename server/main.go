@@ -87,7 +87,8 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	logger.Debug("configuration",
 		"app_name", cfg.AppName, "host", cfg.Host, "port", int(cfg.Port),
 		"log_level", cfg.LogLevel.String(), "log_format", string(cfg.LogFormat),
-		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes))
+		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes),
+		"max_open_logs", int(cfg.MaxOpenLogs))
 
 	// Bind first: a server that cannot have its address must not have
 	// created a data directory (or taken its lock) on the way.

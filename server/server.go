@@ -56,6 +56,10 @@ type Server struct {
 	routes         []route
 	openapi        []byte // the encoded OpenAPI document, built once
 	handler        http.Handler
+	// fileLimit is the open-file limit after the start raised it, and
+	// maxOpenLogs the replica-log cap derived from it (fdlimit.go).
+	fileLimit   FileLimit
+	maxOpenLogs int
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -84,6 +88,11 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
+	lim, err := RaiseFileLimit()
+	if err != nil {
+		logger.Warn("the open-file limit could not be raised; replica logs are capped below the current one", "err", err)
+	}
+	s.fileLimit, s.maxOpenLogs = lim, maxOpenLogs(cfg, lim)
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -117,7 +126,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 // need a failover to be written again.
 func (s *Server) openCluster(fsys durable.FS) error {
 	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
-	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed})
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}
@@ -209,7 +218,9 @@ func Listen(cfg Config) (net.Listener, error) {
 }
 
 // Serve answers requests on ln until ctx is done. It logs one start-up line
-// with the address, the version, the data directory and the broker count.
+// with the address, the version, the data directory, the broker count, the
+// open-file limit (soft, after the start raised it to the hard one, and
+// hard) and the replica-log cap derived from it.
 // When ctx is done it stops accepting connections, waits
 // up to ShutdownTimeout for in-flight requests to finish, and returns nil on
 // a clean shutdown. Serve closes ln.
@@ -228,6 +239,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"version", Version,
 		"data_dir", s.cluster.Root(),
 		"brokers", int(s.cfg.Brokers),
+		"open_files_soft", s.fileLimit.Soft,
+		"open_files_hard", s.fileLimit.Hard,
+		"max_open_logs", s.maxOpenLogs,
 		"health", "http://"+addr+"/api/health",
 		"docs", "http://"+addr+"/docs",
 	)
