@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// BenchmarkSendDuringCreate measures what issue 22 ("No stall") is about:
+// BenchmarkSendDuringCreate measures the promise of docs/design.md § Creating a topic (no stall):
 // the latency of acknowledged sends to one topic (1 partition, rf 3) while
 // another topic of 1024 partitions × rf 3 is created, paired in every
 // iteration with the same sends when nothing else happens. Each iteration

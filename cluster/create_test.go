@@ -40,7 +40,7 @@ func newFaultCluster(t *testing.T, n int, opts Options) (*Cluster, string) {
 	return c, root
 }
 
-// Issue 22, "A failed topic creation leaks": a creation that fails part
+// docs/design.md § Creating a topic, rollback: a creation that fails part
 // way (here the N-th open of a replica log, as "too many open files" would)
 // is rolled back whole — every replica log it opened closed (the process
 // holds as many descriptors as before), every directory it created
@@ -105,7 +105,7 @@ func TestCreateTopicRollsBackAFailedMetadataWrite(t *testing.T) {
 	require.NoError(t, c.CreateTopic("big", 8, 3))
 }
 
-// Issue 22, "Bounded files": a creation whose replica logs would take the
+// docs/design.md § Creating a topic, limits: a creation whose replica logs would take the
 // cluster past Options.MaxOpenLogs is refused before anything is created,
 // naming the limit; deleting a topic frees its share.
 func TestCreateTopicOpenLogsLimit(t *testing.T) {
@@ -138,7 +138,7 @@ func TestCreateTopicDefaultMaxOpenLogs(t *testing.T) {
 	}
 }
 
-// Issue 22, "Bounded files": a name that differs only in letter case from
+// docs/design.md § Creating a topic, limits: a name that differs only in letter case from
 // an existing topic's (or one being created) is refused, naming it: on a
 // file system that ignores case both would be one directory.
 func TestCreateTopicRefusesCaseTwins(t *testing.T) {
@@ -197,7 +197,7 @@ func TestCreateTopicConcurrentSameName(t *testing.T) {
 	}
 }
 
-// Issue 22, "No stall": while a creation does its file I/O (held here
+// docs/design.md § Creating a topic, no stall: while a creation does its file I/O (held here
 // inside the open of its first replica log), sends to another topic and
 // the cluster's read-only calls go on.
 func TestCreateTopicDoesNotStallOtherTopics(t *testing.T) {

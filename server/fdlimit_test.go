@@ -14,7 +14,7 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// Issue 22, "Bounded files": at start the soft limit on open files is
+// docs/design.md § Creating a topic, limits: at start the soft limit on open files is
 // raised to the hard one.
 func TestFileLimitRaisedAtStart(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -50,7 +50,7 @@ func TestFileLimitMaxOpenLogs(t *testing.T) {
 	require.Equal(t, 10, maxOpenLogs(cfg, FileLimit{Soft: 1024}))
 }
 
-// Issue 22, "Bounded files": the start-up line says the open-file limits
+// docs/design.md § Creating a topic, limits: the start-up line says the open-file limits
 // and the cap; a topic past the cap is refused with 409 naming it, a name
 // differing only in case with 409 naming the existing topic, and the next
 // small creation succeeds.
