@@ -134,13 +134,17 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 	}
 	key := replicaKey{topicName, partition}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, fmt.Errorf("cluster: broker %d: %w", b.id, ErrBrokerUnavailable)
 	}
 	if l, ok := b.logs[key]; ok {
+		b.mu.Unlock()
 		return l, nil
 	}
+	b.mu.Unlock()
+	// The file I/O runs without b.mu, so that a creation opening thousands
+	// of replicas does not hold up the broker's other replicas.
 	path := b.ReplicaPath(topicName, partition)
 	if !create {
 		if _, err := b.opts.FS.Stat(path); errors.Is(err, fs.ErrNotExist) {
@@ -151,7 +155,18 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
 	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.Join(fmt.Errorf("cluster: broker %d: %w", b.id, ErrBrokerUnavailable), l.Close())
+	}
+	if other, ok := b.logs[key]; ok {
+		// Opened by another caller meanwhile: one instance per file.
+		b.mu.Unlock()
+		return other, l.Close()
+	}
 	b.logs[key] = l
+	b.mu.Unlock()
 	return l, nil
 }
 

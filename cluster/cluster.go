@@ -32,7 +32,7 @@ type Cluster struct {
 	root string
 	opts Options
 
-	// mu guards brokers, topics, closed, offsets and deleting.
+	// mu guards brokers, topics, closed, offsets, deleting and creating.
 	mu sync.RWMutex
 	// brokers are the registered broker instances by id (open or closed).
 	brokers map[int]*Broker
@@ -45,6 +45,9 @@ type Cluster struct {
 	// deleting holds, by name, the topic deletions that are committed but
 	// not finished (delete.go); such a name cannot be created again yet.
 	deleting map[string]*deletion
+	// creating holds, by name, the topic creations that reserved their
+	// name and are doing their file I/O without the lock (create.go).
+	creating map[string]*creation
 
 	// metaMu guards meta and metaFailed and serialises writes of
 	// cluster.meta.
@@ -79,7 +82,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	if _, err := durable.MkdirAll(opts.FS, abs); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
 	}
-	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}, deleting: map[string]*deletion{},
+	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}, deleting: map[string]*deletion{}, creating: map[string]*creation{},
 		journal: &journal{root: abs, opts: log.Options{FS: opts.FS, Now: opts.Broker.Now}}}
 	path := c.MetaPath()
 	m, version, found, err := readClusterMeta(opts.FS, path)
@@ -423,93 +426,4 @@ func (c *Cluster) partition(topicName string, p int) (*partition, error) {
 		return nil, fmt.Errorf("cluster: topic %q has %d partition(s), no partition %d: %w", topicName, len(t.parts), p, topic.ErrPartitionOutOfRange)
 	}
 	return t.parts[p], nil
-}
-
-// CreateTopic creates a replicated topic. It validates the name first, then
-// requires partitions >= 1 and 1 <= replicationFactor <= the number of known
-// brokers, computes the static placement once (Placement), creates every
-// replica's empty log on its broker (each placed broker must be available),
-// and writes cluster.meta before returning. Bad arguments change nothing on
-// disk. A name that is taken returns a *TopicExistsError.
-//
-// If writing cluster.meta fails, the topic does not exist; the empty replica
-// logs already created stay and are reused by a later CreateTopic.
-//
-// A new topic starts with nothing of an earlier topic of the same name: a
-// deletion of that name still removing its files is waited for (and one
-// that failed to is finished first, else CreateTopic fails with
-// ErrDeleteUnfinished), and any committed consumer offset left under the
-// name (a consumer of the deleted topic committing after the deletion) is
-// removed before cluster.meta is written.
-func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) error {
-	if err := topic.ValidateName(name); err != nil {
-		return fmt.Errorf("cluster: create topic: %w", err)
-	}
-	if partitions < 1 || partitions > topic.MaxPartitionCount {
-		return fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
-	}
-	for {
-		if err := c.awaitDeletion(name); err != nil {
-			return fmt.Errorf("cluster: create topic %q: %w", name, err)
-		}
-		c.mu.Lock()
-		if c.deleting[name] == nil {
-			break
-		}
-		c.mu.Unlock() // deleted again meanwhile: wait for that deletion too
-	}
-	defer c.mu.Unlock()
-	if c.closed {
-		return ErrClosed
-	}
-	if t, ok := c.topics[name]; ok {
-		return &TopicExistsError{Topic: name, PartitionCount: len(t.parts), ReplicationFactor: t.rf,
-			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor}
-	}
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	n := len(c.meta.Brokers)
-	if replicationFactor < 1 || replicationFactor > n {
-		return fmt.Errorf("cluster: create topic %q: replication factor %d with %d broker(s): %w", name, replicationFactor, n, ErrInvalidReplicationFactor)
-	}
-	placement, err := Placement(c.meta.Brokers, partitions, replicationFactor)
-	if err != nil {
-		return fmt.Errorf("cluster: create topic %q: %w", name, err)
-	}
-	tm := TopicMetadata{PartitionCount: partitions, ReplicationFactor: replicationFactor}
-	for p, a := range placement {
-		replicas := append([]int{a.Leader}, a.Followers...)
-		pm := PartitionMetadata{Partition: p, Leader: a.Leader, Replicas: replicas}
-		pm.Active = pm.Assigned()
-		tm.Partitions = append(tm.Partitions, pm)
-	}
-	// Every placed broker must be available before anything is created.
-	for _, pm := range tm.Partitions {
-		for _, id := range pm.Assigned() {
-			if b := c.brokers[id]; b == nil || !b.Available() {
-				return fmt.Errorf("cluster: create topic %q: broker %d: %w", name, id, ErrBrokerUnavailable)
-			}
-		}
-	}
-	for _, pm := range tm.Partitions {
-		for _, id := range pm.Assigned() {
-			l, err := c.brokers[id].replica(name, pm.Partition, true)
-			if err != nil {
-				return fmt.Errorf("cluster: create topic %q: %w", name, err)
-			}
-			if end := l.NextOffset(); end != 0 {
-				return fmt.Errorf("cluster: create topic %q: broker %d already holds %d record(s) in %s: %w", name, id, end, l.Path(), ErrTopicExists)
-			}
-		}
-	}
-	if _, err := c.removeOffsets(name); err != nil {
-		return fmt.Errorf("cluster: create topic %q: %w", name, err)
-	}
-	next := c.meta.clone()
-	next.Topics[name] = tm
-	if err := c.persistLocked(next); err != nil {
-		return fmt.Errorf("cluster: create topic %q: %w", name, err)
-	}
-	c.topics[name] = newTopicState(name, tm)
-	return nil
 }

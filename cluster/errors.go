@@ -72,6 +72,11 @@ var (
 	// deleted, but its name cannot be created again until they are.
 	ErrDeleteUnfinished = errors.New("cluster: the topic is deleted, but its files are not all removed yet")
 
+	// ErrTopicNameConflict is matched by *TopicNameConflictError.
+	ErrTopicNameConflict = errors.New("cluster: topic name differs only in letter case from an existing topic")
+	// ErrOpenLogsLimit is matched by *OpenLogsLimitError.
+	ErrOpenLogsLimit = errors.New("cluster: too many replica logs")
+
 	// ErrReplicationFailed is matched by *ReplicationError.
 	ErrReplicationFailed = errors.New("cluster: replication failed")
 	// ErrLeaderUnavailable is matched by *LeaderUnavailableError.
@@ -281,3 +286,43 @@ func (e *HWCheckpointError) Error() string {
 }
 
 func (e *HWCheckpointError) Unwrap() error { return e.Err }
+
+// TopicNameConflictError is returned by CreateTopic for a name that differs
+// only in letter case from a topic that exists (or is being created): on a
+// file system that ignores case, as a copy of the data directory may land
+// on, both would be one directory. Nothing was created.
+type TopicNameConflictError struct {
+	// Topic is the name asked for.
+	Topic string
+	// Existing is the topic whose name it folds to.
+	Existing string
+}
+
+func (e *TopicNameConflictError) Error() string {
+	return fmt.Sprintf("cluster: create topic %q: differs only in letter case from the existing topic %q", e.Topic, e.Existing)
+}
+
+// Is makes errors.Is(err, ErrTopicNameConflict) true.
+func (e *TopicNameConflictError) Is(target error) bool { return target == ErrTopicNameConflict }
+
+// OpenLogsLimitError is returned by CreateTopic when the replica logs of the
+// new topic (partitions × replication factor), added to those the
+// cluster's topics hold, would exceed Options.MaxOpenLogs: each replica log
+// is an open file descriptor. Nothing was created.
+type OpenLogsLimitError struct {
+	// Topic is the name asked for.
+	Topic string
+	// Requested is the new topic's replica logs; Held those of the topics
+	// that exist or are being created.
+	Requested, Held int
+	// Limit is Options.MaxOpenLogs.
+	Limit int
+}
+
+func (e *OpenLogsLimitError) Error() string {
+	return fmt.Sprintf("cluster: create topic %q: %d replica log(s) (partitions x replication factor) with the %d the cluster holds would exceed the limit of %d open replica logs",
+		e.Topic, e.Requested, e.Held, e.Limit)
+}
+
+// Is makes errors.Is(err, ErrOpenLogsLimit) true.
+func (e *OpenLogsLimitError) Is(target error) bool { return target == ErrOpenLogsLimit }

@@ -32,6 +32,12 @@ type Options struct {
 	// records, in parallel with each other, so a follower is always a
 	// prefix of its leader. See docs/phase-4-replication.md.
 	ParallelLeaderWrite bool
+	// MaxOpenLogs caps the replica logs (one open file each) of all topics
+	// together: CreateTopic refuses a topic whose partitions × replication
+	// factor would take the cluster past it (*OpenLogsLimitError). Zero
+	// means DefaultMaxOpenLogs of the process's file limit when the
+	// cluster is opened; a negative value means no limit.
+	MaxOpenLogs int
 }
 
 // withDefaults returns o with every zero field set to its default, Broker
@@ -44,6 +50,9 @@ func (o Options) withDefaults() Options {
 		o.Broker.FS = o.FS
 	}
 	o.Broker = o.Broker.withDefaults()
+	if o.MaxOpenLogs == 0 {
+		o.MaxOpenLogs = DefaultMaxOpenLogs(FileLimit())
+	}
 	return o
 }
 

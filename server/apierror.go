@@ -139,6 +139,15 @@ func classifyCause(err error) *apiError {
 		return newAPIError(http.StatusConflict, CodeConflict,
 			"topic %q exists with %d partition(s) and replication factor %d, not the settings requested",
 			exist.Topic, exist.PartitionCount, exist.ReplicationFactor)
+	case errors.Is(err, cluster.ErrTopicNameConflict), errors.Is(err, cluster.ErrOpenLogsLimit):
+		// Both refuse a creation that is valid in itself but conflicts
+		// with what the server holds: another topic's name, or the
+		// descriptors of the topics there are (freed by deleting one).
+		msg := tidy(err.Error())
+		if errors.Is(err, cluster.ErrOpenLogsLimit) {
+			msg += " (PYSTREAM_MAX_OPEN_LOGS)"
+		}
+		return newAPIError(http.StatusConflict, CodeConflict, "%s", msg)
 	case errors.Is(err, cluster.ErrReplicaActive),
 		errors.Is(err, cluster.ErrReplicaIsLeader),
 		errors.Is(err, cluster.ErrReplicaInactive),

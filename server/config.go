@@ -80,6 +80,14 @@ type Config struct {
 	// active set). Zero turns both off: the manual mode of phase 5.
 	FailoverAfter FailoverDelay `split_words:"true" default:"3s" desc:"Fail a partition over when its leader's broker has been unavailable this long: a duration such as 3s or 500ms, up to 1h; 0 = never (manual failover)"`
 
+	// MaxOpenLogs caps the replica logs of all topics together (each is
+	// an open file while the server runs): a topic whose partitions ×
+	// replication factor would pass it is refused with 409. Zero derives it
+	// from the process's open-file limit, raised to its hard limit at
+	// start: three quarters of it, at least 256 descriptors left free
+	// (cluster.DefaultMaxOpenLogs).
+	MaxOpenLogs OpenLogs `split_words:"true" default:"0" desc:"Most replica logs (one open file each) of all topics together; a topic past it is refused with 409: 0 = three quarters of the open-file limit, else 1 to 16777216"`
+
 	// LeaderRebalance lets the controller move leadership back to each
 	// partition's preferred replica once it is active and caught up.
 	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`

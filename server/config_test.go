@@ -67,6 +67,7 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_INSECURE"] = d.Insecure.String()
 	want["PYSTREAM_ALLOWED_ORIGINS"] = ""
 	want["PYSTREAM_ALLOWED_HOSTS"] = ""
+	want["PYSTREAM_MAX_OPEN_LOGS"] = strconv.Itoa(int(d.MaxOpenLogs))
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
@@ -99,6 +100,8 @@ func TestConfigOverrides(t *testing.T) {
 		{"data dir", []string{"PYSTREAM_DATA_DIR=/var/lib/pystream"}, withDefaults(func(c *Config) { c.DataDir = "/var/lib/pystream" })},
 		{"brokers", []string{"PYSTREAM_BROKERS=5"}, withDefaults(func(c *Config) { c.Brokers = 5 })},
 		{"max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=4096"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 4096 })},
+		{"max open logs", []string{"PYSTREAM_MAX_OPEN_LOGS=5000"}, withDefaults(func(c *Config) { c.MaxOpenLogs = 5000 })},
+		{"derived max open logs", []string{"PYSTREAM_MAX_OPEN_LOGS=0"}, withDefaults(func(c *Config) { c.MaxOpenLogs = 0 })},
 		{"smallest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1024"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1024 })},
 		{"largest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1073741824"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1 << 30 })},
 		{"failover after", []string{"PYSTREAM_FAILOVER_AFTER=500ms"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(500 * time.Millisecond) })},
@@ -175,6 +178,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_FAILOVER_AFTER=2h", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=soon", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_LEADER_REBALANCE=maybe", "PYSTREAM_LEADER_REBALANCE"},
+		{"PYSTREAM_MAX_OPEN_LOGS=-1", "PYSTREAM_MAX_OPEN_LOGS"},
+		{"PYSTREAM_MAX_OPEN_LOGS=16777217", "PYSTREAM_MAX_OPEN_LOGS"},
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_BROKERS=three", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_TLS_CLIENT_CA=ca.pem", "PYSTREAM_TLS_CLIENT_CA"},

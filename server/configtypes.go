@@ -66,6 +66,23 @@ func (b *RequestBytes) Decode(s string) error {
 	return nil
 }
 
+// MaxOpenLogsLimit is the largest PYSTREAM_MAX_OPEN_LOGS accepted.
+const MaxOpenLogsLimit = 1 << 24
+
+// OpenLogs is a cap on replica logs, 1 to MaxOpenLogsLimit; 0 means the
+// default derived from the process's open-file limit.
+type OpenLogs int
+
+// Decode parses a decimal count.
+func (o *OpenLogs) Decode(s string) error {
+	n, err := parseDecimal(s, 0, MaxOpenLogsLimit)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal count from 1 to " + strconv.Itoa(MaxOpenLogsLimit) + ", or 0 for three quarters of the open-file limit", Err: err}
+	}
+	*o = OpenLogs(n)
+	return nil
+}
+
 // parseDecimal accepts only the digits 0-9 (leading zeros allowed, so "010"
 // is ten) and a value within [lo, hi]. Signs, spaces, base prefixes,
 // underscores and exponents are refused.

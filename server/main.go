@@ -92,7 +92,8 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	logger.Debug("configuration",
 		"app_name", cfg.AppName, "host", cfg.Host, "port", int(cfg.Port),
 		"log_level", cfg.LogLevel.String(), "log_format", string(cfg.LogFormat),
-		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes))
+		"data_dir", cfg.DataDir, "brokers", int(cfg.Brokers), "max_request_bytes", int64(cfg.MaxRequestBytes),
+		"max_open_logs", int(cfg.MaxOpenLogs))
 
 	// Refuse an exposed address without authentication, and a malformed
 	// auth file, as a configuration error: before binding anything.

@@ -70,6 +70,10 @@ type Server struct {
 	// auth is the parsed PYSTREAM_AUTH_FILE; nil without one (every route
 	// open, on a loopback address only).
 	auth *tokenSet
+	// fileLimit is the open-file limit after the start raised it, and
+	// maxOpenLogs the replica-log cap derived from it (fdlimit.go).
+	fileLimit   FileLimit
+	maxOpenLogs int
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -98,10 +102,11 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
-	var err error
-	if s.tls, err = TLSConfig(cfg); err != nil {
+	tlsConfig, err := TLSConfig(cfg)
+	if err != nil {
 		return nil, err
 	}
+	s.tls = tlsConfig
 	// Zero values (a Config built by hand) take the defaults.
 	if cfg.FetchMaxBytes > 0 {
 		s.fetchBytes = int(cfg.FetchMaxBytes)
@@ -111,6 +116,11 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if err := s.loadAuth(); err != nil {
 		return nil, err
 	}
+	lim, err := RaiseFileLimit()
+	if err != nil {
+		logger.Warn("the open-file limit could not be raised; replica logs are capped below the current one", "err", err)
+	}
+	s.fileLimit, s.maxOpenLogs = lim, maxOpenLogs(cfg, lim)
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -147,7 +157,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 // need a failover to be written again.
 func (s *Server) openCluster(fsys durable.FS) error {
 	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
-	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed})
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}
@@ -241,7 +251,9 @@ func Listen(cfg Config) (net.Listener, error) {
 // Serve answers requests on ln until ctx is done; when the configuration
 // turns TLS on, ln is a plain TCP listener that Serve wraps in TLS. It logs
 // one start-up line with the address, the scheme, the version, the data
-// directory and the broker count.
+// directory, the broker count, the open-file limit (soft, after the start
+// raised it to the hard one, and hard) and the replica-log cap derived
+// from it.
 // When ctx is done it stops accepting connections, waits
 // up to ShutdownTimeout for in-flight requests to finish, and returns nil on
 // a clean shutdown. Serve closes ln.
@@ -267,6 +279,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		"version", Version,
 		"data_dir", s.cluster.Root(),
 		"brokers", int(s.cfg.Brokers),
+		"open_files_soft", s.fileLimit.Soft,
+		"open_files_hard", s.fileLimit.Hard,
+		"max_open_logs", s.maxOpenLogs,
 		"health", base+"/api/health",
 		"docs", base+"/docs",
 	)
