@@ -202,3 +202,48 @@ func TestAuthUnauthenticatedBody(t *testing.T) {
 	// Health and readiness stay open.
 	require.Equal(t, http.StatusOK, serve(s, localRequest(http.MethodGet, "/api/health", nil)).Code)
 }
+
+// The document says what the server enforces: every route with a role
+// asks for the bearer token and names the role (x-pystream-role), open
+// routes ask for none, and the 401 and 403 examples are the server's own
+// answers word for word (403: a read token on a write or admin route).
+func TestOpenAPIAuthMatchesTheServer(t *testing.T) {
+	cfg := Defaults()
+	cfg.AuthFile = writeAuthFile(t)
+	s, _ := newTestServer(t, cfg)
+	require.NoError(t, s.Cluster().CreateTopic("orders", 1, 2))
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Security  []map[string][]string `json:"security"`
+			Role      string                `json:"x-pystream-role"`
+			Responses map[string]struct {
+				Content map[string]struct {
+					Example ErrorResponse `json:"example"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]map[string]string `json:"securitySchemes"`
+		} `json:"components"`
+	}
+	require.NoError(t, json.Unmarshal(s.openapi, &doc))
+	require.Equal(t, "bearer", doc.Components.SecuritySchemes[bearerScheme]["scheme"])
+	for _, rt := range s.routes {
+		op := doc.Paths[openAPIPath(rt.Path)][strings.ToLower(rt.Method)]
+		if rt.Role == RoleOpen {
+			require.Empty(t, op.Security, "%s %s: open", rt.Method, rt.Path)
+			require.Empty(t, op.Role)
+			continue
+		}
+		require.Equal(t, []map[string][]string{{bearerScheme: {}}}, op.Security, "%s %s", rt.Method, rt.Path)
+		require.Equal(t, rt.Role.String(), op.Role)
+		rec := serve(s, routeRequest(rt, "orders", ""))
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		require.Equal(t, op.Responses["401"].Content[mediaJSON].Example.Error.Message, decodeError(t, rec.Result()).Message)
+		if rt.Role > RoleRead {
+			rec := serve(s, routeRequest(rt, "orders", tokenRead))
+			require.Equal(t, http.StatusForbidden, rec.Code)
+			require.Equal(t, op.Responses["403"].Content[mediaJSON].Example.Error.Message, decodeError(t, rec.Result()).Message)
+		}
+	}
+}

@@ -51,6 +51,11 @@ type operation struct {
 	Parameters  []parameter         `json:"parameters,omitempty"`
 	RequestBody *requestBody        `json:"requestBody,omitempty"`
 	Responses   map[string]response `json:"responses"`
+	// Security is the bearer token requirement of a route with a role
+	// (set by buildOpenAPI from the route table); an open route has none,
+	// and the document no global one. Role names the role the token needs.
+	Security []map[string][]string `json:"security,omitempty"`
+	Role     string                `json:"x-pystream-role,omitempty"`
 }
 
 // parameter is a path, query or header parameter.
@@ -82,10 +87,23 @@ type media struct {
 	Example any     `json:"example,omitempty"`
 }
 
-// components holds schemas that operations refer to with Ref.
+// components holds schemas that operations refer to with Ref, and the
+// bearer token scheme.
 type components struct {
-	Schemas map[string]*schema `json:"schemas,omitempty"`
+	Schemas         map[string]*schema        `json:"schemas,omitempty"`
+	SecuritySchemes map[string]securityScheme `json:"securitySchemes,omitempty"`
 }
+
+// securityScheme is an OpenAPI security scheme; PyStream has one, bearer
+// tokens (docs/security.md).
+type securityScheme struct {
+	Type        string `json:"type"`
+	Scheme      string `json:"scheme"`
+	Description string `json:"description,omitempty"`
+}
+
+// bearerScheme names the bearer token scheme in the document.
+const bearerScheme = "bearerToken"
 
 // schema is a JSON Schema (the 2020-12 dialect OpenAPI 3.1 uses), reduced to
 // the keywords PyStream needs. Minimum and Maximum are decimal numbers
@@ -177,6 +195,10 @@ func buildOpenAPI(about info, tags []tag, routes []route, schemas *schemaSet) do
 		Paths:      make(map[string]pathItem),
 		Components: openAPIComponents(schemas.schemas),
 	}
+	doc.Components.SecuritySchemes = map[string]securityScheme{bearerScheme: {Type: "http", Scheme: "bearer",
+		Description: "A token of PYSTREAM_AUTH_FILE with the route's role (x-pystream-role: read, write or admin; " +
+			"admin can do all that write can, write all that read can), and topic prefixes when the token has them. " +
+			"A server without an auth file (bound to loopback only) needs none."}}
 	for _, r := range routes {
 		p := openAPIPath(r.Path)
 		item := doc.Paths[p]
@@ -188,6 +210,18 @@ func buildOpenAPI(about info, tags []tag, routes []route, schemas *schemaSet) do
 		op.Responses = make(map[string]response, len(r.Operation.Responses)+1)
 		for code, resp := range r.Operation.Responses {
 			op.Responses[code] = resp
+		}
+		if r.Role != RoleOpen { // open routes name no security: the document has no global requirement
+
+			op.Security, op.Role = []map[string][]string{{bearerScheme: {}}}, r.Role.String()
+			op.Responses["401"] = errorResponse("No valid bearer token (a server with PYSTREAM_AUTH_FILE).", CodeUnauthenticated,
+				fmt.Sprintf("%s %s needs a token with role %s: send Authorization: Bearer <token> (the CLI reads PYSTREAM_TOKEN or --token)",
+					r.Method, r.Path, r.Role))
+			denied := fmt.Sprintf("token \"reader\" has role read; %s %s needs %s", r.Method, r.Path, r.Role)
+			if r.Role == RoleRead {
+				denied = "token \"billing\" may not reach this topic: it is limited to topics starting with billing-"
+			}
+			op.Responses["403"] = errorResponse("The token's role, or its topic prefixes, do not allow this request.", CodePermissionDenied, denied)
 		}
 		if _, ok := op.Responses["default"]; !ok {
 			op.Responses["default"] = errorResponse("Any other answer is an error in the standard shape.",
