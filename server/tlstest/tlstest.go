@@ -77,15 +77,7 @@ func Generate(dir string) (*PKI, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &PKI{
-		Dir:        dir,
-		CACert:     filepath.Join(dir, FileCACert),
-		ServerCert: filepath.Join(dir, FileServerCert),
-		ServerKey:  filepath.Join(dir, FileServerKey),
-		ClientCert: filepath.Join(dir, FileClientCert),
-		ClientKey:  filepath.Join(dir, FileClientKey),
-		Pool:       x509.NewCertPool(),
-	}
+	p := inDir(dir)
 	p.Pool.AddCert(caCert)
 	if err := writePEM(p.CACert, "CERTIFICATE", caDER); err != nil {
 		return nil, err
@@ -186,15 +178,7 @@ func writePEM(path, blockType string, der []byte) error {
 
 // Load reads a PKI that New wrote into dir.
 func Load(dir string) (*PKI, error) {
-	p := &PKI{
-		Dir:        dir,
-		CACert:     filepath.Join(dir, FileCACert),
-		ServerCert: filepath.Join(dir, FileServerCert),
-		ServerKey:  filepath.Join(dir, FileServerKey),
-		ClientCert: filepath.Join(dir, FileClientCert),
-		ClientKey:  filepath.Join(dir, FileClientKey),
-		Pool:       x509.NewCertPool(),
-	}
+	p := inDir(dir)
 	ca, err := os.ReadFile(p.CACert)
 	if err != nil {
 		return nil, fmt.Errorf("tlstest: %w", err)
@@ -206,4 +190,18 @@ func Load(dir string) (*PKI, error) {
 		return nil, fmt.Errorf("tlstest: %w", err)
 	}
 	return p, nil
+}
+
+// inDir is the PKI whose files have their fixed names in dir, with an
+// empty pool.
+func inDir(dir string) *PKI {
+	return &PKI{
+		Dir:        dir,
+		CACert:     filepath.Join(dir, FileCACert),
+		ServerCert: filepath.Join(dir, FileServerCert),
+		ServerKey:  filepath.Join(dir, FileServerKey),
+		ClientCert: filepath.Join(dir, FileClientCert),
+		ClientKey:  filepath.Join(dir, FileClientKey),
+		Pool:       x509.NewCertPool(),
+	}
 }

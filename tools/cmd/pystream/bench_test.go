@@ -82,14 +82,21 @@ func TestCLIBenchLogInterrupt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	interruptWantExit1(t, cmd, &errOut, "interrupted after")
+	require.Empty(t, out.String())
+	entries, err := readDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "the scratch directory is removed")
+}
+
+// interruptWantExit1 sends cmd SIGINT (Ctrl-C) and requires exit status 1
+// with want on stderr: a bench stopped before its end.
+func interruptWantExit1(t *testing.T, cmd *exec.Cmd, errOut *bytes.Buffer, want string) {
+	t.Helper()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	var exitErr *exec.ExitError
 	require.True(t, errors.As(err, &exitErr), "want exit 1, got %v; stderr: %s", err, errOut.String())
 	require.Equal(t, 1, exitErr.ExitCode(), errOut.String())
-	require.Contains(t, errOut.String(), "interrupted after")
-	require.Empty(t, out.String())
-	entries, err := readDir(dir)
-	require.NoError(t, err)
-	require.Empty(t, entries, "the scratch directory is removed")
+	require.Contains(t, errOut.String(), want)
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -154,12 +152,7 @@ func TestCLIBenchProduceInterrupt(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-	err := cmd.Wait()
-	var exitErr *exec.ExitError
-	require.True(t, errors.As(err, &exitErr), "want exit 1, got %v; stderr: %s", err, errOut.String())
-	require.Equal(t, 1, exitErr.ExitCode(), errOut.String())
-	require.Contains(t, errOut.String(), "bench produce: interrupted")
+	interruptWantExit1(t, cmd, &errOut, "bench produce: interrupted")
 	require.Empty(t, out.String())
 	tl, err := c.Topics(t.Context())
 	require.NoError(t, err)
