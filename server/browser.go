@@ -40,9 +40,6 @@ import (
 // (apiclient.IntentHeader).
 const IntentHeader = apiclient.IntentHeader
 
-// maxEchoed bounds a header value quoted back in an error answer.
-const maxEchoed = 100
-
 // OriginList is PYSTREAM_ALLOWED_ORIGINS: browser origins, each
 // scheme://host[:port] in lower case, http or https, no path.
 type OriginList []string
@@ -144,21 +141,13 @@ func stateChanging(method string) bool {
 	return true
 }
 
-// quoteShort quotes s for an error message, cut to maxEchoed bytes.
-func quoteShort(s string) string {
-	if len(s) > maxEchoed {
-		return fmt.Sprintf("%q...", s[:maxEchoed])
-	}
-	return fmt.Sprintf("%q", s)
-}
-
 // guardBrowser applies rules 1 to 3 before next (the mux and its JSON
 // fallbacks), and adds the CORS headers of an allowed cross origin.
 func (s *Server) guardBrowser(mux *http.ServeMux, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(&s.cfg, r.Host) {
 			writeError(w, http.StatusForbidden, CodePermissionDenied,
-				fmt.Sprintf("Host %s is not a name this server answers to; add it to PYSTREAM_ALLOWED_HOSTS", quoteShort(r.Host)))
+				fmt.Sprintf("Host %s is not a name this server answers to; add it to PYSTREAM_ALLOWED_HOSTS", quoted(r.Host)))
 			return
 		}
 		cross := false
@@ -169,7 +158,7 @@ func (s *Server) guardBrowser(mux *http.ServeMux, next http.Handler) http.Handle
 			}
 			if !ok {
 				writeError(w, http.StatusForbidden, CodePermissionDenied,
-					fmt.Sprintf("Origin %s may not send requests here; add it to PYSTREAM_ALLOWED_ORIGINS", quoteShort(strings.Join(origins, ", "))))
+					fmt.Sprintf("Origin %s may not send requests here; add it to PYSTREAM_ALLOWED_ORIGINS", quoted(strings.Join(origins, ", "))))
 				return
 			}
 		}
@@ -243,7 +232,7 @@ func intentDenial(h http.Header, contentLength int64) *denial {
 		return &denial{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedMediaType,
 			message: fmt.Sprintf("Content-Type %s is refused on a request that changes state: send application/json "+
 				"(or application/octet-stream where a route takes it); with no body, send no Content-Type and %s: 1",
-				quoteShort(strings.Join(ct, ", ")), IntentHeader)}
+				quoted(strings.Join(ct, ", ")), IntentHeader)}
 	}
 	if contentLength != 0 {
 		return &denial{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedMediaType,

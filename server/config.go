@@ -156,6 +156,12 @@ func (c Config) validate() error {
 	if strings.ContainsRune(c.DataDir, 0) {
 		return &ConfigError{Var: EnvPrefix + "_DATA_DIR", Value: c.DataDir, Allowed: "a directory path"}
 	}
+	if c.MaxInflightBytes > 0 && int64(c.MaxRequestBytes) > int64(c.MaxInflightBytes) {
+		// A body larger than the in-flight budget could never be admitted:
+		// every such request would be told to retry for ever.
+		return &ConfigError{Var: EnvPrefix + "_MAX_REQUEST_BYTES", Value: strconv.FormatInt(int64(c.MaxRequestBytes), 10),
+			Allowed: fmt.Sprintf("at most PYSTREAM_MAX_INFLIGHT_BYTES (%d)", int64(c.MaxInflightBytes))}
+	}
 	return c.validateTLS()
 }
 

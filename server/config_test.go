@@ -103,7 +103,8 @@ func TestConfigOverrides(t *testing.T) {
 		{"max open logs", []string{"PYSTREAM_MAX_OPEN_LOGS=5000"}, withDefaults(func(c *Config) { c.MaxOpenLogs = 5000 })},
 		{"derived max open logs", []string{"PYSTREAM_MAX_OPEN_LOGS=0"}, withDefaults(func(c *Config) { c.MaxOpenLogs = 0 })},
 		{"smallest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1024"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1024 })},
-		{"largest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1073741824"}, withDefaults(func(c *Config) { c.MaxRequestBytes = 1 << 30 })},
+		{"largest max request bytes", []string{"PYSTREAM_MAX_REQUEST_BYTES=1073741824", "PYSTREAM_MAX_INFLIGHT_BYTES=1073741824"},
+			withDefaults(func(c *Config) { c.MaxRequestBytes, c.MaxInflightBytes = 1<<30, 1<<30 })},
 		{"failover after", []string{"PYSTREAM_FAILOVER_AFTER=500ms"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(500 * time.Millisecond) })},
 		{"failover never", []string{"PYSTREAM_FAILOVER_AFTER=0"}, withDefaults(func(c *Config) { c.FailoverAfter = 0 })},
 		{"failover longest", []string{"PYSTREAM_FAILOVER_AFTER=1h"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(time.Hour) })},
@@ -153,6 +154,8 @@ func TestConfigInvalid(t *testing.T) {
 		wantVar string
 	}{
 		{"PYSTREAM_PORT=abc", "PYSTREAM_PORT"},
+		// A body larger than the in-flight budget could never be admitted.
+		{"PYSTREAM_MAX_REQUEST_BYTES=536870912", "PYSTREAM_MAX_REQUEST_BYTES"},
 		{"PYSTREAM_PORT=0", "PYSTREAM_PORT"},
 		{"PYSTREAM_PORT=65536", "PYSTREAM_PORT"},
 		{"PYSTREAM_PORT=-1", "PYSTREAM_PORT"},

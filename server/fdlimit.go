@@ -14,10 +14,15 @@ type FileLimit struct {
 }
 
 // maxOpenLogs is the replica-log cap of cfg over a process whose soft file
-// limit is soft: the configured value, or the derived default for 0.
+// limit is soft: the configured value, never above what the file limit
+// allows (the derived default), which is also the value for 0.
 func maxOpenLogs(cfg Config, lim FileLimit) int {
-	if cfg.MaxOpenLogs > 0 {
+	derived := cluster.DefaultMaxOpenLogs(lim.Soft)
+	if cfg.MaxOpenLogs > 0 && (lim.Soft <= 0 || int(cfg.MaxOpenLogs) < derived) {
 		return int(cfg.MaxOpenLogs)
 	}
-	return cluster.DefaultMaxOpenLogs(lim.Soft)
+	// A configured cap above what the file limit allows would let a
+	// creation fail on "too many open files" instead of a clear 409: the
+	// file limit wins (both are in the start-up line).
+	return derived
 }

@@ -48,6 +48,10 @@ func TestFileLimitMaxOpenLogs(t *testing.T) {
 	require.Equal(t, -1, maxOpenLogs(cfg, FileLimit{}), "unknown limit: none")
 	cfg.MaxOpenLogs = 10
 	require.Equal(t, 10, maxOpenLogs(cfg, FileLimit{Soft: 1024}))
+	cfg.MaxOpenLogs = 5000
+	require.Equal(t, 768, maxOpenLogs(cfg, FileLimit{Soft: 1024, Hard: 1024}),
+		"a configured cap above what the file limit allows: the file limit wins")
+	require.Equal(t, 5000, maxOpenLogs(cfg, FileLimit{}), "unknown limit: the configured cap")
 }
 
 // docs/design.md § Creating a topic, limits: the start-up line says the open-file limits

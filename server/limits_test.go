@@ -239,3 +239,26 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 		require.Equal(t, string(wantJSON)+"\n", buf.String())
 	}
 }
+
+// docs/security.md § Limits: the token is checked before a body's bytes
+// are reserved, so a caller without one cannot fill the in-flight budget:
+// with the budget full, it is told 401, not 503, and holds nothing.
+func TestLimitsInflightAfterAuth(t *testing.T) {
+	cfg := Defaults()
+	cfg.AuthFile = writeAuthFile(t)
+	cfg.MaxRequestBytes = 1 << 20
+	cfg.MaxInflightBytes = MinInflightBytes
+	s, _ := newTestServer(t, cfg)
+	require.NoError(t, s.Cluster().CreateTopic("orders", 1, 1))
+	require.True(t, s.inflight.acquire(MinInflightBytes), "the budget is full")
+	defer s.inflight.release(MinInflightBytes)
+	r := localRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
+	r.Header.Set("Content-Type", mediaOctetStream)
+	rec := serve(s, r)
+	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	r = localRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
+	r.Header.Set("Content-Type", mediaOctetStream)
+	r.Header.Set("Authorization", "Bearer "+tokenWrite)
+	rec = serve(s, r)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, "a token holder meets the full budget: %s", rec.Body.String())
+}

@@ -145,9 +145,13 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	}
 	mux := http.NewServeMux()
 	for _, r := range s.routes {
-		mux.Handle(r.Method+" "+r.Path, requireIntent(r, s.requireRole(r)))
+		// The token is checked before the body's bytes are reserved
+		// (admit): a caller without one cannot fill the in-flight budget.
+		admitted := r
+		admitted.Handler = s.admit(r.Handler).ServeHTTP
+		mux.Handle(r.Method+" "+r.Path, requireIntent(r, s.requireRole(admitted)))
 	}
-	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.guardBrowser(mux, s.admit(jsonFallbacks(mux))))
+	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.guardBrowser(mux, jsonFallbacks(mux)))
 	return s, nil
 }
 
