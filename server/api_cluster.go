@@ -96,6 +96,31 @@ func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.brokerStatus(id, true))
 }
 
+// handleReopenBroker answers POST /api/brokers/{id}/reopen: once space
+// has returned after a full disk, the broker's failed replica logs (and a
+// failed journal) are opened again from disk, without stopping the broker
+// or anything failing over; reopened followers lag until the controller's
+// catch-up (docs/design.md § Sticky failure).
+func (s *Server) handleReopenBroker(w http.ResponseWriter, r *http.Request) {
+	id, ae := s.brokerRequest(w, r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	res, err := s.cluster.ReopenBroker(id)
+	if err != nil {
+		writeAPIError(w, s.opError("reopen broker", err))
+		return
+	}
+	s.controller.Wake()
+	out := apiclient.ReopenResponse{BrokerID: res.BrokerID, Journal: res.Journal, Reopened: []apiclient.ReplicaRef{}}
+	for _, rr := range res.Reopened {
+		out.Reopened = append(out.Reopened, apiclient.ReplicaRef{Topic: rr.Topic, Partition: rr.Partition})
+	}
+	s.logger.Info("broker reopened", "broker", id, "replicas", len(out.Reopened), "journal", res.Journal)
+	writeJSON(w, http.StatusOK, out)
+}
+
 // brokerRequest validates the {id} of a broker operation: no body, a
 // broker cluster.meta knows (an unknown id would otherwise create a
 // broker directory from a URL).

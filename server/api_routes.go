@@ -125,6 +125,15 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("The broker, now available.", sc.of(apiclient.BrokerStatus{}),
 				apiclient.BrokerStatus{ID: 1, Available: true, Configured: true})}, 400, 404),
 		}},
+		{Method: http.MethodPost, Path: "/api/brokers/{id}/reopen", Handler: s.handleReopenBroker, Role: RoleAdmin, Operation: &operation{
+			OperationID: "reopenBroker", Summary: "Reopen a broker's failed logs (after a full disk)", Tags: []string{"cluster"},
+			Description: "Once space has returned, opens again from disk every replica log of the broker that refuses writes since one failed " +
+				"(and the journal if it failed), without stopping the broker: nothing fails over. A reopened follower lags until it is caught up. " +
+				"Damage found on disk is reported, never repaired. Nothing failed: nothing changes. No body.",
+			Parameters: []parameter{indexParam("id", "Broker id, from 1.", 1)},
+			Responses: errs(map[string]response{"200": okJSON("The replicas reopened.", sc.of(apiclient.ReopenResponse{}),
+				apiclient.ReopenResponse{BrokerID: 2, Reopened: []apiclient.ReplicaRef{{Topic: "orders", Partition: 0}}})}, 400, 404),
+		}},
 		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Role: RoleRead, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},
 			Responses: map[string]response{"200": okJSON("Every topic, by name.", sc.of(apiclient.TopicsResponse{}),

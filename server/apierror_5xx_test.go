@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/server/apiclient"
 )
 
 // faultServer is a server in manual mode (nothing fails over on its own)
@@ -300,8 +301,18 @@ func TestAPIError507FollowerDiskFull(t *testing.T) {
 	require.Contains(t, body.Message, "broker 2")
 
 	f.clear() // space returns
-	f.ok(t, "POST", "/api/brokers/2/stop", "")
-	f.ok(t, "POST", "/api/brokers/2/start", "")
+	// The admin reopen opens broker 2's failed log again from disk, without
+	// stopping the broker; a catch-up brings it level.
+	resp := f.do(t, "POST", "/api/brokers/2/reopen", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var reopened apiclient.ReopenResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reopened))
+	require.Equal(t, []apiclient.ReplicaRef{{Topic: "orders", Partition: 0}}, reopened.Reopened)
 	f.ok(t, "POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", "")
 	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`)
+	// Nothing failed any more: a second reopen changes nothing.
+	resp = f.do(t, "POST", "/api/brokers/2/reopen", "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reopened))
+	require.Empty(t, reopened.Reopened)
 }

@@ -45,7 +45,7 @@ var wantRoles = map[string]Role{
 	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "fetchRecords": RoleRead,
 	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite,
-	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,
+	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "reopenBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,
 	"resetConsumerOffset": RoleAdmin, "failoverPartition": RoleAdmin, "catchUpReplica": RoleAdmin,
 	"recoverReplica": RoleAdmin, "moveLeaderToReplica": RoleAdmin,
 }

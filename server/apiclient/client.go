@@ -123,6 +123,13 @@ func (c *Client) StopBroker(ctx context.Context, id int) (*BrokerStatus, error) 
 	return &out, c.do(ctx, http.MethodPost, "/api/brokers/"+strconv.Itoa(id)+"/stop", nil, nil, &out)
 }
 
+// ReopenBroker calls POST /api/brokers/{id}/reopen: the broker's failed
+// logs are opened again from disk once space has returned.
+func (c *Client) ReopenBroker(ctx context.Context, id int) (*ReopenResponse, error) {
+	var out ReopenResponse
+	return &out, c.do(ctx, http.MethodPost, fmt.Sprintf("/api/brokers/%d/reopen", id), nil, nil, &out)
+}
+
 // StartBroker calls POST /api/brokers/{id}/start. Starting a running broker
 // is not an error.
 func (c *Client) StartBroker(ctx context.Context, id int) (*BrokerStatus, error) {

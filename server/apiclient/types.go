@@ -406,3 +406,18 @@ type DeleteTopicResponse struct {
 	// topic that were removed (one per consumer and partition).
 	ConsumerOffsets int `json:"consumer_offsets"`
 }
+
+// ReopenResponse is the answer of POST /api/brokers/{id}/reopen.
+type ReopenResponse struct {
+	BrokerID int `json:"broker_id"`
+	// Reopened are the replicas whose failed logs were opened again.
+	Reopened []ReplicaRef `json:"reopened"`
+	// Journal is true when the cluster journal was reopened too.
+	Journal bool `json:"journal"`
+}
+
+// ReplicaRef names one replica of a broker by its partition.
+type ReplicaRef struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+}

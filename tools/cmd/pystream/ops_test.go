@@ -183,3 +183,15 @@ func TestCLILogDumpQuarantine(t *testing.T) {
 	r = ok(t, url, "", "cluster", "journal")
 	require.Contains(t, r.stdout, "; cut records kept in "+quarantine+"\n")
 }
+
+// docs/cli.md, broker: reopen opens a broker's failed logs again from
+// disk; with nothing failed it says so and changes nothing. An unknown
+// broker is refused.
+func TestCLIBrokerReopen(t *testing.T) {
+	url := startServer(t, 3, manualMode)
+	r := ok(t, url, "", "broker", "reopen", "2")
+	require.Equal(t, "broker 2: nothing had failed\n", r.stdout)
+	r = pys(t, url, "", "broker", "reopen", "9")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "[not_found]")
+}

@@ -73,7 +73,7 @@ func (a *app) clusterStatus(ctx context.Context) error {
 }
 
 func (a *app) brokerCommand() *cobra.Command {
-	cmd := groupCommand("broker", "Stop or start a broker (simulates a failure)")
+	cmd := groupCommand("broker", "Stop or start a broker (simulates a failure), or reopen its failed logs")
 	for _, stop := range []bool{true, false} {
 		use, short, verb := "start ID", "Bring a stopped broker back (idempotent)", "started"
 		if stop {
@@ -108,6 +108,41 @@ func (a *app) brokerCommand() *cobra.Command {
 			},
 		})
 	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "reopen ID",
+		Short: "Reopen a broker's failed logs from disk once space has returned (nothing fails over)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := intArg("broker id", args[0])
+			if err != nil {
+				return err
+			}
+			c, err := a.client()
+			if err != nil {
+				return err
+			}
+			res, err := c.ReopenBroker(cmd.Context(), id)
+			if err != nil {
+				return a.apiError("broker reopen "+args[0], err)
+			}
+			if a.g.json {
+				return a.printJSON(res)
+			}
+			var parts []string
+			for _, r := range res.Reopened {
+				parts = append(parts, fmt.Sprintf("%s/%d", r.Topic, r.Partition))
+			}
+			if res.Journal {
+				parts = append(parts, "the journal")
+			}
+			what := "nothing had failed"
+			if len(parts) > 0 {
+				what = "reopened " + strings.Join(parts, ", ")
+			}
+			_, err = fmt.Fprintf(a.env.Stdout, "broker %d: %s\n", res.BrokerID, what)
+			return err
+		},
+	})
 	return cmd
 }
 

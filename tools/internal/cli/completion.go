@@ -69,6 +69,7 @@ var argCompletions = map[string][]argKind{
 	"offsets reset":         {argOther, argTopic},
 	"broker stop":           {argBroker},
 	"broker start":          {argBroker},
+	"broker reopen":         {argBroker},
 	"partition failover":    {argTopic, argPartition},
 	"partition recover":     {argTopic, argPartition, argBroker},
 	"partition catch-up":    {argTopic, argPartition, argBroker},
