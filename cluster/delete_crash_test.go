@@ -134,14 +134,7 @@ func checkDeletion(t *testing.T, c *Cluster, name string) (JournalPhase, bool) {
 		return "", false
 	}
 	require.Equal(t, name, intent.Topic)
-	var outcomes []JournalEntry
-	for _, e := range entries {
-		if e.Intent != nil && *e.Intent == intent.Offset {
-			outcomes = append(outcomes, e)
-		}
-	}
-	require.Len(t, outcomes, 1, "exactly one outcome for the intent")
-	out := outcomes[0]
+	out := oneOutcome(t, entries, intent.Offset)
 	require.Equal(t, name, out.Topic)
 	switch out.Phase {
 	case PhaseDone, PhaseCompleted:

@@ -212,14 +212,18 @@ func FuzzParseJournalEntry(f *testing.F) {
 	})
 }
 
-// outcomeOf finds the outcome of the intent at off, if any.
-func outcomeOf(entries []JournalEntry, off uint64) (JournalEntry, bool) {
+// oneOutcome requires exactly one outcome of the intent at off in entries,
+// and returns it.
+func oneOutcome(t *testing.T, entries []JournalEntry, off uint64) JournalEntry {
+	t.Helper()
+	var outs []JournalEntry
 	for _, e := range entries {
 		if e.Intent != nil && *e.Intent == off {
-			return e, true
+			outs = append(outs, e)
 		}
 	}
-	return JournalEntry{}, false
+	require.Len(t, outs, 1, "exactly one outcome for the intent at %d", off)
+	return outs[0]
 }
 
 // checkOperation is the promise of docs/design.md § The journal after a
@@ -244,14 +248,7 @@ func checkOperation(t *testing.T, c *Cluster, ev JournalEvent, before PartitionM
 		return "", false
 	}
 	require.Equal(t, before, *intent.Before)
-	n := 0
-	for _, e := range entries {
-		if e.Intent != nil && *e.Intent == intent.Offset {
-			n++
-		}
-	}
-	require.Equal(t, 1, n, "exactly one outcome for the intent")
-	out, _ := outcomeOf(entries, intent.Offset)
+	out := oneOutcome(t, entries, intent.Offset)
 	switch out.Phase {
 	case PhaseDone, PhaseCompleted:
 		require.Equal(t, *intent.After, cur, "%s: the change is in cluster.meta", out.Phase)
@@ -480,16 +477,10 @@ func TestCrashSimBrokerJoin(t *testing.T) {
 			if e.Event != EventBrokerStart || e.Phase != PhaseIntent {
 				continue
 			}
-			var outs []JournalEntry
-			for _, o := range entries {
-				if o.Intent != nil && *o.Intent == e.Offset {
-					outs = append(outs, o)
-				}
-			}
-			require.Len(t, outs, 1, "dies before step %d: one outcome for broker %d's join", n, e.Broker)
+			out := oneOutcome(t, entries, e.Offset)
 			listed := slices.Contains(cl.Metadata().Brokers, e.Broker)
-			seen[outs[0].Phase] = true
-			switch outs[0].Phase {
+			seen[out.Phase] = true
+			switch out.Phase {
 			case PhaseDone, PhaseCompleted:
 				require.True(t, listed, "dies before step %d: broker %d", n, e.Broker)
 			default:

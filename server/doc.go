@@ -61,6 +61,16 @@
 // partition can be served. With PYSTREAM_FAILOVER_AFTER=0 it changes no
 // metadata (phase 5's manual mode). See docs/design.md § The controller.
 //
+// # Security and limits
+//
+// Every route of the table names the role a bearer token needs (auth.go;
+// PYSTREAM_AUTH_FILE), and without an auth file the server binds a
+// loopback address only. browser.go refuses what a web page could send
+// (cross-origin requests, foreign Host headers, form posts); tls.go serves
+// HTTPS, with client certificates when PYSTREAM_TLS_CLIENT_CA is set;
+// limits.go bounds every request's memory and the bytes in flight. See
+// docs/security.md.
+//
 // # Lifecycle
 //
 // Main is the pystream-server command. It binds the address before it

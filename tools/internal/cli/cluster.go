@@ -74,43 +74,41 @@ func (a *app) clusterStatus(ctx context.Context) error {
 
 func (a *app) brokerCommand() *cobra.Command {
 	cmd := groupCommand("broker", "Stop or start a broker (simulates a failure), or reopen its failed logs")
-	for _, stop := range []bool{true, false} {
-		use, short, verb := "start ID", "Bring a stopped broker back (idempotent)", "started"
-		if stop {
-			use, short, verb = "stop ID", "Make a broker unavailable, as if it crashed (idempotent)", "stopped"
+	status := func(verb string) func(*apiclient.BrokerStatus) string {
+		return func(res *apiclient.BrokerStatus) string {
+			return fmt.Sprintf("broker %d %s (available: %t)", res.ID, verb, res.Available)
 		}
-		cmd.AddCommand(&cobra.Command{
-			Use:   use,
-			Short: short,
-			Args:  exactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				id, err := intArg("broker id", args[0])
-				if err != nil {
-					return err
-				}
-				c, err := a.client()
-				if err != nil {
-					return err
-				}
-				call := c.StartBroker
-				if stop {
-					call = c.StopBroker
-				}
-				res, err := call(cmd.Context(), id)
-				if err != nil {
-					return a.apiError("broker "+strings.Fields(use)[0]+" "+args[0], err)
-				}
-				if a.g.json {
-					return a.printJSON(res)
-				}
-				_, err = fmt.Fprintf(a.env.Stdout, "broker %d %s (available: %t)\n", res.ID, verb, res.Available)
-				return err
-			},
-		})
 	}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "reopen ID",
-		Short: "Reopen a broker's failed logs from disk once space has returned (nothing fails over)",
+	cmd.AddCommand(
+		brokerOpCommand(a, "stop", "Make a broker unavailable, as if it crashed (idempotent)", (*apiclient.Client).StopBroker, status("stopped")),
+		brokerOpCommand(a, "start", "Bring a stopped broker back (idempotent)", (*apiclient.Client).StartBroker, status("started")),
+		brokerOpCommand(a, "reopen", "Reopen a broker's failed logs from disk once space has returned (nothing fails over)",
+			(*apiclient.Client).ReopenBroker, func(res *apiclient.ReopenResponse) string {
+				var parts []string
+				for _, r := range res.Reopened {
+					parts = append(parts, fmt.Sprintf("%s/%d", r.Topic, r.Partition))
+				}
+				if res.Journal {
+					parts = append(parts, "the journal")
+				}
+				what := "nothing had failed"
+				if len(parts) > 0 {
+					what = "reopened " + strings.Join(parts, ", ")
+				}
+				return fmt.Sprintf("broker %d: %s", res.BrokerID, what)
+			}),
+	)
+	return cmd
+}
+
+// brokerOpCommand is `broker NAME ID`: it calls op through the API and
+// prints its answer, as JSON with --json, else the line line renders.
+func brokerOpCommand[R any](a *app, name, short string,
+	op func(c *apiclient.Client, ctx context.Context, id int) (R, error),
+	line func(res R) string) *cobra.Command {
+	return &cobra.Command{
+		Use:   name + " ID",
+		Short: short,
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := intArg("broker id", args[0])
@@ -121,29 +119,17 @@ func (a *app) brokerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.ReopenBroker(cmd.Context(), id)
+			res, err := op(c, cmd.Context(), id)
 			if err != nil {
-				return a.apiError("broker reopen "+args[0], err)
+				return a.apiError("broker "+name+" "+args[0], err)
 			}
 			if a.g.json {
 				return a.printJSON(res)
 			}
-			var parts []string
-			for _, r := range res.Reopened {
-				parts = append(parts, fmt.Sprintf("%s/%d", r.Topic, r.Partition))
-			}
-			if res.Journal {
-				parts = append(parts, "the journal")
-			}
-			what := "nothing had failed"
-			if len(parts) > 0 {
-				what = "reopened " + strings.Join(parts, ", ")
-			}
-			_, err = fmt.Fprintf(a.env.Stdout, "broker %d: %s\n", res.BrokerID, what)
+			_, err = fmt.Fprintln(a.env.Stdout, line(res))
 			return err
 		},
-	})
-	return cmd
+	}
 }
 
 func (a *app) partitionCommand() *cobra.Command {
