@@ -152,23 +152,12 @@ func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int
 	}
 	c.metaMu.Lock()
 	defer c.metaMu.Unlock()
-	n := len(c.meta.Brokers)
-	if replicationFactor < 1 || replicationFactor > n {
-		return nil, fmt.Errorf("cluster: create topic %q: replication factor %d with %d broker(s): %w", name, replicationFactor, n, ErrInvalidReplicationFactor)
-	}
-	placement, err := Placement(c.meta.Brokers, partitions, replicationFactor)
+	tm, err := NewTopicMetadata(c.meta.Brokers, partitions, replicationFactor)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
-	cr := &creation{done: make(chan struct{}), logs: partitions * replicationFactor,
-		tm:      TopicMetadata{PartitionCount: partitions, ReplicationFactor: replicationFactor},
+	cr := &creation{done: make(chan struct{}), logs: partitions * replicationFactor, tm: tm,
 		brokers: map[int]*Broker{}, known: slices.Clone(c.meta.Brokers)}
-	for p, a := range placement {
-		replicas := append([]int{a.Leader}, a.Followers...)
-		pm := PartitionMetadata{Partition: p, Leader: a.Leader, Replicas: replicas}
-		pm.Active = pm.Assigned()
-		cr.tm.Partitions = append(cr.tm.Partitions, pm)
-	}
 	if limit := c.opts.MaxOpenLogs; limit > 0 {
 		if held := c.replicaLogsLocked(); held+cr.logs > limit {
 			return nil, &OpenLogsLimitError{Topic: name, Requested: cr.logs, Held: held, Limit: limit}

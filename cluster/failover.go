@@ -145,13 +145,7 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 	deactivated := append([]int{old}, unusable...)
 	slices.Sort(deactivated)
 	before := p.metadataLocked()
-	next := before.clone()
-	next.Leader, next.LeaderEpoch, next.Active = win.BrokerID, next.LeaderEpoch+1, nil
-	for _, id := range p.active {
-		if !slices.Contains(deactivated, id) {
-			next.Active = append(next.Active, id)
-		}
-	}
+	next := before.withLeader(win.BrokerID, deactivated)
 	o := c.newOp(cs, EventFailover, p, old)
 	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): %s; leaving the active set: %v",
 		p, old, win.BrokerID, next.LeaderEpoch, describeCandidates(win, cands, passed), deactivated)

@@ -85,8 +85,7 @@ func (c *Cluster) moveLeader(topicName string, partition, brokerID int, cs cause
 	}
 	old := p.leader
 	before := p.metadataLocked()
-	next := before.clone()
-	next.Leader, next.LeaderEpoch = brokerID, next.LeaderEpoch+1
+	next := before.withLeader(brokerID, nil)
 	o := c.newOp(cs, EventMoveLeader, p, brokerID)
 	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): both at log end %d", p, old, brokerID, next.LeaderEpoch, lEnd)
 	if caught.Copied > 0 {
@@ -149,8 +148,7 @@ func (c *Cluster) deactivate(topicName string, partition, brokerID int, cs cause
 		return DeactivateResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
 	}
 	before := p.metadataLocked()
-	next := before.clone()
-	next.Active = slices.DeleteFunc(next.Active, func(id int) bool { return id == brokerID })
+	next := before.withoutActive(brokerID)
 	o := c.newOp(cs, EventDeactivate, p, brokerID)
 	if err := o.begin(fmt.Sprintf("%s: follower %d leaves the active set %v -> %v", p, brokerID, before.Active, next.Active), before, next, ""); err != nil {
 		return DeactivateResult{}, wrap(err)

@@ -92,9 +92,7 @@ func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs c
 	}
 	res.CommonPrefix = common
 	before := p.metadataLocked()
-	next := before.clone()
-	next.Active = append(next.Active, brokerID)
-	slices.Sort(next.Active)
+	next := before.withActive(brokerID)
 	o := c.newOp(cs, EventRecover, p, brokerID)
 	summary := fmt.Sprintf("%s: broker %d rejoins: common prefix %d with leader %d (log end %d)", p, brokerID, common, p.leader, lEnd)
 	var qpath string

@@ -1,0 +1,498 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/topic"
+)
+
+// This file is the cluster's metadata as a replicated state machine: what
+// a consensus group (the server's cluster mode runs hashicorp/raft) holds
+// when brokers are processes on separate machines. MetaState is the state,
+// MetaCommand one change, and MetaState.Apply the one function that
+// decides it — pure, deterministic, with no clock and no I/O, so that every
+// node applying the same commands in the same order holds the same state.
+// The leadership rules are the in-process cluster's own (transitions.go);
+// the metadata is checked by the same validation as cluster.meta.
+
+// MetaJournalKeep is how many journal entries a MetaState keeps: the
+// oldest are dropped beyond it, so that the state (and every snapshot of
+// it) stays bounded.
+const MetaJournalKeep = 4096
+
+// NodeInfo is one broker process of a cluster-mode cluster.
+type NodeInfo struct {
+	// ID is the broker id, from 1.
+	ID int `json:"id"`
+	// Addr is its internal address (Raft and replication), host:port.
+	Addr string `json:"addr"`
+	// HTTPAddr is its client-facing HTTP address, host:port.
+	HTTPAddr string `json:"http_addr"`
+}
+
+// OffsetKey names one committed consumer offset.
+type OffsetKey struct {
+	Consumer  string `json:"consumer"`
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+}
+
+// MetaState is everything a cluster-mode cluster agrees on: the metadata
+// cluster.meta holds in one process (brokers, topics, placement, leaders,
+// leader epochs, active sets), each broker's addresses, the committed
+// consumer offsets and the journal. The zero value is an empty cluster.
+// A MetaState is not safe for concurrent use; its owner serialises Apply.
+type MetaState struct {
+	Meta    Metadata
+	Nodes   map[int]NodeInfo
+	Offsets map[OffsetKey]uint64
+	// Journal holds the last MetaJournalKeep entries, oldest first; their
+	// Offset fields count from the first entry ever applied.
+	Journal []JournalEntry
+}
+
+// MetaOp names the kind of a MetaCommand.
+type MetaOp string
+
+// The commands a MetaState applies.
+const (
+	// OpRegisterNode adds a broker (or updates its addresses): Node.
+	OpRegisterNode MetaOp = "register-node"
+	// OpCreateTopic places a new topic over the registered brokers:
+	// Topic, Partitions, ReplicationFactor.
+	OpCreateTopic MetaOp = "create-topic"
+	// OpDeleteTopic removes a topic and its consumer offsets: Topic.
+	OpDeleteTopic MetaOp = "delete-topic"
+	// OpFailover makes Broker the leader of Topic/Partition at the next
+	// epoch; the old leader and the replicas in Leave leave the active set.
+	OpFailover MetaOp = "failover"
+	// OpMoveLeader makes Broker, an active follower, the leader at the next
+	// epoch; the old leader stays active.
+	OpMoveLeader MetaOp = "move-leader"
+	// OpDeactivate takes follower Broker out of the active set.
+	OpDeactivate MetaOp = "deactivate"
+	// OpActivate brings follower Broker, recovered to its leader's log,
+	// back into the active set.
+	OpActivate MetaOp = "activate"
+	// OpCommitOffset commits Consumer's Offset on Topic/Partition; never
+	// backwards.
+	OpCommitOffset MetaOp = "commit-offset"
+	// OpResetOffset sets Consumer's Offset, backwards too.
+	OpResetOffset MetaOp = "reset-offset"
+	// OpJournal appends Entry to the journal and changes nothing else.
+	OpJournal MetaOp = "journal"
+)
+
+// MetaCommand is one change to a MetaState. Which fields count depends on
+// Op (see the constants). Time is the proposer's clock: the journal entry a
+// command writes is stamped with it, so that every node writes the same.
+type MetaCommand struct {
+	Op   MetaOp    `json:"op"`
+	Time time.Time `json:"time"`
+	// By and Reason go to the journal: ByOperator or ByController, and the
+	// controller's reason.
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+
+	Node              *NodeInfo `json:"node,omitempty"`
+	Topic             string    `json:"topic,omitempty"`
+	Partition         int       `json:"partition,omitempty"`
+	Partitions        int       `json:"partitions,omitempty"`
+	ReplicationFactor int       `json:"replication_factor,omitempty"`
+	// Broker is the new leader (failover, move), or the follower
+	// deactivated or activated.
+	Broker int   `json:"broker,omitempty"`
+	Leave  []int `json:"leave,omitempty"`
+	// Epoch is the partition's leader epoch the command was decided on; a
+	// partition command on any other epoch is refused (ErrStaleAction).
+	Epoch uint64 `json:"epoch,omitempty"`
+	// Quarantine names the file an activation's recovery kept its cut
+	// records in, for the journal.
+	Quarantine string        `json:"quarantine,omitempty"`
+	Consumer   string        `json:"consumer,omitempty"`
+	Offset     uint64        `json:"offset,omitempty"`
+	Entry      *JournalEntry `json:"entry,omitempty"`
+}
+
+// MetaResult is what an applied command did.
+type MetaResult struct {
+	// Summary is one line for people.
+	Summary string `json:"summary"`
+	// Partition is the partition's metadata after a partition command.
+	Partition *PartitionMetadata `json:"partition,omitempty"`
+}
+
+// EncodeMetaCommand renders c as JSON, the form a Raft log entry holds.
+func EncodeMetaCommand(c MetaCommand) ([]byte, error) { return json.Marshal(c) }
+
+// ParseMetaCommand decodes one command: JSON with the fields of
+// MetaCommand, no others, no trailing data. Whether the command is valid
+// for a state is Apply's to decide.
+func ParseMetaCommand(data []byte) (MetaCommand, error) {
+	var c MetaCommand
+	if err := strictJSON(data, &c); err != nil {
+		return MetaCommand{}, fmt.Errorf("cluster: meta command: %w: %w", ErrInvalidArgument, err)
+	}
+	return c, nil
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+// Clone returns a deep copy of s.
+func (s *MetaState) Clone() *MetaState {
+	out := &MetaState{Meta: s.Meta.clone(), Nodes: make(map[int]NodeInfo, len(s.Nodes)),
+		Offsets: make(map[OffsetKey]uint64, len(s.Offsets)), Journal: slices.Clone(s.Journal)}
+	for k, v := range s.Nodes {
+		out.Nodes[k] = v
+	}
+	for k, v := range s.Offsets {
+		out.Offsets[k] = v
+	}
+	return out
+}
+
+// JournalEnd is the offset the next journal entry will get.
+func (s *MetaState) JournalEnd() uint64 {
+	if len(s.Journal) == 0 {
+		return 0
+	}
+	return s.Journal[len(s.Journal)-1].Offset + 1
+}
+
+// Partition returns one partition's metadata.
+func (s *MetaState) Partition(topicName string, partition int) (PartitionMetadata, error) {
+	t, ok := s.Meta.Topics[topicName]
+	if !ok {
+		return PartitionMetadata{}, fmt.Errorf("cluster: topic %q: %w", topicName, ErrUnknownTopic)
+	}
+	if partition < 0 || partition >= len(t.Partitions) {
+		return PartitionMetadata{}, fmt.Errorf("cluster: topic %q has %d partition(s), no partition %d: %w", topicName, len(t.Partitions), partition, topic.ErrPartitionOutOfRange)
+	}
+	return t.Partitions[partition].clone(), nil
+}
+
+// Apply applies c to s. On error s is unchanged: the command was refused,
+// and every node refuses it alike.
+func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
+	if s.Meta.Topics == nil {
+		s.Meta.Topics = map[string]TopicMetadata{}
+	}
+	if s.Meta.Brokers == nil {
+		s.Meta.Brokers = []int{}
+	}
+	switch c.Op {
+	case OpRegisterNode:
+		return s.registerNode(c)
+	case OpCreateTopic:
+		return s.createTopic(c)
+	case OpDeleteTopic:
+		return s.deleteTopic(c)
+	case OpFailover, OpMoveLeader, OpDeactivate, OpActivate:
+		return s.changePartition(c)
+	case OpCommitOffset, OpResetOffset:
+		return s.setOffset(c)
+	case OpJournal:
+		if c.Entry == nil {
+			return MetaResult{}, fmt.Errorf("cluster: journal command without an entry: %w", ErrInvalidArgument)
+		}
+		if err := c.Entry.validate(); err != nil {
+			return MetaResult{}, err
+		}
+		e := *c.Entry
+		s.journal(c, e)
+		return MetaResult{Summary: e.Summary}, nil
+	default:
+		return MetaResult{}, fmt.Errorf("cluster: unknown meta command %q: %w", c.Op, ErrInvalidArgument)
+	}
+}
+
+// journal appends e, stamped with the command's time and the next offset,
+// and drops the oldest entries beyond MetaJournalKeep.
+func (s *MetaState) journal(c MetaCommand, e JournalEntry) {
+	e.Offset, e.Time = s.JournalEnd(), c.Time
+	s.Journal = append(s.Journal, e)
+	if over := len(s.Journal) - MetaJournalKeep; over > 0 {
+		s.Journal = slices.Delete(s.Journal, 0, over)
+	}
+}
+
+func by(c MetaCommand) string {
+	if c.By == "" {
+		return ByOperator
+	}
+	return c.By
+}
+
+func (s *MetaState) registerNode(c MetaCommand) (MetaResult, error) {
+	n := c.Node
+	switch {
+	case n == nil:
+		return MetaResult{}, fmt.Errorf("cluster: register node: no node: %w", ErrInvalidArgument)
+	case n.ID < 1:
+		return MetaResult{}, fmt.Errorf("cluster: register node %d: %w", n.ID, ErrInvalidBrokerID)
+	case n.Addr == "":
+		return MetaResult{}, fmt.Errorf("cluster: register node %d: no internal address: %w", n.ID, ErrInvalidArgument)
+	}
+	if s.Nodes == nil {
+		s.Nodes = map[int]NodeInfo{}
+	}
+	old, known := s.Nodes[n.ID]
+	if known && old == *n {
+		return MetaResult{Summary: fmt.Sprintf("broker %d already registered at %s", n.ID, n.Addr)}, nil
+	}
+	s.Nodes[n.ID] = *n
+	if !slices.Contains(s.Meta.Brokers, n.ID) {
+		s.Meta.Brokers = append(s.Meta.Brokers, n.ID)
+		slices.Sort(s.Meta.Brokers)
+	}
+	summary := fmt.Sprintf("broker %d joins the cluster at %s (clients: %s); brokers %v", n.ID, n.Addr, n.HTTPAddr, s.Meta.Brokers)
+	if known {
+		summary = fmt.Sprintf("broker %d moves from %s to %s (clients: %s)", n.ID, old.Addr, n.Addr, n.HTTPAddr)
+	}
+	s.journal(c, JournalEntry{Event: EventBrokerStart, Phase: PhaseDone, By: by(c), Broker: n.ID, Summary: summary})
+	return MetaResult{Summary: summary}, nil
+}
+
+func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {
+	name := c.Topic
+	if err := topic.ValidateName(name); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: create topic: %w", err)
+	}
+	if c.Partitions < 1 || c.Partitions > topic.MaxPartitionCount {
+		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, c.Partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
+	}
+	if t, ok := s.Meta.Topics[name]; ok {
+		return MetaResult{}, &TopicExistsError{Topic: name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor,
+			SameSettings: t.PartitionCount == c.Partitions && t.ReplicationFactor == c.ReplicationFactor}
+	}
+	for other := range s.Meta.Topics {
+		if strings.EqualFold(other, name) {
+			return MetaResult{}, &TopicNameConflictError{Topic: name, Existing: other}
+		}
+	}
+	tm, err := NewTopicMetadata(s.Meta.Brokers, c.Partitions, c.ReplicationFactor)
+	if err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
+	next := s.Meta.clone()
+	next.Topics[name] = tm
+	if err := next.validate(); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
+	s.Meta = next
+	return MetaResult{Summary: fmt.Sprintf("topic %q created: %d partitions, replication factor %d", name, c.Partitions, c.ReplicationFactor)}, nil
+}
+
+func (s *MetaState) deleteTopic(c MetaCommand) (MetaResult, error) {
+	if _, ok := s.Meta.Topics[c.Topic]; !ok {
+		return MetaResult{}, fmt.Errorf("cluster: delete topic %q: %w", c.Topic, ErrUnknownTopic)
+	}
+	next := s.Meta.clone()
+	delete(next.Topics, c.Topic)
+	s.Meta = next
+	dropped := 0
+	for k := range s.Offsets {
+		if k.Topic == c.Topic {
+			delete(s.Offsets, k)
+			dropped++
+		}
+	}
+	summary := fmt.Sprintf("topic %q deleted with %d committed consumer offset(s)", c.Topic, dropped)
+	s.journal(c, JournalEntry{Event: EventDeleteTopic, Phase: PhaseDone, By: by(c), Topic: c.Topic, Summary: summary, Reason: c.Reason})
+	return MetaResult{Summary: summary}, nil
+}
+
+// changePartition applies the four leadership commands, each refused
+// unless it was decided on the partition's current epoch and its broker
+// plays the part the command needs.
+func (s *MetaState) changePartition(c MetaCommand) (MetaResult, error) {
+	before, err := s.Partition(c.Topic, c.Partition)
+	if err != nil {
+		return MetaResult{}, err
+	}
+	where := fmt.Sprintf("%s/%d", c.Topic, c.Partition)
+	if c.Epoch != before.LeaderEpoch {
+		return MetaResult{}, fmt.Errorf("cluster: %s %s: decided on epoch %d, the partition is at %d: %w", c.Op, where, c.Epoch, before.LeaderEpoch, ErrStaleAction)
+	}
+	if !slices.Contains(before.Replicas, c.Broker) {
+		return MetaResult{}, fmt.Errorf("cluster: %s %s: broker %d: %w", c.Op, where, c.Broker, ErrNotAssigned)
+	}
+	if c.Broker == before.Leader {
+		return MetaResult{}, fmt.Errorf("cluster: %s %s: broker %d: %w", c.Op, where, c.Broker, ErrReplicaIsLeader)
+	}
+	active := slices.Contains(before.Active, c.Broker)
+	var next PartitionMetadata
+	var ev JournalEvent
+	var summary string
+	switch c.Op {
+	case OpFailover:
+		if !active {
+			return MetaResult{}, fmt.Errorf("cluster: failover %s: broker %d: %w", where, c.Broker, ErrReplicaInactive)
+		}
+		leave := append([]int{before.Leader}, c.Leave...)
+		if slices.Contains(leave, c.Broker) {
+			return MetaResult{}, fmt.Errorf("cluster: failover %s: the new leader %d cannot leave the active set: %w", where, c.Broker, ErrInvalidArgument)
+		}
+		next, ev = before.withLeader(c.Broker, leave), EventFailover
+		summary = fmt.Sprintf("%s: leader %d -> %d (epoch %d); leaving the active set: %v", where, before.Leader, c.Broker, next.LeaderEpoch, sortedCopy(leave))
+	case OpMoveLeader:
+		if !active {
+			return MetaResult{}, fmt.Errorf("cluster: move leader %s: broker %d: %w", where, c.Broker, ErrReplicaInactive)
+		}
+		next, ev = before.withLeader(c.Broker, nil), EventMoveLeader
+		summary = fmt.Sprintf("%s: leader %d -> %d (epoch %d)", where, before.Leader, c.Broker, next.LeaderEpoch)
+	case OpDeactivate:
+		if !active {
+			return MetaResult{}, fmt.Errorf("cluster: deactivate %s: broker %d: %w", where, c.Broker, ErrReplicaInactive)
+		}
+		next, ev = before.withoutActive(c.Broker), EventDeactivate
+		summary = fmt.Sprintf("%s: follower %d leaves the active set %v -> %v", where, c.Broker, before.Active, next.Active)
+	case OpActivate:
+		if active {
+			return MetaResult{}, fmt.Errorf("cluster: activate %s: broker %d: %w", where, c.Broker, ErrReplicaActive)
+		}
+		next, ev = before.withActive(c.Broker), EventRecover
+		summary = fmt.Sprintf("%s: broker %d rejoins the active set %v -> %v", where, c.Broker, before.Active, next.Active)
+	}
+	meta := s.Meta.clone()
+	t := meta.Topics[c.Topic]
+	t.Partitions[c.Partition] = next
+	meta.Topics[c.Topic] = t
+	if err := meta.validate(); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: %s %s: %w", c.Op, where, err)
+	}
+	s.Meta = meta
+	b, a := before, next.clone()
+	s.journal(c, JournalEntry{Event: ev, Phase: PhaseDone, By: by(c), Topic: c.Topic, Partition: c.Partition, Broker: c.Broker,
+		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine})
+	return MetaResult{Summary: summary, Partition: &a}, nil
+}
+
+func sortedCopy(ids []int) []int {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (s *MetaState) setOffset(c MetaCommand) (MetaResult, error) {
+	if err := topic.ValidateName(c.Consumer); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: %s: consumer id: %w", c.Op, err)
+	}
+	if _, err := s.Partition(c.Topic, c.Partition); err != nil {
+		return MetaResult{}, err
+	}
+	k := OffsetKey{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition}
+	if old, ok := s.Offsets[k]; ok && c.Op == OpCommitOffset && c.Offset < old {
+		return MetaResult{}, &client.OffsetRegressionError{ConsumerID: c.Consumer, Topic: c.Topic, Partition: c.Partition, Committed: old, Requested: c.Offset}
+	}
+	if s.Offsets == nil {
+		s.Offsets = map[OffsetKey]uint64{}
+	}
+	s.Offsets[k] = c.Offset
+	return MetaResult{Summary: fmt.Sprintf("consumer %q at offset %d of %s/%d", c.Consumer, c.Offset, c.Topic, c.Partition)}, nil
+}
+
+// metaStateVersion is the version of EncodeMetaState's form.
+const metaStateVersion = 1
+
+// metaStateJSON is a snapshot's form. The metadata is cluster.meta's own
+// encoding, read back by its one parser.
+type metaStateJSON struct {
+	Version int             `json:"version"`
+	Meta    json.RawMessage `json:"meta"`
+	Nodes   []NodeInfo      `json:"nodes"`
+	Offsets []offsetJSON    `json:"offsets"`
+	Journal []journalJSON   `json:"journal"`
+}
+
+type offsetJSON struct {
+	OffsetKey
+	Offset uint64 `json:"offset"`
+}
+
+type journalJSON struct {
+	Offset uint64          `json:"offset"`
+	Time   time.Time       `json:"time"`
+	Entry  json.RawMessage `json:"entry"`
+}
+
+// EncodeMetaState renders s as one JSON document: a Raft snapshot.
+func EncodeMetaState(s *MetaState) ([]byte, error) {
+	meta, err := EncodeClusterMeta(s.Meta.clone())
+	if err != nil {
+		return nil, err
+	}
+	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{}}
+	for _, id := range sortedKeys(s.Nodes) {
+		out.Nodes = append(out.Nodes, s.Nodes[id])
+	}
+	for k, v := range s.Offsets {
+		out.Offsets = append(out.Offsets, offsetJSON{k, v})
+	}
+	slices.SortFunc(out.Offsets, func(a, b offsetJSON) int {
+		return strings.Compare(fmt.Sprintf("%s\x00%s\x00%09d", a.Consumer, a.Topic, a.Partition), fmt.Sprintf("%s\x00%s\x00%09d", b.Consumer, b.Topic, b.Partition))
+	})
+	for _, e := range s.Journal {
+		raw, err := EncodeJournalEntry(e)
+		if err != nil {
+			return nil, err
+		}
+		out.Journal = append(out.Journal, journalJSON{Offset: e.Offset, Time: e.Time, Entry: raw})
+	}
+	return json.Marshal(out)
+}
+
+// ParseMetaState decodes EncodeMetaState's form, checking the metadata
+// with ParseClusterMeta and every journal entry with ParseJournalEntry.
+func ParseMetaState(data []byte) (*MetaState, error) {
+	var in metaStateJSON
+	if err := strictJSON(data, &in); err != nil {
+		return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)
+	}
+	if in.Version != metaStateVersion {
+		return nil, fmt.Errorf("cluster: meta state version %d, want %d: %w", in.Version, metaStateVersion, ErrInvalidArgument)
+	}
+	meta, err := ParseClusterMeta(in.Meta)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: meta state: %w", err)
+	}
+	s := &MetaState{Meta: meta, Nodes: map[int]NodeInfo{}, Offsets: map[OffsetKey]uint64{}}
+	for _, n := range in.Nodes {
+		if n.ID < 1 || n.Addr == "" {
+			return nil, fmt.Errorf("cluster: meta state: node %d at %q: %w", n.ID, n.Addr, ErrInvalidArgument)
+		}
+		s.Nodes[n.ID] = n
+	}
+	for _, o := range in.Offsets {
+		s.Offsets[o.OffsetKey] = o.Offset
+	}
+	for i, j := range in.Journal {
+		e, err := ParseJournalEntry(j.Entry)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: meta state: journal entry %d: %w", i, err)
+		}
+		if i > 0 && j.Offset != s.Journal[i-1].Offset+1 {
+			return nil, fmt.Errorf("cluster: meta state: journal offset %d after %d: %w", j.Offset, s.Journal[i-1].Offset, ErrInvalidArgument)
+		}
+		e.Offset, e.Time = j.Offset, j.Time
+		s.Journal = append(s.Journal, e)
+	}
+	return s, nil
+}
