@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log"
@@ -275,6 +276,11 @@ type BrokerInfo struct {
 	ID int
 	// Available is true while an open instance is registered.
 	Available bool
+	// DownSince is when an unavailable broker was last known to be up,
+	// when its observer knows (in cluster mode: its last heartbeat);
+	// zero otherwise, and the controller counts from when it first saw
+	// the broker down.
+	DownSince time.Time
 }
 
 // Brokers lists every broker in cluster.meta, ascending by id.

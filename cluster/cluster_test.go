@@ -113,7 +113,7 @@ func TestClusterCreateTopicNeedsPlacedBrokers(t *testing.T) {
 // until a new Broker with its id is registered.
 func TestClusterRegisterBroker(t *testing.T) {
 	c, root := newCluster(t, 2)
-	require.Equal(t, []BrokerInfo{{1, true}, {2, true}}, c.Brokers())
+	require.Equal(t, []BrokerInfo{{ID: 1, Available: true}, {ID: 2, Available: true}}, c.Brokers())
 
 	dup, err := OpenBroker(1, root)
 	require.NoError(t, err)
@@ -121,9 +121,9 @@ func TestClusterRegisterBroker(t *testing.T) {
 
 	require.NoError(t, c.StopBroker(1))
 	require.NoError(t, c.StopBroker(1), "stopping twice is harmless")
-	require.Equal(t, []BrokerInfo{{1, false}, {2, true}}, c.Brokers())
+	require.Equal(t, []BrokerInfo{{ID: 1, Available: false}, {ID: 2, Available: true}}, c.Brokers())
 	require.NoError(t, c.RegisterBroker(dup), "a new instance replaces a closed one")
-	require.Equal(t, []BrokerInfo{{1, true}, {2, true}}, c.Brokers())
+	require.Equal(t, []BrokerInfo{{ID: 1, Available: true}, {ID: 2, Available: true}}, c.Brokers())
 
 	closed, err := OpenBroker(3, root)
 	require.NoError(t, err)
@@ -146,7 +146,7 @@ func TestClusterRegisterBroker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{1, 2, 3}, c.Metadata().Brokers)
 	c2 := reopen(t, c, root, 0)
-	require.Equal(t, []BrokerInfo{{1, false}, {2, false}, {3, false}}, c2.Brokers())
+	require.Equal(t, []BrokerInfo{{ID: 1, Available: false}, {ID: 2, Available: false}, {ID: 3, Available: false}}, c2.Brokers())
 }
 
 // After Close every operation is refused.

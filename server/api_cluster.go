@@ -87,7 +87,7 @@ func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, ae)
 		return
 	}
-	if _, err := s.cluster.StartBroker(id); err != nil && !errors.Is(err, cluster.ErrBrokerRegistered) {
+	if err := s.cluster.StartBroker(id); err != nil && !errors.Is(err, cluster.ErrBrokerRegistered) {
 		writeAPIError(w, classify(err))
 		return
 	}

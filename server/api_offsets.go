@@ -3,7 +3,6 @@ package server
 import (
 	"net/http"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
@@ -15,12 +14,7 @@ func (s *Server) handleConsumerOffsets(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, ae)
 		return
 	}
-	store, err := s.cluster.OffsetStore()
-	if err != nil {
-		writeAPIError(w, classify(err))
-		return
-	}
-	list, err := store.List(id)
+	list, err := s.cluster.ListOffsets(id)
 	if err != nil {
 		writeAPIError(w, classify(err))
 		return
@@ -37,7 +31,6 @@ func (s *Server) handleConsumerOffsets(w http.ResponseWriter, r *http.Request) {
 type offsetTarget struct {
 	consumer, topic string
 	partition       int
-	store           *client.OffsetStore
 }
 
 func (s *Server) offsetTarget(r *http.Request) (offsetTarget, *apiError) {
@@ -59,17 +52,12 @@ func (s *Server) offsetTarget(r *http.Request) (offsetTarget, *apiError) {
 	if t.partition >= info.PartitionCount {
 		return t, notFound("topic %q has %d partition(s), no partition %d", t.topic, info.PartitionCount, t.partition)
 	}
-	store, err := s.cluster.OffsetStore()
-	if err != nil {
-		return t, classify(err)
-	}
-	t.store = store
 	return t, nil
 }
 
 // answer loads the target's committed offset and writes it.
 func (s *Server) answerOffset(w http.ResponseWriter, t offsetTarget) {
-	off, ok, err := t.store.Load(t.consumer, t.topic, t.partition)
+	off, ok, err := s.cluster.LoadOffset(t.consumer, t.topic, t.partition)
 	if err != nil {
 		writeAPIError(w, classify(err))
 		return

@@ -120,22 +120,8 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 // For a partially failed batch, results holds every record's partition and
 // the acknowledged records' placements (see acknowledged).
 func (s *Server) send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
-	p := cluster.NewProducer(s.cluster, name)
 	start := time.Now()
-	var (
-		results []cluster.SendResult
-		err     error
-	)
-	switch {
-	case partition != nil:
-		results, err = p.SendBatchTo(*partition, msgs)
-	case len(msgs) == 1:
-		var res cluster.SendResult
-		res, err = p.Send(msgs[0].Key, msgs[0].Payload)
-		results = []cluster.SendResult{res}
-	default:
-		results, err = p.SendBatch(msgs)
-	}
+	results, err := s.cluster.Send(name, partition, msgs)
 	elapsed := time.Since(start)
 	acked, bytes := 0, 0
 	for i, res := range results {

@@ -32,7 +32,7 @@ func serveWithClusterOptions(t *testing.T, brokers int, opts cluster.Options) *r
 		_, err := c.StartBroker(id)
 		require.NoError(t, err)
 	}
-	srv.cluster = c
+	srv.cluster, srv.local = LocalBackend{c}, c
 	return serveExisting(t, srv)
 }
 

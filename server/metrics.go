@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/pystream/pystream/cluster"
 )
 
 // metrics holds the server's Prometheus metrics in a registry of its own
@@ -144,6 +143,6 @@ func (m *metrics) handler() http.Handler {
 
 // registerCluster adds the collectors of per-partition and per-consumer
 // gauges.
-func (m *metrics) registerCluster(c *cluster.Cluster) {
+func (m *metrics) registerCluster(c Backend) {
 	m.registry.MustRegister(&clusterCollector{c: c}, &consumerCollector{c: c})
 }

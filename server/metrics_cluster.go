@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pystream/pystream/cluster"
 )
 
 // clusterCollector reports the replication state of every partition at
@@ -17,7 +16,7 @@ import (
 // what kafka_exporter calls its gauges too); a distance between two
 // positions is a number of records (_records). A 0/1 gauge needs no unit.
 type clusterCollector struct {
-	c *cluster.Cluster
+	c Backend
 }
 
 var (

@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/pystream/pystream/cluster"
 )
 
 // consumerCollector reports every committed consumer offset and the
@@ -25,7 +24,7 @@ import (
 // being above 0 says it; `pystream log verify` or
 // GET /api/consumers/{id}/offsets then names the file.
 type consumerCollector struct {
-	c *cluster.Cluster
+	c Backend
 }
 
 var (
@@ -61,11 +60,7 @@ type highWatermark struct {
 }
 
 func (cc *consumerCollector) Collect(ch chan<- prometheus.Metric) {
-	store, err := cc.c.OffsetStore()
-	if err != nil {
-		return // closed during the scrape: report nothing
-	}
-	offsets, err := store.ListAll()
+	offsets, err := cc.c.ListAllOffsets()
 	unreadable := countErrors(err)
 	hws := map[partitionKey]highWatermark{}
 	for _, o := range offsets {

@@ -53,8 +53,12 @@ type Server struct {
 	maxRecords int
 	// inflight bounds the request bodies in flight (admit).
 	inflight *inflight
-	cluster  *cluster.Cluster
-	lock     *datalock.Lock
+	// cluster is what the API serves: the embedded cluster (local) or,
+	// in cluster mode, this process's broker among others.
+	cluster Backend
+	// local is the embedded cluster; nil in cluster mode.
+	local *cluster.Cluster
+	lock  *datalock.Lock
 	// controller keeps the cluster serving (failover, catch-up, recovery,
 	// leader moves) and says whether it is ready; stopController ends its
 	// loop and waits for it.
@@ -176,14 +180,14 @@ func (s *Server) openCluster(fsys durable.FS) error {
 				"broker", b.ID, "brokers", int(s.cfg.Brokers))
 		}
 	}
-	s.cluster = c
+	s.cluster, s.local = LocalBackend{c}, c
 	return nil
 }
 
 // startController builds the controller from the configuration and runs
 // its loop until Close.
 func (s *Server) startController() error {
-	k, err := controller.New(s.cluster, controller.Config{
+	k, err := controller.New(s.local, controller.Config{
 		FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		Rebalance:     bool(s.cfg.LeaderRebalance),
 		Logger:        s.logger,
@@ -222,8 +226,9 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
-// Cluster returns the embedded cluster, for tests and embedding.
-func (s *Server) Cluster() *cluster.Cluster { return s.cluster }
+// Cluster returns the embedded cluster, for tests and embedding; nil in
+// cluster mode.
+func (s *Server) Cluster() *cluster.Cluster { return s.local }
 
 // Handler returns the server's HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.handler }

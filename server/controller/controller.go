@@ -35,10 +35,23 @@ type Config struct {
 	Registerer prometheus.Registerer
 }
 
+// Cluster is what a Controller observes and acts on: a *cluster.Cluster
+// of logical brokers, or in cluster mode the metadata replicated through
+// Raft, fed by the brokers' heartbeats (server/clusternode).
+type Cluster interface {
+	Brokers() []cluster.BrokerInfo
+	Topics() []cluster.TopicInfo
+	Status(topicName string, partition int) (cluster.PartitionStatus, error)
+	Apply(a cluster.Action) (cluster.ApplyResult, error)
+	JournalRefusal(a cluster.Action, refusal error) error
+}
+
+var _ Cluster = (*cluster.Cluster)(nil)
+
 // Controller runs cluster.Plan against one cluster and carries out its
 // actions. It is safe for concurrent use; passes never overlap.
 type Controller struct {
-	cl      *cluster.Cluster
+	cl      Cluster
 	cfg     Config
 	log     *slog.Logger
 	metrics *metrics
@@ -106,7 +119,7 @@ type refusal struct {
 
 // New returns a controller for cl. It registers its metrics with
 // cfg.Registerer, if any, and does nothing else until Step or Run.
-func New(cl *cluster.Cluster, cfg Config) (*Controller, error) {
+func New(cl Cluster, cfg Config) (*Controller, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
@@ -256,6 +269,9 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 			if !ok {
 				since = now
 				k.down[b.ID] = now
+			}
+			if !b.DownSince.IsZero() && b.DownSince.Before(since) {
+				since = b.DownSince // silent since its last heartbeat
 			}
 			pb.UnavailableFor = now.Sub(since)
 		}
