@@ -39,9 +39,46 @@ func ParseQuarantineName(name string) (from, to uint64, at time.Time, ok bool) {
 	return from, to, time.Unix(0, ns), true
 }
 
+// Replica returns the broker's log of one partition, opened on first use;
+// with create it is created when missing. The cluster-mode broker process
+// (server/clusternode) holds its replicas through it; an in-process
+// Cluster keeps that to itself.
+func (b *Broker) Replica(topicName string, partition int, create bool) (*log.Log, error) {
+	return b.replica(topicName, partition, create)
+}
+
+// CutReplica keeps the records [to, end) of the broker's replica in a new
+// quarantine file beside its log (QuarantinePath, stamped at) and then
+// truncates the log to to: what a recovery cuts is never destroyed. It
+// returns the quarantine file, "" when there was nothing to cut. The
+// caller holds the replica's writes back.
+func (b *Broker) CutReplica(topicName string, partition int, to uint64, at time.Time) (string, error) {
+	l, err := b.replica(topicName, partition, false)
+	if err != nil {
+		return "", err
+	}
+	end := l.NextOffset()
+	if to >= end {
+		return "", nil
+	}
+	path := QuarantinePath(l.Path(), to, end, at)
+	if err := quarantineRecords(b.opts.FS, l, path, to, end); err != nil {
+		return "", fmt.Errorf("cluster: broker %d: cut %s/%d: %w", b.id, topicName, partition, err)
+	}
+	if err := l.Truncate(to); err != nil {
+		return path, fmt.Errorf("cluster: broker %d: cut %s/%d: %w", b.id, topicName, partition, err)
+	}
+	return path, nil
+}
+
 // quarantine copies the records [from, to) of l, durably, into a new file
 // at path: written to a temp file, fsync-ed, renamed, directory fsync-ed.
 func (c *Cluster) quarantine(l *log.Log, path string, from, to uint64) error {
+	return quarantineRecords(c.opts.Broker.FS, l, path, from, to)
+}
+
+// quarantineRecords is quarantine on the file system fsys.
+func quarantineRecords(fsys durable.FS, l *log.Log, path string, from, to uint64) error {
 	var frames []byte
 	for at := from; at < to; {
 		recs, err := l.Read(at, int(min(uint64(compareChunk), to-at)))
@@ -56,7 +93,7 @@ func (c *Cluster) quarantine(l *log.Log, path string, from, to uint64) error {
 		}
 		at += uint64(len(recs))
 	}
-	if err := durable.WriteFile(c.opts.Broker.FS, path, frames); err != nil {
+	if err := durable.WriteFile(fsys, path, frames); err != nil {
 		return fmt.Errorf("quarantine offsets %d..%d: %w", from, to-1, err)
 	}
 	return nil

@@ -1,0 +1,59 @@
+package clusternode
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config is one broker process of a cluster-mode cluster.
+type Config struct {
+	// ID is this node's broker id and Raft id, 1 or more.
+	ID int
+	// Peers maps every voter's id to its internal address (Raft and
+	// replication on one port): the cluster at its first start. Later
+	// starts recover the membership from the Raft log.
+	Peers map[int]string
+	// Join starts a node that is not in Peers' first configuration: it
+	// waits to be added (pystream cluster add-node) instead of
+	// bootstrapping.
+	Join bool
+	// DataDir holds Raft's directory (raft/) and the broker's replicas
+	// (broker-<id>/), as an embedded cluster's broker directory.
+	DataDir string
+	// HTTPAddr is this node's client address as clients reach it.
+	HTTPAddr string
+	// FailoverAfter is how long a broker may send no heartbeat before it
+	// is fenced: its leaderships fail over and its replicas leave the
+	// active sets. Zero: never (the controller only catches followers up).
+	FailoverAfter time.Duration
+	// Listener is the internal listener; nil listens on Peers[ID].
+	Listener net.Listener
+	// Logger receives the node's logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the controller's metrics; nil registers none.
+	Registerer prometheus.Registerer
+}
+
+func (c Config) validate() error {
+	if c.ID < 1 {
+		return fmt.Errorf("clusternode: node id %d: want 1 or more: %w", c.ID, ErrInvalidConfig)
+	}
+	if _, ok := c.Peers[c.ID]; !ok && c.Listener == nil {
+		return fmt.Errorf("clusternode: node %d is not in the cluster list: %w", c.ID, ErrInvalidConfig)
+	}
+	if c.DataDir == "" {
+		return fmt.Errorf("clusternode: no data directory: %w", ErrInvalidConfig)
+	}
+	return nil
+}
+
+// HeartbeatInterval is how often a broker reports to the controller:
+// a tenth of the failover delay, between 50 ms and 500 ms, so that a
+// broker is declared silent at most one interval after the delay.
+func HeartbeatInterval(failoverAfter time.Duration) time.Duration {
+	return min(max(failoverAfter/10, 50*time.Millisecond), 500*time.Millisecond)
+}

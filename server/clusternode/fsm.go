@@ -1,0 +1,139 @@
+package clusternode
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/pystream/pystream/cluster"
+)
+
+// fsm is the Raft state machine: a cluster.MetaState behind a lock, with a
+// way to wait for the next change. It is safe for concurrent use.
+type fsm struct {
+	// mu guards the fields below.
+	mu      sync.RWMutex
+	state   *cluster.MetaState
+	applied uint64
+	// changed is closed (and replaced) at every apply and restore.
+	changed chan struct{}
+}
+
+func newFSM() *fsm {
+	return &fsm{state: &cluster.MetaState{}, changed: make(chan struct{})}
+}
+
+// applied is what Apply hands back to the proposer: the command's result
+// and the Raft index it was applied at, so that a proposer elsewhere can
+// wait until its own copy has applied it too.
+type appliedResult struct {
+	Index  uint64             `json:"index"`
+	Result cluster.MetaResult `json:"result"`
+}
+
+// Apply applies one committed command (raftmeta.StateMachine).
+func (f *fsm) Apply(index uint64, cmd []byte) ([]byte, error) {
+	c, err := cluster.ParseMetaCommand(cmd)
+	if err != nil {
+		f.advance(index)
+		return nil, err
+	}
+	f.mu.Lock()
+	res, err := f.state.Apply(c)
+	f.applied = index
+	ch := f.changed
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	close(ch)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(appliedResult{Index: index, Result: res})
+}
+
+func (f *fsm) advance(index uint64) {
+	f.mu.Lock()
+	f.applied = index
+	f.mu.Unlock()
+}
+
+// Snapshot encodes the whole state (raftmeta.StateMachine).
+func (f *fsm) Snapshot() ([]byte, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return cluster.EncodeMetaState(f.state)
+}
+
+// Restore replaces the state with a snapshot's (raftmeta.StateMachine).
+func (f *fsm) Restore(data []byte) error {
+	s, err := cluster.ParseMetaState(data)
+	if err != nil {
+		return fmt.Errorf("clusternode: restore metadata snapshot: %w", err)
+	}
+	f.mu.Lock()
+	f.state = s
+	ch := f.changed
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	close(ch)
+	return nil
+}
+
+// read runs fn on the state under the read lock; fn must not keep it.
+func (f *fsm) read(fn func(s *cluster.MetaState)) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	fn(f.state)
+}
+
+// partition returns one partition's metadata.
+func (f *fsm) partition(topicName string, partition int) (pm cluster.PartitionMetadata, err error) {
+	f.read(func(s *cluster.MetaState) { pm, err = s.Partition(topicName, partition) })
+	return pm, err
+}
+
+// node returns one broker's addresses.
+func (f *fsm) node(id int) (n cluster.NodeInfo, ok bool) {
+	f.read(func(s *cluster.MetaState) { n, ok = s.Nodes[id] })
+	return n, ok
+}
+
+// watch returns the channel the next change closes, and the index applied.
+func (f *fsm) watch() (<-chan struct{}, uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.changed, f.applied
+}
+
+// waitApplied waits until the state has applied index.
+func (f *fsm) waitApplied(ctx context.Context, index uint64) error {
+	for {
+		ch, applied := f.watch()
+		if applied >= index {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("clusternode: waiting for metadata index %d (applied %d): %w", index, applied, ctx.Err())
+		}
+	}
+}
+
+// waitFor waits until cond holds of the state, or ctx ends.
+func (f *fsm) waitFor(ctx context.Context, cond func(s *cluster.MetaState) bool) bool {
+	for {
+		ch, _ := f.watch()
+		ok := false
+		f.read(func(s *cluster.MetaState) { ok = cond(s) })
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
