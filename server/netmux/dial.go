@@ -1,0 +1,34 @@
+package netmux
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Dial connects to a Mux's address over TCP and writes the kind byte, so
+// the Mux routes the connection to the listener of that kind. ctx bounds
+// both the dial and the write.
+func Dial(ctx context.Context, addr string, kind byte) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("netmux: dial %s: %w", addr, err)
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		if err := conn.SetWriteDeadline(deadline); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("netmux: dial %s: %w", addr, err)
+		}
+	}
+	if _, err := conn.Write([]byte{kind}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("netmux: dial %s: write kind byte: %w", addr, err)
+	}
+	if err := conn.SetWriteDeadline(time.Time{}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("netmux: dial %s: %w", addr, err)
+	}
+	return conn, nil
+}

@@ -1,0 +1,46 @@
+// Package netmux shares one internal TCP port between two protocols: Raft
+// and the HTTP/2 (h2c) replication API of a PyStream cluster node.
+//
+// # The first byte
+//
+// A node has one internal address (for example 127.0.0.1:7001). Every
+// connection to it is told apart by its first byte:
+//
+//   - A dialer that wants a protocol of its own writes one kind byte before
+//     anything else (Dial does this). KindRaft ('R') is the byte for Raft.
+//     The Mux hands such a connection to the listener registered for that
+//     kind (Mux.Listener) with the byte already consumed, so the protocol
+//     sees exactly the bytes its peer wrote after it.
+//   - Every other connection goes to the default listener (Mux.Default)
+//     with its first byte replayed, untouched. An HTTP/2 client starts with
+//     the preface "PRI * HTTP/2.0", an HTTP/1 client with a method name,
+//     a TLS client with 0x16: none starts with 'R', so an http.Server
+//     serving the default listener needs to know nothing of the Mux.
+//
+// # Lifetime
+//
+// Register every listener (Listener, Default) before Serve, so that no
+// connection of a kind is taken for the default one because its listener
+// did not exist yet. Serve accepts until the base listener is closed; it
+// returns nil after Close and the accept error otherwise. A connection
+// whose kind has no listener, or whose listener is closed, is closed.
+//
+// Closing a sub-listener stops only that kind; closing the Mux closes the
+// base listener, every sub-listener and every connection whose first byte
+// has not arrived yet. Accept on a closed listener returns net.ErrClosed,
+// so both http.Server.Serve and Raft's network transport stop cleanly.
+//
+// # Silent connections
+//
+// The first byte is read in a goroutine of its own per connection, so a
+// slow client never delays the accepts of others. A connection that sends
+// nothing within Config.FirstByteTimeout (DefaultFirstByteTimeout, 10 s)
+// is closed: an idle or bogus connection cannot pin a goroutine forever.
+// The timeout covers only the first byte; after it the protocol sets its
+// own deadlines. Nothing bounds how many connections may wait for their
+// first byte at once; the port is internal, reached by cluster peers only.
+//
+// # Concurrency
+//
+// A Mux and its listeners are safe for concurrent use.
+package netmux

@@ -1,0 +1,223 @@
+package netmux
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Mux splits the connections of one base listener by their first byte.
+// Create it with New or NewWithConfig, register listeners, then run Serve.
+// A Mux is safe for concurrent use.
+type Mux struct {
+	base    net.Listener
+	timeout time.Duration
+
+	// done is closed by Close or when Serve ends; it unblocks every Accept.
+	done      chan struct{}
+	closeOnce sync.Once
+
+	// routing counts the per-connection goroutines, so Close can wait for
+	// them. Add is called only with mu held and closed false.
+	routing sync.WaitGroup
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// kinds holds the listener registered for each kind byte.
+	kinds map[byte]*listener
+	// def is the default listener, nil until Default is called.
+	def *listener
+	// pending holds the connections whose first byte has not arrived.
+	pending map[net.Conn]struct{}
+	// closed is set by Close; Serve then returns nil.
+	closed bool
+}
+
+// New returns a Mux over l with the default Config. It does not accept
+// until Serve is called.
+func New(l net.Listener) *Mux { return NewWithConfig(l, Config{}) }
+
+// NewWithConfig returns a Mux over l tuned by cfg. It does not accept until
+// Serve is called.
+func NewWithConfig(l net.Listener, cfg Config) *Mux {
+	return &Mux{
+		base:    l,
+		timeout: cfg.firstByteTimeout(),
+		done:    make(chan struct{}),
+		kinds:   make(map[byte]*listener),
+		pending: make(map[net.Conn]struct{}),
+	}
+}
+
+// Addr returns the base listener's address.
+func (m *Mux) Addr() net.Addr { return m.base.Addr() }
+
+// Listener returns the listener that receives every connection whose first
+// byte is kind, with that byte consumed. Calling it again with the same
+// kind returns the same listener.
+func (m *Mux) Listener(kind byte) net.Listener {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.kinds[kind]; ok {
+		return l
+	}
+	l := newListener(m)
+	m.kinds[kind] = l
+	return l
+}
+
+// Default returns the listener that receives every connection whose first
+// byte is of no registered kind, with that byte replayed to its first Read.
+// Calling it again returns the same listener.
+func (m *Mux) Default() net.Listener {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.def == nil {
+		m.def = newListener(m)
+	}
+	return m.def
+}
+
+// Serve accepts connections from the base listener and routes them until
+// the base listener is closed. It returns nil when Close ended it, and the
+// base listener's error otherwise; either way the Mux is closed after it.
+func (m *Mux) Serve() error {
+	defer m.shutdown()
+	var backoff time.Duration
+	for {
+		conn, err := m.base.Accept()
+		if err != nil {
+			m.mu.Lock()
+			closed := m.closed
+			m.mu.Unlock()
+			if closed {
+				return nil
+			}
+			if isTemporary(err) {
+				backoff = nextBackoff(backoff)
+				select {
+				case <-time.After(backoff):
+					continue
+				case <-m.done:
+					return nil
+				}
+			}
+			return fmt.Errorf("netmux: accept: %w", err)
+		}
+		backoff = 0
+		if !m.track(conn) {
+			conn.Close()
+			return nil
+		}
+		go m.route(conn)
+	}
+}
+
+// Close closes the base listener, every sub-listener and every connection
+// still waiting for its first byte, and waits for the routing goroutines.
+// Connections already handed to a listener are the accepter's to close.
+// Close is idempotent; it returns the base listener's Close error the
+// first time.
+func (m *Mux) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	err := m.base.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	m.shutdown()
+	m.routing.Wait()
+	return err
+}
+
+// shutdown closes done and every connection waiting for its first byte.
+func (m *Mux) shutdown() {
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closed = true
+		for c := range m.pending {
+			c.Close()
+		}
+		m.mu.Unlock()
+		close(m.done)
+	})
+}
+
+// track records conn as waiting for its first byte and counts its routing
+// goroutine. It returns false when the Mux is closed. Counting under mu,
+// after the closed check, orders every Add before Close's Wait.
+func (m *Mux) track(conn net.Conn) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.pending[conn] = struct{}{}
+	m.routing.Add(1)
+	return true
+}
+
+// untrack forgets conn as waiting for its first byte.
+func (m *Mux) untrack(conn net.Conn) {
+	m.mu.Lock()
+	delete(m.pending, conn)
+	m.mu.Unlock()
+}
+
+// route reads conn's first byte within the timeout and hands conn to its
+// listener. It runs in a goroutine of its own per connection.
+func (m *Mux) route(conn net.Conn) {
+	defer m.routing.Done()
+	var first [1]byte
+	err := conn.SetReadDeadline(time.Now().Add(m.timeout))
+	if err == nil {
+		_, err = io.ReadFull(conn, first[:])
+	}
+	if err == nil {
+		err = conn.SetReadDeadline(time.Time{})
+	}
+	m.untrack(conn)
+	if err != nil {
+		conn.Close()
+		return
+	}
+
+	m.mu.Lock()
+	l, ok := m.kinds[first[0]]
+	if !ok {
+		l = m.def
+	}
+	m.mu.Unlock()
+	if l == nil {
+		conn.Close()
+		return
+	}
+	if !ok {
+		conn = &replayConn{Conn: conn, first: first[0], pending: true}
+	}
+	l.deliver(conn)
+}
+
+// isTemporary reports whether an accept error is worth retrying (too many
+// open files, a connection aborted before it was accepted). The standard
+// library's http.Server retries the same errors.
+func isTemporary(err error) bool {
+	var t interface{ Temporary() bool }
+	return errors.As(err, &t) && t.Temporary()
+}
+
+// nextBackoff doubles the wait after a temporary accept error, from 5 ms up
+// to 1 s, as http.Server does.
+func nextBackoff(d time.Duration) time.Duration {
+	if d == 0 {
+		return 5 * time.Millisecond
+	}
+	if d *= 2; d > time.Second {
+		d = time.Second
+	}
+	return d
+}

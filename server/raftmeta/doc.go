@@ -1,0 +1,116 @@
+// Package raftmeta runs one hashicorp/raft node over a byte-level state
+// machine: the replicated metadata of a PyStream cluster.
+//
+// # What Raft holds
+//
+// In cluster mode each pystream-server process is one broker and one Raft
+// voter (KRaft's combined mode). Raft replicates the cluster's metadata
+// only: which brokers exist, which topics and partitions exist, which
+// broker leads each partition and which follow it. The commands and the
+// state are opaque bytes here; their meaning is the StateMachine's
+// business (the cluster module's metadata code).
+//
+// Records do not go through Raft. If they did, every record would be
+// written twice, once to a majority's Raft logs and once more to its
+// partition's log, with an fsync on each; and every write in the cluster,
+// to any partition, would queue behind the one Raft leader and its single
+// sequential log, so the cluster's throughput would be that of one group
+// however many brokers it had. Instead each partition has its own leader,
+// spread over the brokers, and its own replication stream between
+// processes; Raft only decides who those leaders are. Metadata changes are
+// rare and small, which is what one Raft group does well.
+//
+// # Directory layout
+//
+// Config.Dir is Raft's own directory, apart from the partition logs:
+//
+//	raft.db      bolt database (raft-boltdb/v2): the Raft log and the
+//	             stable store (current term, last vote)
+//	snapshots/   hashicorp's file snapshot store; the newest two are kept,
+//	             each a directory holding meta.json and state.bin, the
+//	             bytes StateMachine.Snapshot returned
+//
+// The bolt file is locked while a node has it open; a second Open of the
+// same Dir fails after a second instead of waiting.
+//
+// # Starting
+//
+// Open on a fresh Dir bootstraps: every node of a new cluster is started
+// with the same Peers (id to internal address, ids as the decimal Raft ids
+// "1", "2", ...), writes that configuration to its own log, and the first
+// election picks a leader. This is hashicorp's documented way, and safe
+// because the configurations are identical. A node that joins an existing
+// cluster is started with Join instead and waits until the leader adds it
+// with AddVoter; it then receives the state from the log, or as a snapshot
+// when the leader has compacted its log. Open on a Dir with state recovers:
+// the state machine is restored from the newest snapshot and the log
+// entries after it are applied again once the commit index is known, and
+// Peers is ignored, since the configuration lives in the log.
+//
+// # Proposing
+//
+// Apply works on the leader only; a follower answers with a
+// *NotLeaderError naming the leader, so a caller can forward the command.
+// Apply returns after a majority holds the command and the leader's state
+// machine has applied it, with the state machine's result. A state
+// machine's refusal is deterministic, so every node refuses alike; it
+// comes back as a *RefusedError that unwraps to the state machine's own
+// error. ErrLeadershipLost, and a context that ends first, leave the
+// outcome unknown: the command may still commit. Barrier lets a new
+// leader wait until its state machine has caught up with everything
+// committed before it reads from it.
+//
+// # Timing
+//
+// Hashicorp's defaults (one-second heartbeat and election timeouts) suit
+// links across data centres. PyStream's nodes share a LAN, where a round
+// trip takes well under a millisecond, so the defaults here are halved:
+//
+//	HeartbeatTimeout    500 ms  a follower that hears no leader for
+//	                            between 500 ms and 1 s stands for election
+//	ElectionTimeout     500 ms  a split vote is retried after 0.5 to 1 s
+//	LeaderLeaseTimeout  250 ms  a leader cut off from the majority steps
+//	                            down after 250 ms (five heartbeats, which
+//	                            are sent every HeartbeatTimeout/10)
+//	CommitTimeout        50 ms  hashicorp's: followers learn of a commit
+//	                            within 50 ms when no new command carries it
+//	SnapshotThreshold  8192     a snapshot every 8192 entries, checked
+//	SnapshotInterval    2 min   every two minutes (hashicorp's threshold;
+//	                            metadata changes slowly)
+//	TrailingLogs      10240     entries kept after a snapshot, so a
+//	                            follower a little behind catches up from
+//	                            the log
+//
+// With them a new leader is elected about one second after the old one
+// stops (under two at worst); the failover test logs the figure. They are
+// not lower because a broker's disk is busy with partition logs and its
+// process with garbage collection: a pause longer than the heartbeat
+// timeout would start needless elections, each one a moment with no
+// leader for metadata.
+//
+// # Membership
+//
+// AddVoter and RemoveVoter change the configuration one server at a time,
+// as hashicorp requires. A removed follower is not told and keeps running
+// until it is closed; a leader that removes itself steps down and shuts
+// its Raft down.
+//
+// # Left out
+//
+// Close does not hand leadership over first: for the cluster it is a
+// crash, and a new leader is elected after the heartbeat timeout. There
+// are no non-voters, no leader-lease reads (use Barrier) and no
+// encryption: the internal port belongs to the cluster's own network.
+//
+// # Logging
+//
+// Raft's own messages go to Config.Logger with a "component" attribute;
+// its Info chatter (elections, snapshots, pipelines) is logged at Debug,
+// its warnings and errors as they are. The node logs leader changes at
+// Info.
+//
+// # Concurrency
+//
+// A Node is safe for concurrent use. Raft calls the StateMachine from one
+// goroutine, one call at a time.
+package raftmeta
