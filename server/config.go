@@ -118,6 +118,16 @@ type Config struct {
 	// AllowedHosts are the Host header names the server answers to
 	// besides loopback names, IP addresses and Host. "*" allows any.
 	AllowedHosts HostList `split_words:"true" desc:"Comma-separated Host header names answered besides localhost, IP addresses and PYSTREAM_HOST (against DNS rebinding); * = any"`
+
+	// NodeID and Cluster turn on cluster mode (docs/phase-7-processes.md):
+	// this process is broker NodeID of the cluster whose nodes Cluster
+	// lists with their internal addresses (Raft and replication). Both
+	// empty: the embedded cluster of PYSTREAM_BROKERS logical brokers.
+	NodeID  NodeID      `split_words:"true" desc:"Cluster mode: this process's broker id, one of PYSTREAM_CLUSTER's; empty = the embedded cluster of logical brokers"`
+	Cluster ClusterList `desc:"Cluster mode: every node's id=host:port internal address (Raft and replication), e.g. 1=127.0.0.1:7001,2=127.0.0.1:7002,3=127.0.0.1:7003"`
+	// Join starts a node that is not in the cluster's first list: it
+	// waits to be added with pystream cluster add-node.
+	Join Switch `default:"off" desc:"Cluster mode: start a new node that waits to be added (pystream cluster add-node) instead of bootstrapping: on or off"`
 }
 
 // Defaults returns the configuration used when no variable is set.
@@ -161,6 +171,9 @@ func (c Config) validate() error {
 		// every such request would be told to retry for ever.
 		return &ConfigError{Var: EnvPrefix + "_MAX_REQUEST_BYTES", Value: strconv.FormatInt(int64(c.MaxRequestBytes), 10),
 			Allowed: fmt.Sprintf("at most PYSTREAM_MAX_INFLIGHT_BYTES (%d)", int64(c.MaxInflightBytes))}
+	}
+	if err := c.validateClusterMode(); err != nil {
+		return err
 	}
 	return c.validateTLS()
 }

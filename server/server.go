@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
 )
@@ -58,11 +59,16 @@ type Server struct {
 	cluster Backend
 	// local is the embedded cluster; nil in cluster mode.
 	local *cluster.Cluster
+	// node is this process's node in cluster mode; nil otherwise.
+	node *clusternode.Node
+	// internal is cluster mode's internal listener when the caller opened
+	// it (tests); nil makes the node listen on its PYSTREAM_CLUSTER address.
+	internal net.Listener
 	lock  *datalock.Lock
 	// controller keeps the cluster serving (failover, catch-up, recovery,
 	// leader moves) and says whether it is ready; stopController ends its
 	// loop and waits for it.
-	controller     *controller.Controller
+	controller     controlLoop
 	stopController func()
 	metrics        *metrics
 	routes         []route
@@ -130,13 +136,20 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		return nil, err
 	}
 	s.lock = lock
-	if err := s.openCluster(fsys); err != nil {
-		return nil, errors.Join(err, s.lock.Release())
+	if cfg.ClusterMode() {
+		if err := s.openClusterNode(); err != nil {
+			return nil, errors.Join(err, s.lock.Release())
+		}
+		s.controller = s.node
+	} else {
+		if err := s.openCluster(fsys); err != nil {
+			return nil, errors.Join(err, s.lock.Release())
+		}
+		if err := s.startController(); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
 	}
 	s.metrics.registerCluster(s.cluster)
-	if err := s.startController(); err != nil {
-		return nil, errors.Join(err, s.Close())
-	}
 
 	schemas := newSchemaSet()
 	s.routes = s.routeTable(schemas)

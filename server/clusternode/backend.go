@@ -385,7 +385,7 @@ func (n *Node) ListAllOffsets() ([]client.StoredOffset, error) {
 	var out []client.StoredOffset
 	n.fsm.read(func(s *cluster.MetaState) {
 		for k, off := range s.Offsets {
-			out = append(out, client.StoredOffset{ConsumerID: k.Consumer, Topic: k.Topic, Partition: k.Partition, Offset: off})
+			out = append(out, client.StoredOffset{ConsumerID: k.Consumer, CommittedOffset: client.CommittedOffset{Topic: k.Topic, Partition: k.Partition, Offset: off}})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool {

@@ -294,29 +294,19 @@ func (n *Node) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
 func (n *Node) leadershipLoop() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
-	var stop context.CancelFunc
-	var done chan struct{}
-	halt := func() {
-		if stop != nil {
-			stop()
-			<-done
-			stop = nil
-		}
-	}
-	defer halt()
+	var run *controllerRun
+	defer func() { run.stop() }()
 	for {
 		leading := n.raft.IsLeader()
 		switch {
-		case leading && stop == nil:
+		case leading && run == nil:
 			n.log.Info("this node leads the metadata group: the controller starts")
 			n.hbs.reset(n.now())
-			var ctx context.Context
-			ctx, stop = context.WithCancel(n.ctx)
-			done = make(chan struct{})
-			go func() { defer close(done); n.ctrl.Run(ctx) }()
-		case !leading && stop != nil:
+			run = startController(n.ctx, n.ctrl)
+		case !leading && run != nil:
 			n.log.Info("this node no longer leads the metadata group: the controller stops")
-			halt()
+			run.stop()
+			run = nil
 		}
 		select {
 		case <-n.ctx.Done():
@@ -324,4 +314,48 @@ func (n *Node) leadershipLoop() {
 		case <-t.C:
 		}
 	}
+}
+
+// controllerRun is one term of the controller's loop.
+type controllerRun struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startController(parent context.Context, k *controller.Controller) *controllerRun {
+	ctx, cancel := context.WithCancel(parent)
+	r := &controllerRun{cancel: cancel, done: make(chan struct{})}
+	go func() { defer close(r.done); k.Run(ctx) }()
+	return r
+}
+
+// stop ends the term and waits for it; a nil run is stopped already.
+func (r *controllerRun) stop() {
+	if r == nil {
+		return
+	}
+	r.cancel()
+	<-r.done
+}
+
+// Wake asks the controller for a pass now, when this node runs it.
+func (n *Node) Wake() { n.ctrl.Wake() }
+
+// ForgetTopic drops what the controller remembers of a deleted topic.
+func (n *Node) ForgetTopic(name string) { n.ctrl.ForgetTopic(name) }
+
+// Ready reports whether the node can serve: the metadata group has a
+// leader, this node is registered, and — on the leader — the controller
+// finds every partition led and every replica open.
+func (n *Node) Ready() (bool, []string) {
+	if id, _ := n.raft.Leader(); id == 0 {
+		return false, []string{"the metadata group has no leader: an election is under way, or a majority of the nodes cannot be reached"}
+	}
+	if _, ok := n.fsm.node(n.cfg.ID); !ok {
+		return false, []string{fmt.Sprintf("broker %d is not yet registered in the cluster's metadata", n.cfg.ID)}
+	}
+	if n.raft.IsLeader() {
+		return n.ctrl.Ready()
+	}
+	return true, nil
 }

@@ -270,7 +270,7 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 				since = now
 				k.down[b.ID] = now
 			}
-			if !b.DownSince.IsZero() && b.DownSince.Before(since) {
+			if !b.DownSince.IsZero() {
 				since = b.DownSince // silent since its last heartbeat
 			}
 			pb.UnavailableFor = now.Sub(since)

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/controller"
+)
+
+// NodeID is this process's broker id in cluster mode (PYSTREAM_NODE_ID);
+// zero is the embedded cluster of logical brokers.
+type NodeID int
+
+// Decode parses a decimal node id from 1 to MaxBrokers; empty is zero.
+func (id *NodeID) Decode(s string) error {
+	if s == "" || s == "0" {
+		*id = 0
+		return nil
+	}
+	n, err := parseDecimal(s, 1, MaxBrokers)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal integer from 1 to " + strconv.Itoa(MaxBrokers), Err: err}
+	}
+	*id = NodeID(n)
+	return nil
+}
+
+// ClusterList is PYSTREAM_CLUSTER: every node of a cluster-mode cluster
+// with its internal address, "1=host1:7001,2=host2:7001,3=host3:7001".
+type ClusterList map[int]string
+
+// Decode parses the list: ids from 1 to MaxBrokers, each once, each with a
+// host:port.
+func (l *ClusterList) Decode(s string) error {
+	out := ClusterList{}
+	if strings.TrimSpace(s) == "" {
+		*l = nil
+		return nil
+	}
+	allowed := "comma-separated id=host:port entries, ids 1 to " + strconv.Itoa(MaxBrokers) + " each once, e.g. 1=127.0.0.1:7001,2=127.0.0.1:7002"
+	for _, item := range strings.Split(s, ",") {
+		idText, addr, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return &ConfigError{Value: s, Allowed: allowed}
+		}
+		id, err := parseDecimal(idText, 1, MaxBrokers)
+		if err != nil {
+			return &ConfigError{Value: s, Allowed: allowed, Err: err}
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host == "" || !validHost(host) {
+			return &ConfigError{Value: s, Allowed: allowed, Err: err}
+		}
+		if _, err := parseDecimal(port, 1, 65535); err != nil {
+			return &ConfigError{Value: s, Allowed: allowed, Err: err}
+		}
+		if _, dup := out[int(id)]; dup {
+			return &ConfigError{Value: s, Allowed: allowed, Err: fmt.Errorf("node %d listed twice", id)}
+		}
+		out[int(id)] = addr
+	}
+	*l = out
+	return nil
+}
+
+// String renders the list as Decode reads it, ids ascending.
+func (l ClusterList) String() string {
+	ids := make([]int, 0, len(l))
+	for id := range l {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("%d=%s", id, l[id])
+	}
+	return strings.Join(parts, ",")
+}
+
+// ClusterMode reports whether the configuration runs this process as one
+// node of a cluster of processes.
+func (c Config) ClusterMode() bool { return c.NodeID > 0 }
+
+// validateClusterMode checks that PYSTREAM_NODE_ID and PYSTREAM_CLUSTER go
+// together.
+func (c Config) validateClusterMode() error {
+	switch {
+	case c.NodeID == 0 && len(c.Cluster) > 0:
+		return &ConfigError{Var: EnvPrefix + "_NODE_ID", Value: "", Allowed: "this node's id in PYSTREAM_CLUSTER (cluster mode needs both)"}
+	case c.NodeID > 0 && len(c.Cluster) == 0:
+		return &ConfigError{Var: EnvPrefix + "_CLUSTER", Value: "", Allowed: "every node's id=host:port (cluster mode needs both)"}
+	case c.NodeID > 0:
+		if _, ok := c.Cluster[int(c.NodeID)]; !ok {
+			return &ConfigError{Var: EnvPrefix + "_NODE_ID", Value: strconv.Itoa(int(c.NodeID)), Allowed: "one of the ids of PYSTREAM_CLUSTER " + c.Cluster.String()}
+		}
+	}
+	return nil
+}
+
+// openClusterNode starts this process's node of a cluster of processes.
+func (s *Server) openClusterNode() error {
+	node, err := clusternode.Open(clusternode.Config{
+		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir,
+		HTTPAddr: s.cfg.Addr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
+		Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
+	})
+	if err != nil {
+		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)
+	}
+	s.node = node
+	s.cluster = nodeBackend{node}
+	return nil
+}
+
+// controlLoop is what the API asks of the controller: the embedded
+// cluster's *controller.Controller, or in cluster mode the node, whose
+// controller runs wherever the metadata group's leader is.
+type controlLoop interface {
+	Wake()
+	Ready() (bool, []string)
+	ForgetTopic(name string)
+}
+
+var (
+	_ controlLoop = (*controller.Controller)(nil)
+	_ controlLoop = (*clusternode.Node)(nil)
+)
+
+// nodeBackend is a cluster node as the API's Backend.
+type nodeBackend struct {
+	*clusternode.Node
+}
+
+var _ Backend = nodeBackend{}
+
+// CatchUp is the controller's in cluster mode.
+func (b nodeBackend) CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error) {
+	return cluster.CatchUpResult{}, fmt.Errorf("catch up %s/%d: the controller catches followers up: %w", topicName, partition, clusternode.ErrNotInClusterMode)
+}
