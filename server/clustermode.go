@@ -52,12 +52,8 @@ func (l *ClusterList) Decode(s string) error {
 		if err != nil {
 			return &ConfigError{Value: s, Allowed: allowed, Err: err}
 		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil || host == "" || !validHost(host) {
-			return &ConfigError{Value: s, Allowed: allowed, Err: err}
-		}
-		if _, err := parseDecimal(port, 1, 65535); err != nil {
-			return &ConfigError{Value: s, Allowed: allowed, Err: err}
+		if !validAddr(addr) {
+			return &ConfigError{Value: s, Allowed: allowed}
 		}
 		if _, dup := out[int(id)]; dup {
 			return &ConfigError{Value: s, Allowed: allowed, Err: fmt.Errorf("node %d listed twice", id)}
@@ -80,6 +76,42 @@ func (l ClusterList) String() string {
 		parts[i] = fmt.Sprintf("%d=%s", id, l[id])
 	}
 	return strings.Join(parts, ",")
+}
+
+// RouteList is PYSTREAM_INTERNAL_ROUTES: "host:port=host:port,...", each
+// advertised internal address and the address to dial for it.
+type RouteList map[string]string
+
+// Decode parses the list.
+func (l *RouteList) Decode(s string) error {
+	out := RouteList{}
+	allowed := "comma-separated addr=via pairs, each a host:port, e.g. 127.0.0.1:7002=127.0.0.1:9002"
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		from, via, ok := strings.Cut(item, "=")
+		if !ok || !validAddr(from) || !validAddr(via) {
+			return &ConfigError{Value: s, Allowed: allowed}
+		}
+		if _, dup := out[from]; dup {
+			return &ConfigError{Value: s, Allowed: allowed, Err: fmt.Errorf("%s routed twice", from)}
+		}
+		out[from] = via
+	}
+	*l = out
+	return nil
+}
+
+// validAddr reports whether s is host:port with a valid host and port.
+func validAddr(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" || !validHost(host) {
+		return false
+	}
+	_, err = parseDecimal(port, 1, 65535)
+	return err == nil
 }
 
 // ClusterMode reports whether the configuration runs this process as one
@@ -105,7 +137,7 @@ func (c Config) validateClusterMode() error {
 // openClusterNode starts this process's node of a cluster of processes.
 func (s *Server) openClusterNode() error {
 	node, err := clusternode.Open(clusternode.Config{
-		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir,
+		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir, Routes: s.cfg.InternalRoutes,
 		HTTPAddr: s.cfg.Addr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
 	})

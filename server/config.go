@@ -125,6 +125,8 @@ type Config struct {
 	// empty: the embedded cluster of PYSTREAM_BROKERS logical brokers.
 	NodeID  NodeID      `split_words:"true" desc:"Cluster mode: this process's broker id, one of PYSTREAM_CLUSTER's; empty = the embedded cluster of logical brokers"`
 	Cluster ClusterList `desc:"Cluster mode: every node's id=host:port internal address (Raft and replication), e.g. 1=127.0.0.1:7001,2=127.0.0.1:7002,3=127.0.0.1:7003"`
+	// InternalRoutes reaches a node's internal address through another.
+	InternalRoutes RouteList `split_words:"true" desc:"Cluster mode: reach a node's internal address through another, addr=via pairs (host:port each), comma-separated; for tunnels, NAT, or proxies"`
 	// Join starts a node that is not in the cluster's first list: it
 	// waits to be added with pystream cluster add-node.
 	Join Switch `default:"off" desc:"Cluster mode: start a new node that waits to be added (pystream cluster add-node) instead of bootstrapping: on or off"`

@@ -30,6 +30,10 @@ type Config struct {
 	// is fenced: its leaderships fail over and its replicas leave the
 	// active sets. Zero: never (the controller only catches followers up).
 	FailoverAfter time.Duration
+	// Routes reaches a node's internal address through another
+	// (advertised address -> address to dial): for a tunnel or a NAT, and
+	// for tests that cut the links between nodes with proxies.
+	Routes map[string]string
 	// Listener is the internal listener; nil listens on Peers[ID].
 	Listener net.Listener
 	// Logger receives the node's logs; nil discards them.

@@ -84,7 +84,10 @@ func Open(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: logger.With("node", cfg.ID), broker: b, fsm: newFSM(), now: time.Now,
 		replicas: map[partKey]*replica{}, ctx: ctx, cancel: cancel}
 	n.mux = netmux.New(ln)
-	n.rpc = replication.NewClient(nil) // HTTP/2 is what netmux's Default gets
+	n.rpc = replication.NewClient(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer // HTTP/2 is what netmux's Default gets
+		return d.DialContext(ctx, network, n.route(addr))
+	})
 	n.hbs = newHeartbeats(n)
 	go func() { _ = n.mux.Serve() }() // ends when the listener closes
 	var protocols http.Protocols
@@ -98,7 +101,7 @@ func Open(cfg Config) (*Node, error) {
 	n.raft, err = raftmeta.Open(raftmeta.Config{
 		ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join,
 		Listener: n.mux.Listener(netmux.KindRaft), Advertise: advertise,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) { return netmux.Dial(ctx, addr, netmux.KindRaft) },
+		Dial: func(ctx context.Context, addr string) (net.Conn, error) { return netmux.Dial(ctx, n.route(addr), netmux.KindRaft) },
 		FSM:  n.fsm, Logger: n.log,
 	})
 	if err != nil {
@@ -119,6 +122,14 @@ func (n *Node) start(advertise string) {
 	go func() { defer n.wg.Done(); n.heartbeatLoop() }()
 	go func() { defer n.wg.Done(); n.replicaLoop() }()
 	go func() { defer n.wg.Done(); n.leadershipLoop() }()
+}
+
+// route is the address to dial to reach a node's internal address.
+func (n *Node) route(addr string) string {
+	if via, ok := n.cfg.Routes[addr]; ok {
+		return via
+	}
+	return addr
 }
 
 // ID is the node's broker id.
