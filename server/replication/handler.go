@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -97,7 +98,7 @@ func (q *query) uint(name string) uint64 {
 
 func (q *query) int(name string) int {
 	n := q.uint(name)
-	if n > 1<<31 && q.err == nil {
+	if n > math.MaxInt32 && q.err == nil {
 		q.err = Errorf(CodeBadRequest, "%s %d is too large", name, n)
 	}
 	return int(n)

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/pystream/pystream/log"
 )
@@ -127,7 +128,7 @@ func decodeFrames(b []byte) ([]log.Record, error) {
 // Consecutive reports whether recs have consecutive offsets.
 func Consecutive(recs []log.Record) bool {
 	for i := 1; i < len(recs); i++ {
-		if recs[i].Offset != recs[i-1].Offset+1 {
+		if recs[i-1].Offset == math.MaxUint64 || recs[i].Offset != recs[i-1].Offset+1 {
 			return false
 		}
 	}

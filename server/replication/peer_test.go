@@ -1,0 +1,235 @@
+package replication_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/replication"
+)
+
+// call is one request that reached a fakePeer.
+type call struct {
+	Method string
+	// Proto is the HTTP major version the request arrived on.
+	Proto int
+	// Req is the request as the peer received it: a ReplicateRequest,
+	// RecordsRequest, ProduceRequest, []byte (Propose), Heartbeat or
+	// catchUpArgs.
+	Req any
+}
+
+// catchUpArgs are the arguments of one Peer.CatchUp.
+type catchUpArgs struct {
+	Topic               string
+	Partition, Follower int
+}
+
+// fakePeer records every request that reaches it and answers with canned
+// responses, or with err when it is set. The canned fields are set before
+// the server starts and only read afterwards; fakePeer is safe for
+// concurrent use.
+type fakePeer struct {
+	replicate replication.ReplicateResponse
+	records   replication.RecordsResponse
+	produce   replication.ProduceResponse
+	propose   []byte
+	catchUp   replication.CatchUpResponse
+	err       error
+
+	// mu guards calls.
+	mu    sync.Mutex
+	calls []call
+}
+
+var _ replication.Peer = (*fakePeer)(nil)
+
+// protoKey carries the request's HTTP major version from the wrapping
+// handler to the peer.
+type protoKey struct{}
+
+func (p *fakePeer) note(ctx context.Context, method string, req any) {
+	proto, _ := ctx.Value(protoKey{}).(int)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, call{Method: method, Proto: proto, Req: req})
+}
+
+// Calls returns the requests that reached the peer so far.
+func (p *fakePeer) Calls() []call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]call(nil), p.calls...)
+}
+
+func (p *fakePeer) Replicate(ctx context.Context, req replication.ReplicateRequest) (replication.ReplicateResponse, error) {
+	p.note(ctx, "Replicate", req)
+	return p.replicate, p.err
+}
+
+func (p *fakePeer) Records(ctx context.Context, req replication.RecordsRequest) (replication.RecordsResponse, error) {
+	p.note(ctx, "Records", req)
+	return p.records, p.err
+}
+
+func (p *fakePeer) Produce(ctx context.Context, req replication.ProduceRequest) (replication.ProduceResponse, error) {
+	p.note(ctx, "Produce", req)
+	return p.produce, p.err
+}
+
+func (p *fakePeer) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
+	p.note(ctx, "Propose", cmd)
+	return p.propose, p.err
+}
+
+func (p *fakePeer) Heartbeat(ctx context.Context, hb replication.Heartbeat) error {
+	p.note(ctx, "Heartbeat", hb)
+	return p.err
+}
+
+func (p *fakePeer) CatchUp(ctx context.Context, topicName string, partition, follower int) (replication.CatchUpResponse, error) {
+	p.note(ctx, "CatchUp", catchUpArgs{Topic: topicName, Partition: partition, Follower: follower})
+	return p.catchUp, p.err
+}
+
+// onlyCall returns the one request that reached p, failing the test
+// unless exactly one did, by method, over HTTP/2.
+func onlyCall(t *testing.T, p *fakePeer, method string) any {
+	t.Helper()
+	calls := p.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("peer saw %d calls, want 1: %+v", len(calls), calls)
+	}
+	c := calls[0]
+	if c.Method != method {
+		t.Fatalf("peer saw %s, want %s", c.Method, method)
+	}
+	// doc.go: the internal wire is HTTP/2 without TLS.
+	if c.Proto != 2 {
+		t.Fatalf("request arrived over HTTP/%d, want HTTP/2", c.Proto)
+	}
+	return c.Req
+}
+
+// node is a handler served on loopback the way a broker serves it: HTTP/1
+// and HTTP/2 without TLS on one listener.
+type node struct {
+	Addr string
+	// Conns counts the connections the server accepted.
+	Conns atomic.Int32
+}
+
+// serve starts NewHandler(p, nil) on 127.0.0.1:0 until the test ends.
+func serve(t testing.TB, p replication.Peer) *node {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &node{Addr: ln.Addr().String()}
+	h := replication.NewHandler(p, nil)
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	protocols.SetHTTP1(true)
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), protoKey{}, r.ProtoMajor)))
+		}),
+		Protocols: &protocols,
+		ConnState: func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				n.Conns.Add(1)
+			}
+		},
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return n
+}
+
+// newClient returns a client closed when the test ends.
+func newClient(t testing.TB) *replication.Client {
+	c := replication.NewClient(nil)
+	t.Cleanup(c.Close)
+	return c
+}
+
+// raw sends a request the Client would never build, over HTTP/2 without
+// TLS, and returns the status and the *Error of the answer (nil when the
+// body is not one, as with the mux's own 404 and 405).
+func raw(t *testing.T, method, url string, body io.Reader) (int, *replication.Error) {
+	t.Helper()
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	req, err := http.NewRequestWithContext(t.Context(), method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return send(t, &protocols, req)
+}
+
+// send sends req over protocols and returns what raw returns.
+func send(t *testing.T, protocols *http.Protocols, req *http.Request) (int, *replication.Error) {
+	t.Helper()
+	tr := &http.Transport{Protocols: protocols}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e replication.Error
+	if json.Unmarshal(b, &e) != nil || e.Code == "" {
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, &e
+}
+
+// sameRecords compares records field by field; a nil and an empty payload
+// are the same payload (the frame cannot tell them apart).
+func sameRecords(a, b []log.Record) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Offset != b[i].Offset || a[i].Timestamp != b[i].Timestamp || !bytes.Equal(a[i].Payload, b[i].Payload) {
+			return false
+		}
+	}
+	return true
+}
+
+// samePayloads compares payload lists, nil and empty alike.
+func samePayloads(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// asError returns err's *Error, failing the test when it has none.
+func asError(t *testing.T, err error) *replication.Error {
+	t.Helper()
+	var e *replication.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *Error", err, err)
+	}
+	return e
+}
