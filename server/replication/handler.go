@@ -107,6 +107,9 @@ func (q *query) int(name string) int {
 func (q *query) flag(name string) bool { return q.r.URL.Query().Get(name) == "1" }
 
 func body(r *http.Request) ([]byte, error) {
+	if r.ContentLength > MaxBodyBytes {
+		return nil, Errorf(CodeBadRequest, "body of %d bytes: at most %d", r.ContentLength, MaxBodyBytes)
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 	if err != nil {
 		return nil, Errorf(CodeBadRequest, "body: %v", err)
