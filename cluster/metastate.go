@@ -98,7 +98,8 @@ type MetaCommand struct {
 	Op   MetaOp    `json:"op"`
 	Time time.Time `json:"time"`
 	// By and Reason go to the journal: ByOperator or ByController, and the
-	// controller's reason.
+	// controller's reason. An empty By is ByOperator; an author the
+	// journal does not know is refused.
 	By     string `json:"by,omitempty"`
 	Reason string `json:"reason,omitempty"`
 
@@ -199,6 +200,13 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 	}
 	if s.Meta.Brokers == nil {
 		s.Meta.Brokers = []int{}
+	}
+	switch c.By {
+	case "", ByOperator, ByController, ByStartup:
+	default:
+		// The journal entry it would write could never be encoded, and
+		// neither could any snapshot after it.
+		return MetaResult{}, fmt.Errorf("cluster: %s by %q: unknown author: %w", c.Op, c.By, ErrInvalidArgument)
 	}
 	switch c.Op {
 	case OpRegisterNode:
