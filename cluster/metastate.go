@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -457,8 +458,10 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 	for k, v := range s.Offsets {
 		out.Offsets = append(out.Offsets, offsetJSON{k, v})
 	}
+	// A total order (no two keys compare equal), so that map order never
+	// shows in the encoding.
 	slices.SortFunc(out.Offsets, func(a, b offsetJSON) int {
-		return strings.Compare(fmt.Sprintf("%s\x00%s\x00%09d", a.Consumer, a.Topic, a.Partition), fmt.Sprintf("%s\x00%s\x00%09d", b.Consumer, b.Topic, b.Partition))
+		return cmp.Or(strings.Compare(a.Consumer, b.Consumer), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	for _, e := range s.Journal {
 		raw, err := EncodeJournalEntry(e)
