@@ -163,7 +163,10 @@ func strictJSON(data []byte, v any) error {
 // Clone returns a deep copy of s.
 func (s *MetaState) Clone() *MetaState {
 	out := &MetaState{Meta: s.Meta.clone(), Nodes: make(map[int]NodeInfo, len(s.Nodes)),
-		Offsets: make(map[OffsetKey]uint64, len(s.Offsets)), Journal: slices.Clone(s.Journal)}
+		Offsets: make(map[OffsetKey]uint64, len(s.Offsets)), Journal: make([]JournalEntry, len(s.Journal))}
+	for i, e := range s.Journal {
+		out.Journal[i] = cloneEntry(e)
+	}
 	for k, v := range s.Nodes {
 		out.Nodes[k] = v
 	}
@@ -235,14 +238,34 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 	}
 }
 
-// journal appends e, stamped with the command's time and the next offset,
-// and drops the oldest entries beyond MetaJournalKeep.
+// journal appends a copy of e, stamped with the command's time and the
+// next offset, and drops the oldest entries beyond MetaJournalKeep. The
+// copy shares nothing with e, so neither the command nor the result can
+// change the state afterwards.
 func (s *MetaState) journal(c MetaCommand, e JournalEntry) {
+	e = cloneEntry(e)
 	e.Offset, e.Time = s.JournalEnd(), c.Time
 	s.Journal = append(s.Journal, e)
 	if over := len(s.Journal) - MetaJournalKeep; over > 0 {
 		s.Journal = slices.Delete(s.Journal, 0, over)
 	}
+}
+
+// cloneEntry returns a deep copy of e: its pointers are its own.
+func cloneEntry(e JournalEntry) JournalEntry {
+	if e.Intent != nil {
+		intent := *e.Intent
+		e.Intent = &intent
+	}
+	if e.Before != nil {
+		before := e.Before.clone()
+		e.Before = &before
+	}
+	if e.After != nil {
+		after := e.After.clone()
+		e.After = &after
+	}
+	return e
 }
 
 func by(c MetaCommand) string {
