@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -97,7 +99,8 @@ type MetaCommand struct {
 	Op   MetaOp    `json:"op"`
 	Time time.Time `json:"time"`
 	// By and Reason go to the journal: ByOperator or ByController, and the
-	// controller's reason.
+	// controller's reason. An empty By is ByOperator; an author the
+	// journal does not know is refused.
 	By     string `json:"by,omitempty"`
 	Reason string `json:"reason,omitempty"`
 
@@ -149,7 +152,9 @@ func strictJSON(data []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return err
 	}
-	if dec.More() {
+	// dec.More reports false before a stray ']' or '}', so it cannot tell
+	// that the input ended: only io.EOF from the next token can.
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("trailing data")
 	}
 	return nil
@@ -158,7 +163,10 @@ func strictJSON(data []byte, v any) error {
 // Clone returns a deep copy of s.
 func (s *MetaState) Clone() *MetaState {
 	out := &MetaState{Meta: s.Meta.clone(), Nodes: make(map[int]NodeInfo, len(s.Nodes)),
-		Offsets: make(map[OffsetKey]uint64, len(s.Offsets)), Journal: slices.Clone(s.Journal)}
+		Offsets: make(map[OffsetKey]uint64, len(s.Offsets)), Journal: make([]JournalEntry, len(s.Journal))}
+	for i, e := range s.Journal {
+		out.Journal[i] = cloneEntry(e)
+	}
 	for k, v := range s.Nodes {
 		out.Nodes[k] = v
 	}
@@ -197,6 +205,13 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 	if s.Meta.Brokers == nil {
 		s.Meta.Brokers = []int{}
 	}
+	switch c.By {
+	case "", ByOperator, ByController, ByStartup:
+	default:
+		// The journal entry it would write could never be encoded, and
+		// neither could any snapshot after it.
+		return MetaResult{}, fmt.Errorf("cluster: %s by %q: unknown author: %w", c.Op, c.By, ErrInvalidArgument)
+	}
 	switch c.Op {
 	case OpRegisterNode:
 		return s.registerNode(c)
@@ -223,14 +238,34 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 	}
 }
 
-// journal appends e, stamped with the command's time and the next offset,
-// and drops the oldest entries beyond MetaJournalKeep.
+// journal appends a copy of e, stamped with the command's time and the
+// next offset, and drops the oldest entries beyond MetaJournalKeep. The
+// copy shares nothing with e, so neither the command nor the result can
+// change the state afterwards.
 func (s *MetaState) journal(c MetaCommand, e JournalEntry) {
+	e = cloneEntry(e)
 	e.Offset, e.Time = s.JournalEnd(), c.Time
 	s.Journal = append(s.Journal, e)
 	if over := len(s.Journal) - MetaJournalKeep; over > 0 {
 		s.Journal = slices.Delete(s.Journal, 0, over)
 	}
+}
+
+// cloneEntry returns a deep copy of e: its pointers are its own.
+func cloneEntry(e JournalEntry) JournalEntry {
+	if e.Intent != nil {
+		intent := *e.Intent
+		e.Intent = &intent
+	}
+	if e.Before != nil {
+		before := e.Before.clone()
+		e.Before = &before
+	}
+	if e.After != nil {
+		after := e.After.clone()
+		e.After = &after
+	}
+	return e
 }
 
 func by(c MetaCommand) string {
@@ -446,8 +481,10 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 	for k, v := range s.Offsets {
 		out.Offsets = append(out.Offsets, offsetJSON{k, v})
 	}
+	// A total order (no two keys compare equal), so that map order never
+	// shows in the encoding.
 	slices.SortFunc(out.Offsets, func(a, b offsetJSON) int {
-		return strings.Compare(fmt.Sprintf("%s\x00%s\x00%09d", a.Consumer, a.Topic, a.Partition), fmt.Sprintf("%s\x00%s\x00%09d", b.Consumer, b.Topic, b.Partition))
+		return cmp.Or(strings.Compare(a.Consumer, b.Consumer), strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	for _, e := range s.Journal {
 		raw, err := EncodeJournalEntry(e)
