@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,14 +156,9 @@ func EncodeJournalEntry(e JournalEntry) ([]byte, error) {
 // JournalEntry, no others, no trailing data, a known event and phase.
 // Offset and Time come from the record, not the payload.
 func ParseJournalEntry(data []byte) (JournalEntry, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var e JournalEntry
-	if err := dec.Decode(&e); err != nil {
+	if err := strictJSON(data, &e); err != nil {
 		return JournalEntry{}, fmt.Errorf("cluster: journal entry: %w: %w", ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return JournalEntry{}, fmt.Errorf("cluster: journal entry: trailing data: %w", ErrInvalidArgument)
 	}
 	if err := e.validate(); err != nil {
 		return JournalEntry{}, err

@@ -68,6 +68,10 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_ALLOWED_ORIGINS"] = ""
 	want["PYSTREAM_ALLOWED_HOSTS"] = ""
 	want["PYSTREAM_MAX_OPEN_LOGS"] = strconv.Itoa(int(d.MaxOpenLogs))
+	want["PYSTREAM_NODE_ID"] = ""
+	want["PYSTREAM_CLUSTER"] = ""
+	want["PYSTREAM_INTERNAL_ROUTES"] = ""
+	want["PYSTREAM_JOIN"] = d.Join.String()
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
