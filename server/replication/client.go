@@ -170,3 +170,13 @@ func Temporary(err error) bool {
 	}
 	return err != nil
 }
+
+// Membership sends a membership change to the metadata leader at addr.
+func (c *Client) Membership(ctx context.Context, addr string, req MembershipRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("replication: membership: %w", err)
+	}
+	_, _, err = c.do(ctx, http.MethodPost, addr, PathMembership, nil, b, nil)
+	return err
+}

@@ -26,6 +26,7 @@
 //	POST /v1/propose                                            a cluster.MetaCommand -> a cluster.MetaResult
 //	POST /v1/heartbeat                                          a Heartbeat
 //	POST /v1/catch-up?topic=&partition=&follower=               -> {"end":N}
+//	POST /v1/membership                                         {"op":"add"|"remove","id":N,"addr":...}
 //
 // Every refusal is an *Error with a Code a caller acts on (CodeStaleEpoch
 // fences a deposed leader, CodeBehind asks the leader for older records

@@ -54,6 +54,10 @@ func (f *memFollower) CatchUp(context.Context, string, int, int) (replication.Ca
 	return replication.CatchUpResponse{}, replication.Errorf(replication.CodeNotLeader, "follower only")
 }
 
+func (f *memFollower) Membership(context.Context, replication.MembershipRequest) error {
+	return replication.Errorf(replication.CodeNotLeader, "follower only")
+}
+
 // A leader replicates two records to a follower on loopback: the follower
 // serves NewHandler over HTTP/2 without TLS, the leader calls it with a
 // Client.

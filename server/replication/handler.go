@@ -15,12 +15,13 @@ import (
 
 // The paths of the internal API.
 const (
-	PathReplicate = "/v1/replicate"
-	PathRecords   = "/v1/records"
-	PathProduce   = "/v1/produce"
-	PathPropose   = "/v1/propose"
-	PathHeartbeat = "/v1/heartbeat"
-	PathCatchUp   = "/v1/catch-up"
+	PathReplicate  = "/v1/replicate"
+	PathRecords    = "/v1/records"
+	PathProduce    = "/v1/produce"
+	PathPropose    = "/v1/propose"
+	PathHeartbeat  = "/v1/heartbeat"
+	PathCatchUp    = "/v1/catch-up"
+	PathMembership = "/v1/membership"
 )
 
 // MaxBodyBytes bounds every request body: a batch of records (each at most
@@ -45,6 +46,8 @@ type Peer interface {
 	Propose(ctx context.Context, cmd []byte) ([]byte, error)
 	Heartbeat(ctx context.Context, hb Heartbeat) error
 	CatchUp(ctx context.Context, topicName string, partition, follower int) (CatchUpResponse, error)
+	// Membership adds or removes a voter of the metadata group.
+	Membership(ctx context.Context, req MembershipRequest) error
 }
 
 // NewHandler serves p's internal API. Malformed requests are refused with
@@ -61,6 +64,7 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("POST "+PathPropose, h.propose)
 	mux.HandleFunc("POST "+PathHeartbeat, h.heartbeat)
 	mux.HandleFunc("POST "+PathCatchUp, h.catchUp)
+	mux.HandleFunc("POST "+PathMembership, h.membership)
 	return mux
 }
 
@@ -268,4 +272,22 @@ func (h *handler) catchUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *handler) membership(w http.ResponseWriter, r *http.Request) {
+	b, err := body(r)
+	var req MembershipRequest
+	if err == nil {
+		if jerr := json.Unmarshal(b, &req); jerr != nil {
+			err = Errorf(CodeBadRequest, "membership: %v", jerr)
+		}
+	}
+	if err == nil {
+		err = h.p.Membership(r.Context(), req)
+	}
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
 }

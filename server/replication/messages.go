@@ -91,6 +91,19 @@ type Heartbeat struct {
 	Replicas []ReplicaReport `json:"replicas"`
 }
 
+// The membership changes of MembershipRequest.
+const (
+	MembershipAdd    = "add"
+	MembershipRemove = "remove"
+)
+
+// MembershipRequest adds or removes a voter of the metadata group.
+type MembershipRequest struct {
+	Op   string `json:"op"`
+	ID   int    `json:"id"`
+	Addr string `json:"addr,omitempty"`
+}
+
 // CatchUpResponse is a leader's answer to a controller's catch-up.
 type CatchUpResponse struct {
 	End    uint64 `json:"end"`

@@ -100,6 +100,11 @@ func (p *fakePeer) CatchUp(ctx context.Context, topicName string, partition, fol
 	return p.catchUp, p.err
 }
 
+func (p *fakePeer) Membership(ctx context.Context, req replication.MembershipRequest) error {
+	p.note(ctx, "Membership", req)
+	return p.err
+}
+
 // onlyCall returns the one request that reached p, failing the test
 // unless exactly one did, by method, over HTTP/2.
 func onlyCall(t *testing.T, p *fakePeer, method string) any {

@@ -270,3 +270,23 @@ func TestReplicationRoundTripOneConnection(t *testing.T) {
 		}
 	}
 }
+
+// doc.go, "Requests": POST /v1/membership carries a MembershipRequest as
+// JSON, addition or removal.
+func TestReplicationRoundTripMembership(t *testing.T) {
+	for _, req := range []replication.MembershipRequest{
+		{Op: replication.MembershipAdd, ID: 4, Addr: "127.0.0.1:7004"},
+		{Op: replication.MembershipRemove, ID: 2},
+	} {
+		t.Run(req.Op, func(t *testing.T) {
+			p := &fakePeer{}
+			n := serve(t, p)
+			if err := newClient(t).Membership(t.Context(), n.Addr, req); err != nil {
+				t.Fatal(err)
+			}
+			if got := onlyCall(t, p, "Membership").(replication.MembershipRequest); got != req {
+				t.Errorf("peer got %+v, want %+v", got, req)
+			}
+		})
+	}
+}
