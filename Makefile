@@ -21,10 +21,11 @@ SOAK_TIMEOUT ?= 2h
 COVERPROFILE ?= coverage.out
 COVERPKG     := github.com/pystream/pystream/...
 
-.PHONY: help run build test lint fmt-check vet staticcheck layers docrefs bench cover fuzz soak install release
+.PHONY: help run cluster build test lint fmt-check vet staticcheck layers docrefs bench cover fuzz soak install release
 
 help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
+	@echo "make cluster  build and start three server processes, one broker and Raft voter each (ports 8001-8003)"
 	@echo "make test     every module's tests with -race, then each module and docs/examples alone (GOWORK=off)"
 	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION), the layer and docrefs checks"
 	@echo "make layers   check module imports against the module graph (docs/README.md)"
@@ -39,6 +40,10 @@ help:
 run:
 	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
 	./bin/pystream-server
+
+cluster:
+	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
+	bash .ci/cluster
 
 build:
 	$(GO) build work
