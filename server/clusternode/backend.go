@@ -108,8 +108,15 @@ func (n *Node) Status(topicName string, partition int) (cluster.PartitionStatus,
 			}
 		}
 	}
-	if hw, err := n.HighWatermark(topicName, partition); err == nil {
-		st.HighWatermark = hw
+	// The leader knows the high watermark and its own log end.
+	if res, err := n.read(topicName, partition, 0, 0); err == nil {
+		st.HighWatermark = res.HighWatermark
+		for i := range st.Replicas {
+			if rs := &st.Replicas[i]; rs.BrokerID == st.Leader {
+				end := res.LogEnd
+				rs.LogEnd, rs.Available = &end, true
+			}
+		}
 	}
 	return st, nil
 }
