@@ -32,3 +32,11 @@ func Dial(ctx context.Context, addr string, kind byte) (net.Conn, error) {
 	}
 	return conn, nil
 }
+
+// Dialer returns Dial bound to kind, in the shape a protocol's dial hook
+// takes (raftmeta.Config.Dial, for one).
+func Dialer(kind byte) func(ctx context.Context, addr string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		return Dial(ctx, addr, kind)
+	}
+}

@@ -7,7 +7,7 @@
 // connection to it is told apart by its first byte:
 //
 //   - A dialer that wants a protocol of its own writes one kind byte before
-//     anything else (Dial does this). KindRaft ('R') is the byte for Raft.
+//     anything else (Dial does this; Dialer binds it to one kind). KindRaft ('R') is the byte for Raft.
 //     The Mux hands such a connection to the listener registered for that
 //     kind (Mux.Listener) with the byte already consumed, so the protocol
 //     sees exactly the bytes its peer wrote after it.
@@ -25,7 +25,8 @@
 // returns nil after Close and the accept error otherwise. A connection
 // whose kind has no listener, or whose listener is closed, is closed.
 //
-// Closing a sub-listener stops only that kind; closing the Mux closes the
+// Closing a sub-listener stops only that kind, until Listener is called for
+// the kind again and returns a new one; closing the Mux closes the
 // base listener, every sub-listener and every connection whose first byte
 // has not arrived yet. Accept on a closed listener returns net.ErrClosed,
 // so both http.Server.Serve and Raft's network transport stop cleanly.

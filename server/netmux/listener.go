@@ -50,6 +50,16 @@ func (l *listener) Close() error {
 	return nil
 }
 
+// isClosed reports whether Close was called.
+func (l *listener) isClosed() bool {
+	select {
+	case <-l.closed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Addr returns the Mux's base address.
 func (l *listener) Addr() net.Addr { return l.mux.Addr() }
 

@@ -57,11 +57,12 @@ func (m *Mux) Addr() net.Addr { return m.base.Addr() }
 
 // Listener returns the listener that receives every connection whose first
 // byte is kind, with that byte consumed. Calling it again with the same
-// kind returns the same listener.
+// kind returns the same listener while it is open, and a new one after it
+// was closed (so a protocol can stop and start again on the same port).
 func (m *Mux) Listener(kind byte) net.Listener {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l, ok := m.kinds[kind]; ok {
+	if l, ok := m.kinds[kind]; ok && !l.isClosed() {
 		return l
 	}
 	l := newListener(m)
@@ -71,11 +72,12 @@ func (m *Mux) Listener(kind byte) net.Listener {
 
 // Default returns the listener that receives every connection whose first
 // byte is of no registered kind, with that byte replayed to its first Read.
-// Calling it again returns the same listener.
+// Calling it again returns the same listener while it is open, and a new
+// one after it was closed.
 func (m *Mux) Default() net.Listener {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.def == nil {
+	if m.def == nil || m.def.isClosed() {
 		m.def = newListener(m)
 	}
 	return m.def
@@ -84,6 +86,7 @@ func (m *Mux) Default() net.Listener {
 // Serve accepts connections from the base listener and routes them until
 // the base listener is closed. It returns nil when Close ended it, and the
 // base listener's error otherwise; either way the Mux is closed after it.
+// Call it once.
 func (m *Mux) Serve() error {
 	defer m.shutdown()
 	var backoff time.Duration

@@ -126,7 +126,7 @@ func TestNetmuxDefaultReplaysFirstByte(t *testing.T) {
 // after FirstByteTimeout, and while it waits other connections are routed
 // at once (the first byte is read off the accept loop).
 func TestNetmuxSilentConnClosed(t *testing.T) {
-	const timeout = 200 * time.Millisecond
+	const timeout = 500 * time.Millisecond
 	m, raft, _, _ := startMux(t, Config{FirstByteTimeout: timeout})
 	go echo(raft)
 
@@ -196,7 +196,8 @@ func TestNetmuxCloseUnblocksAccept(t *testing.T) {
 }
 
 // TestNetmuxSubListenerClose: closing one sub-listener unblocks its Accept
-// and closes connections of its kind; the default listener goes on.
+// and closes connections of its kind; the default listener goes on, and
+// a new listener of the kind can be taken on the same Mux.
 func TestNetmuxSubListenerClose(t *testing.T) {
 	m, raft, def, _ := startMux(t, Config{})
 	go echo(def)
@@ -220,6 +221,16 @@ func TestNetmuxSubListenerClose(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.Equal(t, "GET", roundTrip(t, c, "GET"))
+
+	// A new listener of the kind takes over on the same port.
+	again := m.Listener(KindRaft)
+	require.NotSame(t, raft, again)
+	require.Same(t, again, m.Listener(KindRaft))
+	go echo(again)
+	rc2, err := Dialer(KindRaft)(context.Background(), m.Addr().String())
+	require.NoError(t, err)
+	defer rc2.Close()
+	require.Equal(t, "back", roundTrip(t, rc2, "back"))
 }
 
 // TestNetmuxNoDefault: without a default listener, a connection of no

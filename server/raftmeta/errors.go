@@ -24,6 +24,10 @@ var (
 
 	// ErrInvalidConfig is matched by every *ConfigError.
 	ErrInvalidConfig = errors.New("raftmeta: invalid config")
+
+	// ErrInvalidArgument: AddVoter or RemoveVoter was given a node id
+	// below 1 or an empty address.
+	ErrInvalidArgument = errors.New("raftmeta: invalid argument")
 )
 
 // NotLeaderError reports that an operation reached a node that is not the

@@ -46,10 +46,8 @@ func Example() {
 		Dir:      dir,
 		Peers:    map[int]string{1: addr},
 		Listener: raftL,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
-			return netmux.Dial(ctx, addr, netmux.KindRaft)
-		},
-		FSM: &upper{},
+		Dial:     netmux.Dialer(netmux.KindRaft),
+		FSM:      &upper{},
 	})
 	if err != nil {
 		panic(err)

@@ -140,14 +140,12 @@ func (c *testCluster) start(n *testNode, l net.Listener, peers map[int]string, j
 	go n.mux.Serve()
 	n.fsm = &listFSM{}
 	cfg := Config{
-		ID:       n.id,
-		Dir:      n.dir,
-		Peers:    peers,
-		Join:     join,
-		Listener: raftL,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
-			return netmux.Dial(ctx, addr, netmux.KindRaft)
-		},
+		ID:        n.id,
+		Dir:       n.dir,
+		Peers:     peers,
+		Join:      join,
+		Listener:  raftL,
+		Dial:      netmux.Dialer(netmux.KindRaft),
 		Advertise: n.addr,
 		FSM:       n.fsm,
 		Logger:    testLogger().With("node", n.id),

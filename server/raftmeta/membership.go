@@ -25,7 +25,7 @@ type Server struct {
 // or a snapshot. The new node must have been started with Join.
 func (n *Node) AddVoter(ctx context.Context, id int, addr string) error {
 	if id < 1 || addr == "" {
-		return &ConfigError{Field: "AddVoter", Reason: fmt.Sprintf("id %d or address %q is not valid", id, addr)}
+		return fmt.Errorf("raftmeta: add voter %d at %q: %w", id, addr, ErrInvalidArgument)
 	}
 	timeout, err := enqueueTimeout(ctx)
 	if err != nil {
@@ -50,6 +50,9 @@ func (n *Node) AddVoter(ctx context.Context, id int, addr string) error {
 // before it, so removing a member of a cluster that has lost its majority
 // blocks until ctx ends.
 func (n *Node) RemoveVoter(ctx context.Context, id int) error {
+	if id < 1 {
+		return fmt.Errorf("raftmeta: remove voter %d: %w", id, ErrInvalidArgument)
+	}
 	timeout, err := enqueueTimeout(ctx)
 	if err != nil {
 		return fmt.Errorf("raftmeta: remove voter %d: %w", id, err)
