@@ -89,7 +89,6 @@ func Open(cfg Config) (*Node, error) {
 		return d.DialContext(ctx, network, n.route(addr))
 	})
 	n.hbs = newHeartbeats(n)
-	go func() { _ = n.mux.Serve() }() // ends when the listener closes
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	n.inner = &http.Server{Handler: replication.NewHandler(n, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
@@ -107,6 +106,8 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), n.shutdownTransport(), b.Close())
 	}
+	// Every listener is registered: connections may be routed now.
+	go func() { _ = n.mux.Serve() }() // ends when the listener closes
 	n.ctrl, err = controller.New(&controlView{n: n}, controller.Config{
 		FailoverAfter: cfg.FailoverAfter, Logger: n.log, Registerer: cfg.Registerer})
 	if err != nil {

@@ -16,13 +16,13 @@ import (
 const (
 	// DefaultHeartbeatTimeout: a follower that hears nothing from the
 	// leader for between this and twice this starts an election.
-	DefaultHeartbeatTimeout = 500 * time.Millisecond
+	DefaultHeartbeatTimeout = time.Second
 	// DefaultElectionTimeout: a candidate that wins no vote within between
 	// this and twice this starts the next election.
-	DefaultElectionTimeout = 500 * time.Millisecond
+	DefaultElectionTimeout = time.Second
 	// DefaultLeaderLeaseTimeout: a leader that hears from no majority for
 	// this long steps down. It must not exceed the heartbeat timeout.
-	DefaultLeaderLeaseTimeout = 250 * time.Millisecond
+	DefaultLeaderLeaseTimeout = 500 * time.Millisecond
 	// DefaultCommitTimeout: the longest a follower waits, with no new
 	// command, to learn that earlier commands committed.
 	DefaultCommitTimeout = 50 * time.Millisecond
