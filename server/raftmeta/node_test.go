@@ -76,7 +76,7 @@ func TestRaftmetaFailover(t *testing.T) {
 	took := time.Since(start)
 	t.Logf("new leader (node %d) %v after the old leader (node %d) stopped", leader.id, took, old.id)
 	require.NotEqual(t, old.id, leader.id)
-	require.Less(t, took, 3*time.Second, "failover with the default timings")
+	require.Less(t, took, 8*time.Second, "failover with the default timings (a liveness bound, not a speed figure)")
 
 	want = append(want, applyN(t, leader.node, "after", 5)...)
 	c.waitConverged(want)
