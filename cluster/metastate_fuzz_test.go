@@ -10,7 +10,7 @@ import (
 )
 
 // The fuzzers hold the two decoders of cluster mode to the franz-go
-// invariants (STYLE.md § Fuzz every decoder): no input panics; a refusal
+// invariants every decoder of PyStream is held to: no input panics; a refusal
 // is one of the package's errors; what parses re-encodes to a form that
 // parses again to the same encoding (Encode(Parse(x)) ==
 // Encode(Parse(Encode(Parse(x))))); and the same bytes always decode the

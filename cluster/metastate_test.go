@@ -21,8 +21,9 @@ import (
 // "Apply ... pure, deterministic, with no clock and no I/O, so that every
 // node applying the same commands in the same order holds the same state",
 // and "On error s is unchanged: the command was refused, and every node
-// refuses it alike". The leadership rules are docs/design.md § Leader
-// epochs, § Failover and § Placement; the journal is § The journal.
+// refuses it alike". The leadership rules are docs/design.md
+// § Leader epochs, § Failover and § Placement; the journal is
+// docs/design.md § The journal.
 
 // metaT0 is the proposer's clock of the tests' commands.
 var metaT0 = time.Date(2024, 12, 2, 9, 20, 0, 0, time.UTC)
@@ -379,9 +380,10 @@ func leadershipState(t *testing.T, setup ...MetaCommand) *MetaState {
 	return s
 }
 
-// Rules (failover, move-leader, deactivate, activate; docs/design.md
-// § Leader epochs, § Failover, docs/phase-5-failover.md § Active vs
-// assigned replicas):
+// Rules (failover, move-leader, deactivate, activate):
+// docs/design.md § Leader epochs,
+// docs/design.md § Failover,
+// docs/phase-5-failover.md § Active vs assigned replicas.
 //   - a command decided on another epoch than the partition's is
 //     ErrStaleAction; its broker must be assigned (ErrNotAssigned) and not
 //     the leader (ErrReplicaIsLeader);

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 )
 
 // clusterCollector reports the replication state of every partition at

@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-
 )
 
 // consumerCollector reports every committed consumer offset and the

@@ -64,7 +64,7 @@ type Server struct {
 	// internal is cluster mode's internal listener when the caller opened
 	// it (tests); nil makes the node listen on its PYSTREAM_CLUSTER address.
 	internal net.Listener
-	lock  *datalock.Lock
+	lock     *datalock.Lock
 	// controller keeps the cluster serving (failover, catch-up, recovery,
 	// leader moves) and says whether it is ready; stopController ends its
 	// loop and waits for it.
