@@ -13,7 +13,11 @@ import (
 // every broker cluster.meta knows with its availability and whether the
 // configuration starts it, and every topic.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, apiclient.ClusterResponse{ConfiguredBrokers: int(s.cfg.Brokers),
+	configured := int(s.cfg.Brokers)
+	if s.node != nil {
+		configured = len(s.cfg.Cluster)
+	}
+	writeJSON(w, http.StatusOK, apiclient.ClusterResponse{ConfiguredBrokers: configured,
 		Brokers: s.brokerStatuses(), Topics: s.topicSummaries()})
 }
 
@@ -33,6 +37,13 @@ func (s *Server) brokerStatuses() []apiclient.BrokerStatus {
 // watermark, which the last clean shutdown recorded
 // (docs/design.md § High watermark).
 func (s *Server) brokerStatus(id int, available bool) apiclient.BrokerStatus {
+	if s.node != nil {
+		st := apiclient.BrokerStatus{ID: id, Available: available, Configured: true}
+		if !available {
+			st.Reason = "no heartbeat: its process is stopped, or cut off from the controller"
+		}
+		return st
+	}
 	n := int(s.cfg.Brokers)
 	st := apiclient.BrokerStatus{ID: id, Available: available, Configured: id <= n}
 	switch {
