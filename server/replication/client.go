@@ -144,11 +144,16 @@ func (c *Client) Propose(ctx context.Context, addr string, cmd []byte) ([]byte, 
 
 // Heartbeat reports to the Raft leader at addr.
 func (c *Client) Heartbeat(ctx context.Context, addr string, hb Heartbeat) error {
-	b, err := json.Marshal(hb)
+	return c.postJSON(ctx, addr, PathHeartbeat, hb)
+}
+
+// postJSON sends in as a JSON body to path and expects {}.
+func (c *Client) postJSON(ctx context.Context, addr, path string, in any) error {
+	b, err := json.Marshal(in)
 	if err != nil {
-		return fmt.Errorf("replication: heartbeat: %w", err)
+		return fmt.Errorf("replication: %s: %w", path, err)
 	}
-	_, _, err = c.do(ctx, http.MethodPost, addr, PathHeartbeat, nil, b, nil)
+	_, _, err = c.do(ctx, http.MethodPost, addr, path, nil, b, nil)
 	return err
 }
 
@@ -173,10 +178,5 @@ func Temporary(err error) bool {
 
 // Membership sends a membership change to the metadata leader at addr.
 func (c *Client) Membership(ctx context.Context, addr string, req MembershipRequest) error {
-	b, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("replication: membership: %w", err)
-	}
-	_, _, err = c.do(ctx, http.MethodPost, addr, PathMembership, nil, b, nil)
-	return err
+	return c.postJSON(ctx, addr, PathMembership, req)
 }

@@ -242,15 +242,21 @@ func (h *handler) propose(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) heartbeat(w http.ResponseWriter, r *http.Request) {
+	jsonCall(h, w, r, "heartbeat", h.p.Heartbeat)
+}
+
+// jsonCall decodes a JSON body into a T, hands it to call and answers {}
+// or the refusal.
+func jsonCall[T any](h *handler, w http.ResponseWriter, r *http.Request, what string, call func(context.Context, T) error) {
 	b, err := body(r)
-	var hb Heartbeat
+	var in T
 	if err == nil {
-		if jerr := json.Unmarshal(b, &hb); jerr != nil {
-			err = Errorf(CodeBadRequest, "heartbeat: %v", jerr)
+		if jerr := json.Unmarshal(b, &in); jerr != nil {
+			err = Errorf(CodeBadRequest, "%s: %v", what, jerr)
 		}
 	}
 	if err == nil {
-		err = h.p.Heartbeat(r.Context(), hb)
+		err = call(r.Context(), in)
 	}
 	if err != nil {
 		h.fail(w, err)
@@ -275,19 +281,5 @@ func (h *handler) catchUp(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) membership(w http.ResponseWriter, r *http.Request) {
-	b, err := body(r)
-	var req MembershipRequest
-	if err == nil {
-		if jerr := json.Unmarshal(b, &req); jerr != nil {
-			err = Errorf(CodeBadRequest, "membership: %v", jerr)
-		}
-	}
-	if err == nil {
-		err = h.p.Membership(r.Context(), req)
-	}
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	jsonCall(h, w, r, "membership", h.p.Membership)
 }
