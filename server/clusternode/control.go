@@ -69,7 +69,39 @@ func (v *controlView) Status(topicName string, partition int) (cluster.Partition
 			}
 		}
 	}
+	v.levelNewerReports(&st, now)
 	return st, nil
+}
+
+// levelNewerReports counts a follower at its leader's log end when its
+// report is newer than the leader's and past it. The brokers report at
+// different moments and a leader's log only grows: such a follower may
+// simply hold what the leader wrote after it reported, which is no record
+// the leader lacks. Read as one, the planner would take every follower of a
+// busy partition out of the active set ("ahead of the leader") and leave
+// the partition nothing to fail over to. A follower that does hold records
+// its leader lacks shows them once the leader reports after it.
+func (v *controlView) levelNewerReports(st *cluster.PartitionStatus, now time.Time) {
+	var leader *cluster.ReplicaStatus
+	for i := range st.Replicas {
+		if st.Replicas[i].BrokerID == st.Leader {
+			leader = &st.Replicas[i]
+		}
+	}
+	if leader == nil || leader.LogEnd == nil {
+		return
+	}
+	leaderAt, _ := v.n.hbs.seen(leader.BrokerID, now)
+	for i := range st.Replicas {
+		rs := &st.Replicas[i]
+		if rs == leader || rs.LogEnd == nil || *rs.LogEnd <= *leader.LogEnd {
+			continue
+		}
+		if at, _ := v.n.hbs.seen(rs.BrokerID, now); at.After(leaderAt) {
+			end := *leader.LogEnd
+			rs.LogEnd = &end
+		}
+	}
 }
 
 // statusOf is pm as a PartitionStatus with nothing observed yet.
