@@ -90,7 +90,11 @@ func (s *Server) readCreateTopic(w http.ResponseWriter, r *http.Request) (apicli
 		return apiclient.CreateTopicRequest{}, badRequest("partitions %d: must be from 1 to %d", *body.Partitions, MaxPartitions)
 	case body.ReplicationFactor == nil:
 		return apiclient.CreateTopicRequest{}, badRequest("replication_factor is required (%s)", rfRule)
-	case *body.ReplicationFactor < 1 || *body.ReplicationFactor > brokers:
+	case *body.ReplicationFactor < 1 || (*body.ReplicationFactor > brokers && s.node == nil):
+		// In cluster mode the brokers this node has applied may trail the
+		// metadata group's (a broker registered a moment ago): the
+		// group's leader checks the upper bound, and its refusal is the
+		// same 400.
 		return apiclient.CreateTopicRequest{}, badRequest("replication_factor %d: must be from %s", *body.ReplicationFactor, rfRule)
 	}
 	return apiclient.CreateTopicRequest{Name: *body.Name, Partitions: *body.Partitions, ReplicationFactor: *body.ReplicationFactor}, nil

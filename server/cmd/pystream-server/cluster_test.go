@@ -56,6 +56,14 @@ func TestClusterProduceAndConsumeThroughEveryNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	c.createTopic(ctx, 1, "events", partitions, 3)
+	// A replication factor above the number of brokers is refused by
+	// whichever node takes it.
+	for _, via := range c.ids() {
+		rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+		_, _, err := c.client(via).CreateTopic(rctx, "too-wide", 1, 4)
+		rcancel()
+		require.ErrorIs(t, err, apiclient.ErrInvalidArgument, "node %d", via)
+	}
 
 	var acks ackLog
 	for round := range 3 {
