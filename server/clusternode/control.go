@@ -204,6 +204,8 @@ func (v *controlView) catchUp(ctx context.Context, a cluster.Action) (cluster.Ap
 		return cluster.ApplyResult{}, cluster.ErrStaleAction
 	}
 	before, _ := v.n.hbs.report(a.Broker, partKey{a.Topic, a.Partition})
+	ctx, stop := v.whileReporting(ctx, pm.Leader, a.Broker)
+	defer stop()
 	var end uint64
 	if pm.Leader == v.n.cfg.ID {
 		res, err := v.n.catchUp(ctx, a.Topic, a.Partition, a.Broker)
@@ -224,6 +226,35 @@ func (v *controlView) catchUp(ctx context.Context, a cluster.Action) (cluster.Ap
 	}
 	changed := before.LogEnd == nil || *before.LogEnd < end
 	return cluster.ApplyResult{Changed: changed, Summary: fmt.Sprintf("%s/%d: broker %d caught up to %d", a.Topic, a.Partition, a.Broker, end)}, nil
+}
+
+// whileReporting is ctx, cancelled as soon as one of the brokers ids stops
+// reporting. A catch-up waits on its leader and its follower; one whose
+// process stopped answering without closing its connections (paused, cut
+// off by the network) would hold the controller's loop — and every
+// failover behind it — until the connection timed out, several seconds
+// past the failover delay.
+func (v *controlView) whileReporting(parent context.Context, ids ...int) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	every := HeartbeatInterval(v.n.cfg.FailoverAfter)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			for _, id := range ids {
+				if _, up := v.n.hbs.seen(id, v.n.now()); !up {
+					cancel()
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // JournalRefusal records a refused action through Raft.
