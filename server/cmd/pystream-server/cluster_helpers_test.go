@@ -34,7 +34,8 @@ import (
 // directories by the test, optionally with a TCP proxy on every link
 // between two nodes so that a test can cut the network. Every process is
 // killed when the test ends; a failed test keeps every node's log in a
-// directory it names, and prints the end of each.
+// directory it names, and prints the end of each (PYSTREAM_TEST_KEEP_LOGS=1
+// keeps them after a pass too).
 
 // clusterSize is the number of nodes of a test cluster.
 const clusterSize = 3
@@ -253,7 +254,7 @@ func (c *testCluster) spawn(n *clusterNode) error {
 	p := &nodeProcess{cmd: cmd, exited: make(chan struct{})}
 	n.mu.Lock()
 	n.proc, n.paused, n.leading = p, false, false
-	n.logs = append(n.logs, fmt.Sprintf("==== harness: process %d started at %s ====", cmd.Process.Pid, time.Now().Format(time.RFC3339Nano)))
+	n.logs = append(n.logs, fmt.Sprintf("==== harness: process %d started at %s ====", cmd.Process.Pid, time.Now().UTC().Format(time.RFC3339Nano)))
 	n.mu.Unlock()
 	go func() {
 		lines := bufio.NewScanner(stderr)
@@ -361,6 +362,7 @@ func (c *testCluster) kill(id int) {
 	p := n.proc
 	n.mu.Unlock()
 	require.NotNil(c.t, p, "node %d runs no process", id)
+	n.mark("SIGKILL")
 	require.NoError(c.t, p.cmd.Process.Signal(syscall.SIGKILL))
 	<-p.exited
 }
@@ -385,6 +387,14 @@ func (c *testCluster) signal(id int, sig syscall.Signal, paused bool) {
 	require.NotNil(c.t, n.proc, "node %d runs no process", id)
 	require.NoError(c.t, n.proc.cmd.Process.Signal(sig))
 	n.paused = paused
+	n.logs = append(n.logs, fmt.Sprintf("==== harness: %v at %s ====", sig, time.Now().UTC().Format(time.RFC3339Nano)))
+}
+
+// mark adds a line of the harness's own to the node's log.
+func (n *clusterNode) mark(what string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.logs = append(n.logs, fmt.Sprintf("==== harness: %s at %s ====", what, time.Now().UTC().Format(time.RFC3339Nano)))
 }
 
 // restart starts node id again on its data directory and ports, after a
@@ -449,7 +459,7 @@ func (c *testCluster) cleanup() {
 	for _, p := range c.links {
 		p.close()
 	}
-	if !c.t.Failed() {
+	if !c.t.Failed() && os.Getenv("PYSTREAM_TEST_KEEP_LOGS") == "" {
 		return
 	}
 	dir, err := os.MkdirTemp("", "pystream-"+regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(c.t.Name(), "-")+"-")
@@ -520,7 +530,13 @@ func (c *testCluster) partition(ctx context.Context, via int, name string, p int
 func (c *testCluster) waitNewLeader(ctx context.Context, via int, name string, p int, epoch uint64, among []int, timeout time.Duration) (leader int, newEpoch uint64) {
 	c.t.Helper()
 	c.eventually(ctx, timeout, fmt.Sprintf("%s/%d is led by one of %v after epoch %d", name, p, among, epoch), func() (bool, string) {
-		d, err := c.topic(ctx, via, name)
+		// A status names each partition's high watermark, which the node
+		// asks of the leader: while the old leader hangs (paused, cut
+		// off) the request may hang with it. Asked again, it reads the
+		// new leadership once the node has applied it.
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		d, err := c.client(via).Topic(rctx, name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -529,6 +545,48 @@ func (c *testCluster) waitNewLeader(ctx context.Context, via int, name string, p
 		return ps.LeaderEpoch > epoch && slices.Contains(among, ps.Leader), fmt.Sprintf("leader %d epoch %d", ps.Leader, ps.LeaderEpoch)
 	})
 	return leader, newEpoch
+}
+
+// failedOverAt is when the controller committed the failover of partition
+// p to newEpoch, from the journal entry it wrote (stamped with its clock,
+// this machine's): how long a failover took, without the delay of the
+// test's polling.
+func (c *testCluster) failedOverAt(ctx context.Context, via int, name string, p int, newEpoch uint64) time.Time {
+	c.t.Helper()
+	var at time.Time
+	c.eventually(ctx, 10*time.Second, fmt.Sprintf("the journal has the failover of %s/%d to epoch %d", name, p, newEpoch), func() (bool, string) {
+		entries, err := c.journal(ctx, via)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range entries {
+			if e.Event == "failover" && e.Phase == "done" && e.Topic == name && e.Partition != nil && *e.Partition == p &&
+				strings.Contains(e.Summary, fmt.Sprintf("(epoch %d)", newEpoch)) {
+				at, err = time.Parse(time.RFC3339Nano, e.Time)
+				return err == nil, fmt.Sprint(err)
+			}
+		}
+		return false, fmt.Sprintf("%d entries, none is the failover", len(entries))
+	})
+	return at
+}
+
+// journal reads node via's whole journal, page by page.
+func (c *testCluster) journal(ctx context.Context, via int) ([]apiclient.JournalEntry, error) {
+	var out []apiclient.JournalEntry
+	for since := uint64(0); ; {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		j, err := c.client(via).Journal(rctx, since, 1000)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		if len(j.Entries) == 0 {
+			return out, nil
+		}
+		out = append(out, j.Entries...)
+		since = j.Next
+	}
 }
 
 // waitActive waits until node via reports every partition of the topic
@@ -700,6 +758,7 @@ func (c *testCluster) heal(from, to int) { c.proxy(from, to).setCut(false) }
 
 // isolate cuts every link to and from node id.
 func (c *testCluster) isolate(id int) {
+	c.node(id).mark("isolated")
 	for _, other := range c.ids(id) {
 		c.cut(id, other)
 		c.cut(other, id)
@@ -708,6 +767,7 @@ func (c *testCluster) isolate(id int) {
 
 // rejoin heals every link to and from node id.
 func (c *testCluster) rejoin(id int) {
+	c.node(id).mark("links healed")
 	for _, other := range c.ids(id) {
 		c.heal(id, other)
 		c.heal(other, id)
