@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pystream/pystream/cluster"
@@ -41,6 +42,11 @@ type Node struct {
 	mu       sync.Mutex
 	replicas map[partKey]*replica
 	routers  map[string]*topic.Router
+
+	// registered is set once this process's registration has been
+	// committed and applied here: from then on its metadata is at least
+	// as recent as the moment the process started.
+	registered atomic.Bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -165,19 +171,19 @@ func (n *Node) shutdownTransport() error {
 }
 
 // register adds this node's addresses to the metadata until it succeeds
-// or the node closes.
+// or the node closes. It proposes at every start, even when the metadata
+// this node recovered names it already (the command then changes
+// nothing): the proposal's answer is waited for here, so that a node
+// restarted on its data directory is not ready while it still replays an
+// older leadership from its Raft log.
 func (n *Node) register(advertise string) {
 	info := &cluster.NodeInfo{ID: n.cfg.ID, Addr: advertise, HTTPAddr: n.cfg.HTTPAddr}
 	for {
-		registered := false
-		n.fsm.read(func(s *cluster.MetaState) { old, ok := s.Nodes[info.ID]; registered = ok && old == *info })
-		if registered {
-			return
-		}
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 		_, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpRegisterNode, Node: info})
 		cancel()
 		if err == nil {
+			n.registered.Store(true)
 			n.log.Info("broker registered", "addr", advertise, "http", n.cfg.HTTPAddr)
 			return
 		}
@@ -365,8 +371,8 @@ func (n *Node) Ready() (bool, []string) {
 	if id, _ := n.raft.Leader(); id == 0 {
 		return false, []string{"the metadata group has no leader: an election is under way, or a majority of the nodes cannot be reached"}
 	}
-	if _, ok := n.fsm.node(n.cfg.ID); !ok {
-		return false, []string{fmt.Sprintf("broker %d is not yet registered in the cluster's metadata", n.cfg.ID)}
+	if !n.registered.Load() {
+		return false, []string{fmt.Sprintf("broker %d is not yet registered in the cluster's metadata, or has not yet applied it up to its registration", n.cfg.ID)}
 	}
 	if n.raft.IsLeader() {
 		return n.ctrl.Ready()
