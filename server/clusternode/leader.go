@@ -84,27 +84,18 @@ func finish(batch []*sendRequest, err error) {
 
 // writeBatch appends a batch on the leader and replicates it.
 func (n *Node) writeBatch(r *replica, batch []*sendRequest) {
-	pm, err := n.fsm.partition(r.topic, r.partition)
-	if err == nil && pm.Leader != n.cfg.ID {
-		err = &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: pm.Leader,
-			Err: fmt.Errorf("broker %d leads it now (epoch %d)", pm.Leader, pm.LeaderEpoch)}
-	}
+	// The leadership is checked and the batch appended under fmu, which a
+	// follower's sync and pull hold: a leader replaced meanwhile either
+	// sees the new epoch here and appends nothing, or appends before the
+	// sync at the new epoch, which then finds the records and cuts them.
+	// Checked outside it, a write at the old epoch could land after that
+	// sync and stay below what the pull appends: a record no one
+	// acknowledged in the middle of a replica the controller re-admits.
+	r.fmu.Lock()
+	pm, recs, err := n.appendLocked(r, batch)
+	r.fmu.Unlock()
 	if err != nil {
 		finish(batch, err)
-		return
-	}
-	l, err := n.broker.Replica(r.topic, r.partition, true)
-	if err != nil {
-		finish(batch, &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: n.cfg.ID, Err: err})
-		return
-	}
-	var payloads [][]byte
-	for _, req := range batch {
-		payloads = append(payloads, req.payloads...)
-	}
-	recs, err := l.AppendBatch(payloads)
-	if err != nil {
-		finish(batch, &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: n.cfg.ID, Err: err})
 		return
 	}
 	failed, errs := n.replicate(r, pm, recs)
@@ -122,6 +113,32 @@ func (n *Node) writeBatch(r *replica, batch []*sendRequest) {
 		at += len(req.payloads)
 	}
 	finish(batch, nil)
+}
+
+// appendLocked appends a batch to the log of a partition this node leads,
+// and returns the leadership it was appended under. r.fmu must be held.
+func (n *Node) appendLocked(r *replica, batch []*sendRequest) (cluster.PartitionMetadata, []log.Record, error) {
+	pm, err := n.fsm.partition(r.topic, r.partition)
+	if err == nil && pm.Leader != n.cfg.ID {
+		err = &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: pm.Leader,
+			Err: fmt.Errorf("broker %d leads it now (epoch %d)", pm.Leader, pm.LeaderEpoch)}
+	}
+	if err != nil {
+		return pm, nil, err
+	}
+	l, err := n.broker.Replica(r.topic, r.partition, true)
+	if err != nil {
+		return pm, nil, &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: n.cfg.ID, Err: err}
+	}
+	var payloads [][]byte
+	for _, req := range batch {
+		payloads = append(payloads, req.payloads...)
+	}
+	recs, err := l.AppendBatch(payloads)
+	if err != nil {
+		return pm, nil, &cluster.LeaderUnavailableError{Topic: r.topic, Partition: r.partition, BrokerID: n.cfg.ID, Err: err}
+	}
+	return pm, recs, nil
 }
 
 // replicate sends recs to every active follower of pm in parallel and

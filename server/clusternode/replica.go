@@ -26,8 +26,9 @@ type replica struct {
 	// leadership starts from the follower's knowledge.
 	followerEnd map[int]uint64
 
-	// fmu serialises what changes the log as a follower: appends from the
-	// leader, a cut back to the common prefix, a pull.
+	// fmu serialises what changes the log: as a follower, appends from
+	// the leader, a cut back to the common prefix, a pull; as the leader,
+	// its own append with the last check of its leadership.
 	fmu sync.Mutex
 	// syncedEpoch is the leader epoch at which this replica last proved
 	// itself a prefix of its leader's log (synced true).
