@@ -715,13 +715,20 @@ func (c *testCluster) controller(ctx context.Context, among []int, timeout time.
 // (the node must not be writing to it).
 func (c *testCluster) replicaLog(id int, name string, p int) []log.Record {
 	c.t.Helper()
+	out, err := c.scanReplica(id, name, p)
+	require.NoError(c.t, err, "node %d's replica of %s/%d", id, name, p)
+	return out
+}
+
+// scanReplica is replicaLog returning its error.
+func (c *testCluster) scanReplica(id int, name string, p int) ([]log.Record, error) {
 	var out []log.Record
 	path := cluster.ReplicaLogPath(c.node(id).dataDir, id, name, p)
-	require.NoError(c.t, log.ScanFile(path, func(_ int64, rec log.Record) error {
+	err := log.ScanFile(path, func(_ int64, rec log.Record) error {
 		out = append(out, rec)
 		return nil
-	}), "node %d's replica of %s/%d", id, name, p)
-	return out
+	})
+	return out, err
 }
 
 // quarantined reads every quarantine file beside node id's replica log of

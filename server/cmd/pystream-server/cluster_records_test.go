@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -161,10 +162,20 @@ func (c *testCluster) readPartition(ctx context.Context, via int, name string, p
 	c.t.Helper()
 	var out []apiclient.FetchedRecord
 	for next := uint64(0); ; {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		got, err := c.client(via).Fetch(rctx, name, p, next, 1000)
-		cancel()
-		require.NoError(c.t, err, "fetch %s/%d from %d through node %d", name, p, next, via)
+		// A node that has not yet applied a leader change forwards to
+		// the old leader and answers unavailable: asked again, it reads
+		// from the new one.
+		var got *apiclient.FetchResponse
+		c.eventually(ctx, 30*time.Second, fmt.Sprintf("fetch %s/%d from %d through node %d", name, p, next, via), func() (bool, string) {
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			var err error
+			got, err = c.client(via).Fetch(rctx, name, p, next, 1000)
+			if err != nil && !retryable(err) {
+				c.t.Fatalf("fetch %s/%d from %d through node %d: %v", name, p, next, via, err)
+			}
+			return err == nil, fmt.Sprint(err)
+		})
 		if len(got.Records) == 0 {
 			require.Equal(c.t, next, got.HighWatermark, "an empty fetch at %d ends below the high watermark", next)
 			return out
@@ -203,6 +214,30 @@ func requireSameLog(t *testing.T, want, got []log.Record, what string) {
 		require.Equal(t, want[i].Timestamp, got[i].Timestamp, "%s: record %d's timestamp", what, i)
 		require.Equal(t, string(want[i].Payload), string(got[i].Payload), "%s: record %d's payload", what, i)
 	}
+}
+
+// waitSameLog waits until node id's replica log of a partition holds
+// exactly node want's records (a follower may still be catching up a
+// record its leader kept from a write that failed), then checks them
+// record by record.
+func (c *testCluster) waitSameLog(ctx context.Context, want, id int, name string, p int) {
+	c.t.Helper()
+	what := fmt.Sprintf("node %d's replica of %s/%d against node %d's", id, name, p, want)
+	c.eventually(ctx, 30*time.Second, what, func() (bool, string) {
+		a, err := c.scanReplica(want, name, p)
+		if err != nil {
+			return false, err.Error()
+		}
+		b, err := c.scanReplica(id, name, p)
+		if err != nil {
+			return false, err.Error()
+		}
+		if m := cluster.CompareRecords(a, b); m.Differs || len(a) != len(b) {
+			return false, fmt.Sprintf("%d and %d records, first difference at index %d: %s", len(a), len(b), m.Index, m.Reason)
+		}
+		return true, ""
+	})
+	requireSameLog(c.t, c.replicaLog(want, name, p), c.replicaLog(id, name, p), what)
 }
 
 // values lists the payloads of recs as strings.

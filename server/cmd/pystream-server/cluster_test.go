@@ -173,8 +173,7 @@ func TestClusterSIGKILLPartitionLeaderUnderLoad(t *testing.T) {
 	d := c.waitActive(ctx, victim, "load", 30*time.Second)
 	require.Equal(t, leader, d.Partitions[p].Leader, "the returning node is a follower")
 	requireAckedOnce(t, c.readPartition(ctx, victim, "load", p), all)
-	requireSameLog(t, c.replicaLog(leader, "load", p), c.replicaLog(victim, "load", p),
-		fmt.Sprintf("node %d's own replica of partition %d against leader %d's", victim, p, leader))
+	c.waitSameLog(ctx, leader, victim, "load", p)
 }
 
 // docs/phase-7-processes.md (raftmeta's package documentation, § What
@@ -224,10 +223,22 @@ func TestClusterSIGKILLController(t *testing.T) {
 		rcancel()
 		require.NoError(t, err)
 		require.Equal(t, []apiclient.TopicSummary{{Name: "meta", PartitionCount: partitions, ReplicationFactor: 3}}, topics.Topics, "node %d", via)
-		d, err := c.topic(ctx, via, "meta")
-		require.NoError(t, err)
+		// A node applies the failover a moment after the controller
+		// commits it.
+		var d *apiclient.TopicDetail
+		c.eventually(ctx, 10*time.Second, fmt.Sprintf("node %d sees every partition led by a live node", via), func() (bool, string) {
+			d, err = c.topic(ctx, via, "meta")
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, ps := range d.Partitions {
+				if !slices.Contains(survivors, ps.Leader) {
+					return false, fmt.Sprintf("partition %d led by %d", ps.Partition, ps.Leader)
+				}
+			}
+			return true, ""
+		})
 		for _, ps := range d.Partitions {
-			require.Contains(t, survivors, ps.Leader, "node %d: partition %d is led by a live node", via, ps.Partition)
 			require.Equal(t, before.Partitions[ps.Partition].Placement, ps.Placement, "node %d: partition %d keeps its placement", via, ps.Partition)
 		}
 		j, err := c.journal(ctx, via)
@@ -349,8 +360,7 @@ func TestClusterSIGSTOPLeaderIsFencedAndRejoins(t *testing.T) {
 	for _, via := range c.ids() {
 		requireAckedOnce(t, c.readPartition(ctx, via, "fence", p), all)
 	}
-	requireSameLog(t, c.replicaLog(leader, "fence", p), c.replicaLog(victim, "fence", p),
-		fmt.Sprintf("node %d's replica of partition %d against leader %d's", victim, p, leader))
+	c.waitSameLog(ctx, leader, victim, "fence", p)
 }
 
 // clusternode's package documentation, § Writes, and docs/design.md §
@@ -420,9 +430,8 @@ func TestClusterNetworkPartitionFencesIsolatedLeader(t *testing.T) {
 			require.NotContains(t, unacked, string(r.Value), "a record no one acknowledged became readable")
 		}
 	}
-	want := c.replicaLog(leader, "split", p)
 	for _, id := range c.ids(leader) {
-		requireSameLog(t, want, c.replicaLog(id, "split", p), fmt.Sprintf("node %d's replica of partition %d against leader %d's", id, p, leader))
+		c.waitSameLog(ctx, leader, id, "split", p)
 	}
 
 	// The isolated leader's unacknowledged records are in quarantine, and
