@@ -161,7 +161,8 @@ func (c *testCluster) waitAcks(ctx context.Context, acks *ackLog, since time.Tim
 func (c *testCluster) readPartition(ctx context.Context, via int, name string, p int) []apiclient.FetchedRecord {
 	c.t.Helper()
 	var out []apiclient.FetchedRecord
-	for next := uint64(0); ; {
+	for page, next := 0, uint64(0); ; page++ {
+		require.Less(c.t, page, 10000, "fetch %s/%d through node %d: no end after 10000 pages", name, p, via)
 		// A node that has not yet applied a leader change forwards to
 		// the old leader and answers unavailable: asked again, it reads
 		// from the new one.

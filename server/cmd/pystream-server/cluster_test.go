@@ -17,7 +17,9 @@ import (
 // processes on loopback, each one broker and one voter of the metadata
 // group (docs/phase-7-processes.md; server/clusternode's package
 // documentation states the contract they pin). They kill, pause and cut
-// off real processes; cluster_helpers_test.go is the harness.
+// off real processes; cluster_helpers_test.go is the harness. They do not
+// run in parallel: each holds three processes busy and bounds a failover
+// in time, which a machine shared with four other clusters would stretch.
 
 // failoverAfter is PYSTREAM_FAILOVER_AFTER in these tests.
 const failoverAfter = time.Second
