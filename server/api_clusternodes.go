@@ -16,10 +16,13 @@ import (
 // add or remove one (clusternode.Node.AddNode, RemoveNode, forwarded to the
 // group's leader). The embedded cluster lists none and refuses changes.
 
-// MembershipTimeout bounds one change of the metadata group's voters. A
-// change commits with a majority of the new configuration (hashicorp/raft
-// counts the added voter at once), so adding a node that does not answer
-// can wait for it; the answer is then 503 and the outcome unknown.
+// MembershipTimeout bounds one change of the metadata group's voters: one
+// that no majority commits in time (a majority of the nodes down) is 503,
+// its outcome unknown. hashicorp/raft counts an added voter at once, in the
+// majorities after the change: a single node commits the addition alone
+// and then needs the new node for every decision, so a node must be
+// running (PYSTREAM_JOIN=on) before it is added
+// (TestClusterNodesAddBeforeTheNodeStarts).
 const MembershipTimeout = 10 * time.Second
 
 // handleClusterNodes answers GET /api/cluster/nodes.

@@ -149,8 +149,9 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		{Method: http.MethodPost, Path: "/api/cluster/nodes", Handler: s.handleAddNode, Role: RoleAdmin, Operation: &operation{
 			OperationID: "addClusterNode", Summary: "Add a node to the metadata group", Tags: []string{"cluster"},
 			Description: "Cluster mode: node id, started with PYSTREAM_JOIN=on at its internal address addr, becomes a voter; it then receives the metadata and registers as a broker. " +
-				"id 1.." + strconv.Itoa(MaxBrokers) + ", addr host:port. Raft counts the new voter at once, so start the node first: " +
-				"a change that no majority of the new configuration commits within " + MembershipTimeout.String() + " is 503, its outcome unknown. " +
+				"id 1.." + strconv.Itoa(MaxBrokers) + ", addr host:port. The new voter counts in every majority from then on, so start the node first: " +
+				"a single node adding one that is not running commits the change alone, then has no majority and no leader until the new node starts. " +
+				"A change no majority commits within " + MembershipTimeout.String() + " is 503, its outcome unknown. " +
 				"Adding a voter again at another address moves it; an address another voter has is 409. The embedded cluster answers 409.",
 			RequestBody: jsonBody("The node's id and internal address.", sc.of(apiclient.AddNodeRequest{}), apiclient.AddNodeRequest{ID: 4, Addr: "127.0.0.1:7004"}),
 			Responses: errs(map[string]response{"200": okJSON("The nodes after the change.", sc.of(apiclient.ClusterNodesResponse{}),

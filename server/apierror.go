@@ -179,9 +179,12 @@ func classifyCause(err error) *apiError {
 		// An operation of the embedded cluster that a cluster of
 		// processes does not offer: the text says what to do instead.
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
-	case errors.Is(err, clusternode.ErrNoLeader), errors.Is(err, raftmeta.ErrNotLeader):
+	case errors.Is(err, clusternode.ErrNoLeader):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"the cluster has no controller: its metadata group has no leader (an election is under way, or a majority of the nodes is unreachable); try again")
+	case errors.Is(err, raftmeta.ErrNotLeader):
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
+			"the metadata group's leadership moved while the request was on its way; try again")
 	case errors.Is(err, raftmeta.ErrLeadershipLost):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"the metadata group's leader lost its place before the change committed; its outcome is unknown (a majority of the nodes must be reachable)")
