@@ -20,8 +20,10 @@ import (
 // Backend): any node answers every request, forwarding a partition's
 // writes and reads to the node that leads it.
 
-// requestTimeout bounds a client request's work on the nodes it reaches.
-const requestTimeout = 30 * time.Second
+// requestTimeout bounds a client request's work on the nodes it reaches:
+// well inside the HTTP server's write timeout, so that a request that
+// cannot finish (no leader) is answered with why, not cut off.
+const requestTimeout = 15 * time.Second
 
 // Root is the node's data directory.
 func (n *Node) Root() string { return n.cfg.DataDir }
