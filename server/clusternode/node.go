@@ -100,8 +100,10 @@ func Open(cfg Config) (*Node, error) {
 	n.raft, err = raftmeta.Open(raftmeta.Config{
 		ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join,
 		Listener: n.mux.Listener(netmux.KindRaft), Advertise: advertise,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) { return netmux.Dial(ctx, n.route(addr), netmux.KindRaft) },
-		FSM:  n.fsm, Logger: n.log,
+		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+			return netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
+		},
+		FSM: n.fsm, Logger: n.log,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), n.shutdownTransport(), b.Close())
