@@ -132,3 +132,82 @@ func TestFailoverLeaderCrash(t *testing.T) {
 		require.Equal(t, acked[p], payloads(got), "%s/%d on the returned broker", name, p)
 	}
 }
+
+// TestFailoverControllerCrash pins the same failover when the broker that
+// stops also leads the metadata group, so runs the controller: the
+// survivors elect a new metadata leader, whose controller counts the
+// silent broker's silence from its own start and fails its partition over
+// to an active follower at the next epoch; acknowledged records stay
+// readable and writes go on.
+func TestFailoverControllerCrash(t *testing.T) {
+	c := newTestCluster(t, 3)
+	const name = "ledger"
+	const partitions = 3
+	c.createTopic(c.node(1), name, partitions, 3)
+	acked := map[int][]string{}
+	for i := range 2 {
+		for p := range partitions {
+			payload := fmt.Sprintf("before #%d", i)
+			_, err := c.node(i+1).Send(name, &p, []topic.Message{{Payload: []byte(payload)}})
+			require.NoError(t, err)
+			acked[p] = append(acked[p], payload)
+		}
+	}
+	var victim int
+	waitFor(t, waitLong, "a metadata leader every node agrees on", func() (bool, string) {
+		victim = c.controller()
+		return victim != 0, ""
+	})
+	q := -1
+	for p := range partitions {
+		if partitionOf(t, c.node(victim), name, p).Leader == victim {
+			q = p
+		}
+	}
+	require.NotEqual(t, -1, q, "broker %d leads one of the partitions (three brokers, three partitions)", victim)
+	before := partitionOf(t, c.node(victim), name, q)
+
+	stopped := time.Now()
+	c.stop(victim)
+	waitFor(t, testFailoverAfter+failoverMargin, fmt.Sprintf("a new metadata leader and a failover of %s/%d", name, q), func() (bool, string) {
+		for _, n := range c.running() {
+			if id, _ := n.raft.Leader(); id == 0 || id == victim {
+				return false, fmt.Sprintf("node %d: metadata leader %d", n.ID(), id)
+			}
+			st, err := n.Status(name, q)
+			if err != nil {
+				return false, fmt.Sprintf("node %d: %v", n.ID(), err)
+			}
+			if st.Leader == victim || st.LeaderEpoch != before.LeaderEpoch+1 || slices.Contains(st.Active, victim) {
+				return false, fmt.Sprintf("node %d: leader %d epoch %d active %v", n.ID(), st.Leader, st.LeaderEpoch, st.Active)
+			}
+		}
+		return true, ""
+	})
+	t.Logf("%s/%d failed over %v after broker %d, the metadata leader, stopped", name, q, time.Since(stopped).Round(time.Millisecond), victim)
+	waitFor(t, testFailoverAfter+failoverMargin, "broker out of every active set", func() (bool, string) {
+		for _, n := range c.running() {
+			for p := range partitions {
+				if pm := partitionOf(t, n, name, p); slices.Contains(pm.Active, victim) {
+					return false, fmt.Sprintf("node %d: %s/%d: %+v", n.ID(), name, p, pm)
+				}
+			}
+		}
+		return true, ""
+	})
+	for _, n := range c.running() {
+		for p := range partitions {
+			payload := fmt.Sprintf("after via %d", n.ID())
+			res, err := n.Send(name, &p, []topic.Message{{Payload: []byte(payload)}})
+			require.NoError(t, err, "send to %s/%d through node %d", name, p, n.ID())
+			require.Equal(t, uint64(len(acked[p])), res[0].Offset)
+			require.NotContains(t, res[0].Brokers, victim)
+			acked[p] = append(acked[p], payload)
+		}
+	}
+	for _, n := range c.running() {
+		for p := range partitions {
+			require.Equal(t, acked[p], payloads(readAll(t, n, name, p)), "%s/%d through node %d", name, p, n.ID())
+		}
+	}
+}
