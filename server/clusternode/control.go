@@ -85,7 +85,35 @@ func (v *controlView) Status(topicName string, partition int) (cluster.Partition
 			rs.LogEnd = &end
 		}
 	}
+	capFollowers(&st)
 	return st, nil
+}
+
+// capFollowers keeps an active follower's reported log end from passing
+// its leader's. Each heartbeat is a snapshot of its own moment: a
+// follower's report taken after a write can be newer than its leader's
+// taken before it. An active follower takes only records its leader
+// appended first (follower.go), so the lead is the reports' age, not
+// records the leader lacks — for which the planner would deactivate it.
+// Records a follower holds that its leader does not are cut at its sync
+// with each epoch, and a disagreement is reported as Diverged.
+func capFollowers(st *cluster.PartitionStatus) {
+	var leaderEnd *uint64
+	for _, rs := range st.Replicas {
+		if rs.BrokerID == st.Leader {
+			leaderEnd = rs.LogEnd
+		}
+	}
+	if leaderEnd == nil {
+		return
+	}
+	for i := range st.Replicas {
+		rs := &st.Replicas[i]
+		if rs.BrokerID != st.Leader && rs.Active && rs.LogEnd != nil && *rs.LogEnd > *leaderEnd {
+			end := *leaderEnd
+			rs.LogEnd = &end
+		}
+	}
 }
 
 // statusOf is pm as a PartitionStatus with nothing observed yet.
