@@ -54,7 +54,6 @@ func (v *controlView) Status(topicName string, partition int) (cluster.Partition
 	}
 	now := v.n.now()
 	st := statusOf(topicName, pm)
-	var leaderEnd *uint64
 	for i := range st.Replicas {
 		rs := &st.Replicas[i]
 		_, rs.Available = v.n.hbs.seen(rs.BrokerID, now)
@@ -68,21 +67,6 @@ func (v *controlView) Status(topicName string, partition int) (cluster.Partition
 			if rep.Diverged {
 				rs.Err = fmt.Errorf("broker %d: %w", rs.BrokerID, cluster.ErrReplicaDivergence)
 			}
-		}
-		if rs.BrokerID == pm.Leader {
-			leaderEnd = rs.LogEnd
-		}
-	}
-	// Reports are taken at different moments: a follower's, sent just
-	// after a write, may be newer than its leader's. A follower ahead of
-	// its leader is no divergence here — at its next epoch a follower cuts
-	// what its leader lacks on its own, and reports a real divergence as
-	// such — so its end counts as the leader's.
-	for i := range st.Replicas {
-		rs := &st.Replicas[i]
-		if rs.BrokerID != pm.Leader && leaderEnd != nil && rs.LogEnd != nil && *rs.LogEnd > *leaderEnd {
-			end := *leaderEnd
-			rs.LogEnd = &end
 		}
 	}
 	capFollowers(&st)
