@@ -135,8 +135,9 @@ func (n *Node) Status(topicName string, partition int) (cluster.PartitionStatus,
 			}
 		}
 	}
-	// The leader knows the high watermark and its own log end.
-	if res, err := n.read(topicName, partition, 0, 0); err == nil {
+	// The leader knows the high watermark and its own log end; a status
+	// does not wait long for a leader that hangs (stopped, cut off).
+	if res, err := n.readWithin(statusWait, topicName, partition, 0, 0); err == nil {
 		st.HighWatermark = res.HighWatermark
 		for i := range st.Replicas {
 			if rs := &st.Replicas[i]; rs.BrokerID == st.Leader {
@@ -355,9 +356,17 @@ func (n *Node) ReadCommitted(topicName string, partition int, start uint64, maxR
 	return res.Records, nil
 }
 
+// statusWait bounds what a partition's status waits for its leader.
+const statusWait = time.Second
+
 // read asks the partition's leader for committed records.
 func (n *Node) read(topicName string, partition int, start uint64, maxRecords int) (replication.RecordsResponse, error) {
-	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
+	return n.readWithin(requestTimeout, topicName, partition, start, maxRecords)
+}
+
+// readWithin is read, given up after timeout.
+func (n *Node) readWithin(timeout time.Duration, topicName string, partition int, start uint64, maxRecords int) (replication.RecordsResponse, error) {
+	ctx, cancel := context.WithTimeout(n.ctx, timeout)
 	defer cancel()
 	pm, err := n.partitionMeta(topicName, partition)
 	if err != nil {
