@@ -152,6 +152,11 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 		}
 	}
 	l, err := log.OpenWithOptions(path, b.opts.logOptions())
+	if create && errors.Is(err, fs.ErrExist) {
+		// Another caller created the file between our finding it missing
+		// and our creating it: open that one (kept once, below).
+		l, err = log.OpenWithOptions(path, b.opts.logOptions())
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
 	}

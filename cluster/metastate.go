@@ -415,7 +415,14 @@ func (s *MetaState) changePartition(c MetaCommand) (MetaResult, error) {
 	}
 	s.Meta = meta
 	b, a := before, next.clone()
-	s.journal(c, JournalEntry{Event: ev, Phase: PhaseDone, By: by(c), Topic: c.Topic, Partition: c.Partition, Broker: c.Broker,
+	// The entry names the broker acted on, as in one process: the failed
+	// leader of a failover, the new leader of a move, the follower of a
+	// deactivation or a return.
+	acted := c.Broker
+	if c.Op == OpFailover {
+		acted = before.Leader
+	}
+	s.journal(c, JournalEntry{Event: ev, Phase: PhaseDone, By: by(c), Topic: c.Topic, Partition: c.Partition, Broker: acted,
 		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine})
 	return MetaResult{Summary: summary, Partition: &a}, nil
 }

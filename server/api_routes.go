@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/pystream/pystream/server/apiclient"
@@ -103,6 +104,10 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		TimestampMS: 1733131200123, Leader: 1, Brokers: []int{1, 2}}}}
 	offset := apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(5)}
 	offsetPath := "/api/consumers/{id}/offsets/{topic}/{p}"
+	nodes := apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 3, Nodes: []apiclient.ClusterNode{
+		{ID: 1, Addr: "127.0.0.1:7001", HTTPAddr: "127.0.0.1:8001", Voter: true},
+		{ID: 2, Addr: "127.0.0.1:7002", HTTPAddr: "127.0.0.1:8002", Voter: true},
+		{ID: 3, Addr: "127.0.0.1:7003", HTTPAddr: "127.0.0.1:8003", Voter: true, Leader: true}}}
 
 	return []route{
 		{Method: http.MethodGet, Path: "/api/cluster", Handler: s.handleCluster, Role: RoleRead, Operation: &operation{
@@ -133,6 +138,38 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Parameters: []parameter{indexParam("id", "Broker id, from 1.", 1)},
 			Responses: errs(map[string]response{"200": okJSON("The replicas reopened.", sc.of(apiclient.ReopenResponse{}),
 				apiclient.ReopenResponse{BrokerID: 2, Reopened: []apiclient.ReplicaRef{{Topic: "orders", Partition: 0}}})}, 400, 404),
+		}},
+		{Method: http.MethodGet, Path: "/api/cluster/nodes", Handler: s.handleClusterNodes, Role: RoleRead, Operation: &operation{
+			OperationID: "listClusterNodes", Summary: "The nodes of a cluster-mode cluster and its controller", Tags: []string{"cluster"},
+			Description: "In cluster mode (PYSTREAM_NODE_ID, PYSTREAM_CLUSTER) every server process is one node: a broker and a voter of the metadata group. " +
+				"Lists the voters and the registered brokers by id, and the controller (the group's leader), as the node asked knows them; " +
+				"controller is 0 during an election. The embedded cluster answers mode embedded and no nodes.",
+			Responses: map[string]response{"200": okJSON("The mode, the controller and every node.", sc.of(apiclient.ClusterNodesResponse{}), nodes)},
+		}},
+		{Method: http.MethodPost, Path: "/api/cluster/nodes", Handler: s.handleAddNode, Role: RoleAdmin, Operation: &operation{
+			OperationID: "addClusterNode", Summary: "Add a node to the metadata group", Tags: []string{"cluster"},
+			Description: "Cluster mode: node id, started with PYSTREAM_JOIN=on at its internal address addr, becomes a voter; it then receives the metadata and registers as a broker. " +
+				"id 1.." + strconv.Itoa(MaxBrokers) + ", addr host:port. The new voter counts in every majority from then on, so start the node first: " +
+				"a single node adding one that is not running commits the change alone, then has no majority and no leader until the new node starts. " +
+				"A change no majority commits within " + MembershipTimeout.String() + " is 503, its outcome unknown. " +
+				"Adding a voter again at another address moves it; an address another voter has is 409. The embedded cluster answers 409.",
+			RequestBody: jsonBody("The node's id and internal address.", sc.of(apiclient.AddNodeRequest{}), apiclient.AddNodeRequest{ID: 4, Addr: "127.0.0.1:7004"}),
+			Responses: errs(map[string]response{"200": okJSON("The nodes after the change.", sc.of(apiclient.ClusterNodesResponse{}),
+				apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 3, Nodes: append(slices.Clone(nodes.Nodes),
+					apiclient.ClusterNode{ID: 4, Addr: "127.0.0.1:7004", Voter: true})})}, 400, 409, 413, 415, 503),
+		}},
+		{Method: http.MethodDelete, Path: "/api/cluster/nodes/{id}", Handler: s.handleRemoveNode, Role: RoleAdmin, Operation: &operation{
+			OperationID: "removeClusterNode", Summary: "Remove a node from the metadata group", Tags: []string{"cluster"},
+			Description: "Cluster mode: the node stops being a voter (a machine lost for good). Its broker stays registered, listed with voter false: " +
+				"its replicas leave the active sets when its heartbeats stop, and a node started again with the same id joins in its place (POST /api/cluster/nodes). " +
+				"A node that is not a voter is 404; the last voter is 409. The embedded cluster answers 409. No body.",
+			Parameters: []parameter{{Name: "id", In: "path", Required: true, Description: "Node id, from 1 to " + strconv.Itoa(MaxBrokers) + ".",
+				Schema: &schema{Type: "integer", Format: "int32", Minimum: num(1), Maximum: num(MaxBrokers)}, Example: 3}},
+			Responses: errs(map[string]response{"200": okJSON("The nodes after the change.", sc.of(apiclient.ClusterNodesResponse{}),
+				apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1, Nodes: []apiclient.ClusterNode{
+					{ID: 1, Addr: "127.0.0.1:7001", HTTPAddr: "127.0.0.1:8001", Voter: true, Leader: true},
+					{ID: 2, Addr: "127.0.0.1:7002", HTTPAddr: "127.0.0.1:8002", Voter: true},
+					{ID: 3, Addr: "127.0.0.1:7003", HTTPAddr: "127.0.0.1:8003", Voter: false}}})}, 400, 404, 409, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics", Handler: s.handleTopics, Role: RoleRead, Operation: &operation{
 			OperationID: "listTopics", Summary: "List topics", Tags: []string{"topics"},

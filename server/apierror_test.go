@@ -22,6 +22,9 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/raftmeta"
+	"github.com/pystream/pystream/server/replication"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -147,6 +150,23 @@ func TestAPIErrorClassify(t *testing.T) {
 			"orders/1: broker 3's replica log: broker 3's disk is full (disk quota exceeded); nothing was acknowledged; once space returns, reopen broker 3's failed logs (stop and start it)"},
 		{"offset disk full", fmt.Errorf("client: commit: %w (%w)", client.ErrStoreFailed, &fs.PathError{Op: "write", Path: offsetFile + ".tmp", Err: syscall.ENOSPC}), 507, CodeInsufficientStorage, nil,
 			"consumer billing's committed offset of orders/0: the disk is full (no space left on device); nothing was acknowledged; consumer billing's commits are refused until the offset store is reopened (a server restart); other consumers' are not"},
+		// Cluster mode (server/clusternode): an operation of the embedded
+		// cluster it does not offer, and a metadata group without a
+		// leader.
+		{"not in cluster mode", fmt.Errorf("stop broker 1: stop its process instead: %w", clusternode.ErrNotInClusterMode), 409, CodeConflict, nil,
+			"stop broker 1: stop its process instead: not available in cluster mode"},
+		{"no leader", fmt.Errorf("%w: %w", clusternode.ErrNoLeader, &raftmeta.NotLeaderError{}), 503, CodeUnavailable, nil,
+			"the cluster has no controller: its metadata group has no leader (an election is under way, or a majority of the nodes is unreachable); try again"},
+		{"not the leader", &raftmeta.NotLeaderError{LeaderID: 2, LeaderAddr: "127.0.0.1:7002"}, 503, CodeUnavailable, nil,
+			"the metadata group's leadership moved while the request was on its way; try again"},
+		{"leadership lost", fmt.Errorf("raftmeta: add voter 4: %w", raftmeta.ErrLeadershipLost), 503, CodeUnavailable, nil,
+			"the metadata group's leader lost its place before the change committed; its outcome is unknown (a majority of the nodes must be reachable)"},
+		{"node closed", fmt.Errorf("raftmeta: servers: %w", raftmeta.ErrClosed), 503, CodeUnavailable, nil,
+			"this node is closed: it is shutting down, or was removed from the metadata group"},
+		{"peer refused a bad request", replication.Errorf(replication.CodeBadRequest, "adding node %d needs its internal address", 4), 400, CodeInvalidArgument, nil,
+			"adding node 4 needs its internal address"},
+		{"peer unavailable", replication.Errorf(replication.CodeUnavailable, "raftmeta: add voter 4: %v", raftmeta.ErrLeadershipLost), 503, CodeUnavailable, nil,
+			"the node that was asked cannot serve it now: add voter 4: leadership lost before the command committed; its outcome is unknown"},
 		{"unknown", errors.New("something: at /srv/other/x.go"), 500, CodeInternal, nil,
 			"internal server error; the server log has the cause"},
 		{"batch", &topic.BatchError{Topic: "orders", Partitions: map[int]error{

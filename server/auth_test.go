@@ -44,6 +44,7 @@ var wantRoles = map[string]Role{
 	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen,
 	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "fetchRecords": RoleRead,
 	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
+	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite,
 	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "reopenBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,
 	"resetConsumerOffset": RoleAdmin, "failoverPartition": RoleAdmin, "catchUpReplica": RoleAdmin,

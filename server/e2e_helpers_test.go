@@ -48,6 +48,12 @@ func serveExisting(t *testing.T, srv *Server) *running {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return serveOn(t, srv, ln)
+}
+
+// serveOn serves srv on ln like startServer.
+func serveOn(t *testing.T, srv *Server, ln net.Listener) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

@@ -388,6 +388,12 @@ func TestOpenAPILimitsEnforced(t *testing.T) {
 		"listConsumerOffsets path parameter id: longer than maxLength 249",
 		"catchUpReplica path parameter broker: below minimum 1",
 		"fetchRecords path parameter p: above maximum 2147483647",
+		"addClusterNode body.id: below minimum 1",
+		"addClusterNode body.id: above maximum 64",
+		`addClusterNode body.addr: "a b" against pattern`,
+		"addClusterNode body: an unknown property",
+		`addClusterNode body: required "addr" missing`,
+		"removeClusterNode path parameter id: above maximum 64",
 	} {
 		require.True(t, broken[name], "no case %q", name)
 	}

@@ -96,7 +96,8 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 //     ErrorBody.records lists either;
 //   - the limits the handlers enforce beyond the Go types: a topic name's
 //     characters and length, partitions 1..MaxPartitions,
-//     replication_factor from 1, at least one record per produce;
+//     replication_factor from 1, at least one record per produce, a node
+//     id 1..MaxBrokers and its address a host:port;
 //   - timestamps say their unit, and that timestamp_ms is the one a
 //     JavaScript client reads exactly.
 //
@@ -110,6 +111,14 @@ func (s *schemaSet) refine() {
 		rf := req.Properties["replication_factor"]
 		rf.Minimum = num(1)
 		rf.Description = "Replicas per partition: from 1 to the number of brokers (GET /api/cluster)."
+	}
+	if req := s.schemas["AddNodeRequest"]; req != nil {
+		id := req.Properties["id"]
+		id.Minimum, id.Maximum = num(1), num(MaxBrokers)
+		id.Description = "The node's id: its PYSTREAM_NODE_ID."
+		addr := req.Properties["addr"]
+		addr.Pattern = addrPattern
+		addr.Description = "The node's internal address, host:port: an IP address or a host name, and a port from 1 to 65535."
 	}
 	if req := s.schemas["ProduceRequest"]; req != nil {
 		req.Properties["records"].MinItems = ptr(1)
@@ -150,6 +159,11 @@ var nameRule = fmt.Sprintf("1 to %d characters of A-Z a-z 0-9 . _ -, not . or ..
 // more of A-Z a-z 0-9 . _ -, but not "." or ".." (spelled without a
 // lookahead, which RE2 lacks). The length limit is minLength/maxLength.
 const namePattern = `^([A-Za-z0-9_-][A-Za-z0-9._-]*|\.[A-Za-z0-9_-][A-Za-z0-9._-]*|\.\.[A-Za-z0-9._-]+)$`
+
+// addrPattern is the shape of a host:port that validAddr checks in full
+// (the host's characters, the port's range): no white space, a colon, one
+// to five digits.
+const addrPattern = `^\S+:[0-9]{1,5}$`
 
 // nameSchema is the schema of a topic name or consumer id.
 func nameSchema(desc string) *schema {

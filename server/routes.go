@@ -46,7 +46,7 @@ func apiInfo() info {
 func apiTags() []tag {
 	return []tag{
 		{Name: "system", Description: "Liveness, readiness and metrics of the server."},
-		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again; the journal of every change."},
+		{Name: "cluster", Description: "Brokers: list them, stop one to stage a failure, start it again; the journal of every change; the nodes of a cluster-mode cluster: list, add, remove."},
 		{Name: "topics", Description: "Create and inspect replicated topics."},
 		{Name: "records", Description: "Produce records and fetch them, never past the high watermark."},
 		{Name: "consumers", Description: "Durable consumer offsets: read, commit (never backwards), reset."},

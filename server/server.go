@@ -295,18 +295,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.logTLS()
 	}
 	base := s.cfg.Scheme() + "://" + addr
-	s.logger.Info("pystream-server listening",
-		"addr", addr,
-		"scheme", s.cfg.Scheme(),
-		"version", Version,
-		"data_dir", s.cluster.Root(),
-		"brokers", int(s.cfg.Brokers),
-		"open_files_soft", s.fileLimit.Soft,
-		"open_files_hard", s.fileLimit.Hard,
-		"max_open_logs", s.maxOpenLogs,
-		"health", base+"/api/health",
-		"docs", base+"/docs",
-	)
+	attrs := []any{"addr", addr, "scheme", s.cfg.Scheme(), "version", Version, "data_dir", s.cluster.Root()}
+	if s.node != nil {
+		attrs = append(attrs, "node", int(s.cfg.NodeID), "cluster", s.cfg.Cluster.String())
+	} else {
+		attrs = append(attrs, "brokers", int(s.cfg.Brokers))
+	}
+	attrs = append(attrs, "open_files_soft", s.fileLimit.Soft, "open_files_hard", s.fileLimit.Hard,
+		"max_open_logs", s.maxOpenLogs, "health", base+"/api/health", "docs", base+"/docs")
+	s.logger.Info("pystream-server listening", attrs...)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -116,6 +116,31 @@ func (c *Client) Cluster(ctx context.Context) (*ClusterResponse, error) {
 	return &out, c.do(ctx, http.MethodGet, "/api/cluster", nil, nil, &out)
 }
 
+// ClusterNodes calls GET /api/cluster/nodes: the nodes of a cluster-mode
+// cluster and its controller (an embedded server answers Mode
+// ModeEmbedded and no nodes).
+func (c *Client) ClusterNodes(ctx context.Context) (*ClusterNodesResponse, error) {
+	var out ClusterNodesResponse
+	return &out, c.do(ctx, http.MethodGet, "/api/cluster/nodes", nil, nil, &out)
+}
+
+// AddNode calls POST /api/cluster/nodes: node id, started with
+// PYSTREAM_JOIN=on at the internal address addr, becomes a voter of the
+// metadata group. An embedded server answers an *Error matching
+// ErrConflict.
+func (c *Client) AddNode(ctx context.Context, id int, addr string) (*ClusterNodesResponse, error) {
+	var out ClusterNodesResponse
+	return &out, c.do(ctx, http.MethodPost, "/api/cluster/nodes", nil, AddNodeRequest{ID: id, Addr: addr}, &out)
+}
+
+// RemoveNode calls DELETE /api/cluster/nodes/{id}: node id leaves the
+// metadata group. An embedded server answers an *Error matching
+// ErrConflict.
+func (c *Client) RemoveNode(ctx context.Context, id int) (*ClusterNodesResponse, error) {
+	var out ClusterNodesResponse
+	return &out, c.do(ctx, http.MethodDelete, "/api/cluster/nodes/"+strconv.Itoa(id), nil, nil, &out)
+}
+
 // StopBroker calls POST /api/brokers/{id}/stop. Stopping a stopped broker
 // is not an error.
 func (c *Client) StopBroker(ctx context.Context, id int) (*BrokerStatus, error) {

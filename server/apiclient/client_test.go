@@ -63,6 +63,10 @@ func TestAPIClientRequestShapes(t *testing.T) {
 	}{
 		{"health", func(c *apiclient.Client) error { _, err := c.Health(ctx); return err }, "GET", "/api/health", "", ""},
 		{"cluster", func(c *apiclient.Client) error { _, err := c.Cluster(ctx); return err }, "GET", "/api/cluster", "", ""},
+		{"cluster nodes", func(c *apiclient.Client) error { _, err := c.ClusterNodes(ctx); return err }, "GET", "/api/cluster/nodes", "", ""},
+		{"add node", func(c *apiclient.Client) error { _, err := c.AddNode(ctx, 4, "127.0.0.1:7004"); return err },
+			"POST", "/api/cluster/nodes", "", `{"id":4,"addr":"127.0.0.1:7004"}`},
+		{"remove node", func(c *apiclient.Client) error { _, err := c.RemoveNode(ctx, 4); return err }, "DELETE", "/api/cluster/nodes/4", "", ""},
 		{"stop", func(c *apiclient.Client) error { _, err := c.StopBroker(ctx, 2); return err }, "POST", "/api/brokers/2/stop", "", ""},
 		{"start", func(c *apiclient.Client) error { _, err := c.StartBroker(ctx, 3); return err }, "POST", "/api/brokers/3/start", "", ""},
 		{"topics", func(c *apiclient.Client) error { _, err := c.Topics(ctx); return err }, "GET", "/api/topics", "", ""},

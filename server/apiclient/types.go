@@ -144,6 +144,57 @@ type ClusterResponse struct {
 	Topics            []TopicSummary `json:"topics"`
 }
 
+// Modes of a server in ClusterNodesResponse.Mode.
+const (
+	// ModeEmbedded is the default: one process holds every broker of the
+	// cluster, as logical brokers; it has no nodes to add or remove.
+	ModeEmbedded = "embedded"
+	// ModeCluster is cluster mode (PYSTREAM_NODE_ID and PYSTREAM_CLUSTER):
+	// each server process is one broker and one voter of the metadata
+	// group.
+	ModeCluster = "cluster"
+)
+
+// ClusterNodesResponse answers GET /api/cluster/nodes, and POST
+// /api/cluster/nodes and DELETE /api/cluster/nodes/{id} with the nodes
+// after the change.
+type ClusterNodesResponse struct {
+	// Mode is ModeCluster or ModeEmbedded; an embedded server lists no
+	// nodes.
+	Mode string `json:"mode"`
+	// Controller is the id of the node that leads the metadata group,
+	// which runs the controller, as the answering node knows it; 0 while
+	// there is none (an election) and in embedded mode.
+	Controller int `json:"controller"`
+	// Nodes are the voters of the metadata group and the registered
+	// brokers, by id.
+	Nodes []ClusterNode `json:"nodes"`
+}
+
+// ClusterNode is one node of a cluster-mode cluster.
+type ClusterNode struct {
+	ID int `json:"id"`
+	// Addr is its internal address (Raft and replication), its entry in
+	// PYSTREAM_CLUSTER.
+	Addr string `json:"addr"`
+	// HTTPAddr is its client address once it has registered as a broker;
+	// "" before.
+	HTTPAddr string `json:"http_addr"`
+	// Voter is true for a member of the metadata group; a registered
+	// broker that was removed from the group is listed with Voter false.
+	Voter bool `json:"voter"`
+	// Leader is true for the node that leads the metadata group (the
+	// controller).
+	Leader bool `json:"leader"`
+}
+
+// AddNodeRequest is the body of POST /api/cluster/nodes: a node started
+// with PYSTREAM_JOIN=on, by its id and internal address.
+type AddNodeRequest struct {
+	ID   int    `json:"id"`
+	Addr string `json:"addr"`
+}
+
 // TopicsResponse answers GET /api/topics.
 type TopicsResponse struct {
 	Topics []TopicSummary `json:"topics"`

@@ -20,8 +20,10 @@ import (
 // Backend): any node answers every request, forwarding a partition's
 // writes and reads to the node that leads it.
 
-// requestTimeout bounds a client request's work on the nodes it reaches.
-const requestTimeout = 30 * time.Second
+// requestTimeout bounds a client request's work on the nodes it reaches:
+// well inside the HTTP server's write timeout, so that a request that
+// cannot finish (no leader) is answered with why, not cut off.
+const requestTimeout = 15 * time.Second
 
 // Root is the node's data directory.
 func (n *Node) Root() string { return n.cfg.DataDir }
@@ -66,10 +68,35 @@ func (n *Node) Topics() []cluster.TopicInfo {
 	return out
 }
 
+// catchUpWait bounds how long a node waits for its own copy of the
+// metadata to learn a topic another node has just created: a client that
+// created a topic through one node and writes through another at once
+// finds it, rather than a 404 from a copy a few milliseconds behind.
+const catchUpWait = 500 * time.Millisecond
+
+// awaitTopic waits up to catchUpWait for topicName to be known here.
+func (n *Node) awaitTopic(topicName string) {
+	ctx, cancel := context.WithTimeout(n.ctx, catchUpWait)
+	defer cancel()
+	n.fsm.waitFor(ctx, func(s *cluster.MetaState) bool { _, ok := s.Meta.Topics[topicName]; return ok })
+}
+
+// partitionMeta is a partition's metadata, waiting for a topic this node
+// has not heard of yet (awaitTopic).
+func (n *Node) partitionMeta(topicName string, partition int) (cluster.PartitionMetadata, error) {
+	pm, err := n.fsm.partition(topicName, partition)
+	if errors.Is(err, cluster.ErrUnknownTopic) {
+		n.awaitTopic(topicName)
+		pm, err = n.fsm.partition(topicName, partition)
+	}
+	return pm, err
+}
+
 // Topic describes one topic.
 func (n *Node) Topic(name string) (cluster.TopicInfo, error) {
 	var info cluster.TopicInfo
 	var ok bool
+	n.awaitTopic(name)
 	n.fsm.read(func(s *cluster.MetaState) {
 		var t cluster.TopicMetadata
 		if t, ok = s.Meta.Topics[name]; ok {
@@ -91,7 +118,7 @@ func (n *Node) Status(topicName string, partition int) (cluster.PartitionStatus,
 		st, err = (&controlView{n: n}).Status(topicName, partition)
 	} else {
 		var pm cluster.PartitionMetadata
-		if pm, err = n.fsm.partition(topicName, partition); err == nil {
+		if pm, err = n.partitionMeta(topicName, partition); err == nil {
 			st = statusOf(topicName, pm)
 		}
 	}
@@ -108,8 +135,9 @@ func (n *Node) Status(topicName string, partition int) (cluster.PartitionStatus,
 			}
 		}
 	}
-	// The leader knows the high watermark and its own log end.
-	if res, err := n.read(topicName, partition, 0, 0); err == nil {
+	// The leader knows the high watermark and its own log end; a status
+	// does not wait long for a leader that hangs (stopped, cut off).
+	if res, err := n.readWithin(statusWait, topicName, partition, 0, 0); err == nil {
 		st.HighWatermark = res.HighWatermark
 		for i := range st.Replicas {
 			if rs := &st.Replicas[i]; rs.BrokerID == st.Leader {
@@ -230,7 +258,7 @@ func (n *Node) router(topicName string, partitions int) *topic.Router {
 // followed, a few times.
 func (n *Node) produce(ctx context.Context, topicName string, partition int, payloads [][]byte) (replication.ProduceResponse, error) {
 	for attempt := 0; ; attempt++ {
-		pm, err := n.fsm.partition(topicName, partition)
+		pm, err := n.partitionMeta(topicName, partition)
 		if err != nil {
 			return replication.ProduceResponse{}, err
 		}
@@ -262,8 +290,9 @@ func (n *Node) producerError(topicName string, partition, leader int, err error)
 	var re *replication.Error
 	if errors.As(err, &re) {
 		switch re.Code {
-		case "replication":
-			return &cluster.ReplicationError{Topic: topicName, Partition: partition, Err: errors.New(re.Message)}
+		case replication.CodeNotReplicated:
+			return &cluster.ReplicationError{Topic: topicName, Partition: partition, Offset: re.Offset, Count: re.Count,
+				BrokerIDs: re.Brokers, Err: errors.New(re.Message)}
 		case replication.CodeRefused:
 			if s := refusals[re.Reason]; s != nil {
 				return &remoteRefusal{msg: re.Message, sentinel: s}
@@ -286,7 +315,12 @@ func (n *Node) Produce(ctx context.Context, req replication.ProduceRequest) (rep
 	if err != nil {
 		var repl *cluster.ReplicationError
 		if errors.As(err, &repl) {
-			return replication.ProduceResponse{}, &replication.Error{Code: "replication", Message: err.Error()}
+			msg := err.Error()
+			if repl.Err != nil {
+				msg = repl.Err.Error() // the followers' errors; the rest travels in fields
+			}
+			return replication.ProduceResponse{}, &replication.Error{Code: replication.CodeNotReplicated, Message: msg,
+				Offset: repl.Offset, Count: repl.Count, Brokers: repl.BrokerIDs}
 		}
 		if _, ok := err.(*replication.Error); ok {
 			return replication.ProduceResponse{}, err
@@ -322,11 +356,19 @@ func (n *Node) ReadCommitted(topicName string, partition int, start uint64, maxR
 	return res.Records, nil
 }
 
+// statusWait bounds what a partition's status waits for its leader.
+const statusWait = time.Second
+
 // read asks the partition's leader for committed records.
 func (n *Node) read(topicName string, partition int, start uint64, maxRecords int) (replication.RecordsResponse, error) {
-	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
+	return n.readWithin(requestTimeout, topicName, partition, start, maxRecords)
+}
+
+// readWithin is read, given up after timeout.
+func (n *Node) readWithin(timeout time.Duration, topicName string, partition int, start uint64, maxRecords int) (replication.RecordsResponse, error) {
+	ctx, cancel := context.WithTimeout(n.ctx, timeout)
 	defer cancel()
-	pm, err := n.fsm.partition(topicName, partition)
+	pm, err := n.partitionMeta(topicName, partition)
 	if err != nil {
 		return replication.RecordsResponse{}, err
 	}

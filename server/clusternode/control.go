@@ -69,36 +69,32 @@ func (v *controlView) Status(topicName string, partition int) (cluster.Partition
 			}
 		}
 	}
-	v.levelNewerReports(&st, now)
+	capFollowers(&st)
 	return st, nil
 }
 
-// levelNewerReports counts a follower at its leader's log end when its
-// report is newer than the leader's and past it. The brokers report at
-// different moments and a leader's log only grows: such a follower may
-// simply hold what the leader wrote after it reported, which is no record
-// the leader lacks. Read as one, the planner would take every follower of a
-// busy partition out of the active set ("ahead of the leader") and leave
-// the partition nothing to fail over to. A follower that does hold records
-// its leader lacks shows them once the leader reports after it.
-func (v *controlView) levelNewerReports(st *cluster.PartitionStatus, now time.Time) {
-	var leader *cluster.ReplicaStatus
-	for i := range st.Replicas {
-		if st.Replicas[i].BrokerID == st.Leader {
-			leader = &st.Replicas[i]
+// capFollowers keeps an active follower's reported log end from passing
+// its leader's. Each heartbeat is a snapshot of its own moment: a
+// follower's report taken after a write can be newer than its leader's
+// taken before it. An active follower takes only records its leader
+// appended first (follower.go), so the lead is the reports' age, not
+// records the leader lacks — for which the planner would deactivate it.
+// Records a follower holds that its leader does not are cut at its sync
+// with each epoch, and a disagreement is reported as Diverged.
+func capFollowers(st *cluster.PartitionStatus) {
+	var leaderEnd *uint64
+	for _, rs := range st.Replicas {
+		if rs.BrokerID == st.Leader {
+			leaderEnd = rs.LogEnd
 		}
 	}
-	if leader == nil || leader.LogEnd == nil {
+	if leaderEnd == nil {
 		return
 	}
-	leaderAt, _ := v.n.hbs.seen(leader.BrokerID, now)
 	for i := range st.Replicas {
 		rs := &st.Replicas[i]
-		if rs == leader || rs.LogEnd == nil || *rs.LogEnd <= *leader.LogEnd {
-			continue
-		}
-		if at, _ := v.n.hbs.seen(rs.BrokerID, now); at.After(leaderAt) {
-			end := *leader.LogEnd
+		if rs.BrokerID != st.Leader && rs.Active && rs.LogEnd != nil && *rs.LogEnd > *leaderEnd {
+			end := *leaderEnd
 			rs.LogEnd = &end
 		}
 	}

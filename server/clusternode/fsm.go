@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/pystream/pystream/cluster"
 )
@@ -106,15 +107,20 @@ func (f *fsm) watch() (<-chan struct{}, uint64) {
 	return f.changed, f.applied
 }
 
-// waitApplied waits until the state has applied index.
-func (f *fsm) waitApplied(ctx context.Context, index uint64) error {
+// waitApplied waits until the state has applied index. raftApplied is
+// Raft's own count, which a snapshot's restore advances too (Restore does
+// not learn the index it stands for).
+func (f *fsm) waitApplied(ctx context.Context, index uint64, raftApplied func() uint64) error {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
 	for {
 		ch, applied := f.watch()
-		if applied >= index {
+		if applied >= index || raftApplied() >= index {
 			return nil
 		}
 		select {
 		case <-ch:
+		case <-t.C:
 		case <-ctx.Done():
 			return fmt.Errorf("clusternode: waiting for metadata index %d (applied %d): %w", index, applied, ctx.Err())
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/netmux"
 	"github.com/pystream/pystream/server/raftmeta"
 	"github.com/pystream/pystream/server/replication"
 )
@@ -108,6 +110,13 @@ func (n *Node) Membership(ctx context.Context, req replication.MembershipRequest
 		if req.Addr == "" {
 			return replication.Errorf(replication.CodeBadRequest, "adding node %d needs its internal address", req.ID)
 		}
+		// A voter that does not answer would count against the majority
+		// from the moment it is added: with two voters and one silent,
+		// the group could commit nothing more. Refuse it instead.
+		if err := n.probe(ctx, req.Addr); err != nil {
+			return &replication.Error{Code: replication.CodeBadRequest,
+				Message: fmt.Sprintf("node %d at %s does not answer (%v): start it with PYSTREAM_JOIN=on first", req.ID, req.Addr, err)}
+		}
 		err = n.raft.AddVoter(ctx, req.ID, req.Addr)
 	case replication.MembershipRemove:
 		err = n.raft.RemoveVoter(ctx, req.ID)
@@ -121,4 +130,18 @@ func (n *Node) Membership(ctx context.Context, req replication.MembershipRequest
 		n.log.Info("metadata group membership changed", "op", req.Op, "node", req.ID, "addr", req.Addr)
 	}
 	return err
+}
+
+// probeTimeout bounds the check that a node to be added answers.
+const probeTimeout = 2 * time.Second
+
+// probe checks that something answers Raft's connections at addr.
+func (n *Node) probe(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	conn, err := netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }

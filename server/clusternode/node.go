@@ -228,7 +228,7 @@ func (n *Node) propose(ctx context.Context, c cluster.MetaCommand) (cluster.Meta
 			if err := json.Unmarshal(out, &ar); err != nil {
 				return cluster.MetaResult{}, fmt.Errorf("clusternode: proposal answer: %w", err)
 			}
-			if err := n.fsm.waitApplied(ctx, ar.Index); err != nil {
+			if err := n.fsm.waitApplied(ctx, ar.Index, n.raft.AppliedIndex); err != nil {
 				return ar.Result, err
 			}
 			return ar.Result, nil

@@ -22,8 +22,7 @@ type replica struct {
 	// prefix every active replica holds; as follower, the last one its
 	// leader sent. Consumers are served only below it.
 	hw uint64
-	// hwEpoch is the epoch hw was last raised at as leader; a new
-	// leadership starts from the follower's knowledge.
+	// followerEnd is each follower's log end as its last answer said.
 	followerEnd map[int]uint64
 
 	// fmu serialises what changes the log: as a follower, appends from

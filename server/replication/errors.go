@@ -26,6 +26,10 @@ const (
 	// CodeRefused: the operation was refused; Reason names the rule
 	// (a cluster sentinel's name, such as "unknown-topic").
 	CodeRefused = "refused"
+	// CodeNotReplicated: the leader stored the records but not every
+	// active follower did; they are not acknowledged. Offset, Count and
+	// Brokers say which records and which followers.
+	CodeNotReplicated = "not-replicated"
 	// CodeBadRequest: the request was malformed.
 	CodeBadRequest = "bad-request"
 	// CodeUnavailable: the node cannot serve it now (closing, a log that
@@ -48,6 +52,11 @@ type Error struct {
 	Epoch uint64 `json:"epoch,omitempty"`
 	// Leader is the node that leads, when known (CodeNotLeader).
 	Leader int `json:"leader,omitempty"`
+	// Offset, Count and Brokers describe records not replicated
+	// (CodeNotReplicated).
+	Offset  uint64 `json:"offset,omitempty"`
+	Count   int    `json:"count,omitempty"`
+	Brokers []int  `json:"brokers,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"testing"
 
 	"github.com/pystream/pystream/server/replication"
@@ -27,6 +28,7 @@ func TestReplicationRefusalTravels(t *testing.T) {
 		{replication.Error{Code: replication.CodeRefused, Message: "no such topic", Reason: "unknown-topic"}, false},
 		{replication.Error{Code: replication.CodeBadRequest, Message: "bad"}, false},
 		{replication.Error{Code: replication.CodeUnavailable, Message: "closing"}, true},
+		{replication.Error{Code: replication.CodeNotReplicated, Message: "broker 3: timeout", Offset: 7, Count: 2, Brokers: []int{3}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.refusal.Code, func(t *testing.T) {
@@ -34,7 +36,7 @@ func TestReplicationRefusalTravels(t *testing.T) {
 			p := &fakePeer{err: &want}
 			n := serve(t, p)
 			_, err := newClient(t).Replicate(t.Context(), n.Addr, replication.ReplicateRequest{Topic: "t", Epoch: 3})
-			if got := asError(t, err); *got != want {
+			if got := asError(t, err); !reflect.DeepEqual(*got, want) {
 				t.Errorf("client got %+v, want %+v", *got, want)
 			}
 			if !errors.Is(err, replication.ErrRemote) {
@@ -90,7 +92,7 @@ func TestReplicationRefusalEveryRequest(t *testing.T) {
 			p := &fakePeer{err: refusal}
 			n := serve(t, p)
 			err := tt.send(t.Context(), newClient(t), n.Addr)
-			if got := asError(t, err); *got != want {
+			if got := asError(t, err); !reflect.DeepEqual(*got, want) {
 				t.Errorf("client got %+v, want %+v", *got, want)
 			}
 			if !errors.Is(err, replication.ErrRemote) {

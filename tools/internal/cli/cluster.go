@@ -12,12 +12,14 @@ import (
 
 // This file holds the operator commands of phases 4 and 5: cluster [status],
 // broker stop|start and partition failover|recover|catch-up|move-leader.
-// cluster journal is in journal.go.
+// cluster journal is in journal.go, cluster nodes|add-node|remove-node in
+// nodes.go.
 
 func (a *app) clusterCommand() *cobra.Command {
-	cmd := groupCommand("cluster", "Show the cluster status (also: cluster alone) and its journal")
+	cmd := groupCommand("cluster", "Show the cluster status (also: cluster alone), its journal and its nodes")
 	cmd.Long = "cluster alone is cluster status: the brokers (available or stopped) and the\n" +
-		"topics. cluster journal prints every change of the cluster."
+		"topics. cluster journal prints every change of the cluster. In cluster mode,\n" +
+		"cluster nodes lists the nodes, add-node and remove-node change the voters."
 	// Alone, the group runs status, as `rpk cluster` users and newcomers
 	// expect; anything else it does not know stays a usage error.
 	unknown := cmd.RunE
@@ -27,7 +29,7 @@ func (a *app) clusterCommand() *cobra.Command {
 		}
 		return unknown(cmd, args)
 	}
-	cmd.AddCommand(a.clusterJournalCommand(), &cobra.Command{
+	cmd.AddCommand(a.clusterJournalCommand(), a.clusterNodesCommand(), a.addNodeCommand(), a.removeNodeCommand(), &cobra.Command{
 		Use:   "status",
 		Short: "List the brokers (available or stopped) and the topics",
 		Args:  noArgs,

@@ -21,9 +21,9 @@ func (a *app) completionCommand(root *cobra.Command) *cobra.Command {
 			"  source <(pystream completion bash)\n" +
 			"  pystream completion zsh > \"${fpath[1]}/_pystream\"\n" +
 			"  pystream completion fish > ~/.config/fish/completions/pystream.fish\n\n" +
-			"Besides commands and flags, it completes topic names, partitions and broker\n" +
-			"ids by asking the server at --server (or PYSTREAM_SERVER), for at most\n" +
-			"half a second; with no server there it quietly offers nothing.",
+			"Besides commands and flags, it completes topic names, partitions, broker\n" +
+			"ids and node ids by asking the server at --server (or PYSTREAM_SERVER), for\n" +
+			"at most half a second; with no server there it quietly offers nothing.",
 		ValidArgs: completionShells,
 		Args:      exactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -54,6 +54,7 @@ const (
 	argTopic                    // a topic name
 	argPartition                // a partition of the topic in the first argument
 	argBroker                   // a broker id
+	argNode                     // a voter of a cluster-mode cluster
 )
 
 // argCompletions lists, by command path below the root, what each
@@ -70,6 +71,8 @@ var argCompletions = map[string][]argKind{
 	"broker stop":           {argBroker},
 	"broker start":          {argBroker},
 	"broker reopen":         {argBroker},
+	"cluster add-node":      {argOther, argOther},
+	"cluster remove-node":   {argNode},
 	"partition failover":    {argTopic, argPartition},
 	"partition recover":     {argTopic, argPartition, argBroker},
 	"partition catch-up":    {argTopic, argPartition, argBroker},
@@ -165,6 +168,21 @@ func (a *app) complete(cmd *cobra.Command, kind argKind, args []string, toComple
 				state = "stopped"
 			}
 			values = append(values, completionValue{strconv.Itoa(b.ID), state})
+		}
+	case argNode:
+		res, err := c.ClusterNodes(ctx)
+		if err != nil {
+			return nil, directive
+		}
+		for _, n := range res.Nodes {
+			if !n.Voter {
+				continue
+			}
+			desc := n.Addr
+			if n.Leader {
+				desc += ", controller"
+			}
+			values = append(values, completionValue{strconv.Itoa(n.ID), desc})
 		}
 	}
 	return completions(values, toComplete), directive

@@ -41,6 +41,10 @@ func TestCLICompletionValues(t *testing.T) {
 				{Partition: 0, Leader: 1, HighWatermark: 5}, {Partition: 1, Leader: 2, HighWatermark: 0}}}
 		case "/api/cluster":
 			v = apiclient.ClusterResponse{Brokers: []apiclient.BrokerStatus{{ID: 1, Available: true}, {ID: 2, Available: false}}}
+		case "/api/cluster/nodes":
+			v = apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 2, Nodes: []apiclient.ClusterNode{
+				{ID: 1, Addr: "10.0.0.1:7001", Voter: true}, {ID: 2, Addr: "10.0.0.2:7001", Voter: true, Leader: true},
+				{ID: 3, Addr: "10.0.0.3:7001"}}}
 		default:
 			http.NotFound(w, r)
 			return
@@ -63,6 +67,8 @@ func TestCLICompletionValues(t *testing.T) {
 		{[]string{"offsets", "describe", "billing", "pay"}, "payments\t1 partition(s), replication factor 1\n"},
 		{[]string{"partition", "failover", "nope", ""}, ""}, // unknown topic: nothing, no error
 		{[]string{"topic", "create", ""}, ""},
+		{[]string{"cluster", "remove-node", ""}, "1\t10.0.0.1:7001\n2\t10.0.0.2:7001, controller\n"}, // voters only
+		{[]string{"cluster", "add-node", ""}, ""},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want+":4\n", completeWith(t, srv.URL, tt.args...), "%q", tt.args)

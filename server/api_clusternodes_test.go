@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/clusternode"
+)
+
+// freeAddr is a loopback host:port nothing listens on (now).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// startClusterNode starts a cluster-mode server in this process: node id
+// of the cluster peers (id -> internal address), with join set for a node
+// that waits to be added, serving HTTP on a loopback port it advertises
+// as its client address.
+func startClusterNode(t *testing.T, id int, peers ClusterList, join bool) *running {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cfg := Defaults()
+	cfg.DataDir = t.TempDir()
+	cfg.LogLevel = LogLevel(LevelError)
+	cfg.Port = Port(ln.Addr().(*net.TCPAddr).Port)
+	cfg.NodeID, cfg.Cluster, cfg.Join = NodeID(id), peers, Switch(join)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	if err != nil {
+		require.NoError(t, ln.Close())
+	}
+	require.NoError(t, err)
+	return serveOn(t, srv, ln)
+}
+
+// waitNodes polls GET /api/cluster/nodes until ok accepts the answer.
+func waitNodes(t *testing.T, c *apiclient.Client, what string, ok func(*apiclient.ClusterNodesResponse) bool) *apiclient.ClusterNodesResponse {
+	t.Helper()
+	var last *apiclient.ClusterNodesResponse
+	var lastErr error
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := c.ClusterNodes(context.Background())
+		if err == nil && ok(res) {
+			return res
+		}
+		last, lastErr = res, err
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: last answer %+v, error %v", what, last, lastErr)
+	return nil
+}
+
+// rawRequest sends method target with a JSON body (none when empty) and
+// returns the status and the body.
+func rawRequest(t *testing.T, base, method, target, body string) (int, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, base+target, rd)
+	require.NoError(t, err)
+	req.Header.Set(IntentHeader, "1")
+	if body != "" {
+		req.Header.Set("Content-Type", mediaJSON)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// badNodeRequests are requests of the node routes that are 400 in either
+// mode: the request is checked before the mode is.
+var badNodeRequests = []struct{ name, method, target, body string }{
+	{"id 0", http.MethodPost, "/api/cluster/nodes", `{"id":0,"addr":"127.0.0.1:7009"}`},
+	{"id 65", http.MethodPost, "/api/cluster/nodes", `{"id":65,"addr":"127.0.0.1:7009"}`},
+	{"id missing", http.MethodPost, "/api/cluster/nodes", `{"addr":"127.0.0.1:7009"}`},
+	{"id a string", http.MethodPost, "/api/cluster/nodes", `{"id":"2","addr":"127.0.0.1:7009"}`},
+	{"addr without a port", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"127.0.0.1"}`},
+	{"addr port 0", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"127.0.0.1:0"}`},
+	{"addr port 65536", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"127.0.0.1:65536"}`},
+	{"addr bad host", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"no_such host:7009"}`},
+	{"addr missing", http.MethodPost, "/api/cluster/nodes", `{"id":2}`},
+	{"unknown field", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"127.0.0.1:7009","voter":true}`},
+	{"two values", http.MethodPost, "/api/cluster/nodes", `{"id":2,"addr":"127.0.0.1:7009"} {}`},
+	{"DELETE id 0", http.MethodDelete, "/api/cluster/nodes/0", ""},
+	{"DELETE id 65", http.MethodDelete, "/api/cluster/nodes/65", ""},
+	{"DELETE id not a number", http.MethodDelete, "/api/cluster/nodes/two", ""},
+	{"DELETE with a body", http.MethodDelete, "/api/cluster/nodes/2", `{}`},
+}
+
+// An embedded server lists no nodes and refuses to add or remove one with
+// 409, after checking the request like cluster mode does.
+func TestClusterNodesEmbedded(t *testing.T) {
+	r := startServer(t, t.TempDir(), 3)
+	status, body := rawRequest(t, r.base, http.MethodGet, "/api/cluster/nodes", "")
+	require.Equal(t, http.StatusOK, status)
+	require.JSONEq(t, `{"mode":"embedded","controller":0,"nodes":[]}`, body)
+
+	ctx := context.Background()
+	_, err := r.client.AddNode(ctx, 4, "127.0.0.1:7004")
+	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
+	_, err = r.client.RemoveNode(ctx, 2)
+	e = apiErr(t, err, http.StatusConflict, CodeConflict)
+	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
+
+	for _, tc := range badNodeRequests {
+		status, body := rawRequest(t, r.base, tc.method, tc.target, tc.body)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, body)
+		require.Contains(t, body, `"code":"invalid_argument"`, tc.name)
+	}
+	// The brokers are untouched.
+	res, err := r.client.Cluster(ctx)
+	require.NoError(t, err)
+	require.Len(t, res.Brokers, 3)
+}
+
+// A single-node cluster elects itself and lists itself as voter and
+// controller, with the client address it registered.
+func TestClusterNodesSingleNode(t *testing.T) {
+	addr1 := freeAddr(t)
+	r := startClusterNode(t, 1, ClusterList{1: addr1}, false)
+	http1 := strings.TrimPrefix(r.base, "http://")
+	res := waitNodes(t, r.client, "node 1 leads and has registered", func(res *apiclient.ClusterNodesResponse) bool {
+		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	})
+	require.Equal(t, &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1,
+		Nodes: []apiclient.ClusterNode{{ID: 1, Addr: addr1, HTTPAddr: http1, Voter: true, Leader: true}}}, res)
+
+	// Bad requests change nothing.
+	for _, tc := range badNodeRequests {
+		status, body := rawRequest(t, r.base, tc.method, tc.target, tc.body)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, body)
+	}
+	after, err := r.client.ClusterNodes(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, res, after)
+
+	// The embedded cluster's operations that cluster mode does not offer
+	// are 409 too (clusternode.ErrNotInClusterMode).
+	_, err = r.client.StopBroker(context.Background(), 1)
+	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	require.Equal(t, "stop broker 1: stop its process instead: not available in cluster mode", e.Message)
+}
+
+// A node started with PYSTREAM_JOIN=on is added through the API, receives
+// the metadata and registers; removed, it stops being a voter but its
+// broker stays listed. The refusals change nothing.
+func TestClusterNodesAddAndRemove(t *testing.T) {
+	ctx := context.Background()
+	addr1, addr2 := freeAddr(t), freeAddr(t)
+	n1 := startClusterNode(t, 1, ClusterList{1: addr1}, false)
+	waitNodes(t, n1.client, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	})
+	n2 := startClusterNode(t, 2, ClusterList{1: addr1, 2: addr2}, true)
+	http1, http2 := strings.TrimPrefix(n1.base, "http://"), strings.TrimPrefix(n2.base, "http://")
+
+	// An address another voter has is refused before Raft is asked.
+	_, err := n1.client.AddNode(ctx, 2, addr1)
+	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	require.Equal(t, "addr "+addr1+" is node 1's: each node has an internal address of its own", e.Message)
+	// So are removing a node that is not a voter, and the last voter.
+	_, err = n1.client.RemoveNode(ctx, 2)
+	e = apiErr(t, err, http.StatusNotFound, CodeNotFound)
+	require.Equal(t, "node 2 is not a voter of the metadata group", e.Message)
+	_, err = n1.client.RemoveNode(ctx, 1)
+	apiErr(t, err, http.StatusConflict, CodeConflict)
+
+	res, err := n1.client.AddNode(ctx, 2, addr2)
+	require.NoError(t, err)
+	require.Equal(t, apiclient.ModeCluster, res.Mode)
+	require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
+	require.True(t, res.Nodes[1].Voter, "the answer lists the new voter")
+
+	want := &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1, Nodes: []apiclient.ClusterNode{
+		{ID: 1, Addr: addr1, HTTPAddr: http1, Voter: true, Leader: true},
+		{ID: 2, Addr: addr2, HTTPAddr: http2, Voter: true}}}
+	registered := func(res *apiclient.ClusterNodesResponse) bool {
+		return len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr != ""
+	}
+	require.Equal(t, want, waitNodes(t, n1.client, "node 2 registers", registered))
+	require.Equal(t, want, waitNodes(t, n2.client, "node 2 learns the metadata", registered), "the new node sees the same")
+
+	res, err = n1.client.RemoveNode(ctx, 2)
+	require.NoError(t, err)
+	want.Nodes[1].Voter = false
+	require.Equal(t, want, res, "node 2's broker stays registered, no longer a voter")
+	got, err := n1.client.ClusterNodes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// Node 1, alone again, still decides: a topic can be created.
+	_, _, err = n1.client.CreateTopic(ctx, "orders", 1, 1)
+	require.NoError(t, err)
+}
+
+func nodeIDs(nodes []apiclient.ClusterNode) []int {
+	ids := make([]int, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	return ids
+}
+
+// A node that does not answer is not added: as a voter it would count
+// against the majority at once (two voters, one silent: nothing more
+// could be committed). The refusal changes nothing; once the node runs
+// with PYSTREAM_JOIN=on, the same request adds it.
+func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
+	ctx := context.Background()
+	addr1, addr2 := freeAddr(t), freeAddr(t)
+	n1 := startClusterNode(t, 1, ClusterList{1: addr1}, false)
+	waitNodes(t, n1.client, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	})
+
+	_, err := n1.client.AddNode(ctx, 2, addr2)
+	e := apiErr(t, err, http.StatusBadRequest, CodeInvalidArgument)
+	require.Contains(t, e.Message, "does not answer")
+	res, err := n1.client.ClusterNodes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Controller, "node 1 still leads")
+	require.Equal(t, []int{1}, nodeIDs(res.Nodes))
+
+	n2 := startClusterNode(t, 2, ClusterList{1: addr1, 2: addr2}, true)
+	res, err = n1.client.AddNode(ctx, 2, addr2)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
+	waitNodes(t, n1.client, "node 2 registered", func(res *apiclient.ClusterNodesResponse) bool {
+		return res.Controller != 0 && len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr == strings.TrimPrefix(n2.base, "http://")
+	})
+}
+
+// The refusals of a membership change are decided from the nodes alone.
+func TestClusterNodesRefusals(t *testing.T) {
+	three := []clusternode.NodeView{
+		{ID: 1, Addr: "10.0.0.1:7001", Voter: true, Leader: true},
+		{ID: 2, Addr: "10.0.0.2:7001", Voter: true},
+		{ID: 3, Addr: "10.0.0.3:7001", HTTPAddr: "10.0.0.3:8000"}, // removed, still registered
+	}
+	one := three[:1]
+	tests := []struct {
+		name   string
+		views  []clusternode.NodeView
+		add    bool
+		id     int
+		addr   string
+		status int // 0: allowed
+	}{
+		{"add a new node", three, true, 4, "10.0.0.4:7001", 0},
+		{"add again at the same address", three, true, 2, "10.0.0.2:7001", 0},
+		{"move a voter to a new address", three, true, 2, "10.0.0.9:7001", 0},
+		{"add a removed node back", three, true, 3, "10.0.0.3:7001", 0},
+		{"add at another voter's address", three, true, 4, "10.0.0.1:7001", http.StatusConflict},
+		{"add at a removed node's address", three, true, 4, "10.0.0.3:7001", 0},
+		{"remove a voter", three, false, 2, "", 0},
+		{"remove the leader", three, false, 1, "", 0},
+		{"remove a removed node", three, false, 3, "", http.StatusNotFound},
+		{"remove an unknown node", three, false, 9, "", http.StatusNotFound},
+		{"remove the last voter", one, false, 1, "", http.StatusConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var ae *apiError
+			if tt.add {
+				ae = addRefusal(tt.views, tt.id, tt.addr)
+			} else {
+				ae = removeRefusal(tt.views, tt.id)
+			}
+			if tt.status == 0 {
+				require.Nil(t, ae)
+				return
+			}
+			require.NotNil(t, ae)
+			require.Equal(t, tt.status, ae.status, ae.body.Message)
+		})
+	}
+}
