@@ -3,12 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,9 +83,6 @@ type clusterNode struct {
 	// logs holds every line the node's processes wrote to stderr; a
 	// restart adds a marker line.
 	logs []string
-	// leading is what the current process last logged of its leadership of
-	// the metadata group.
-	leading bool
 	// changed is closed (and replaced) at every new log line and exit.
 	changed chan struct{}
 }
@@ -253,7 +247,7 @@ func (c *testCluster) spawn(n *clusterNode) error {
 	}
 	p := &nodeProcess{cmd: cmd, exited: make(chan struct{})}
 	n.mu.Lock()
-	n.proc, n.paused, n.leading = p, false, false
+	n.proc, n.paused = p, false
 	n.logs = append(n.logs, fmt.Sprintf("==== harness: process %d started at %s ====", cmd.Process.Pid, time.Now().UTC().Format(time.RFC3339Nano)))
 	n.mu.Unlock()
 	go func() {
@@ -267,7 +261,7 @@ func (c *testCluster) spawn(n *clusterNode) error {
 		n.mu.Lock()
 		n.logs = append(n.logs, fmt.Sprintf("==== harness: process %d ended: %v ====", cmd.Process.Pid, err))
 		if n.proc == p {
-			n.proc, n.paused, n.leading = nil, false, false
+			n.proc, n.paused = nil, false
 		}
 		n.notifyLocked()
 		n.mu.Unlock()
@@ -276,19 +270,11 @@ func (c *testCluster) spawn(n *clusterNode) error {
 	return nil
 }
 
-// logLine keeps one line of the node's log and follows its leadership.
+// logLine keeps one line of the node's log.
 func (n *clusterNode) logLine(line string) {
-	var rec struct{ Msg string }
-	_ = json.Unmarshal([]byte(line), &rec) // a line that is not JSON is kept as it is
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.logs = append(n.logs, line)
-	switch rec.Msg {
-	case msgLeads:
-		n.leading = true
-	case msgNoLongerLeads:
-		n.leading = false
-	}
 	n.notifyLocked()
 }
 
@@ -610,92 +596,30 @@ func (c *testCluster) waitActive(ctx context.Context, via int, name string, time
 	return out
 }
 
-// errNoNodesEndpoint: the server does not serve GET /api/cluster/nodes
-// (yet); the controller is found from the nodes' logs instead.
-var errNoNodesEndpoint = errors.New("no GET /api/cluster/nodes")
-
-// clusterNodes is the answer of GET /api/cluster/nodes.
-type clusterNodes struct {
-	Controller int `json:"controller"`
-	Nodes      []struct {
-		ID       int    `json:"id"`
-		Addr     string `json:"addr"`
-		HTTPAddr string `json:"http_addr"`
-		Voter    bool   `json:"voter"`
-		Leader   bool   `json:"leader"`
-	} `json:"nodes"`
-}
-
-// controllerSaysNode asks node via which node leads the metadata group
-// (0: none). It returns errNoNodesEndpoint when the endpoint is not served.
-func (c *testCluster) controllerSaysNode(ctx context.Context, via int) (int, error) {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, c.client(via).BaseURL()+"/api/cluster/nodes", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
-		return 0, errNoNodesEndpoint
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /api/cluster/nodes: HTTP %d", resp.StatusCode)
-	}
-	var out clusterNodes
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return 0, err
-	}
-	return out.Controller, nil
-}
-
 // controllerNow names the node that leads the metadata group as the live
-// nodes among see it: through GET /api/cluster/nodes when the server
-// serves it (every node asked must agree), else from their logs (exactly
-// one of them must say it leads). 0 while that is not settled.
+// nodes among see it (GET /api/cluster/nodes): every one asked must name
+// the same node, one of among. 0, and why, while that is not settled.
 func (c *testCluster) controllerNow(ctx context.Context, among []int) (int, string) {
 	answer, asked := 0, 0
 	for _, id := range among {
 		if !c.node(id).live() {
 			continue
 		}
-		got, err := c.controllerSaysNode(ctx, id)
-		if errors.Is(err, errNoNodesEndpoint) {
-			return c.controllerFromLogs(among)
-		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := c.client(id).ClusterNodes(rctx)
+		cancel()
 		if err != nil {
 			return 0, fmt.Sprintf("node %d: %v", id, err)
 		}
-		if asked > 0 && got != answer {
-			return 0, fmt.Sprintf("the nodes disagree: %d and %d", answer, got)
+		if asked > 0 && res.Controller != answer {
+			return 0, fmt.Sprintf("the nodes disagree: %d and %d", answer, res.Controller)
 		}
-		answer, asked = got, asked+1
+		answer, asked = res.Controller, asked+1
 	}
 	if !slices.Contains(among, answer) {
 		return 0, fmt.Sprintf("the controller is %d, not one of %v", answer, among)
 	}
 	return answer, ""
-}
-
-// controllerFromLogs is controllerNow from the logs.
-func (c *testCluster) controllerFromLogs(among []int) (int, string) {
-	var leading []int
-	for _, id := range among {
-		n := c.node(id)
-		n.mu.Lock()
-		if n.proc != nil && !n.paused && n.leading {
-			leading = append(leading, id)
-		}
-		n.mu.Unlock()
-	}
-	if len(leading) != 1 {
-		return 0, fmt.Sprintf("nodes %v say they lead the metadata group", leading)
-	}
-	return leading[0], ""
 }
 
 // controller waits until the live nodes among agree on the node that

@@ -15,8 +15,7 @@ import (
 
 // These tests run cluster mode as it is deployed: three pystream-server
 // processes on loopback, each one broker and one voter of the metadata
-// group (docs/phase-7-processes.md; server/clusternode's package
-// documentation states the contract they pin). They kill, pause and cut
+// group (docs/phase-7-processes.md, whose sections they cite). They kill, pause and cut
 // off real processes; cluster_helpers_test.go is the harness. They do not
 // run in parallel: each holds three processes busy and bounds a failover
 // in time, which a machine shared with four other clusters would stretch.
@@ -46,12 +45,12 @@ func (c *testCluster) leaderOtherThan(ctx context.Context, via int, name string,
 	return 0, 0, 0
 }
 
-// clusterMode: docs/phase-7-processes.md § Any node answers (clusternode
-// package documentation): a produce to any node is written by the
-// partition's leader and acknowledged once every active replica holds it;
-// a fetch from any node reads the leader's log below the high watermark.
-// So three processes created through one node serve the same records at
-// the same offsets from every node.
+// docs/phase-7-processes.md § Clients reach any node and § A write: a
+// produce to any node is written by the partition's leader and
+// acknowledged once every active replica holds it; a fetch from any node
+// reads the leader's log below the high watermark. So three processes,
+// the topic created through one of them, serve the same records at the
+// same offsets from every node, and every replica's file holds them.
 func TestClusterProduceAndConsumeThroughEveryNode(t *testing.T) {
 	const partitions = 3
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
@@ -129,15 +128,14 @@ func TestClusterProduceAndConsumeThroughEveryNode(t *testing.T) {
 	}
 }
 
-// docs/design.md § Failover and § The controller's rules, across
-// processes: a partition leader's process killed under load is failed over
-// within FAILOVER_AFTER plus a controller pass; producers through the
-// other nodes go on; every acknowledged record is readable exactly once at
-// the offset it was acknowledged with (docs/phase-4-replication.md §
-// Leader writes: an acknowledged record is on every active replica). The
-// killed node restarted on its data directory is recovered and re-admitted
-// (docs/phase-5-failover.md § Recovery), and its own log file then holds
-// exactly the leader's records.
+// docs/phase-7-processes.md § Failure detection (and its timeline): a
+// partition leader's process killed under load is failed over within
+// FAILOVER_AFTER plus a controller pass; producers through the other nodes
+// go on; § The rule that keeps acknowledged records: every acknowledged
+// record is readable exactly once, at the offset it was acknowledged with.
+// § Rejoining: the killed node restarted on its data directory is
+// re-admitted, and its own log file then holds exactly the leader's
+// records.
 func TestClusterSIGKILLPartitionLeaderUnderLoad(t *testing.T) {
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -178,12 +176,12 @@ func TestClusterSIGKILLPartitionLeaderUnderLoad(t *testing.T) {
 	c.waitSameLog(ctx, leader, victim, "load", p)
 }
 
-// docs/phase-7-processes.md (raftmeta's package documentation, § What
-// Raft holds): the metadata lives in the Raft group, not in any one
-// process. Killing the process that leads it elects another controller
-// with every topic and journal entry intact; the partitions the dead node
-// led fail over to live nodes (docs/design.md § The controller's rules),
-// and writes to every partition go on.
+// docs/phase-7-processes.md § What Raft holds: the metadata lives in the
+// Raft group, not in any one process. Killing the process that leads it
+// elects another controller with every topic and journal entry intact;
+// § Failure detection, "When the dead node also led the Raft group": the
+// partitions it led fail over to live nodes after the election, and writes
+// to every partition go on.
 func TestClusterSIGKILLController(t *testing.T) {
 	const partitions = 3
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
@@ -267,13 +265,14 @@ func TestClusterSIGKILLController(t *testing.T) {
 	}
 }
 
-// clusternode's package documentation, § Writes: a follower takes records
-// only at the leader epoch its metadata holds, so a replaced leader is
-// fenced. A leader paused (SIGSTOP) for three times FAILOVER_AFTER with
-// writes in flight to it is replaced; when it runs again it acknowledges
-// nothing at its old epoch — a write it held is either refused or, if it
-// was acknowledged, on the new leader at the offset acknowledged — and it
-// rejoins as a follower whose log is the leader's.
+// docs/phase-7-processes.md § A write, step 3 (an older epoch is refused:
+// that refusal fences a replaced leader) and § Failure detection ("a fenced
+// broker that is in fact alive ... cannot get a write acknowledged that the
+// new leader lacks"): a leader paused (SIGSTOP) for three times
+// FAILOVER_AFTER with writes in flight to it is replaced; when it runs
+// again a write it held is either refused or, if it was acknowledged, on
+// the new leader at the offset acknowledged; § Rejoining: it comes back as
+// a follower whose log is the leader's.
 func TestClusterSIGSTOPLeaderIsFencedAndRejoins(t *testing.T) {
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -365,13 +364,13 @@ func TestClusterSIGSTOPLeaderIsFencedAndRejoins(t *testing.T) {
 	c.waitSameLog(ctx, leader, victim, "fence", p)
 }
 
-// clusternode's package documentation, § Writes, and docs/design.md §
-// Quarantine, across a network partition: a leader cut off from both other
-// nodes acknowledges nothing (its followers cannot confirm a write) while
-// the majority fails the partition over and takes writes. When the network
+// docs/phase-7-processes.md § Failure detection, across a network
+// partition: a leader cut off from both other nodes acknowledges nothing
+// (its followers cannot confirm a write) while the majority fails the
+// partition over and takes writes. § Proving a prefix: when the network
 // heals, every replica converges on the new leader's records; what the
 // isolated leader had written and never acknowledged is cut from its log
-// into a quarantine file, which the journal names.
+// into a quarantine file, and the journal's "cuts offsets" entry names it.
 func TestClusterNetworkPartitionFencesIsolatedLeader(t *testing.T) {
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter, proxies: true})
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
