@@ -49,7 +49,7 @@ type clusterOptions struct {
 // testCluster is a cluster of pystream-server processes. Its methods are
 // called from the test's goroutine unless they say otherwise.
 type testCluster struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	opts clusterOptions
 	// ctx bounds every process; it ends at the test's cleanup.
@@ -106,7 +106,7 @@ const (
 // nodes, each on its own data directory under t.TempDir(), and waits until
 // every node answers /api/ready with 200. A port taken between choosing it
 // and the node's listen starts the whole cluster again on new ports.
-func startCluster(t *testing.T, opts clusterOptions) *testCluster {
+func startCluster(t testing.TB, opts clusterOptions) *testCluster {
 	t.Helper()
 	bin := buildBinary(t)
 	root := t.TempDir()
@@ -726,7 +726,7 @@ type linkProxy struct {
 	conns  map[net.Conn]struct{}
 }
 
-func newLinkProxy(t *testing.T, target string) *linkProxy {
+func newLinkProxy(t testing.TB, target string) *linkProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

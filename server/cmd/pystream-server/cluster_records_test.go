@@ -207,7 +207,7 @@ func requireAckedOnce(t *testing.T, recs []apiclient.FetchedRecord, acks []ack) 
 
 // requireSameLog requires two replica logs to hold the same records: the
 // same offsets, timestamps and payloads.
-func requireSameLog(t *testing.T, want, got []log.Record, what string) {
+func requireSameLog(t testing.TB, want, got []log.Record, what string) {
 	t.Helper()
 	require.Equal(t, len(want), len(got), "%s: the number of records", what)
 	for i := range want {

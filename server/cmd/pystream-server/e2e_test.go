@@ -27,7 +27,7 @@ type process struct {
 
 // startBinary runs the binary on dataDir, with three brokers and any extra
 // PYSTREAM_* variables, and waits for its listening line.
-func startBinary(t *testing.T, ctx context.Context, bin, dataDir string, extraEnv ...string) *process {
+func startBinary(t testing.TB, ctx context.Context, bin, dataDir string, extraEnv ...string) *process {
 	t.Helper()
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort(t)
@@ -63,7 +63,7 @@ func startBinary(t *testing.T, ctx context.Context, bin, dataDir string, extraEn
 }
 
 // stop sends SIGTERM and requires a clean exit.
-func (s *process) stop(t *testing.T) string {
+func (s *process) stop(t testing.TB) string {
 	t.Helper()
 	require.NoError(t, s.cmd.Process.Signal(syscall.SIGTERM))
 	// Read stderr to its end before Wait, which closes the pipe and would

@@ -21,7 +21,7 @@ import (
 
 // waitReady polls GET /api/ready until it answers 200 and returns when it
 // did.
-func waitReady(t *testing.T, ctx context.Context, s *process) time.Time {
+func waitReady(t testing.TB, ctx context.Context, s *process) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {

@@ -46,7 +46,7 @@ var buildOnce struct {
 
 // buildBinary compiles pystream-server once per test run and returns its
 // path.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(binDir, "pystream-server")
 	buildOnce.Do(func() {
@@ -57,7 +57,7 @@ func buildBinary(t *testing.T) string {
 }
 
 // freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func freePort(t *testing.T) int {
 
 // command prepares the binary with only the given PYSTREAM_* variables (and
 // PATH), in an empty working directory so no .env is read.
-func command(t *testing.T, ctx context.Context, bin string, env ...string) *exec.Cmd {
+func command(t testing.TB, ctx context.Context, bin string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Dir = t.TempDir()
@@ -78,7 +78,7 @@ func command(t *testing.T, ctx context.Context, bin string, env ...string) *exec
 }
 
 // exitCode waits for cmd and returns its exit status.
-func exitCode(t *testing.T, cmd *exec.Cmd) int {
+func exitCode(t testing.TB, cmd *exec.Cmd) int {
 	t.Helper()
 	err := cmd.Wait()
 	var ee *exec.ExitError
