@@ -54,8 +54,8 @@ func (a *app) addNodeCommand() *cobra.Command {
 		Long: `Makes node ID, started with PYSTREAM_JOIN=on and listening at its internal
 address ADDR (host:port, its entry in PYSTREAM_CLUSTER), a voter of the
 metadata group; it then receives the metadata and registers as a broker.
-Start the node first: the new voter counts in every majority at once, and a
-single node that adds one that is not running has no leader until it starts.
+Start the node first: the new voter counts in every majority at once, so a
+node that does not answer is refused and nothing changes.
 Adding a voter again at another address moves it. --json prints the nodes
 after the change.`,
 		Args: exactArgs(2),
