@@ -502,15 +502,6 @@ func (c *testCluster) topic(ctx context.Context, via int, name string) (*apiclie
 	return c.client(via).Topic(rctx, name)
 }
 
-// partition is one partition's status through node via.
-func (c *testCluster) partition(ctx context.Context, via int, name string, p int) apiclient.PartitionStatus {
-	c.t.Helper()
-	d, err := c.topic(ctx, via, name)
-	require.NoError(c.t, err)
-	require.Less(c.t, p, len(d.Partitions))
-	return d.Partitions[p]
-}
-
 // waitNewLeader waits until node via reports partition p led at an epoch
 // above epoch by one of the nodes in among, and returns that leader.
 func (c *testCluster) waitNewLeader(ctx context.Context, via int, name string, p int, epoch uint64, among []int, timeout time.Duration) (leader int, newEpoch uint64) {
