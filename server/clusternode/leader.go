@@ -32,7 +32,7 @@ const maxPushBytes = 1 << 20
 
 // produceLocal writes payloads to a partition this node leads.
 func (n *Node) produceLocal(ctx context.Context, topicName string, partition int, payloads [][]byte) (*sendRequest, error) {
-	pm, err := n.fsm.partition(topicName, partition)
+	pm, err := n.partitionMeta(topicName, partition)
 	if err != nil {
 		return nil, err
 	}

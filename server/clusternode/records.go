@@ -14,7 +14,7 @@ import (
 // follower, up to the log end; to a consumer's read (Committed), only
 // below the high watermark and only from the leader.
 func (n *Node) Records(ctx context.Context, req replication.RecordsRequest) (replication.RecordsResponse, error) {
-	pm, err := n.fsm.partition(req.Topic, req.Partition)
+	pm, err := n.partitionMeta(req.Topic, req.Partition)
 	if err != nil {
 		return replication.RecordsResponse{}, &replication.Error{Code: replication.CodeRefused, Reason: refusalName(err), Message: err.Error()}
 	}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// The README's `make cluster` (docs/phase-7-processes.md § Running three
+// processes on one machine): .ci/cluster starts three nodes that form one
+// cluster — every node ready, a topic with replication factor 3 created
+// through one and written through another — and an interrupt (Ctrl-C)
+// stops all three.
+func TestMakeClusterScript(t *testing.T) {
+	bin := buildBinary(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "..", ".ci", "cluster"))
+	require.NoError(t, err)
+	var httpPorts, internalPorts []string
+	for range 3 {
+		httpPorts = append(httpPorts, fmt.Sprint(freePort(t)))
+		internalPorts = append(internalPorts, fmt.Sprint(freePort(t)))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd.Env = append(cmd.Environ(), "BIN="+bin, "CLUSTER_DIR="+t.TempDir(), "PYSTREAM_FAILOVER_AFTER=1s",
+		"CLUSTER_HTTP_PORTS="+strings.Join(httpPorts, " "), "CLUSTER_INTERNAL_PORTS="+strings.Join(internalPorts, " "))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches the whole group
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+
+	var clients []*apiclient.Client
+	for _, p := range httpPorts {
+		clients = append(clients, apiclient.New("http://127.0.0.1:"+p))
+	}
+	for i, c := range clients {
+		require.Eventually(t, func() bool {
+			rctx, done := context.WithTimeout(ctx, 2*time.Second)
+			defer done()
+			_, err := c.Ready(rctx)
+			return err == nil
+		}, 60*time.Second, 50*time.Millisecond, "node %d ready; output:\n%s", i+1, out.String())
+	}
+	_, created, err := clients[0].CreateTopic(ctx, "orders", 3, 3)
+	require.NoError(t, err)
+	require.True(t, created)
+
+	_, err = clients[1].ProduceRaw(ctx, "orders", []byte("k2"), []byte("at once"))
+	require.NoError(t, err, "a write through node 2 right after the creation through node 1")
+
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
+	err = cmd.Wait()
+	// Interrupted, bash exits 128+SIGINT once every node has stopped.
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "output:\n%s", out.String())
+	require.Equal(t, 128+int(syscall.SIGINT), exit.ExitCode(), "output:\n%s", out.String())
+	for i, c := range clients {
+		rctx, done := context.WithTimeout(ctx, time.Second)
+		_, err := c.Health(rctx)
+		done()
+		require.Error(t, err, "node %d still answers after Ctrl-C", i+1)
+	}
+}
