@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,9 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// The README's `make cluster` (docs/phase-7-processes.md § Running three
-// processes on one machine): .ci/cluster starts three nodes that form one
+// The README's `make cluster`, as
+// docs/phase-7-processes.md § Running three processes on one machine
+// describes it: .ci/cluster starts three nodes that form one
 // cluster — every node ready, a topic with replication factor 3 created
 // through one and written through another — and an interrupt (Ctrl-C)
 // stops all three.
@@ -35,8 +37,13 @@ func TestMakeClusterScript(t *testing.T) {
 	cmd.Env = append(cmd.Environ(), "BIN="+bin, "CLUSTER_DIR="+t.TempDir(), "PYSTREAM_FAILOVER_AFTER=1s",
 		"CLUSTER_HTTP_PORTS="+strings.Join(httpPorts, " "), "CLUSTER_INTERNAL_PORTS="+strings.Join(internalPorts, " "))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches the whole group
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// The output goes to a file, which the failure messages read.
+	outPath := filepath.Join(t.TempDir(), "output")
+	outFile, err := os.Create(outPath)
+	require.NoError(t, err)
+	defer outFile.Close()
+	cmd.Stdout, cmd.Stderr = outFile, outFile
+	output := func() string { b, _ := os.ReadFile(outPath); return string(b) }
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 
@@ -50,7 +57,7 @@ func TestMakeClusterScript(t *testing.T) {
 			defer done()
 			_, err := c.Ready(rctx)
 			return err == nil
-		}, 60*time.Second, 50*time.Millisecond, "node %d ready; output:\n%s", i+1, out.String())
+		}, 60*time.Second, 50*time.Millisecond, "node %d ready; output:\n%s", i+1, output())
 	}
 	_, created, err := clients[0].CreateTopic(ctx, "orders", 3, 3)
 	require.NoError(t, err)
@@ -63,8 +70,8 @@ func TestMakeClusterScript(t *testing.T) {
 	err = cmd.Wait()
 	// Interrupted, bash exits 128+SIGINT once every node has stopped.
 	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "output:\n%s", out.String())
-	require.Equal(t, 128+int(syscall.SIGINT), exit.ExitCode(), "output:\n%s", out.String())
+	require.ErrorAs(t, err, &exit, "output:\n%s", output())
+	require.Equal(t, 128+int(syscall.SIGINT), exit.ExitCode(), "output:\n%s", output())
 	for i, c := range clients {
 		rctx, done := context.WithTimeout(ctx, time.Second)
 		_, err := c.Health(rctx)
