@@ -45,6 +45,17 @@ func (c *testCluster) leaderOtherThan(ctx context.Context, via int, name string,
 	return 0, 0, 0
 }
 
+// victimOutsideController finds the controller and a partition of the
+// topic led by another node — a test about a partition's failover, not
+// the controller's — and logs both.
+func (c *testCluster) victimOutsideController(ctx context.Context, name string) (p, victim int, epoch uint64) {
+	c.t.Helper()
+	ctrl := c.controller(ctx, c.ids(), 30*time.Second)
+	p, victim, epoch = c.leaderOtherThan(ctx, ctrl, name, ctrl)
+	c.t.Logf("partition %d is led by node %d at epoch %d; the controller is node %d", p, victim, epoch, ctrl)
+	return p, victim, epoch
+}
+
 // docs/phase-7-processes.md § Clients reach any node and § A write: a
 // produce to any node is written by the partition's leader and
 // acknowledged once every active replica holds it; a fetch from any node
@@ -144,10 +155,8 @@ func TestClusterSIGKILLPartitionLeaderUnderLoad(t *testing.T) {
 	// A partition led by a node that is not the controller: this test is
 	// about the partition's failover, TestClusterSIGKILLController about the
 	// controller's.
-	ctrl := c.controller(ctx, c.ids(), 30*time.Second)
-	p, victim, epoch := c.leaderOtherThan(ctx, ctrl, "load", ctrl)
+	p, victim, epoch := c.victimOutsideController(ctx, "load")
 	survivors := c.ids(victim)
-	t.Logf("partition %d is led by node %d at epoch %d; the controller is node %d", p, victim, epoch, ctrl)
 
 	var acks ackLog
 	stop := c.producers(ctx, 4, 5000, survivors, "load", p, &acks)
@@ -278,10 +287,8 @@ func TestClusterSIGSTOPLeaderIsFencedAndRejoins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	c.createTopic(ctx, 1, "fence", 3, 3)
-	ctrl := c.controller(ctx, c.ids(), 30*time.Second)
-	p, victim, epoch := c.leaderOtherThan(ctx, ctrl, "fence", ctrl)
+	p, victim, epoch := c.victimOutsideController(ctx, "fence")
 	survivors := c.ids(victim)
-	t.Logf("partition %d is led by node %d at epoch %d; the controller is node %d", p, victim, epoch, ctrl)
 
 	// One producer writes straight to the leader's own HTTP port, so that
 	// a write is in flight inside it when it stops.
@@ -376,10 +383,8 @@ func TestClusterNetworkPartitionFencesIsolatedLeader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	c.createTopic(ctx, 1, "split", 3, 3)
-	ctrl := c.controller(ctx, c.ids(), 30*time.Second)
-	p, victim, epoch := c.leaderOtherThan(ctx, ctrl, "split", ctrl)
+	p, victim, epoch := c.victimOutsideController(ctx, "split")
 	majority := c.ids(victim)
-	t.Logf("partition %d is led by node %d at epoch %d; the controller is node %d", p, victim, epoch, ctrl)
 
 	var acks ackLog
 	for i := range 5 {
