@@ -9,12 +9,14 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
 // Broker is one logical storage node. It owns the directory
 // <root>/broker-<id, 6 digits>/ and nothing else; each replica it holds is a
-// plain phase-1 log at topics/<topic>/partition-<6 digits>/log.bin inside it.
+// segmented log (package log/segment) in the directory
+// topics/<topic>/partition-<6 digits>/ inside it.
 // A broker knows nothing about leaders or followers: the Cluster decides who
 // writes what.
 //
@@ -32,7 +34,7 @@ type Broker struct {
 	// closed is set by Close.
 	closed bool
 	// logs holds the replica logs opened so far, by replica key.
-	logs map[replicaKey]*log.Log
+	logs map[replicaKey]*segment.Log
 }
 
 type replicaKey struct {
@@ -62,7 +64,7 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	if _, err := durable.MkdirAll(opts.FS, dir); err != nil {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
 	}
-	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*log.Log{}}, nil
+	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{}}, nil
 }
 
 // BrokerDir is the directory broker id owns under root:
@@ -75,11 +77,11 @@ func BrokerDir(root string, id int) string {
 // topic the broker has a replica of.
 const brokerTopicsDir = "topics"
 
-// ReplicaLogPath is the log file of broker id's replica of one partition:
-// <root>/broker-<id>/topics/<topic>/partition-<6 digits>/log.bin, the
-// partition part spelled by topic.PartitionLogPath.
-func ReplicaLogPath(root string, id int, topicName string, partition int) string {
-	return topic.PartitionLogPath(filepath.Join(BrokerDir(root, id), brokerTopicsDir, topicName), partition)
+// ReplicaDir is the segmented log of broker id's replica of one partition:
+// <root>/broker-<id>/topics/<topic>/partition-<6 digits>/, the partition
+// part spelled by topic.PartitionLogDir.
+func ReplicaDir(root string, id int, topicName string, partition int) string {
+	return topic.PartitionLogDir(filepath.Join(BrokerDir(root, id), brokerTopicsDir, topicName), partition)
 }
 
 // ID is the broker's id.
@@ -91,9 +93,9 @@ func (b *Broker) Root() string { return b.root }
 // Dir is the broker's own directory.
 func (b *Broker) Dir() string { return b.dir }
 
-// ReplicaPath is the log file of the broker's replica of one partition.
-func (b *Broker) ReplicaPath(topicName string, partition int) string {
-	return ReplicaLogPath(b.root, b.id, topicName, partition)
+// ReplicaDir is the log directory of the broker's replica of one partition.
+func (b *Broker) ReplicaDir(topicName string, partition int) string {
+	return ReplicaDir(b.root, b.id, topicName, partition)
 }
 
 // Available reports whether the broker is open.
@@ -128,7 +130,7 @@ func (b *Broker) Close() error {
 // replica returns the broker's log for one partition, opening it on first
 // use. With create false a missing log file is ErrReplicaMissing: a replica
 // is created only when its topic is, never silently recreated empty.
-func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log, error) {
+func (b *Broker) replica(topicName string, partition int, create bool) (*segment.Log, error) {
 	if err := topic.ValidateName(topicName); err != nil {
 		return nil, err
 	}
@@ -145,17 +147,17 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*log.Log
 	b.mu.Unlock()
 	// The file I/O runs without b.mu, so that a creation opening thousands
 	// of replicas does not hold up the broker's other replicas.
-	path := b.ReplicaPath(topicName, partition)
-	if !create {
-		if _, err := b.opts.FS.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("cluster: broker %d: %s: %w", b.id, path, ErrReplicaMissing)
-		}
-	}
-	l, err := log.OpenWithOptions(path, b.opts.logOptions())
+	dir := b.ReplicaDir(topicName, partition)
+	opts := b.opts.segmentOptions(topicName)
+	opts.MustExist = !create
+	l, err := segment.Open(dir, opts)
 	if create && errors.Is(err, fs.ErrExist) {
-		// Another caller created the file between our finding it missing
-		// and our creating it: open that one (kept once, below).
-		l, err = log.OpenWithOptions(path, b.opts.logOptions())
+		// Another caller created the first segment between our finding it
+		// missing and our creating it: open that one (kept once, below).
+		l, err = segment.Open(dir, opts)
+	}
+	if !create && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("cluster: broker %d: %s: %w", b.id, dir, ErrReplicaMissing)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
@@ -182,7 +184,7 @@ func unavailable(err error) bool {
 }
 
 // failedReplicas lists the replicas whose open logs refuse writes since a
-// write failed (log.Log.Failed), in no particular order.
+// write failed (segment.Log.Failed), in no particular order.
 func (b *Broker) failedReplicas() []replicaKey {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -217,7 +219,9 @@ func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
 	// The close error of a failed log says nothing about acknowledged
 	// records (they were fsync-ed); what counts is what the scan finds.
 	_ = l.Close()
-	nl, err := log.OpenWithOptions(b.ReplicaPath(key.topic, key.partition), b.opts.logOptions())
+	opts := b.opts.segmentOptions(key.topic)
+	opts.MustExist = true
+	nl, err := segment.Open(b.ReplicaDir(key.topic, key.partition), opts)
 	if err != nil {
 		return false, fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err)
 	}

@@ -3,7 +3,7 @@ package cluster
 import (
 	"fmt"
 
-	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // CatchUpResult says what CatchUp did.
@@ -73,7 +73,7 @@ func (c *Cluster) catchUp(topicName string, partition, followerID int, cs cause,
 // followerAndLeaderLocked checks that id names a follower of p (known,
 // assigned, not the leader, available) and returns its log and the
 // leader's. p.mu must be held.
-func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *log.Log, err error) {
+func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *segment.Log, err error) {
 	if err := c.checkFollowerLocked(p, id); err != nil {
 		return nil, nil, err
 	}
@@ -121,7 +121,7 @@ func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
 
 // catchUpLocked validates that fl is a prefix of ll and copies the rest.
 // p.mu must be held with the writer slot idle.
-func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *log.Log) (CatchUpResult, error) {
+func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *segment.Log) (CatchUpResult, error) {
 	fEnd, lEnd := fl.NextOffset(), ll.NextOffset()
 	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd}
 	if fEnd > lEnd {

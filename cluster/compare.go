@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // Mismatch describes the first difference between two runs of records.
@@ -46,7 +47,7 @@ const compareChunk = 512
 // commonPrefix reads two logs side by side from offset 0 up to (not
 // including) upto and returns the number of leading records they share. When
 // they differ before upto, reason says how; otherwise reason is "".
-func commonPrefix(a, b *log.Log, upto uint64) (uint64, string, error) {
+func commonPrefix(a, b *segment.Log, upto uint64) (uint64, string, error) {
 	for at := uint64(0); at < upto; {
 		n := int(min(uint64(compareChunk), upto-at))
 		ra, err := a.Read(at, n)
@@ -70,7 +71,7 @@ func commonPrefix(a, b *log.Log, upto uint64) (uint64, string, error) {
 
 // copyRecords appends src's records [from, to) to dst in chunks; dst's next
 // offset must be from. It returns how many records it copied.
-func copyRecords(dst, src *log.Log, from, to uint64) (int, error) {
+func copyRecords(dst, src *segment.Log, from, to uint64) (int, error) {
 	copied := 0
 	for at := from; at < to; {
 		recs, err := src.Read(at, int(min(uint64(compareChunk), to-at)))

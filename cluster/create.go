@@ -282,7 +282,7 @@ func (c *Cluster) createReplicas(name string, cr *creation) error {
 				return err
 			}
 			if end := l.NextOffset(); end != 0 {
-				return fmt.Errorf("broker %d already holds %d record(s) in %s: %w", id, end, l.Path(), ErrTopicExists)
+				return fmt.Errorf("broker %d already holds %d record(s) in %s: %w", id, end, l.Dir(), ErrTopicExists)
 			}
 		}
 	}

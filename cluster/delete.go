@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/pystream/pystream/client"
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -283,7 +283,7 @@ func (c *Cluster) gone(p *partition) error {
 // reported.
 func (b *Broker) dropTopic(name string) {
 	b.mu.Lock()
-	var logs []*log.Log
+	var logs []*segment.Log
 	for k, l := range b.logs {
 		if k.topic == name {
 			logs = append(logs, l)

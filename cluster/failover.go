@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // Candidate is one follower considered by ChooseLeader.
@@ -100,7 +100,7 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 		return FailoverResult{}, &LeaderStillAvailableError{Topic: p.topic, Partition: p.index, BrokerID: old}
 	}
 	var cands []Candidate
-	logs := map[int]*log.Log{}
+	logs := map[int]*segment.Log{}
 	var passed []string
 	var unusable []int
 	for _, id := range p.metadataLocked().Followers() {

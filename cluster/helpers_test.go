@@ -10,6 +10,7 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // newCluster opens a cluster in a fresh directory with brokers 1..n
@@ -68,9 +69,10 @@ func readAll(t *testing.T, path string) []log.Record {
 	return recs
 }
 
-// replicaPath is broker id's replica file of topic/partition under root.
+// replicaPath is the first segment file of broker id's replica of
+// topic/partition under root (the only one while no segment has rolled).
 func replicaPath(root string, id int, topic string, partition int) string {
-	return ReplicaLogPath(root, id, topic, partition)
+	return filepath.Join(ReplicaDir(root, id, topic, partition), segment.SegmentFileName(0))
 }
 
 // writeBehind appends records straight into a stopped broker's replica log,

@@ -151,7 +151,7 @@ func TestNoSpaceRecovery(t *testing.T) {
 			_, err = c.StartBroker(leader)
 			require.NoError(t, err)
 
-			logFile := ReplicaLogPath(root, leader, "orders", 0)
+			logFile := replicaPath(root, leader, "orders", 0)
 			match := func(p string) bool { return strings.Contains(p, "quarantine-") }
 			if where == "truncate" {
 				match = func(p string) bool { return p == logFile }

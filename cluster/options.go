@@ -5,6 +5,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // Options tune a Cluster. The zero value is ready to use: every zero field
@@ -68,6 +69,10 @@ type BrokerOptions struct {
 	// Now supplies the timestamps a leader replica assigns. Nil means
 	// time.Now.
 	Now func() time.Time
+	// SegmentConfig gives a topic's segment.bytes and segment.ms when one
+	// of its replica logs is opened. Nil, or zeros, mean the segment
+	// package's defaults. The cluster sets it from the topics' config.
+	SegmentConfig func(topicName string) (bytes int64, age time.Duration)
 }
 
 // withDefaults returns o with every zero field set to its default: the
@@ -79,7 +84,16 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 	return o
 }
 
-// logOptions are the options of every replica log of the broker.
+// segmentOptions are the options of the broker's replica logs of one topic.
+func (o BrokerOptions) segmentOptions(topicName string) segment.Options {
+	so := segment.Options{Log: o.logOptions()}
+	if o.SegmentConfig != nil {
+		so.SegmentBytes, so.SegmentAge = o.SegmentConfig(topicName)
+	}
+	return so
+}
+
+// logOptions are the phase-1 options of every replica log of the broker.
 func (o BrokerOptions) logOptions() log.Options {
 	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // topicState is one replicated topic in memory.
@@ -139,7 +139,7 @@ func (p *partition) String() string { return fmt.Sprintf("%s/%d", p.topic, p.ind
 
 // replicaLog returns broker id's log of partition p, or an error wrapping
 // ErrBrokerUnavailable when the broker is not registered or closed.
-func (c *Cluster) replicaLog(p *partition, id int) (*log.Log, error) {
+func (c *Cluster) replicaLog(p *partition, id int) (*segment.Log, error) {
 	b := c.broker(id)
 	if b == nil {
 		return nil, fmt.Errorf("cluster: broker %d: not registered: %w", id, ErrBrokerUnavailable)
@@ -149,7 +149,7 @@ func (c *Cluster) replicaLog(p *partition, id int) (*log.Log, error) {
 
 // leaderLogLocked returns the leader's log, or a *LeaderUnavailableError.
 // p.mu must be held.
-func (c *Cluster) leaderLogLocked(p *partition) (*log.Log, error) {
+func (c *Cluster) leaderLogLocked(p *partition) (*segment.Log, error) {
 	l, err := c.replicaLog(p, p.leader)
 	if err != nil {
 		return nil, leaderError(p, p.leader, err)

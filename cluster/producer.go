@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -311,7 +312,7 @@ func followersOf(leader int, active []int) []int {
 // Options.ParallelLeaderWrite and followers to write, it only builds the
 // records and starts the leader's append, whose outcome arrives on done, so
 // that its fsync overlaps the followers'.
-func (c *Cluster) appendOnLeader(ll *log.Log, leader int, payloads [][]byte, haveFollowers bool) (recs []log.Record, done <-chan error, err error) {
+func (c *Cluster) appendOnLeader(ll *segment.Log, leader int, payloads [][]byte, haveFollowers bool) (recs []log.Record, done <-chan error, err error) {
 	if !c.opts.ParallelLeaderWrite || !haveFollowers {
 		recs, err = ll.AppendBatch(payloads)
 		return recs, nil, err

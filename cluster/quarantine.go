@@ -9,16 +9,17 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // QuarantinePath names the file that keeps the records a recovery cut from
-// the replica log at logPath: offsets from up to, not including, to, cut at
-// time at. It lies beside the log:
+// the replica log in dir: offsets from up to, not including, to, cut at
+// time at. It lies among the log's segments:
 // <dir>/quarantine-<from>-<to>-<unix nanoseconds>.bin, in the log's frame
 // format with offsets from from (read it with log.ScanFileFrom, or
 // `pystream log dump`). PyStream never deletes it; the operator does.
-func QuarantinePath(logPath string, from, to uint64, at time.Time) string {
-	return filepath.Join(filepath.Dir(logPath), fmt.Sprintf("quarantine-%d-%d-%d.bin", from, to, at.UnixNano()))
+func QuarantinePath(dir string, from, to uint64, at time.Time) string {
+	return filepath.Join(dir, fmt.Sprintf("quarantine-%d-%d-%d.bin", from, to, at.UnixNano()))
 }
 
 var quarantineName = regexp.MustCompile(`^quarantine-(\d+)-(\d+)-(\d+)\.bin$`)
@@ -43,7 +44,7 @@ func ParseQuarantineName(name string) (from, to uint64, at time.Time, ok bool) {
 // with create it is created when missing. The cluster-mode broker process
 // (server/clusternode) holds its replicas through it; an in-process
 // Cluster keeps that to itself.
-func (b *Broker) Replica(topicName string, partition int, create bool) (*log.Log, error) {
+func (b *Broker) Replica(topicName string, partition int, create bool) (*segment.Log, error) {
 	return b.replica(topicName, partition, create)
 }
 
@@ -61,7 +62,7 @@ func (b *Broker) CutReplica(topicName string, partition int, to uint64, at time.
 	if to >= end {
 		return "", nil
 	}
-	path := QuarantinePath(l.Path(), to, end, at)
+	path := QuarantinePath(l.Dir(), to, end, at)
 	if err := quarantineRecords(b.opts.FS, l, path, to, end); err != nil {
 		return "", fmt.Errorf("cluster: broker %d: cut %s/%d: %w", b.id, topicName, partition, err)
 	}
@@ -73,12 +74,12 @@ func (b *Broker) CutReplica(topicName string, partition int, to uint64, at time.
 
 // quarantine copies the records [from, to) of l, durably, into a new file
 // at path: written to a temp file, fsync-ed, renamed, directory fsync-ed.
-func (c *Cluster) quarantine(l *log.Log, path string, from, to uint64) error {
+func (c *Cluster) quarantine(l *segment.Log, path string, from, to uint64) error {
 	return quarantineRecords(c.opts.Broker.FS, l, path, from, to)
 }
 
 // quarantineRecords is quarantine on the file system fsys.
-func quarantineRecords(fsys durable.FS, l *log.Log, path string, from, to uint64) error {
+func quarantineRecords(fsys durable.FS, l *segment.Log, path string, from, to uint64) error {
 	var frames []byte
 	for at := from; at < to; {
 		recs, err := l.Read(at, int(min(uint64(compareChunk), to-at)))

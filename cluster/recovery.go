@@ -97,7 +97,7 @@ func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs c
 	summary := fmt.Sprintf("%s: broker %d rejoins: common prefix %d with leader %d (log end %d)", p, brokerID, common, p.leader, lEnd)
 	var qpath string
 	if common < rEnd {
-		qpath = QuarantinePath(rl.Path(), common, rEnd, c.now())
+		qpath = QuarantinePath(rl.Dir(), common, rEnd, c.now())
 		summary += fmt.Sprintf("; cuts offsets %d..%d (%d records, never acknowledged)", common, rEnd-1, rEnd-common)
 	}
 	if lEnd > common {

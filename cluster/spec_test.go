@@ -43,10 +43,11 @@ func specCluster(t *testing.T, n int) (*cluster.Cluster, string) {
 	return c, root
 }
 
-// specReplica is broker id's replica file of a partition under root.
+// specReplica is the first segment file of broker id's replica of a
+// partition under root.
 func specReplica(root string, id int, topicName string, partition int) string {
 	return filepath.Join(cluster.BrokerDir(root, id), "topics", topicName,
-		fmt.Sprintf("partition-%06d", partition), "log.bin")
+		fmt.Sprintf("partition-%06d", partition), "00000000000000000000.log")
 }
 
 // specRecords reads every record of a log file.
@@ -172,8 +173,8 @@ func TestSpecBrokerOwnsOnlyItsDirectory(t *testing.T) {
 		b, err := cluster.OpenBrokerWithOptions(id, root, cluster.BrokerOptions{FS: recs[id]})
 		require.NoError(t, err)
 		require.Equal(t, cluster.BrokerDir(root, id), b.Dir())
-		require.Equal(t, specReplica(root, id, "orders", 2), b.ReplicaPath("orders", 2))
-		require.Equal(t, specReplica(root, id, "orders", 2), cluster.ReplicaLogPath(root, id, "orders", 2))
+		require.Equal(t, filepath.Dir(specReplica(root, id, "orders", 2)), b.ReplicaDir("orders", 2))
+		require.Equal(t, filepath.Dir(specReplica(root, id, "orders", 2)), cluster.ReplicaDir(root, id, "orders", 2))
 		require.NoError(t, c.RegisterBroker(b))
 	}
 	require.NoError(t, c.CreateTopic("orders", 3, 2))

@@ -180,12 +180,12 @@ func TestAPIError5xxLeaderUnavailable(t *testing.T) {
 func TestAPIError5xxFollowerRefusesWrite(t *testing.T) {
 	f := newFaultServer(t)
 	f.ok(t, "POST", "/api/topics", createOrders)
-	f.failOn(logtest.OpSync, "broker-000002/topics/orders/partition-000000/log.bin")
+	f.failOn(logtest.OpSync, "broker-000002/topics/orders/partition-000000/00000000000000000000.log")
 	defer f.clear()
 	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
 		503, CodeUnavailable,
 		"orders/0: broker 2's replica did not take record 0 (fsync failed); not acknowledged: the leader holds it, broker 2 lags until a catch-up",
-		filepath.Join(f.dir, "broker-000002", "topics", "orders", "partition-000000", "log.bin"))
+		filepath.Join(f.dir, "broker-000002", "topics", "orders", "partition-000000", "00000000000000000000.log"))
 	require.Equal(t, []int{2}, body.BrokerIDs)
 }
 
@@ -194,8 +194,8 @@ func TestAPIError5xxFollowerRefusesWrite(t *testing.T) {
 func TestAPIError5xxLeaderFsyncFails(t *testing.T) {
 	f := newFaultServer(t)
 	f.ok(t, "POST", "/api/topics", createOrders)
-	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "log.bin")
-	f.failOn(logtest.OpSync, "broker-000001/topics/orders/partition-000000/log.bin")
+	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "00000000000000000000.log")
+	f.failOn(logtest.OpSync, "broker-000001/topics/orders/partition-000000/00000000000000000000.log")
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
 		500, CodeInternal, "orders/0: broker 1's replica log: fsync failed", leaderLog)
 	f.clear()
@@ -215,7 +215,7 @@ func TestAPIError5xxCorruptReplicaLog(t *testing.T) {
 	f.ok(t, "POST", "/api/topics", createOrders)
 	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="},{"value":"Yg=="}]}`)
 	f.ok(t, "POST", "/api/brokers/1/stop", "")
-	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "log.bin")
+	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "00000000000000000000.log")
 	data, err := os.ReadFile(leaderLog)
 	require.NoError(t, err)
 	for i := range data[:8] { // the first frame's length fields

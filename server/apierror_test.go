@@ -31,12 +31,12 @@ import (
 // Paths of a data directory, as the libraries put them in their errors.
 const (
 	testRoot     = "/srv/pystream/data"
-	leaderLog    = testRoot + "/broker-000001/topics/orders/partition-000000/log.bin"
-	followerLog  = testRoot + "/broker-000002/topics/orders/partition-000000/log.bin"
+	leaderLog    = testRoot + "/broker-000001/topics/orders/partition-000000/00000000000000000000.log"
+	followerLog  = testRoot + "/broker-000002/topics/orders/partition-000000/00000000000000000000.log"
 	journalLog   = testRoot + "/journal/log.bin"
 	offsetFile   = testRoot + "/offsets/billing/orders/partition-000000.offset"
 	clusterMeta  = testRoot + "/cluster.meta"
-	thirdReplica = testRoot + "/broker-000003/topics/orders/partition-000001/log.bin"
+	thirdReplica = testRoot + "/broker-000003/topics/orders/partition-000001/00000000000000000000.log"
 )
 
 // fsyncFailed is what a log returns when the fsync of an append fails.
@@ -240,7 +240,7 @@ func TestAPIErrorDataFileNames(t *testing.T) {
 		testRoot + "/.lock":                                                              "the data directory's lock file",
 		"/etc/passwd":                                                                    "a file of the data directory",
 		"journal/log.bin":                                                                "the cluster journal",
-		"partition-000000/log.bin":                                                       "a file of the data directory",
+		"partition-000000/00000000000000000000.log":                                                       "a file of the data directory",
 		"/x/broker-1/topics/t/p/log.bin":                                                 "a file of the data directory",
 	} {
 		require.Equal(t, want, parseDataFile(path).String(), path)

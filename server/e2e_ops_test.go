@@ -15,6 +15,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/topic"
 )
@@ -189,13 +190,14 @@ func TestE2EMoveLeaderDivergence(t *testing.T) {
 	r.stop()
 
 	// Broker 2's replica gets a record the leader never had.
-	follower := cluster.ReplicaLogPath(dir, 2, "orders", 0)
-	l, err := log.Open(follower)
+	followerDir := cluster.ReplicaDir(dir, 2, "orders", 0)
+	follower := filepath.Join(followerDir, segment.SegmentFileName(0))
+	l, err := segment.Open(followerDir, segment.Options{MustExist: true})
 	require.NoError(t, err)
 	_, err = l.Append([]byte("only on broker 2"))
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
-	leaderLog, err := os.ReadFile(cluster.ReplicaLogPath(dir, 1, "orders", 0))
+	leaderLog, err := os.ReadFile(filepath.Join(cluster.ReplicaDir(dir, 1, "orders", 0), segment.SegmentFileName(0)))
 	require.NoError(t, err)
 	followerLog, err := os.ReadFile(follower)
 	require.NoError(t, err)
@@ -208,7 +210,7 @@ func TestE2EMoveLeaderDivergence(t *testing.T) {
 	p0 := partitionOf(t, r, "orders", 0)
 	require.Equal(t, 1, p0.Leader)
 	require.Equal(t, uint64(0), p0.LeaderEpoch)
-	got, err := os.ReadFile(cluster.ReplicaLogPath(dir, 1, "orders", 0))
+	got, err := os.ReadFile(filepath.Join(cluster.ReplicaDir(dir, 1, "orders", 0), segment.SegmentFileName(0)))
 	require.NoError(t, err)
 	require.Equal(t, leaderLog, got)
 	got, err = os.ReadFile(follower)

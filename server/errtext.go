@@ -28,7 +28,8 @@ import (
 //
 //	cluster.meta                                            the cluster metadata
 //	journal/log.bin                                         the cluster journal
-//	broker-000001/topics/<topic>/partition-000000/log.bin   a replica log
+//	broker-000001/topics/<topic>/partition-000000/          a replica log
+//	    00000000000000000000.log, .index, ...               (its segments)
 //	broker-000001/topics/<topic>/partition-000000/quarantine-*.bin
 //	offsets/<consumer>/<topic>/partition-000000.offset      a committed offset
 type dataFile struct {
@@ -58,6 +59,8 @@ var (
 	brokerDirName    = regexp.MustCompile(`^broker-(\d{6})$`)
 	partitionDirName = regexp.MustCompile(`^partition-(\d{6})$`)
 	offsetFileName   = regexp.MustCompile(`^partition-(\d{6})\.offset$`)
+	// segmentFileName matches a segment of a replica log and its sidecar.
+	segmentFileName = regexp.MustCompile(`^\d{20}\.(log|index)$`)
 )
 
 // parseDataFile reads what path names from its last components, so it
@@ -85,7 +88,7 @@ func parseDataFile(path string) dataFile {
 	if b, ok := num(brokerDirName, at(5)); ok && at(4) == "topics" {
 		if p, ok := num(partitionDirName, at(2)); ok {
 			kind := fileReplicaOther
-			if base == "log.bin" {
+			if segmentFileName.MatchString(base) || base == "log.bin" {
 				kind = fileReplicaLog
 			}
 			return dataFile{kind: kind, broker: b, topic: at(3), partition: p}

@@ -1,5 +1,6 @@
 // Package topic is phase 2 of PyStream: named topics made of a fixed number
-// of partitions, each partition an independent phase-1 log.
+// of partitions, each partition an independent segmented log
+// (package log/segment: phase-1 files rolled by size and age).
 //
 // # Partitions and partition-local offsets
 //
@@ -41,8 +42,8 @@
 // # On-disk layout
 //
 //	<root>/<name>/topic.meta
-//	<root>/<name>/partition-000000/log.bin
-//	<root>/<name>/partition-000001/log.bin
+//	<root>/<name>/partition-000000/00000000000000000000.log
+//	<root>/<name>/partition-000001/00000000000000000000.log
 //	...
 //
 // topic.meta is one line of JSON, {"version": 1, "name": "events",
@@ -50,7 +51,8 @@
 // rename, fsync of the directory). Records never pass through JSON.
 //
 // Each name of the layout is spelled once, here: MetadataFile, PartitionDir
-// (and its inverse ParsePartitionDir), LogFile and PartitionLogPath. The
+// (and its inverse ParsePartitionDir) and PartitionLogDir; the segment
+// package names the files inside a partition directory. The
 // cluster layer and `pystream log verify` build their paths from them.
 //
 // ParseMetadata is the one parser of topic.meta: bytes in, a Metadata or a
@@ -93,7 +95,7 @@
 //
 // # Left out
 //
-// Changing the partition count, deleting topics, retention, compaction,
-// segments, replication (phase 4) and coordination between processes
+// Changing the partition count, deleting topics, retention (the cluster
+// layer runs it), compaction, replication (phase 4) and coordination between processes
 // opening the same topic: one process owns a topic directory at a time.
 package topic

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // Options tune OpenWithOptions and OpenExisting. The zero value is ready to
@@ -29,7 +30,12 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// logOptions are the options of every partition's log.
+// segmentOptions are the options of every partition's segmented log.
+func (o Options) segmentOptions() segment.Options {
+	return segment.Options{Log: o.logOptions()}
+}
+
+// logOptions are the phase-1 options of every partition's log.
 func (o Options) logOptions() log.Options {
 	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
 }

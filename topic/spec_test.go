@@ -21,6 +21,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -300,7 +301,7 @@ func TestSpecTopicPartitionOutOfRange(t *testing.T) {
 }
 
 // docs/design.md § Data directory layout: <root>/<name>/topic.meta (JSON with
-// version, name, partition_count) and partition-NNNNNN/log.bin; records never
+// version, name, partition_count) and partition-NNNNNN/ of segment files; records never
 // go through JSON.
 func TestSpecTopicOnDiskLayout(t *testing.T) {
 	root := t.TempDir()
@@ -314,7 +315,7 @@ func TestSpecTopicOnDiskLayout(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &meta))
 	require.Equal(t, map[string]any{"version": 1.0, "name": "events", "partition_count": 3.0}, meta)
 	for p := range 3 {
-		require.FileExists(t, filepath.Join(root, "events", fmt.Sprintf("partition-%06d", p), "log.bin"))
+		require.FileExists(t, filepath.Join(root, "events", fmt.Sprintf("partition-%06d", p), segment.SegmentFileName(0)))
 	}
 	entries, err := os.ReadDir(filepath.Join(root, "events"))
 	require.NoError(t, err)
@@ -395,7 +396,7 @@ func TestSpecTopicMetadataCheckedBeforePartitions(t *testing.T) {
 	require.NoError(t, tp.Close())
 	dir := filepath.Join(root, "events")
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "partition-000001")))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "partition-000002", "log.bin"), []byte{1, 2, 3}, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "partition-000002", segment.SegmentFileName(0)), []byte{1, 2, 3}, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "topic.meta"), []byte(`{"version": 9}`), 0o644))
 	before := specTree(t, root)
 
@@ -409,7 +410,7 @@ func TestSpecTopicMetadataCheckedBeforePartitions(t *testing.T) {
 	// With valid metadata the missing partition is reported, not recreated.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "topic.meta"),
 		[]byte(`{"version": 1, "name": "events", "partition_count": 3}`), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "partition-000002", "log.bin"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "partition-000002", segment.SegmentFileName(0)), nil, 0o644))
 	before = specTree(t, root)
 	_, err = topic.Open(root, "events", 3)
 	require.ErrorIs(t, err, topic.ErrMissingPartition)

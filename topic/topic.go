@@ -11,10 +11,8 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 )
-
-// LogFile is the name of a partition's log inside its partition directory.
-const LogFile = "log.bin"
 
 // MaxPartitionCount is the largest partition count a topic may have: the
 // six-digit partition directory names hold the ids 0 to 999999. A larger
@@ -46,10 +44,11 @@ func ParsePartitionDir(name string) (int, bool) {
 	return p, true
 }
 
-// PartitionLogPath is the log file of partition p of the topic whose
-// directory is topicDir: <topicDir>/partition-NNNNNN/log.bin.
-func PartitionLogPath(topicDir string, p int) string {
-	return filepath.Join(topicDir, PartitionDir(p), LogFile)
+// PartitionLogDir is the segmented log of partition p of the topic whose
+// directory is topicDir: <topicDir>/partition-NNNNNN, a directory of
+// segment files (package log/segment).
+func PartitionLogDir(topicDir string, p int) string {
+	return filepath.Join(topicDir, PartitionDir(p))
 }
 
 // Topic is a named set of partitions, each an independent append-only log
@@ -61,7 +60,7 @@ func PartitionLogPath(topicDir string, p int) string {
 type Topic struct {
 	name  string
 	dir   string
-	parts []*log.Log
+	parts []*segment.Log
 	// maxPayload is the limit every partition log enforces.
 	maxPayload int
 
@@ -199,7 +198,7 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 		return nil, fmt.Errorf("topic: open %q: %w", name, err)
 	}
 	for p := range partitionCount {
-		logPath := PartitionLogPath(dir, p)
+		logPath := PartitionLogDir(dir, p)
 		if _, err := fsys.Stat(logPath); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("topic: open %q: partition %d: %s: %w", name, p, logPath, ErrMissingPartition)
@@ -207,7 +206,7 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 			return nil, fmt.Errorf("topic: open %q: partition %d: %w", name, p, err)
 		}
 	}
-	t, err := openPartitions(dir, name, partitionCount, opts)
+	t, err := openPartitions(dir, name, partitionCount, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -220,9 +219,10 @@ func reopen(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 // create makes a new topic: partitions first, topic.meta last.
 func create(dir, name string, partitionCount int, opts Options) (*Topic, error) {
 	fsys := opts.FS
-	// log.Open creates the partition directory (fsync-ing each new
-	// directory's parent) and the empty log file (fsync-ing its directory).
-	t, err := openPartitions(dir, name, partitionCount, opts)
+	// segment.Open creates the partition directory (fsync-ing each new
+	// directory's parent) and the empty first segment (fsync-ing its
+	// directory).
+	t, err := openPartitions(dir, name, partitionCount, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +240,19 @@ func create(dir, name string, partitionCount int, opts Options) (*Topic, error) 
 	return t, nil
 }
 
-// openPartitions opens (creating when missing) the log of every partition.
-// On failure the logs already opened are closed.
-func openPartitions(dir, name string, partitionCount int, opts Options) (*Topic, error) {
-	t := &Topic{name: name, dir: dir, parts: make([]*log.Log, 0, partitionCount), router: NewRouter(partitionCount)}
+// openPartitions opens the log of every partition, creating it when missing
+// unless mustExist: a partition of an existing topic whose segments are
+// gone is ErrMissingPartition, never recreated empty. On failure the logs
+// already opened are closed.
+func openPartitions(dir, name string, partitionCount int, opts Options, mustExist bool) (*Topic, error) {
+	t := &Topic{name: name, dir: dir, parts: make([]*segment.Log, 0, partitionCount), router: NewRouter(partitionCount)}
 	for p := range partitionCount {
-		l, err := log.OpenWithOptions(PartitionLogPath(dir, p), opts.logOptions())
+		so := opts.segmentOptions()
+		so.MustExist = mustExist
+		l, err := segment.Open(PartitionLogDir(dir, p), so)
+		if mustExist && errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("%w: %w", ErrMissingPartition, err)
+		}
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("topic: open %q: partition %d: %w", name, p, err), t.Close())
 		}
@@ -266,7 +273,7 @@ func (t *Topic) PartitionCount() int { return len(t.parts) }
 
 // partition returns partition p's log or an error wrapping
 // ErrPartitionOutOfRange.
-func (t *Topic) partition(p int) (*log.Log, error) {
+func (t *Topic) partition(p int) (*segment.Log, error) {
 	if p < 0 || p >= len(t.parts) {
 		return nil, fmt.Errorf("topic %q: partition %d of %d: %w", t.name, p, len(t.parts), ErrPartitionOutOfRange)
 	}

@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 // docs/phase-2-topics.md § On-disk layout: <root>/<name>/topic.meta and one
-// partition-NNNNNN/log.bin per partition; topic.meta bytes are golden.
+// partition-NNNNNN/ with its first segment per partition; topic.meta bytes are golden.
 func TestTopicLayoutAndMetadataGolden(t *testing.T) {
 	root := t.TempDir()
 	tp := openT(t, root, "events", 3)
@@ -26,9 +27,9 @@ func TestTopicLayoutAndMetadataGolden(t *testing.T) {
 	require.Equal(t, filepath.Join(root, "events"), tp.Dir())
 	require.Equal(t, []string{
 		"events/",
-		"events/partition-000000/", "events/partition-000000/log.bin",
-		"events/partition-000001/", "events/partition-000001/log.bin",
-		"events/partition-000002/", "events/partition-000002/log.bin",
+		"events/partition-000000/", "events/partition-000000/00000000000000000000.log",
+		"events/partition-000001/", "events/partition-000001/00000000000000000000.log",
+		"events/partition-000002/", "events/partition-000002/00000000000000000000.log",
 		"events/topic.meta",
 	}, tree(t, root))
 
@@ -49,7 +50,7 @@ func TestTopicPartitionDirName(t *testing.T) {
 	require.Equal(t, "partition-000000", PartitionDir(0))
 	require.Equal(t, "partition-000011", PartitionDir(11))
 	require.Equal(t, "partition-123456", PartitionDir(123456))
-	require.Equal(t, filepath.Join("d", "partition-000011", "log.bin"), PartitionLogPath("d", 11))
+	require.Equal(t, filepath.Join("d", "partition-000011"), PartitionLogDir("d", 11))
 }
 
 // ParsePartitionDir accepts exactly the names PartitionDir produces.
@@ -312,7 +313,7 @@ func TestTopicMissingPartitionReported(t *testing.T) {
 			require.NoError(t, tp.Close())
 			victim := filepath.Join(root, "gone", PartitionDir(1))
 			if what == "log" {
-				victim = filepath.Join(victim, LogFile)
+				victim = filepath.Join(victim, segment.SegmentFileName(0))
 			}
 			require.NoError(t, os.RemoveAll(victim))
 			before := tree(t, root)
@@ -335,7 +336,7 @@ func TestTopicCorruptPartitionReported(t *testing.T) {
 	_, err = tp.Append(nil, []byte("hello"))
 	require.NoError(t, err)
 	require.NoError(t, tp.Close())
-	path := filepath.Join(root, "bad", PartitionDir(0), LogFile)
+	path := filepath.Join(root, "bad", PartitionDir(0), segment.SegmentFileName(0))
 	data := readFile(t, path)
 	data[len(data)-1] ^= 0xff
 	data[0] = 0x7f // record_length no longer agrees with payload_length

@@ -71,7 +71,7 @@ func TestFencingReplicate(t *testing.T) {
 		var re *replication.Error
 		require.ErrorAs(t, err, &re)
 		require.Equal(t, code, re.Code, "%v", err)
-		sameRecords(t, held, scanLog(t, cluster.ReplicaLogPath(c.nodes[follower].dir, follower, name, p)), "a refused request leaves the follower's log as it was")
+		sameRecords(t, held, scanLog(t, cluster.ReplicaDir(c.nodes[follower].dir, follower, name, p)), "a refused request leaves the follower's log as it was")
 		return re
 	}
 
@@ -89,7 +89,7 @@ func TestFencingReplicate(t *testing.T) {
 		_, err := c.node(leader).Replicate(t.Context(), replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: follower,
 			Records: next("to the leader")})
 		require.Equal(t, replication.CodeStaleEpoch, replication.CodeOf(err), "%v", err)
-		require.Len(t, scanLog(t, cluster.ReplicaLogPath(c.nodes[leader].dir, leader, name, p)), 5)
+		require.Len(t, scanLog(t, cluster.ReplicaDir(c.nodes[leader].dir, leader, name, p)), 5)
 	})
 	t.Run("epoch ahead", func(t *testing.T) {
 		refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 2, Leader: leader,
@@ -105,7 +105,7 @@ func TestFencingReplicate(t *testing.T) {
 			HighWatermark: 5, Records: held[3:]})
 		require.NoError(t, err)
 		require.Equal(t, uint64(5), res.End)
-		sameRecords(t, held, scanLog(t, cluster.ReplicaLogPath(c.nodes[follower].dir, follower, name, p)), "a retry adds nothing")
+		sameRecords(t, held, scanLog(t, cluster.ReplicaDir(c.nodes[follower].dir, follower, name, p)), "a retry adds nothing")
 		// A probe (no records) answers the log end.
 		res, err = f.Replicate(t.Context(), replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: leader, HighWatermark: 5})
 		require.NoError(t, err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/replication"
 )
 
@@ -108,7 +108,7 @@ func (n *Node) partitionAtEpoch(ctx context.Context, topicName string, partition
 // its records from the last high watermark it was told (0 after a
 // restart) with the leader's and cuts back, into quarantine, from the
 // first that differs or that the leader does not have. r.fmu must be held.
-func (n *Node) syncLocked(ctx context.Context, r *replica, pm cluster.PartitionMetadata, l *log.Log) error {
+func (n *Node) syncLocked(ctx context.Context, r *replica, pm cluster.PartitionMetadata, l *segment.Log) error {
 	addr, err := n.addrOf(pm.Leader)
 	if err != nil {
 		return err
@@ -153,7 +153,7 @@ func (n *Node) syncLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 // pullLocked copies the leader's records past this replica's end, until it
 // reaches the leader's log end (caughtUp) or ctx ends. r.fmu must be held
 // and the replica synced at pm's epoch.
-func (n *Node) pullLocked(ctx context.Context, r *replica, pm cluster.PartitionMetadata, l *log.Log) error {
+func (n *Node) pullLocked(ctx context.Context, r *replica, pm cluster.PartitionMetadata, l *segment.Log) error {
 	addr, err := n.addrOf(pm.Leader)
 	if err != nil {
 		return err

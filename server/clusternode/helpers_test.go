@@ -15,6 +15,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // The test fixtures: several Nodes in one test process, each with its own
@@ -241,10 +242,10 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 }
 
 // scanLog reads every record of the log file at path without changing it.
-func scanLog(t *testing.T, path string) []log.Record {
+func scanLog(t *testing.T, dir string) []log.Record {
 	t.Helper()
 	var out []log.Record
-	require.NoError(t, log.ScanFile(path, func(_ int64, rec log.Record) error {
+	require.NoError(t, segment.ScanDir(dir, log.Options{}, func(_ segment.SegmentInfo, _ int64, rec log.Record) error {
 		out = append(out, rec)
 		return nil
 	}))
@@ -254,7 +255,7 @@ func scanLog(t *testing.T, path string) []log.Record {
 // replicaLog reads node id's own replica log of a partition from disk.
 func (c *testCluster) replicaLog(id int, topicName string, partition int) []log.Record {
 	c.t.Helper()
-	return scanLog(c.t, cluster.ReplicaLogPath(c.nodes[id].dir, id, topicName, partition))
+	return scanLog(c.t, cluster.ReplicaDir(c.nodes[id].dir, id, topicName, partition))
 }
 
 // readAll reads a partition's committed records through n.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/replication"
 )
 
@@ -258,7 +259,7 @@ func (n *Node) push(ctx context.Context, r *replica, pm cluster.PartitionMetadat
 
 // readFrom reads this node's records [from, upto), at most maxPushBytes
 // of them (at least one).
-func readFrom(l *log.Log, from, upto uint64) ([]log.Record, error) {
+func readFrom(l *segment.Log, from, upto uint64) ([]log.Record, error) {
 	var out []log.Record
 	size := 0
 	for at := from; at < upto && (size < maxPushBytes || len(out) == 0); {
@@ -267,7 +268,7 @@ func readFrom(l *log.Log, from, upto uint64) ([]log.Record, error) {
 			return nil, err
 		}
 		if len(recs) == 0 {
-			return nil, fmt.Errorf("clusternode: %s ends at %d, before %d", l.Path(), at, upto)
+			return nil, fmt.Errorf("clusternode: %s ends at %d, before %d", l.Dir(), at, upto)
 		}
 		for _, rec := range recs {
 			out = append(out, rec)

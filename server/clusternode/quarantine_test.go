@@ -10,6 +10,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -57,8 +58,8 @@ func TestQuarantineDivergedFollower(t *testing.T) {
 
 	// Meanwhile the stopped follower's log gets records no leader
 	// acknowledged at offsets 3, 4 and 5.
-	path := cluster.ReplicaLogPath(c.nodes[victim].dir, victim, name, p)
-	l, err := log.Open(path)
+	path := cluster.ReplicaDir(c.nodes[victim].dir, victim, name, p)
+	l, err := segment.Open(path, segment.Options{MustExist: true})
 	require.NoError(t, err)
 	require.Equal(t, uint64(3), l.NextOffset())
 	junk, err := l.AppendBatch([][]byte{[]byte("never acknowledged 3"), []byte("never acknowledged 4"), []byte("never acknowledged 5")})
@@ -76,8 +77,8 @@ func TestQuarantineDivergedFollower(t *testing.T) {
 		return true, ""
 	})
 
-	// The quarantine file, beside the log, holds exactly the cut records.
-	found, err := filepath.Glob(filepath.Join(filepath.Dir(path), "quarantine-*"))
+	// The quarantine file, among the log's segments, holds exactly the cut records.
+	found, err := filepath.Glob(filepath.Join(path, "quarantine-*"))
 	require.NoError(t, err)
 	require.Len(t, found, 1, "one quarantine file beside %s", path)
 	from, to, _, ok := cluster.ParseQuarantineName(filepath.Base(found[0]))

@@ -14,6 +14,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // clock is a settable clock for the controller.
@@ -357,7 +358,7 @@ func TestRefusedDecisionJournaledOnceAndBackedOff(t *testing.T) {
 	root := f.cl.Root()
 	for id, payload := range map[int]string{2: "two", 3: "three"} {
 		require.NoError(t, f.cl.StopBroker(id))
-		l, err := log.Open(cluster.ReplicaLogPath(root, id, "t", 0))
+		l, err := segment.Open(cluster.ReplicaDir(root, id, "t", 0), segment.Options{MustExist: true})
 		require.NoError(t, err)
 		require.NoError(t, l.AppendRecords([]log.Record{{Offset: 2, Timestamp: 7, Payload: []byte(payload)}}))
 		require.NoError(t, l.Close())

@@ -22,6 +22,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
@@ -638,8 +639,8 @@ func (c *testCluster) replicaLog(id int, name string, p int) []log.Record {
 // scanReplica is replicaLog returning its error.
 func (c *testCluster) scanReplica(id int, name string, p int) ([]log.Record, error) {
 	var out []log.Record
-	path := cluster.ReplicaLogPath(c.node(id).dataDir, id, name, p)
-	err := log.ScanFile(path, func(_ int64, rec log.Record) error {
+	dir := cluster.ReplicaDir(c.node(id).dataDir, id, name, p)
+	err := segment.ScanDir(dir, log.Options{}, func(_ segment.SegmentInfo, _ int64, rec log.Record) error {
 		out = append(out, rec)
 		return nil
 	})
@@ -652,7 +653,7 @@ func (c *testCluster) scanReplica(id int, name string, p int) ([]log.Record, err
 func (c *testCluster) quarantined(id int, name string, p int) map[string][]log.Record {
 	c.t.Helper()
 	n := c.node(id)
-	dir := filepath.Dir(cluster.ReplicaLogPath(n.dataDir, id, name, p))
+	dir := cluster.ReplicaDir(n.dataDir, id, name, p)
 	files, err := filepath.Glob(filepath.Join(dir, "quarantine-*.bin"))
 	require.NoError(c.t, err)
 	out := map[string][]log.Record{}
