@@ -20,7 +20,34 @@ var (
 	ErrStoreFailed = errors.New("client: offset store failed by an earlier write error; reopen to continue")
 	// ErrOffsetBeyondEnd is matched by *OffsetBeyondEndError.
 	ErrOffsetBeyondEnd = errors.New("client: offset past the end of the partition")
+	// ErrOffsetOutOfRange is matched by *OffsetOutOfRangeError.
+	ErrOffsetOutOfRange = errors.New("client: offset below the partition's log start")
 )
+
+// OffsetOutOfRangeError is returned by a read from an offset below the
+// partition's log start: retention deleted the records there (or a replica
+// was reset to its leader's start). It carries the range a reader can
+// still use, as Kafka's OFFSET_OUT_OF_RANGE does; a consumer's reset policy
+// (Options.OffsetReset) decides where to go on.
+type OffsetOutOfRangeError struct {
+	// Topic and Partition name the partition.
+	Topic     string
+	Partition int
+	// Offset is the offset asked for.
+	Offset uint64
+	// LogStart is the first offset still readable.
+	LogStart uint64
+	// HighWatermark is the end of what is readable.
+	HighWatermark uint64
+}
+
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("client: read %s/%d: offset %d is below the log start %d (records %d to %d are readable)",
+		e.Topic, e.Partition, e.Offset, e.LogStart, e.LogStart, e.HighWatermark)
+}
+
+// Is makes errors.Is(err, ErrOffsetOutOfRange) true.
+func (e *OffsetOutOfRangeError) Is(target error) bool { return target == ErrOffsetOutOfRange }
 
 // OffsetRegressionError is returned by Commit for an offset below the one
 // already committed. Commit never moves durable progress backwards; the

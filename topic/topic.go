@@ -293,6 +293,17 @@ func (t *Topic) Append(key, payload []byte) (AppendResult, error) {
 	return AppendResult{Partition: p, Offset: rec.Offset, Record: rec}, nil
 }
 
+// LogStart is the first readable offset of one partition: 0 until records
+// are deleted from its front (segment.Log.AdvanceStart). A Read below it
+// fails with an error wrapping segment.ErrBeforeLogStart.
+func (t *Topic) LogStart(partition int) (uint64, error) {
+	l, err := t.partition(partition)
+	if err != nil {
+		return 0, err
+	}
+	return l.LogStart(), nil
+}
+
 // Read returns up to maxRecords records of one partition starting at the
 // partition-local offset start. Past the end it returns no records and no
 // error. Only durable records are visible.
