@@ -16,6 +16,14 @@ type CatchUpResult struct {
 	Copied int
 	// LogEnd is the follower's log end afterwards, equal to the leader's.
 	LogEnd uint64
+	// Reset is set when the follower's log ended below the leader's log
+	// start (retention deleted everything it lacked): its log was reset to
+	// start, empty, at LogStart before the copy. From is then LogStart.
+	Reset bool
+	// ResetFrom is the follower's log end before a reset.
+	ResetFrom uint64
+	// LogStart is the leader's log start, which the follower now shares.
+	LogStart uint64
 }
 
 // CatchUp repairs a lagging follower of a partition. It first proves the
@@ -59,10 +67,13 @@ func (c *Cluster) catchUp(topicName string, partition, followerID int, cs cause,
 	c.refreshHWLocked(p)
 	o := c.newOp(cs, EventCatchUp, p, followerID)
 	switch {
-	case err != nil && res.LogEnd == res.From:
+	case err != nil && res.LogEnd == res.From && !res.Reset:
 		return res, err // refused before copying anything: nothing changed
 	case err != nil:
 		return res, o.fail(err)
+	case res.Reset:
+		return res, o.done(fmt.Sprintf("%s: follower %d's log ended at %d, below leader %d's log start %d: reset to start there, then caught up to %d (%d records)",
+			p, followerID, res.ResetFrom, p.leader, res.LogStart, res.LogEnd, res.Copied))
 	case res.Copied > 0:
 		return res, o.done(fmt.Sprintf("%s: follower %d caught up from log end %d to %d (%d records from leader %d)",
 			p, followerID, res.From, res.LogEnd, res.Copied, p.leader))
@@ -123,7 +134,7 @@ func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
 // p.mu must be held with the writer slot idle.
 func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *segment.Log) (CatchUpResult, error) {
 	fEnd, lEnd := fl.NextOffset(), ll.NextOffset()
-	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd}
+	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd, LogStart: ll.LogStart()}
 	if fEnd > lEnd {
 		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: id, Offset: lEnd,
 			Reason: fmt.Sprintf("follower holds %d records, leader only %d", fEnd, lEnd)}
@@ -134,6 +145,17 @@ func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *segment.Log) (Catc
 	}
 	if common < fEnd {
 		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: id, Offset: common, Reason: reason}
+	}
+	// A proven prefix (or nothing left to compare): take the leader's log
+	// start before copying.
+	reset, oldEnd, err := alignStart(fl, ll)
+	if err != nil {
+		return res, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, id, err)
+	}
+	if reset {
+		res.Reset, res.ResetFrom = true, oldEnd
+		fEnd = fl.NextOffset()
+		res.From, res.LogEnd = fEnd, fEnd
 	}
 	n, err := copyRecords(fl, ll, fEnd, lEnd)
 	res.Copied, res.LogEnd = n, fEnd+uint64(n)

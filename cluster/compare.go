@@ -44,11 +44,14 @@ func CompareRecords(a, b []log.Record) Mismatch {
 // compareChunk is how many records the I/O helpers read per step.
 const compareChunk = 512
 
-// commonPrefix reads two logs side by side from offset 0 up to (not
-// including) upto and returns the number of leading records they share. When
-// they differ before upto, reason says how; otherwise reason is "".
+// commonPrefix reads two logs side by side up to (not including) upto and
+// returns the end of the leading run of records they share. Only the range
+// both still hold is compared: from the later of their log starts, since
+// what retention deleted from either can no longer be compared (and was
+// below both high watermarks when it was deleted). When they differ before
+// upto, reason says how; otherwise reason is "".
 func commonPrefix(a, b *segment.Log, upto uint64) (uint64, string, error) {
-	for at := uint64(0); at < upto; {
+	for at := max(a.LogStart(), b.LogStart()); at < upto; {
 		n := int(min(uint64(compareChunk), upto-at))
 		ra, err := a.Read(at, n)
 		if err != nil {
@@ -67,6 +70,29 @@ func commonPrefix(a, b *segment.Log, upto uint64) (uint64, string, error) {
 		at += uint64(n)
 	}
 	return upto, "", nil
+}
+
+// alignStart gives a follower's log the leader's log start. A follower
+// whose log ends below it holds nothing the leader still has: its log is
+// reset to start, empty, at the leader's start (segment.Log.ResetTo), and
+// reset reports the follower's old log end. A follower that starts earlier
+// drops what lies below the leader's start (segment.Log.AdvanceStart), as
+// the leader's retention did. The caller holds the partition's writes back.
+func alignStart(follower, leader *segment.Log) (reset bool, oldEnd uint64, err error) {
+	start := leader.LogStart()
+	oldEnd = follower.NextOffset()
+	switch {
+	case oldEnd < start:
+		if err := follower.ResetTo(start); err != nil {
+			return false, oldEnd, fmt.Errorf("cluster: reset replica to the leader's log start %d: %w", start, err)
+		}
+		return true, oldEnd, nil
+	case follower.LogStart() < start:
+		if _, err := follower.AdvanceStart(start); err != nil {
+			return false, oldEnd, fmt.Errorf("cluster: advance replica to the leader's log start %d: %w", start, err)
+		}
+	}
+	return false, oldEnd, nil
 }
 
 // copyRecords appends src's records [from, to) to dst in chunks; dst's next

@@ -33,6 +33,9 @@ const (
 	// name the topic; their partition means nothing, and its intent has no
 	// before and after: the change is the topic leaving cluster.meta.
 	EventDeleteTopic JournalEvent = "delete-topic"
+	// EventRetention is a retention pass that deleted segments of a
+	// partition's replicas (EnforceRetention); Removed lists them.
+	EventRetention JournalEvent = "retention"
 )
 
 // JournalPhase says where in its operation an entry was written.
@@ -77,7 +80,7 @@ type JournalEntry struct {
 	// Event and Phase say what and where in the operation.
 	Event JournalEvent `json:"event"`
 	Phase JournalPhase `json:"phase"`
-	// By is ByOperator, ByController or ByStartup.
+	// By is ByOperator, ByController, ByStartup or ByRetention.
 	By string `json:"by"`
 	// Topic and Partition name the partition, Broker the broker acted on
 	// (a follower, the new leader, the failed leader, a stopped broker).
@@ -98,6 +101,8 @@ type JournalEntry struct {
 	// Quarantine is the file, relative to the cluster root, that keeps the
 	// records a recovery cut from a replica.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Removed are the segments a retention pass deleted, per broker.
+	Removed []RemovedSegment `json:"removed,omitempty"`
 	// Error says why an operation failed.
 	Error string `json:"error,omitempty"`
 }
@@ -172,7 +177,7 @@ func (e JournalEntry) validate() error {
 		return fmt.Errorf("cluster: journal entry: "+format+": %w", append(args, ErrInvalidArgument)...)
 	}
 	switch e.Event {
-	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic:
+	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic, EventRetention:
 	default:
 		return bad("unknown event %q", e.Event)
 	}
@@ -182,7 +187,7 @@ func (e JournalEntry) validate() error {
 		return bad("unknown phase %q", e.Phase)
 	}
 	switch e.By {
-	case ByOperator, ByController, ByStartup:
+	case ByOperator, ByController, ByStartup, ByRetention:
 	default:
 		return bad("unknown author %q", e.By)
 	}

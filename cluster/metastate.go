@@ -206,7 +206,7 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		s.Meta.Brokers = []int{}
 	}
 	switch c.By {
-	case "", ByOperator, ByController, ByStartup:
+	case "", ByOperator, ByController, ByStartup, ByRetention:
 	default:
 		// The journal entry it would write could never be encoded, and
 		// neither could any snapshot after it.

@@ -100,8 +100,11 @@ func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs c
 		qpath = QuarantinePath(rl.Dir(), common, rEnd, c.now())
 		summary += fmt.Sprintf("; cuts offsets %d..%d (%d records, never acknowledged)", common, rEnd-1, rEnd-common)
 	}
-	if lEnd > common {
-		summary += fmt.Sprintf("; copies %d records from the leader", lEnd-common)
+	if ls := ll.LogStart(); min(rEnd, common) < ls {
+		summary += fmt.Sprintf("; its log ends at %d, below the leader's log start %d: reset to start there", min(rEnd, common), ls)
+	}
+	if lEnd > max(common, ll.LogStart()) {
+		summary += fmt.Sprintf("; copies %d records from the leader", lEnd-max(common, ll.LogStart()))
 	}
 	if err := o.begin(summary, before, next, c.relative(qpath)); err != nil {
 		return res, wrap(err)
@@ -116,6 +119,16 @@ func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs c
 			return res, o.fail(wrap(err))
 		}
 		res.Dropped, res.DroppedFrom, res.DroppedTo, res.Quarantine = int(rEnd-common), common, rEnd, qpath
+	}
+	// Take the leader's log start: a replica that ends below it is reset
+	// to start, empty, there (what it held was all below what the leader
+	// still keeps).
+	reset, _, err := alignStart(rl, ll)
+	if err != nil {
+		return res, o.fail(wrap(err))
+	}
+	if reset {
+		common = rl.NextOffset()
 	}
 	n, err := copyRecords(rl, ll, common, lEnd)
 	res.Copied, res.LogEnd = n, common+uint64(n)
