@@ -91,10 +91,10 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	if drop == 0 {
 		return res, nil
 	}
-	o := c.newOp(cause{by: ByRetention, reason: describePolicy(policy)}, EventRetention, p, p.leader)
+	o := c.newOp(cause{by: ByRetention, reason: DescribePolicy(policy)}, EventRetention, p, p.leader)
 	removed, err := ll.AdvanceStart(start)
 	res.To = ll.LogStart()
-	res.Removed = appendRemoved(res.Removed, p.leader, removed)
+	res.Removed = append(res.Removed, RemovedSegments(p.leader, removed)...)
 	var errs []error
 	if err != nil {
 		errs = append(errs, fmt.Errorf("leader %d: %w", p.leader, err))
@@ -108,12 +108,12 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 			continue // unavailable, or left for catch-up, or already there
 		}
 		removed, err := fl.AdvanceStart(res.To)
-		res.Removed = appendRemoved(res.Removed, id, removed)
+		res.Removed = append(res.Removed, RemovedSegments(id, removed)...)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("follower %d: %w", id, err))
 		}
 	}
-	summary := fmt.Sprintf("%s: log start %d -> %d (high watermark %d); deleted %s", p, res.From, res.To, hw, describeRemoved(res.Removed))
+	summary := fmt.Sprintf("%s: log start %d -> %d (high watermark %d); deleted %s", p, res.From, res.To, hw, DescribeRemoved(res.Removed))
 	if err := errors.Join(errs...); err != nil {
 		e := o.entry(PhaseFailed, summary)
 		e.Removed, e.Error = res.Removed, c.relative(err.Error())
@@ -130,16 +130,19 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	return res, nil
 }
 
-func appendRemoved(dst []RemovedSegment, broker int, segs []segment.SegmentInfo) []RemovedSegment {
+// RemovedSegments turns the segments a broker's log deleted into what the
+// journal records.
+func RemovedSegments(broker int, segs []segment.SegmentInfo) []RemovedSegment {
+	out := make([]RemovedSegment, 0, len(segs))
 	for _, s := range segs {
-		dst = append(dst, RemovedSegment{Broker: broker, Base: s.Base, Next: s.Next})
+		out = append(out, RemovedSegment{Broker: broker, Base: s.Base, Next: s.Next})
 	}
-	return dst
+	return out
 }
 
-// describeRemoved renders removed segments per broker:
+// DescribeRemoved renders removed segments per broker:
 // "broker 1: offsets 0..99 (1 segment); broker 2: offsets 0..99 (2 segments)".
-func describeRemoved(removed []RemovedSegment) string {
+func DescribeRemoved(removed []RemovedSegment) string {
 	var parts []string
 	for i := 0; i < len(removed); {
 		j := i
@@ -160,8 +163,8 @@ func describeRemoved(removed []RemovedSegment) string {
 	return strings.Join(parts, "; ")
 }
 
-// describePolicy is the reason a retention entry gives.
-func describePolicy(p segment.RetentionPolicy) string {
+// DescribePolicy is the reason a retention entry gives.
+func DescribePolicy(p segment.RetentionPolicy) string {
 	var parts []string
 	if p.Age >= 0 {
 		parts = append(parts, fmt.Sprintf("retention.ms %d", p.Age.Milliseconds()))

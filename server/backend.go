@@ -42,6 +42,9 @@ type Backend interface {
 	CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error)
 	RecoverReplica(topicName string, partition, brokerID int) (cluster.RecoveryResult, error)
 	MoveLeader(topicName string, partition, brokerID int) (cluster.MoveResult, error)
+	// EnforceRetention runs one retention pass (cluster.EnforceRetention);
+	// in cluster mode, over the partitions this node leads.
+	EnforceRetention() ([]cluster.RetentionResult, error)
 	Close() error
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sort"
@@ -166,6 +167,11 @@ var (
 // nodeBackend is a cluster node as the API's Backend.
 type nodeBackend struct {
 	*clusternode.Node
+}
+
+// EnforceRetention runs the node's pass over the partitions it leads.
+func (b nodeBackend) EnforceRetention() ([]cluster.RetentionResult, error) {
+	return b.Node.EnforceRetention(context.Background())
 }
 
 var _ Backend = nodeBackend{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kelseyhightower/envconfig"
 )
@@ -88,6 +89,11 @@ type Config struct {
 	// (cluster.DefaultMaxOpenLogs).
 	MaxOpenLogs OpenLogs `split_words:"true" default:"0" desc:"Most replica logs (one open file each) of all topics together; a topic past it is refused with 409: 0 = three quarters of the open-file limit, else 1 to 16777216"`
 
+	// RetentionCheckInterval is how often the retention pass deletes the
+	// segments each topic's retention.ms and retention.bytes let go
+	// (Kafka's log.retention.check.interval.ms).
+	RetentionCheckInterval CheckInterval `split_words:"true" default:"5m" desc:"How often old segments are deleted by each topic's retention.ms and retention.bytes: a duration such as 5m or 30s, from 100ms to 24h"`
+
 	// LeaderRebalance lets the controller move leadership back to each
 	// partition's preferred replica once it is active and caught up.
 	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`
@@ -143,12 +149,13 @@ func Defaults() Config {
 		DataDir:   "./data",
 		Brokers:   3,
 
-		MaxRequestBytes:   DefaultMaxRequestBytes,
-		MaxRequestRecords: DefaultMaxRequestRecords,
-		MaxInflightBytes:  DefaultMaxInflightBytes,
-		FetchMaxBytes:     MaxFetchBytes,
-		FailoverAfter:     FailoverDelay(DefaultFailoverAfter),
-		LeaderRebalance:   true,
+		MaxRequestBytes:        DefaultMaxRequestBytes,
+		MaxRequestRecords:      DefaultMaxRequestRecords,
+		MaxInflightBytes:       DefaultMaxInflightBytes,
+		FetchMaxBytes:          MaxFetchBytes,
+		FailoverAfter:          FailoverDelay(DefaultFailoverAfter),
+		LeaderRebalance:        true,
+		RetentionCheckInterval: CheckInterval(5 * time.Minute),
 	}
 }
 

@@ -60,6 +60,7 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_FETCH_MAX_BYTES"] = strconv.Itoa(int(d.FetchMaxBytes))
 	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
 	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
+	want["PYSTREAM_RETENTION_CHECK_INTERVAL"] = d.RetentionCheckInterval.String()
 	want["PYSTREAM_TLS_CERT"] = ""
 	want["PYSTREAM_TLS_KEY"] = ""
 	want["PYSTREAM_TLS_CLIENT_CA"] = ""
@@ -136,11 +137,11 @@ func TestConfigOverrides(t *testing.T) {
 		{"everything", []string{
 			"PYSTREAM_APP_NAME=a", "PYSTREAM_HOST=10.0.0.1", "PYSTREAM_PORT=8080", "PYSTREAM_LOG_LEVEL=error",
 			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
-			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off",
+			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off", "PYSTREAM_RETENTION_CHECK_INTERVAL=30s",
 			"PYSTREAM_MAX_REQUEST_RECORDS=5", "PYSTREAM_MAX_INFLIGHT_BYTES=1048576", "PYSTREAM_FETCH_MAX_BYTES=1024",
 		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
-			FailoverAfter: FailoverDelay(2 * time.Second)}},
+			FailoverAfter: FailoverDelay(2 * time.Second), RetentionCheckInterval: CheckInterval(30 * time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -185,6 +186,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_FAILOVER_AFTER=2h", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=soon", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_LEADER_REBALANCE=maybe", "PYSTREAM_LEADER_REBALANCE"},
+		{"PYSTREAM_RETENTION_CHECK_INTERVAL=10ms", "PYSTREAM_RETENTION_CHECK_INTERVAL"},
+		{"PYSTREAM_RETENTION_CHECK_INTERVAL=5", "PYSTREAM_RETENTION_CHECK_INTERVAL"},
 		{"PYSTREAM_MAX_OPEN_LOGS=-1", "PYSTREAM_MAX_OPEN_LOGS"},
 		{"PYSTREAM_MAX_OPEN_LOGS=16777217", "PYSTREAM_MAX_OPEN_LOGS"},
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},

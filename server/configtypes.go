@@ -183,6 +183,42 @@ func (d *FailoverDelay) Decode(s string) error {
 	return nil
 }
 
+// CheckInterval is PYSTREAM_RETENTION_CHECK_INTERVAL: how often the
+// retention pass runs, from MinCheckInterval to 24h.
+type CheckInterval time.Duration
+
+// MinCheckInterval is the shortest retention check interval.
+const MinCheckInterval = 100 * time.Millisecond
+
+// Duration returns the interval as a time.Duration.
+func (d CheckInterval) Duration() time.Duration { return time.Duration(d) }
+
+// String returns the interval as time.Duration prints it, without its
+// zero tail: "5m" rather than "5m0s", "1h" rather than "1h0m0s".
+func (d CheckInterval) String() string {
+	s := time.Duration(d).String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Decode accepts a Go duration ("5m", "30s") from 100ms to 24h.
+func (d *CheckInterval) Decode(s string) error {
+	v, err := time.ParseDuration(s)
+	if err == nil && (v < MinCheckInterval || v > 24*time.Hour) {
+		err = &strconv.NumError{Func: "ParseDuration", Num: s, Err: strconv.ErrRange}
+	}
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a duration such as 5m or 30s, from 100ms to 24h", Err: err}
+	}
+	*d = CheckInterval(v)
+	return nil
+}
+
 // Switch is an on/off setting.
 type Switch bool
 

@@ -70,6 +70,8 @@ type Server struct {
 	// loop and waits for it.
 	controller     controlLoop
 	stopController func()
+	// stopRetention stops the retention loop (retention.go).
+	stopRetention func()
 	metrics        *metrics
 	routes         []route
 	openapi        []byte // the encoded OpenAPI document, built once
@@ -150,6 +152,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
+	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
 
 	schemas := newSchemaSet()
 	s.routes = s.routeTable(schemas)
@@ -228,6 +231,10 @@ func (s *Server) startController() error {
 // closing twice is harmless.
 func (s *Server) Close() error {
 	var errs []error
+	if s.stopRetention != nil {
+		s.stopRetention()
+		s.stopRetention = nil
+	}
 	if s.stopController != nil {
 		s.stopController()
 		s.stopController = nil

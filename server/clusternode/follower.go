@@ -49,6 +49,9 @@ func (n *Node) Replicate(ctx context.Context, req replication.ReplicateRequest) 
 			return replication.ReplicateResponse{}, err
 		}
 	}
+	if err := n.takeLogStartLocked(r, l, req.LogStart, req.Leader); err != nil {
+		return replication.ReplicateResponse{}, err
+	}
 	end := l.NextOffset()
 	recs := req.Records
 	if len(recs) > 0 {
@@ -114,13 +117,19 @@ func (n *Node) syncLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 		return err
 	}
 	end := l.NextOffset()
-	common := min(r.highWatermark(), end)
+	common := max(min(r.highWatermark(), end), l.LogStart())
 	for common < end {
 		res, err := n.rpc.Records(ctx, addr, replication.RecordsRequest{Topic: r.topic, Partition: r.partition, From: common, MaxBytes: maxPushBytes})
 		if err != nil {
 			return fmt.Errorf("clusternode: sync %s/%d with leader %d: %w", r.topic, r.partition, pm.Leader, err)
 		}
 		if len(res.Records) == 0 {
+			if res.LogStart > common && common < res.LogEnd {
+				// The leader no longer holds these: what retention deleted
+				// there cannot be compared, and is dropped below.
+				common = min(res.LogStart, end)
+				continue
+			}
 			break // the leader's log ends here
 		}
 		held, err := l.Read(common, int(min(uint64(len(res.Records)), end-common)))
@@ -165,6 +174,12 @@ func (n *Node) pullLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 			return fmt.Errorf("clusternode: catch %s/%d up from leader %d: %w", r.topic, r.partition, pm.Leader, err)
 		}
 		if len(res.Records) == 0 {
+			if res.LogStart > end {
+				if err := n.takeLogStartLocked(r, l, res.LogStart, pm.Leader); err != nil {
+					return err
+				}
+				continue
+			}
 			r.caughtUp = res.LogEnd <= end
 			r.raiseHW(min(res.HighWatermark, end))
 			return nil
@@ -176,6 +191,40 @@ func (n *Node) pullLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 			return err
 		}
 	}
+}
+
+// takeLogStartLocked gives this replica its leader's log start: it drops
+// the segments wholly below it (segment.Log.AdvanceStart), or, when its
+// log ends below it, starts again empty there (segment.Log.ResetTo). Both
+// are journalled. r.fmu must be held and the replica synced.
+func (n *Node) takeLogStartLocked(r *replica, l *segment.Log, start uint64, leader int) error {
+	if start <= l.LogStart() {
+		return nil
+	}
+	where := fmt.Sprintf("%s/%d", r.topic, r.partition)
+	if end := l.NextOffset(); end < start {
+		if err := l.ResetTo(start); err != nil {
+			return fmt.Errorf("clusternode: %s: reset to leader %d's log start %d: %w", where, leader, start, err)
+		}
+		n.journal(cluster.JournalEntry{Event: cluster.EventCatchUp, Phase: cluster.PhaseDone, By: cluster.ByRetention,
+			Topic: r.topic, Partition: r.partition, Broker: n.cfg.ID,
+			Summary: fmt.Sprintf("%s: broker %d's log ended at %d, below leader %d's log start %d: reset to start there", where, n.cfg.ID, end, leader, start)})
+		return nil
+	}
+	removed, err := l.AdvanceStart(start)
+	if len(removed) > 0 {
+		e := cluster.JournalEntry{Event: cluster.EventRetention, Phase: cluster.PhaseDone, By: cluster.ByRetention,
+			Topic: r.topic, Partition: r.partition, Broker: n.cfg.ID, Removed: cluster.RemovedSegments(n.cfg.ID, removed),
+			Summary: fmt.Sprintf("%s: broker %d follows leader %d's log start %d; deleted %s", where, n.cfg.ID, leader, start, cluster.DescribeRemoved(cluster.RemovedSegments(n.cfg.ID, removed)))}
+		if err != nil {
+			e.Phase, e.Error = cluster.PhaseFailed, err.Error()
+		}
+		n.journal(e)
+	}
+	if err != nil {
+		return fmt.Errorf("clusternode: %s: take leader %d's log start %d: %w", where, leader, start, err)
+	}
+	return nil
 }
 
 // journal records an entry through Raft, in the background: the journal

@@ -213,7 +213,7 @@ func (n *Node) push(ctx context.Context, r *replica, pm cluster.PartitionMetadat
 		return err
 	}
 	req := replication.ReplicateRequest{Topic: r.topic, Partition: r.partition, Epoch: pm.LeaderEpoch, Leader: n.cfg.ID,
-		HighWatermark: r.highWatermark(), Records: recs}
+		HighWatermark: r.highWatermark(), LogStart: l.LogStart(), Records: recs}
 	target := l.NextOffset()
 	if len(recs) > 0 {
 		target = recs[len(recs)-1].Offset + 1
@@ -250,7 +250,7 @@ func (n *Node) push(ctx context.Context, r *replica, pm cluster.PartitionMetadat
 		default:
 			return err
 		}
-		req.HighWatermark = r.highWatermark()
+		req.HighWatermark, req.LogStart = r.highWatermark(), l.LogStart()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -27,13 +27,16 @@ func (n *Node) Records(ctx context.Context, req replication.RecordsRequest) (rep
 		return replication.RecordsResponse{}, err
 	}
 	r := n.replica(req.Topic, req.Partition)
-	res := replication.RecordsResponse{LogEnd: l.NextOffset(), HighWatermark: r.highWatermark()}
+	res := replication.RecordsResponse{LogStart: l.LogStart(), LogEnd: l.NextOffset(), HighWatermark: r.highWatermark()}
 	upto := res.LogEnd
 	if req.Committed {
 		upto = min(upto, res.HighWatermark)
 	}
 	if req.From >= upto || req.MaxBytes <= 0 {
 		return res, nil
+	}
+	if req.From < res.LogStart && !req.Committed {
+		return res, nil // a follower behind the log start: it resets there
 	}
 	res.Records, err = readFrom(l, req.From, upto)
 	if err != nil {

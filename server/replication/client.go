@@ -91,6 +91,7 @@ func (c *Client) Replicate(ctx context.Context, addr string, req ReplicateReques
 	q.Set("epoch", strconv.FormatUint(req.Epoch, 10))
 	q.Set("leader", strconv.Itoa(req.Leader))
 	q.Set("hw", strconv.FormatUint(req.HighWatermark, 10))
+	q.Set("log_start", strconv.FormatUint(req.LogStart, 10))
 	var res ReplicateResponse
 	_, _, err := c.do(ctx, http.MethodPost, addr, PathReplicate, q, encodeFrames(req.Records), &res)
 	return res, err
@@ -118,6 +119,9 @@ func (c *Client) Records(ctx context.Context, addr string, req RecordsRequest) (
 	}
 	if res.HighWatermark, err = strconv.ParseUint(h.Get(HeaderHighWatermark), 10, 64); err != nil {
 		return RecordsResponse{}, fmt.Errorf("replication: records from %s: high watermark: %w", addr, err)
+	}
+	if res.LogStart, err = strconv.ParseUint(h.Get(HeaderLogStart), 10, 64); err != nil {
+		return RecordsResponse{}, fmt.Errorf("replication: records from %s: log start: %w", addr, err)
 	}
 	return res, nil
 }

@@ -32,6 +32,7 @@ const MaxBodyBytes = 64 << 20
 const (
 	HeaderLogEnd        = "X-Pystream-Log-End"
 	HeaderHighWatermark = "X-Pystream-High-Watermark"
+	HeaderLogStart      = "X-Pystream-Log-Start"
 )
 
 // Peer is what a node serves to the others. Its methods return an *Error
@@ -148,7 +149,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func (h *handler) replicate(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
 	req := ReplicateRequest{Topic: q.str("topic"), Partition: q.int("partition"), Epoch: q.uint("epoch"),
-		Leader: q.int("leader"), HighWatermark: q.uint("hw")}
+		Leader: q.int("leader"), HighWatermark: q.uint("hw"), LogStart: q.uint("log_start")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
@@ -196,6 +197,7 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set(HeaderLogEnd, strconv.FormatUint(res.LogEnd, 10))
 	w.Header().Set(HeaderHighWatermark, strconv.FormatUint(res.HighWatermark, 10))
+	w.Header().Set(HeaderLogStart, strconv.FormatUint(res.LogStart, 10))
 	_, _ = w.Write(encodeFrames(res.Records)) // a cut body fails the reader's decode
 }
 

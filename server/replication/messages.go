@@ -17,6 +17,10 @@ type ReplicateRequest struct {
 	Leader int
 	// HighWatermark is the leader's: the follower serves nothing above it.
 	HighWatermark uint64
+	// LogStart is the leader's log start: the follower drops what lies
+	// below it, as the leader's retention did, or, when its log ends below
+	// it, starts again empty there.
+	LogStart uint64
 	// Records are consecutive, from the first one's offset; none is a
 	// probe that only asks for the follower's log end.
 	Records []log.Record
@@ -39,9 +43,12 @@ type RecordsRequest struct {
 	Committed bool
 }
 
-// RecordsResponse is a read's records, and the log's ends when read.
+// RecordsResponse is a read's records, and the log's bounds when read. A
+// read from below LogStart that is not Committed gets no records: the
+// reader (a follower) learns where the log starts now.
 type RecordsResponse struct {
 	Records       []log.Record
+	LogStart      uint64
 	LogEnd        uint64
 	HighWatermark uint64
 }
