@@ -43,7 +43,6 @@ func readAll(t testing.TB, l *segment.Log) []log.Record {
 	return out
 }
 
-
 // payloads returns n payloads of size bytes each, distinct.
 func payloads(n, size int) [][]byte {
 	out := make([][]byte, n)
