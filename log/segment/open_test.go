@@ -215,6 +215,7 @@ func TestSegmentOpenOptions(t *testing.T) {
 		{SegmentBytes: segment.MaxSegmentBytes + 1},
 		{SegmentAge: -1},
 		{IndexInterval: -1},
+		{IndexInterval: segment.MaxSegmentBytes + 1},
 		{Log: log.Options{MaxPayloadSize: -1}},
 	} {
 		dir := filepath.Join(t.TempDir(), "p")

@@ -42,7 +42,7 @@ type Options struct {
 	SegmentAge time.Duration
 	// IndexInterval is the number of bytes of frames between two entries
 	// of a sealed segment's sparse index. Zero means DefaultIndexInterval;
-	// negative is invalid.
+	// negative or above MaxSegmentBytes is invalid.
 	IndexInterval int
 	// Logf, if set, is told about every repair Open makes: a sidecar
 	// rebuilt, a stale or orphan file removed, a legacy log.bin renamed,
@@ -74,8 +74,8 @@ func (o Options) validate() error {
 	if err := checkSegmentOptions(o.SegmentBytes, o.SegmentAge); err != nil {
 		return err
 	}
-	if o.IndexInterval < 0 {
-		return fmt.Errorf("segment: IndexInterval %d < 0: %w", o.IndexInterval, log.ErrInvalidArgument)
+	if o.IndexInterval < 1 || o.IndexInterval > MaxSegmentBytes {
+		return fmt.Errorf("segment: IndexInterval %d out of range 1..%d: %w", o.IndexInterval, MaxSegmentBytes, log.ErrInvalidArgument)
 	}
 	if o.Log.MaxPayloadSize < 1 || int64(o.Log.MaxPayloadSize) > log.MaxFramePayload {
 		return fmt.Errorf("segment: MaxPayloadSize %d out of range 1..%d: %w", o.Log.MaxPayloadSize, int64(log.MaxFramePayload), log.ErrInvalidArgument)
