@@ -94,8 +94,8 @@ func BenchmarkSegmentAppend(b *testing.B) {
 	}
 }
 
-// benchDir is a temp directory on a real disk: the package's TempDir,
-// unless it is a tmpfs, then the working directory's.
+// benchDir is a new directory under the benchmark's TempDir, which must be
+// on a real disk (here ext4; set TMPDIR when /tmp is a tmpfs).
 func benchDir(b *testing.B) string {
 	return filepath.Join(b.TempDir(), "p")
 }
