@@ -49,9 +49,9 @@ func newRetentionCluster(t *testing.T, clk *clock, config map[string]string) (*C
 	return c, root
 }
 
-// sendN writes n records of size bytes to t/0, one request each, so that
+// sendSized writes n records of size bytes to t/0, one request each, so that
 // the logs roll between them.
-func sendN(t *testing.T, c *Cluster, n, size int) {
+func sendSized(t *testing.T, c *Cluster, n, size int) {
 	t.Helper()
 	prod := NewProducer(c, "t")
 	for i := range n {
@@ -83,7 +83,7 @@ func totalSize(segs []segment.SegmentInfo) int64 {
 func TestRetentionByBytes(t *testing.T) {
 	clk := &clock{now: time.Unix(1_700_000_000, 0)}
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "2048", "retention.ms": "-1"})
-	sendN(t, c, 100, 100) // 124-byte frames: 8 to a segment
+	sendSized(t, c, 100, 100) // 124-byte frames: 8 to a segment
 	leader := replicaOf(t, c, 1)
 	require.Greater(t, len(leader.Segments()), 10)
 
@@ -143,9 +143,9 @@ func TestRetentionByBytes(t *testing.T) {
 func TestRetentionByTime(t *testing.T) {
 	clk := &clock{now: time.Unix(1_700_000_000, 0)}
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.ms": "60000"})
-	sendN(t, c, 40, 100)
+	sendSized(t, c, 40, 100)
 	clk.advance(61 * time.Second)
-	sendN(t, c, 3, 100) // newer records, in segments that must stay
+	sendSized(t, c, 3, 100) // newer records, in segments that must stay
 	leader := replicaOf(t, c, 1)
 	before := leader.Segments()
 
@@ -166,7 +166,7 @@ func TestRetentionByTime(t *testing.T) {
 	_, err = c.AlterTopicConfig("t", map[string]string{"retention.ms": "-1"}, nil)
 	require.NoError(t, err)
 	clk.advance(365 * 24 * time.Hour)
-	sendN(t, c, 20, 100)
+	sendSized(t, c, 20, 100)
 	res, err = c.EnforceRetention()
 	require.NoError(t, err)
 	require.Empty(t, res)
@@ -178,11 +178,11 @@ func TestRetentionByTime(t *testing.T) {
 func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
 	clk := &clock{now: time.Unix(1_700_000_000, 0)}
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
-	sendN(t, c, 5, 100)
+	sendSized(t, c, 5, 100)
 	require.NoError(t, c.StopBroker(3))
 	_, err := c.Deactivate("t", 0, 3)
 	require.NoError(t, err)
-	sendN(t, c, 60, 100)
+	sendSized(t, c, 60, 100)
 	_, err = c.EnforceRetention()
 	require.NoError(t, err)
 	leader := replicaOf(t, c, 1)

@@ -28,6 +28,11 @@ func Open(dir string, opts Options) (*Log, error) {
 	l := &Log{dir: dir, opts: opts, fs: opts.Log.FS}
 	l.segBytes.Store(opts.SegmentBytes)
 	l.segAge.Store(int64(opts.SegmentAge))
+	if opts.MustExist {
+		if err := l.mustExist(); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := durable.MkdirAll(l.fs, dir); err != nil {
 		return nil, fmt.Errorf("segment: open %s: %w", dir, err)
 	}
@@ -41,6 +46,22 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// mustExist reports, wrapping fs.ErrNotExist, a directory that is missing
+// or holds no log (Options.MustExist).
+func (l *Log) mustExist() error {
+	if _, err := l.fs.Stat(l.dir); err != nil {
+		return fmt.Errorf("segment: open %s: %w", l.dir, err)
+	}
+	d, err := l.list()
+	if err != nil {
+		return err
+	}
+	if len(d.segments) == 0 && !d.legacy && !d.start {
+		return fmt.Errorf("segment: open %s: no segment, log.bin or log start: %w", l.dir, fs.ErrNotExist)
+	}
+	return nil
 }
 
 // dirListing is what a directory holds, by kind.

@@ -1,6 +1,7 @@
 package segment_test
 
 import (
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -299,4 +300,26 @@ func TestSegmentFileNames(t *testing.T) {
 		_, ok := segment.ParseSegmentFileName(bad)
 		require.False(t, ok, bad)
 	}
+}
+
+// MustExist refuses a missing directory and one without a log, creating
+// nothing; a directory with a log opens.
+func TestSegmentMustExist(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	_, err := segment.Open(dir, segment.Options{MustExist: true})
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.NoDirExists(t, dir)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "quarantine-1-2-3.bin"), nil, 0o644))
+	_, err = segment.Open(dir, segment.Options{MustExist: true})
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing created")
+	l, err := segment.Open(dir, segment.Options{})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
+	l, err = segment.Open(dir, segment.Options{MustExist: true})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
 }

@@ -44,6 +44,11 @@ type Options struct {
 	// of a sealed segment's sparse index. Zero means DefaultIndexInterval;
 	// negative or above MaxSegmentBytes is invalid.
 	IndexInterval int
+	// MustExist makes Open refuse, with an error wrapping fs.ErrNotExist
+	// and nothing created, a directory that holds no log: no segment, no
+	// legacy log.bin and no persisted log start. An existing replica whose
+	// files are gone is reported rather than recreated empty.
+	MustExist bool
 	// Logf, if set, is told about every repair Open makes: a sidecar
 	// rebuilt, a stale or orphan file removed, a legacy log.bin renamed,
 	// segments below the log start deleted. A server passes its logger.
