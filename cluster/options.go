@@ -5,6 +5,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
 )
 
 // Options tune a Cluster. The zero value is ready to use: every zero field
@@ -38,6 +39,12 @@ type Options struct {
 	// means DefaultMaxOpenLogs of the process's file limit when the
 	// cluster is opened; a negative value means no limit.
 	MaxOpenLogs int
+	// TopicDefaults is the server-wide topic configuration: a topic's
+	// effective configuration (TopicConfig) is it with the topic's
+	// overrides laid over it. Every zero field means topic.DefaultConfig's
+	// (topic.Config.WithDefaults); OpenWithOptions refuses a value outside
+	// a key's rule (*topic.ConfigError).
+	TopicDefaults topic.Config
 }
 
 // withDefaults returns o with every zero field set to its default, Broker
@@ -53,6 +60,7 @@ func (o Options) withDefaults() Options {
 	if o.MaxOpenLogs == 0 {
 		o.MaxOpenLogs = DefaultMaxOpenLogs(FileLimit())
 	}
+	o.TopicDefaults = o.TopicDefaults.WithDefaults()
 	return o
 }
 
@@ -68,6 +76,11 @@ type BrokerOptions struct {
 	// Now supplies the timestamps a leader replica assigns. Nil means
 	// time.Now.
 	Now func() time.Time
+	// TopicConfig gives a topic's effective configuration to whoever
+	// opens its replica logs (Broker.TopicConfig). Nil means
+	// topic.DefaultConfig() for every topic. Cluster.StartBroker sets it
+	// to the cluster's own TopicConfig when it is nil.
+	TopicConfig func(topicName string) (topic.Config, error)
 }
 
 // withDefaults returns o with every zero field set to its default: the
