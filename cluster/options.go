@@ -41,10 +41,10 @@ type Options struct {
 	MaxOpenLogs int
 	// TopicDefaults is the server-wide topic configuration: a topic's
 	// effective configuration (TopicConfig) is it with the topic's
-	// overrides laid over it. Every zero field means topic.DefaultConfig's
-	// (topic.Config.WithDefaults); OpenWithOptions refuses a value outside
-	// a key's rule (*topic.ConfigError).
-	TopicDefaults topic.Config
+	// overrides laid over it. Nil means topic.DefaultConfig();
+	// OpenWithOptions refuses a value outside a key's rule
+	// (*topic.ConfigError).
+	TopicDefaults *topic.Config
 }
 
 // withDefaults returns o with every zero field set to its default, Broker
@@ -60,7 +60,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxOpenLogs == 0 {
 		o.MaxOpenLogs = DefaultMaxOpenLogs(FileLimit())
 	}
-	o.TopicDefaults = o.TopicDefaults.WithDefaults()
+	if o.TopicDefaults == nil {
+		d := topic.DefaultConfig()
+		o.TopicDefaults = &d
+	}
 	return o
 }
 

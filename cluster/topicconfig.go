@@ -18,8 +18,8 @@ import (
 // what a value may be.
 
 // TopicDefaults is the server-wide topic configuration
-// (Options.TopicDefaults, its zero fields filled in).
-func (c *Cluster) TopicDefaults() topic.Config { return c.opts.TopicDefaults }
+// (Options.TopicDefaults, or topic.DefaultConfig()).
+func (c *Cluster) TopicDefaults() topic.Config { return *c.opts.TopicDefaults }
 
 // TopicConfig returns a topic's effective configuration: the cluster's
 // TopicDefaults with the topic's overrides laid over it. An unknown topic

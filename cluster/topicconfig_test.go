@@ -38,8 +38,9 @@ func TestTopicConfigGolden(t *testing.T) {
 
 func TestTopicConfigCreateAndAlter(t *testing.T) {
 	root := t.TempDir()
-	defaults := topic.Config{RetentionMs: 1000} // the other fields: topic.DefaultConfig's
-	c, err := OpenWithOptions(root, Options{TopicDefaults: defaults})
+	defaults := topic.DefaultConfig()
+	defaults.RetentionMs = 1000
+	c, err := OpenWithOptions(root, Options{TopicDefaults: &defaults})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	for id := 1; id <= 2; id++ {
@@ -147,7 +148,9 @@ func TestTopicConfigRefusals(t *testing.T) {
 	_, err = c.TopicConfig("nope")
 	require.ErrorIs(t, err, ErrUnknownTopic)
 
-	_, err = OpenWithOptions(t.TempDir(), Options{TopicDefaults: topic.Config{SegmentBytes: 10}})
+	bad := topic.DefaultConfig()
+	bad.SegmentBytes = 10
+	_, err = OpenWithOptions(t.TempDir(), Options{TopicDefaults: &bad})
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "segment.bytes", ce.Key)
 }

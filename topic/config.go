@@ -122,20 +122,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// WithDefaults returns c with every zero field set to DefaultConfig's: how
-// a server's defaults are filled in when only some are given. (A topic
-// may override retention.ms or retention.bytes to 0; a server-wide
-// default of 0 is not expressible this way, and needs no way.)
-func (c Config) WithDefaults() Config {
-	d := DefaultConfig()
-	for _, key := range ConfigKeys() {
-		if f := c.field(key); *f == 0 {
-			*f = *d.field(key)
-		}
-	}
-	return c
-}
-
 // ParseConfigValue parses one value of key: a decimal integer (an
 // optional '-' and digits, nothing else: no '+', no spaces, no
 // underscores) within the key's range. An unknown key, or a value it does
