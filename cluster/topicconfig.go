@@ -8,8 +8,8 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// This file is a topic's configuration in the cluster (docs/design.md §
-// Topic configuration). cluster.meta stores, per topic, only its
+// This file is a topic's configuration in the cluster
+// (docs/design.md § Topic configuration). cluster.meta stores, per topic, only its
 // overrides: the keys set for it, as Kafka stores a topic's dynamic
 // configuration. The effective configuration is Options.TopicDefaults
 // with the overrides laid over it (topic.Config.With), so a change of the

@@ -156,8 +156,8 @@ func TestTopicConfigRefusals(t *testing.T) {
 }
 
 // An intent left without an outcome is completed when cluster.meta holds
-// its overrides, rolled back when it does not (docs/design.md § The
-// journal).
+// its overrides, rolled back when it does not:
+// docs/design.md § The journal.
 func TestTopicConfigReconcile(t *testing.T) {
 	c, root := newCluster(t, 1)
 	require.NoError(t, c.CreateTopic("t", 1, 1))

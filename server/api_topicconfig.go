@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// A topic's configuration over HTTP (docs/phase-6-network-api.md § Topic
-// configuration): POST /api/topics takes "config", GET /api/topics/{topic}
+// A topic's configuration over HTTP
+// (docs/phase-6-network-api.md § Topic configuration): POST /api/topics takes "config", GET /api/topics/{topic}
 // and GET /api/topics/{topic}/config show the effective configuration and
 // which keys are the topic's own, PATCH /api/topics/{topic}/config changes
 // them. Every value is a JSON string, as Kafka's are; the rule for keys
