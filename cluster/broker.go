@@ -148,7 +148,7 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 	// The file I/O runs without b.mu, so that a creation opening thousands
 	// of replicas does not hold up the broker's other replicas.
 	dir := b.ReplicaDir(topicName, partition)
-	opts := b.opts.segmentOptions(topicName)
+	opts := b.segmentOptions(topicName)
 	opts.MustExist = !create
 	l, err := segment.Open(dir, opts)
 	if create && errors.Is(err, fs.ErrExist) {
@@ -219,7 +219,7 @@ func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
 	// The close error of a failed log says nothing about acknowledged
 	// records (they were fsync-ed); what counts is what the scan finds.
 	_ = l.Close()
-	opts := b.opts.segmentOptions(key.topic)
+	opts := b.segmentOptions(key.topic)
 	opts.MustExist = true
 	nl, err := segment.Open(b.ReplicaDir(key.topic, key.partition), opts)
 	if err != nil {

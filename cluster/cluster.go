@@ -76,6 +76,9 @@ func Open(root string) (*Cluster, error) {
 // OpenWithOptions is Open with explicit options.
 func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	opts = opts.withDefaults()
+	if err := opts.TopicDefaults.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster: open %s: topic defaults: %w", root, err)
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
@@ -231,7 +234,11 @@ func (c *Cluster) StartBroker(id int) (*Broker, error) {
 	if _, err := c.journal.reopenFailed(); err != nil {
 		return nil, fmt.Errorf("cluster: start broker %d: %w", id, err)
 	}
-	b, err := OpenBrokerWithOptions(id, c.root, c.opts.Broker)
+	bopts := c.opts.Broker
+	if bopts.TopicConfig == nil {
+		bopts.TopicConfig = c.TopicConfig
+	}
+	b, err := OpenBrokerWithOptions(id, c.root, bopts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,14 +84,33 @@ type creation struct {
 // ErrDeleteUnfinished), and any committed consumer offset left under the
 // name (a consumer of the deleted topic committing after the deletion) is
 // removed before cluster.meta is written.
+//
+// The topic has no configuration overrides: its configuration is the
+// cluster's TopicDefaults (CreateTopicWithConfig sets some).
 func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) error {
+	return c.CreateTopicWithConfig(name, partitions, replicationFactor, nil)
+}
+
+// CreateTopicWithConfig is CreateTopic with configuration overrides, the
+// keys of the topic's configuration that differ from the cluster's
+// TopicDefaults (topic.ConfigKeys). They are checked with the name and
+// counts, before anything is touched: an unknown key or a bad value is a
+// *topic.ConfigError and creates nothing. They are stored, in canonical
+// form, in cluster.meta with the topic. An existing topic's
+// *TopicExistsError has SameSettings only when its overrides are the
+// same too.
+func (c *Cluster) CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error {
 	if err := topic.ValidateName(name); err != nil {
 		return fmt.Errorf("cluster: create topic: %w", err)
 	}
 	if partitions < 1 || partitions > topic.MaxPartitionCount {
 		return fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
 	}
-	cr, err := c.reserveCreation(name, partitions, replicationFactor)
+	overrides, err := topic.ParseConfigOverrides(config)
+	if err != nil {
+		return fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
+	cr, err := c.reserveCreation(name, partitions, replicationFactor, overrides)
 	if err != nil {
 		return err
 	}
@@ -121,7 +141,7 @@ func (c *Cluster) CreateTopic(name string, partitions, replicationFactor int) er
 
 // reserveCreation decides a creation under the locks and enters its name
 // in c.creating. It waits for a deletion or another creation of the name.
-func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int) (*creation, error) {
+func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int, overrides map[string]string) (*creation, error) {
 	for {
 		if err := c.awaitDeletion(name); err != nil {
 			return nil, fmt.Errorf("cluster: create topic %q: %w", name, err)
@@ -143,19 +163,20 @@ func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int
 		break
 	}
 	defer c.mu.Unlock()
+	c.metaMu.Lock()
+	defer c.metaMu.Unlock()
 	if t, ok := c.topics[name]; ok {
 		return nil, &TopicExistsError{Topic: name, PartitionCount: len(t.parts), ReplicationFactor: t.rf,
-			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor}
+			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor && maps.Equal(c.meta.Topics[name].Config, overrides)}
 	}
 	if existing, ok := c.caseTwinLocked(name); ok {
 		return nil, &TopicNameConflictError{Topic: name, Existing: existing}
 	}
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
 	tm, err := NewTopicMetadata(c.meta.Brokers, partitions, replicationFactor)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
+	tm.Config = overrides
 	cr := &creation{done: make(chan struct{}), logs: partitions * replicationFactor, tm: tm,
 		brokers: map[int]*Broker{}, known: slices.Clone(c.meta.Brokers)}
 	if limit := c.opts.MaxOpenLogs; limit > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
 )
 
 // JournalEvent names what a journal entry is about.
@@ -36,6 +37,11 @@ const (
 	// EventRetention is a retention pass that deleted segments of a
 	// partition's replicas (EnforceRetention); Removed lists them.
 	EventRetention JournalEvent = "retention"
+	// EventAlterConfig is a change of a topic's configuration overrides
+	// (AlterTopicConfig). Its entries name the topic; ConfigBefore and
+	// ConfigAfter are the overrides before and after the change (an
+	// empty one: none, the server's defaults).
+	EventAlterConfig JournalEvent = "alter-config"
 )
 
 // JournalPhase says where in its operation an entry was written.
@@ -98,6 +104,10 @@ type JournalEntry struct {
 	// operation and the one it writes (intents only).
 	Before *PartitionMetadata `json:"before,omitempty"`
 	After  *PartitionMetadata `json:"after,omitempty"`
+	// ConfigBefore and ConfigAfter are a topic's configuration overrides
+	// before and after an EventAlterConfig (intent and done entries).
+	ConfigBefore map[string]string `json:"config_before,omitempty"`
+	ConfigAfter  map[string]string `json:"config_after,omitempty"`
 	// Quarantine is the file, relative to the cluster root, that keeps the
 	// records a recovery cut from a replica.
 	Quarantine string `json:"quarantine,omitempty"`
@@ -119,7 +129,7 @@ type JournalEntry struct {
 func (e JournalEntry) String() string {
 	where := "-"
 	switch {
-	case e.Event == EventDeleteTopic:
+	case e.Event == EventDeleteTopic || e.Event == EventAlterConfig:
 		where = e.Topic
 	case e.Topic != "":
 		where = fmt.Sprintf("%s/%d", e.Topic, e.Partition)
@@ -177,7 +187,7 @@ func (e JournalEntry) validate() error {
 		return fmt.Errorf("cluster: journal entry: "+format+": %w", append(args, ErrInvalidArgument)...)
 	}
 	switch e.Event {
-	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic, EventRetention:
+	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic, EventRetention, EventAlterConfig:
 	default:
 		return bad("unknown event %q", e.Event)
 	}
@@ -197,6 +207,23 @@ func (e JournalEntry) validate() error {
 		}
 		if e.Before != nil || e.After != nil {
 			return bad("a topic deletion has no before and after")
+		}
+		return nil
+	}
+	if (e.ConfigBefore != nil || e.ConfigAfter != nil) && e.Event != EventAlterConfig {
+		return bad("only a configuration change has config before and after")
+	}
+	if e.Event == EventAlterConfig {
+		if e.Topic == "" {
+			return bad("a configuration change needs its topic")
+		}
+		if e.Before != nil || e.After != nil {
+			return bad("a configuration change has no partition before and after")
+		}
+		for _, c := range []map[string]string{e.ConfigBefore, e.ConfigAfter} {
+			if _, err := topic.ParseConfigOverrides(c); err != nil {
+				return fmt.Errorf("cluster: journal entry: %w: %w", ErrInvalidArgument, err)
+			}
 		}
 		return nil
 	}
@@ -470,6 +497,12 @@ func (c *Cluster) reconcileJournal() error {
 		}
 		if e.Event == EventDeleteTopic {
 			if err := c.reconcileDeletion(off, e); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.Event == EventAlterConfig {
+			if err := c.reconcileAlterConfig(off, e); err != nil {
 				return err
 			}
 			continue

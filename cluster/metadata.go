@@ -43,6 +43,13 @@ type Metadata struct {
 type TopicMetadata struct {
 	PartitionCount    int
 	ReplicationFactor int
+	// Config holds the topic's configuration overrides: only the keys set
+	// for this topic, each value in topic.ParseConfigOverrides' canonical
+	// form. Nil (or empty) when the topic has none: its effective
+	// configuration is then the server's defaults, and cluster.meta has
+	// no "config" field for it (a file without overrides reads and writes
+	// byte for byte as before the field existed).
+	Config map[string]string
 	// Partitions has one entry per partition, in partition order.
 	Partitions []PartitionMetadata
 }
@@ -111,6 +118,7 @@ func (m Metadata) clone() Metadata {
 			parts[i] = p.clone()
 		}
 		t.Partitions = parts
+		t.Config = maps.Clone(t.Config)
 		out.Topics[name] = t
 	}
 	if out.Brokers == nil {
@@ -138,8 +146,12 @@ func EncodeClusterMeta(m Metadata) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cluster: encode metadata: %w", err)
 		}
-		fmt.Fprintf(&b, "\n    %s: {\n      \"partition_count\": %d,\n      \"replication_factor\": %d,\n      \"partitions\": [",
+		fmt.Fprintf(&b, "\n    %s: {\n      \"partition_count\": %d,\n      \"replication_factor\": %d,\n",
 			quoted, t.PartitionCount, t.ReplicationFactor)
+		if len(t.Config) > 0 {
+			fmt.Fprintf(&b, "      \"config\": %s,\n", configObject(t.Config))
+		}
+		b.WriteString("      \"partitions\": [")
 		for j, p := range t.Partitions {
 			if j > 0 {
 				b.WriteString(",")
@@ -154,6 +166,18 @@ func EncodeClusterMeta(m Metadata) ([]byte, error) {
 	}
 	b.WriteString("}\n}\n")
 	return b.Bytes(), nil
+}
+
+// configObject renders a topic's overrides as a one-line JSON object, keys
+// sorted.
+func configObject(config map[string]string) string {
+	parts := make([]string, 0, len(config))
+	for _, key := range slices.Sorted(maps.Keys(config)) {
+		k, _ := json.Marshal(key)
+		v, _ := json.Marshal(config[key])
+		parts = append(parts, string(k)+": "+string(v))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // intList renders ids as a one-line JSON array.
@@ -234,11 +258,16 @@ func parseClusterMeta(data []byte) (Metadata, int, error) {
 // version; validate checks its rules.
 func parseTopicMeta(name string, raw json.RawMessage, version int) (TopicMetadata, error) {
 	where := fmt.Sprintf("topic %q: ", name)
-	fields, err := metaObject(raw, where, "partition_count", "replication_factor", "partitions")
+	fields, err := metaObjectOptional(raw, where, []string{"config"}, "partition_count", "replication_factor", "partitions")
 	if err != nil {
 		return TopicMetadata{}, err
 	}
 	var t TopicMetadata
+	if raw, ok := fields["config"]; ok {
+		if t.Config, err = parseTopicConfig(where, raw); err != nil {
+			return TopicMetadata{}, err
+		}
+	}
 	var entries []json.RawMessage
 	for _, f := range []struct {
 		name string
@@ -289,10 +318,39 @@ func parsePartitionMeta(where string, entry json.RawMessage, version int) (Parti
 	return p, nil
 }
 
+// parseTopicConfig decodes a topic's "config" object: string values only,
+// no key twice, not empty (an encoder leaves out a topic's empty config).
+// Its keys and values are checked by validate.
+func parseTopicConfig(where string, raw json.RawMessage) (map[string]string, error) {
+	where += "field \"config\": "
+	fields, err := durable.ObjectFields(raw)
+	if err != nil {
+		return nil, objectError(where, err)
+	}
+	if len(fields) == 0 {
+		return nil, &MetadataError{Reason: where + "empty (a topic without overrides has no config field)"}
+	}
+	out := make(map[string]string, len(fields))
+	for key, v := range fields {
+		var s string
+		if string(v) == "null" || json.Unmarshal(v, &s) != nil {
+			return nil, &MetadataError{Reason: fmt.Sprintf("%s%q: not a JSON string", where, key)}
+		}
+		out[key] = s
+	}
+	return out, nil
+}
+
 // metaObject splits one JSON object of cluster.meta into its fields and
 // requires exactly the fields named: each present and not null, no other.
 // where prefixes the reason of the *MetadataError.
 func metaObject(raw []byte, where string, names ...string) (map[string]json.RawMessage, error) {
+	return metaObjectOptional(raw, where, nil, names...)
+}
+
+// metaObjectOptional is metaObject that also allows the optional fields
+// (not null when present).
+func metaObjectOptional(raw []byte, where string, optional []string, names ...string) (map[string]json.RawMessage, error) {
 	fields, err := durable.ObjectFields(raw)
 	if err != nil {
 		return nil, objectError(where, err)
@@ -302,7 +360,12 @@ func metaObject(raw []byte, where string, names ...string) (map[string]json.RawM
 			return nil, &MetadataError{Reason: fmt.Sprintf("%smissing field %q", where, name)}
 		}
 	}
-	if key, ok := durable.UnknownField(fields, names...); ok {
+	for _, name := range optional {
+		if v, ok := fields[name]; ok && string(v) == "null" {
+			return nil, &MetadataError{Reason: fmt.Sprintf("%sfield %q is null", where, name)}
+		}
+	}
+	if key, ok := durable.UnknownField(fields, append(slices.Clone(names), optional...)...); ok {
 		return nil, &MetadataError{Reason: fmt.Sprintf("%sunknown field %q", where, key)}
 	}
 	return fields, nil
@@ -355,6 +418,15 @@ func (m Metadata) validate() error {
 			return bad("topic %q: replication_factor %d, want 1..%d (the number of brokers)", name, t.ReplicationFactor, len(m.Brokers))
 		case len(t.Partitions) != t.PartitionCount:
 			return bad("topic %q: %d partition entries, partition_count says %d", name, len(t.Partitions), t.PartitionCount)
+		}
+		canonical, err := topic.ParseConfigOverrides(t.Config)
+		if err != nil {
+			return &MetadataError{Reason: fmt.Sprintf("topic %q: config", name), Err: err}
+		}
+		for key, v := range canonical {
+			if t.Config[key] != v {
+				return bad("topic %q: config %q = %q, not in canonical form %q", name, key, t.Config[key], v)
+			}
 		}
 		for i, p := range t.Partitions {
 			where := fmt.Sprintf("topic %q partition %d", name, i)

@@ -49,6 +49,10 @@ func TestMetadataMalformedTable(t *testing.T) {
 	v2With := func(parts string) string {
 		return `{"version": 2, "brokers": [1, 2, 3], "topics": {"orders": {"partition_count": 1, "replication_factor": 2, "partitions": [` + parts + `]}}}`
 	}
+	withConfig := func(config string) string {
+		return `{"version": 2, "brokers": [1], "topics": {"t": {"partition_count": 1, "replication_factor": 1, "config": ` + config +
+			`, "partitions": [{"partition": 0, "leader": 1, "leader_epoch": 0, "replicas": [1], "active": [1]}]}}}`
+	}
 	cases := map[string]string{
 		"empty file":              ``,
 		"not json":                `hello`,
@@ -114,6 +118,19 @@ func TestMetadataMalformedTable(t *testing.T) {
 		"field name case":       `{"Version": 1, "brokers": [], "topics": {}}`,
 		"topics not an object":  `{"version": 1, "brokers": [], "topics": []}`,
 		"version float":         `{"version": 1.0, "brokers": [], "topics": {}}`,
+		// A topic's configuration overrides are checked by the topic
+		// layer's one rule (topic.ParseConfigOverrides), and must be in
+		// the canonical form the encoder writes.
+		"config null":          withConfig(`null`),
+		"config empty":         withConfig(`{}`),
+		"config not an object": withConfig(`["retention.ms"]`),
+		"config number":        withConfig(`{"retention.ms": 3600000}`),
+		"config value null":    withConfig(`{"retention.ms": null}`),
+		"config unknown key":   withConfig(`{"cleanup.policy": "delete"}`),
+		"config bad value":     withConfig(`{"segment.bytes": "12"}`),
+		"config plus sign":     withConfig(`{"segment.ms": "+5"}`),
+		"config not canonical": withConfig(`{"segment.ms": "05"}`),
+		"config duplicate key": withConfig(`{"segment.ms": "5", "segment.ms": "6"}`),
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -129,8 +146,11 @@ func TestMetadataMalformedTable(t *testing.T) {
 			require.Equal(t, content, string(after), "cluster.meta must be left untouched")
 		})
 	}
+	// So is a bad configuration value.
+	_, err := ParseClusterMeta([]byte(withConfig(`{"segment.bytes": "12"}`)))
+	require.ErrorIs(t, err, topic.ErrInvalidConfig)
 	// A bad topic name is reported with the topic layer's sentinel too.
-	_, err := ParseClusterMeta([]byte(`{"version": 1, "brokers": [1], "topics": {"a b": {"partition_count": 1, "replication_factor": 1, "partitions": [{"partition": 0, "leader": 1, "followers": [], "active": [1]}]}}}`))
+	_, err = ParseClusterMeta([]byte(`{"version": 1, "brokers": [1], "topics": {"a b": {"partition_count": 1, "replication_factor": 1, "partitions": [{"partition": 0, "leader": 1, "followers": [], "active": [1]}]}}}`))
 	require.ErrorIs(t, err, topic.ErrInvalidName)
 }
 
@@ -165,9 +185,14 @@ func FuzzParseClusterMeta(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	withConfig, err := os.ReadFile(filepath.Join("testdata", "cluster-config.meta"))
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Add([]byte{})
 	f.Add(golden)
 	f.Add(v1)
+	f.Add(withConfig)
 	f.Add(append(append([]byte{}, golden...), "garbage"...))
 	f.Add([]byte(`{"version": 1, "brokers": [], "topics": {}}`))
 	f.Add([]byte(`{"version": 1, "brokers": [9223372036854775807], "topics": {}}`))

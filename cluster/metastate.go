@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -68,8 +69,13 @@ const (
 	// OpRegisterNode adds a broker (or updates its addresses): Node.
 	OpRegisterNode MetaOp = "register-node"
 	// OpCreateTopic places a new topic over the registered brokers:
-	// Topic, Partitions, ReplicationFactor.
+	// Topic, Partitions, ReplicationFactor, and its configuration
+	// overrides in Config.
 	OpCreateTopic MetaOp = "create-topic"
+	// OpAlterConfig changes a topic's configuration overrides: the keys
+	// of Config take their values, those of DeleteConfig go back to the
+	// default (topic.AlterConfigOverrides), checked as a whole.
+	OpAlterConfig MetaOp = "alter-config"
 	// OpDeleteTopic removes a topic and its consumer offsets: Topic.
 	OpDeleteTopic MetaOp = "delete-topic"
 	// OpFailover makes Broker the leader of Topic/Partition at the next
@@ -118,10 +124,14 @@ type MetaCommand struct {
 	Epoch uint64 `json:"epoch,omitempty"`
 	// Quarantine names the file an activation's recovery kept its cut
 	// records in, for the journal.
-	Quarantine string        `json:"quarantine,omitempty"`
-	Consumer   string        `json:"consumer,omitempty"`
-	Offset     uint64        `json:"offset,omitempty"`
-	Entry      *JournalEntry `json:"entry,omitempty"`
+	Quarantine string `json:"quarantine,omitempty"`
+	// Config is a new topic's configuration overrides (create), or the
+	// keys an alter-config sets; DeleteConfig the keys it removes.
+	Config       map[string]string `json:"config,omitempty"`
+	DeleteConfig []string          `json:"delete_config,omitempty"`
+	Consumer     string            `json:"consumer,omitempty"`
+	Offset       uint64            `json:"offset,omitempty"`
+	Entry        *JournalEntry     `json:"entry,omitempty"`
 }
 
 // MetaResult is what an applied command did.
@@ -219,6 +229,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.createTopic(c)
 	case OpDeleteTopic:
 		return s.deleteTopic(c)
+	case OpAlterConfig:
+		return s.alterConfig(c)
 	case OpFailover, OpMoveLeader, OpDeactivate, OpActivate:
 		return s.changePartition(c)
 	case OpCommitOffset, OpResetOffset:
@@ -265,6 +277,7 @@ func cloneEntry(e JournalEntry) JournalEntry {
 		after := e.After.clone()
 		e.After = &after
 	}
+	e.ConfigBefore, e.ConfigAfter = maps.Clone(e.ConfigBefore), maps.Clone(e.ConfigAfter)
 	return e
 }
 
@@ -313,9 +326,13 @@ func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {
 	if c.Partitions < 1 || c.Partitions > topic.MaxPartitionCount {
 		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %d partitions, want 1..%d: %w", name, c.Partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
 	}
+	overrides, err := topic.ParseConfigOverrides(c.Config)
+	if err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
 	if t, ok := s.Meta.Topics[name]; ok {
 		return MetaResult{}, &TopicExistsError{Topic: name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor,
-			SameSettings: t.PartitionCount == c.Partitions && t.ReplicationFactor == c.ReplicationFactor}
+			SameSettings: t.PartitionCount == c.Partitions && t.ReplicationFactor == c.ReplicationFactor && maps.Equal(t.Config, overrides)}
 	}
 	for other := range s.Meta.Topics {
 		if strings.EqualFold(other, name) {
@@ -326,13 +343,47 @@ func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {
 	if err != nil {
 		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
+	tm.Config = overrides
 	next := s.Meta.clone()
 	next.Topics[name] = tm
 	if err := next.validate(); err != nil {
 		return MetaResult{}, fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
 	s.Meta = next
-	return MetaResult{Summary: fmt.Sprintf("topic %q created: %d partitions, replication factor %d", name, c.Partitions, c.ReplicationFactor)}, nil
+	summary := fmt.Sprintf("topic %q created: %d partitions, replication factor %d", name, c.Partitions, c.ReplicationFactor)
+	if len(overrides) > 0 {
+		summary += ", configuration overrides " + describeOverrides(overrides)
+	}
+	return MetaResult{Summary: summary}, nil
+}
+
+// alterConfig changes a topic's configuration overrides, journaled with
+// the overrides before and after. A change that changes nothing is
+// applied without a journal entry.
+func (s *MetaState) alterConfig(c MetaCommand) (MetaResult, error) {
+	t, ok := s.Meta.Topics[c.Topic]
+	if !ok {
+		return MetaResult{}, fmt.Errorf("cluster: alter config of topic %q: %w", c.Topic, ErrUnknownTopic)
+	}
+	after, err := topic.AlterConfigOverrides(t.Config, c.Config, c.DeleteConfig)
+	if err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: alter config of topic %q: %w", c.Topic, err)
+	}
+	if maps.Equal(t.Config, after) {
+		return MetaResult{Summary: fmt.Sprintf("%s: configuration overrides unchanged: %s", c.Topic, describeOverrides(after))}, nil
+	}
+	next := s.Meta.clone()
+	nt := next.Topics[c.Topic]
+	nt.Config = after
+	next.Topics[c.Topic] = nt
+	if err := next.validate(); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: alter config of topic %q: %w", c.Topic, err)
+	}
+	summary := describeConfigChange(c.Topic, t.Config, after)
+	s.journal(c, JournalEntry{Event: EventAlterConfig, Phase: PhaseDone, By: by(c), Topic: c.Topic, Summary: summary, Reason: c.Reason,
+		ConfigBefore: maps.Clone(t.Config), ConfigAfter: maps.Clone(after)})
+	s.Meta = next
+	return MetaResult{Summary: summary}, nil
 }
 
 func (s *MetaState) deleteTopic(c MetaCommand) (MetaResult, error) {

@@ -6,6 +6,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/topic"
 )
 
 // Options tune a Cluster. The zero value is ready to use: every zero field
@@ -39,6 +40,12 @@ type Options struct {
 	// means DefaultMaxOpenLogs of the process's file limit when the
 	// cluster is opened; a negative value means no limit.
 	MaxOpenLogs int
+	// TopicDefaults is the server-wide topic configuration: a topic's
+	// effective configuration (TopicConfig) is it with the topic's
+	// overrides laid over it. Nil means topic.DefaultConfig();
+	// OpenWithOptions refuses a value outside a key's rule
+	// (*topic.ConfigError).
+	TopicDefaults *topic.Config
 }
 
 // withDefaults returns o with every zero field set to its default, Broker
@@ -53,6 +60,10 @@ func (o Options) withDefaults() Options {
 	o.Broker = o.Broker.withDefaults()
 	if o.MaxOpenLogs == 0 {
 		o.MaxOpenLogs = DefaultMaxOpenLogs(FileLimit())
+	}
+	if o.TopicDefaults == nil {
+		d := topic.DefaultConfig()
+		o.TopicDefaults = &d
 	}
 	return o
 }
@@ -69,10 +80,11 @@ type BrokerOptions struct {
 	// Now supplies the timestamps a leader replica assigns. Nil means
 	// time.Now.
 	Now func() time.Time
-	// SegmentConfig gives a topic's segment.bytes and segment.ms when one
-	// of its replica logs is opened. Nil, or zeros, mean the segment
-	// package's defaults. The cluster sets it from the topics' config.
-	SegmentConfig func(topicName string) (bytes int64, age time.Duration)
+	// TopicConfig gives a topic's effective configuration to whoever
+	// opens its replica logs (Broker.TopicConfig). Nil means
+	// topic.DefaultConfig() for every topic. Cluster.StartBroker sets it
+	// to the cluster's own TopicConfig when it is nil.
+	TopicConfig func(topicName string) (topic.Config, error)
 }
 
 // withDefaults returns o with every zero field set to its default: the
@@ -84,13 +96,32 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 	return o
 }
 
-// segmentOptions are the options of the broker's replica logs of one topic.
-func (o BrokerOptions) segmentOptions(topicName string) segment.Options {
-	so := segment.Options{Log: o.logOptions()}
-	if o.SegmentConfig != nil {
-		so.SegmentBytes, so.SegmentAge = o.SegmentConfig(topicName)
+// segmentOptions are the options of the broker's replica logs of one
+// topic: its segment.bytes and segment.ms. A topic whose configuration
+// cannot be had (being deleted) gets the defaults: they only decide when
+// the log rolls.
+func (b *Broker) segmentOptions(topicName string) segment.Options {
+	so := segment.Options{Log: b.opts.logOptions()}
+	if cfg, err := b.TopicConfig(topicName); err == nil {
+		so.SegmentBytes, so.SegmentAge = SegmentSettings(cfg)
 	}
 	return so
+}
+
+// SegmentSettings are a topic configuration's segment.bytes and
+// segment.ms as the segment package takes them.
+func SegmentSettings(cfg topic.Config) (bytes int64, age time.Duration) {
+	return cfg.SegmentBytes, time.Duration(cfg.SegmentMs) * time.Millisecond
+}
+
+// RetentionPolicy is a topic configuration's retention.ms and
+// retention.bytes as segment.PlanRetention takes them (-1: no limit).
+func RetentionPolicy(cfg topic.Config) segment.RetentionPolicy {
+	age := time.Duration(-1)
+	if cfg.RetentionMs >= 0 {
+		age = time.Duration(cfg.RetentionMs) * time.Millisecond
+	}
+	return segment.RetentionPolicy{Age: age, Bytes: cfg.RetentionBytes}
 }
 
 // logOptions are the phase-1 options of every replica log of the broker.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/pystream/pystream/log/segment"
 )
@@ -55,7 +54,10 @@ func (c *Cluster) EnforceRetention() ([]RetentionResult, error) {
 		if err != nil {
 			continue // deleted meanwhile
 		}
-		policy := c.retentionPolicy(info.Name)
+		policy, err := c.retentionPolicy(info.Name)
+		if err != nil {
+			continue // deleted meanwhile
+		}
 		for _, p := range t.parts {
 			res, err := c.retainPartition(p, policy)
 			if err != nil {
@@ -179,7 +181,10 @@ func DescribePolicy(p segment.RetentionPolicy) string {
 }
 
 // retentionPolicy is a topic's retention, from its effective config.
-func (c *Cluster) retentionPolicy(topicName string) segment.RetentionPolicy {
-	_ = topicName
-	return segment.RetentionPolicy{Age: 7 * 24 * time.Hour, Bytes: -1}
+func (c *Cluster) retentionPolicy(topicName string) (segment.RetentionPolicy, error) {
+	cfg, err := c.TopicConfig(topicName)
+	if err != nil {
+		return segment.RetentionPolicy{}, err
+	}
+	return RetentionPolicy(cfg), nil
 }

@@ -77,9 +77,9 @@ func journalEntry(e cluster.JournalEntry) apiclient.JournalEntry {
 		Offset: e.Offset, Time: e.Time.UTC().Format(time.RFC3339Nano),
 		Event: string(e.Event), Phase: string(e.Phase), By: e.By,
 		Topic: e.Topic, Broker: e.Broker, Summary: e.Summary, Reason: e.Reason,
-		Quarantine: e.Quarantine, Error: e.Error,
+		Quarantine: e.Quarantine, Error: e.Error, ConfigBefore: e.ConfigBefore, ConfigAfter: e.ConfigAfter,
 	}
-	if e.Topic != "" && e.Event != cluster.EventDeleteTopic {
+	if e.Topic != "" && e.Event != cluster.EventDeleteTopic && e.Event != cluster.EventAlterConfig {
 		p := e.Partition
 		out.Partition = &p
 	}

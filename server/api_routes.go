@@ -99,7 +99,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			{BrokerID: 1, Role: apiclient.RoleLeader, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
 			{BrokerID: 2, Role: apiclient.RoleFollower, Active: true, Available: true, LogEnd: u64(5), Lag: u64(0)},
 		}}
-	detail := apiclient.TopicDetail{Name: "orders", PartitionCount: 1, ReplicationFactor: 2, Partitions: []apiclient.PartitionStatus{partition}}
+	detail := apiclient.TopicDetail{Name: "orders", PartitionCount: 1, ReplicationFactor: 2, Partitions: []apiclient.PartitionStatus{partition},
+		Config: configExample.Config, ConfigOverrides: configExample.ConfigOverrides}
 	produced := apiclient.ProduceResponse{Records: []apiclient.ProduceResult{{Partition: 0, Offset: 5, Timestamp: 1733131200123456789,
 		TimestampMS: 1733131200123, Leader: 1, Brokers: []int{1, 2}}}}
 	offset := apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(5)}
@@ -178,9 +179,11 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: "/api/topics", Handler: s.handleCreateTopic, Role: RoleAdmin, Operation: &operation{
 			OperationID: "createTopic", Summary: "Create a topic", Tags: []string{"topics"},
-			Description: "partitions 1..1024, replication_factor 1..brokers. The same request again answers 200; other settings for an existing name 409.",
+			Description: "partitions 1..1024, replication_factor 1..brokers; config optional (retention.ms, retention.bytes, segment.bytes, segment.ms, " +
+				"each a decimal string; an unknown key or a bad value is 400 naming it, and nothing is created). " +
+				"The same request again answers 200; other settings (config included) for an existing name 409.",
 			RequestBody: jsonBody("The topic's settings.", sc.of(apiclient.CreateTopicRequest{}),
-				apiclient.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: 2}),
+				apiclient.CreateTopicRequest{Name: "orders", Partitions: 1, ReplicationFactor: 2, Config: map[string]string{"retention.ms": "3600000"}}),
 			Responses: errs(map[string]response{
 				"201": okJSON("Created.", sc.of(apiclient.TopicDetail{}), detail),
 				"200": okJSON("Exists with exactly these settings.", sc.of(apiclient.TopicDetail{}), detail),
@@ -316,8 +319,31 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("What was deleted.", sc.of(apiclient.DeleteTopicResponse{}),
 				apiclient.DeleteTopicResponse{Name: "orders", PartitionCount: 3, ReplicationFactor: 2, ConsumerOffsets: 4})}, 400, 404, 503),
 		}},
+		{Method: http.MethodGet, Path: "/api/topics/{topic}/config", Handler: s.handleTopicConfig, Role: RoleRead, Operation: &operation{
+			OperationID: "getTopicConfig", Summary: "A topic's configuration", Tags: []string{"topics"},
+			Description: "The effective configuration (every key, the server's default where the topic sets none) and the keys the topic sets. " +
+				"Values are decimal strings, as in Kafka.",
+			Parameters: []parameter{paramTopic},
+			Responses: errs(map[string]response{"200": okJSON("The effective configuration and the topic's own keys.",
+				sc.of(apiclient.TopicConfigResponse{}), configExample)}, 400, 404),
+		}},
+		{Method: http.MethodPatch, Path: "/api/topics/{topic}/config", Handler: s.handleAlterTopicConfig, Role: RoleAdmin, Operation: &operation{
+			OperationID: "alterTopicConfig", Summary: "Change a topic's configuration", Tags: []string{"topics"},
+			Description: "A JSON object of configuration keys: a string value sets the key for the topic, null removes the topic's value " +
+				"(the server's default applies again); keys left out do not change. Checked as a whole: an unknown key, a value that is not " +
+				"a JSON string, or one its key does not accept is 400 naming the key, and nothing changes. Journaled as alter-config.",
+			Parameters:  []parameter{paramTopic},
+			RequestBody: jsonBody("The keys to set (strings) and to remove (null).", alterConfigSchema(), map[string]any{"retention.ms": "3600000", "segment.bytes": nil}),
+			Responses: errs(map[string]response{"200": okJSON("The new effective configuration and the topic's own keys.",
+				sc.of(apiclient.TopicConfigResponse{}), configExample)}, 400, 404, 413, 415, 503),
+		}},
 	}
 }
+
+// configExample is a topic with retention.ms set to one hour.
+var configExample = apiclient.TopicConfigResponse{Topic: "orders", Config: map[string]string{
+	"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "604800000"},
+	ConfigOverrides: []string{"retention.ms"}}
 
 func (s *Server) metricsRoute() route {
 	h := s.metrics.handler()

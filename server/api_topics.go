@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,7 +40,7 @@ func (s *Server) handleCreateTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusCreated
-	err := s.cluster.CreateTopic(req.Name, req.Partitions, req.ReplicationFactor)
+	err := s.cluster.CreateTopicWithConfig(req.Name, req.Partitions, req.ReplicationFactor, req.Config)
 	var exists *cluster.TopicExistsError
 	if errors.As(err, &exists) && exists.SameSettings {
 		status, err = http.StatusOK, nil
@@ -49,7 +50,7 @@ func (s *Server) handleCreateTopic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if status == http.StatusCreated {
-		s.logger.Info("topic created", "topic", req.Name, "partitions", req.Partitions, "replication_factor", req.ReplicationFactor)
+		s.logger.Info("topic created", "topic", req.Name, "partitions", req.Partitions, "replication_factor", req.ReplicationFactor, "config", req.Config)
 	}
 	detail, ae := s.topicDetail(req.Name)
 	if ae != nil {
@@ -67,6 +68,8 @@ type createTopicBody struct {
 	Name              *string `json:"name"`
 	Partitions        *int    `json:"partitions"`
 	ReplicationFactor *int    `json:"replication_factor"`
+	// Config is optional; its values must be JSON strings (configStrings).
+	Config map[string]json.RawMessage `json:"config"`
 }
 
 // readCreateTopic reads and checks a POST /api/topics body: every field
@@ -97,7 +100,15 @@ func (s *Server) readCreateTopic(w http.ResponseWriter, r *http.Request) (apicli
 		// same 400.
 		return apiclient.CreateTopicRequest{}, badRequest("replication_factor %d: must be from %s", *body.ReplicationFactor, rfRule)
 	}
-	return apiclient.CreateTopicRequest{Name: *body.Name, Partitions: *body.Partitions, ReplicationFactor: *body.ReplicationFactor}, nil
+	set, _, ae := configStrings(body.Config, false)
+	if ae != nil {
+		return apiclient.CreateTopicRequest{}, ae
+	}
+	config, err := topic.ParseConfigOverrides(set)
+	if err != nil {
+		return apiclient.CreateTopicRequest{}, configBadRequest(err)
+	}
+	return apiclient.CreateTopicRequest{Name: *body.Name, Partitions: *body.Partitions, ReplicationFactor: *body.ReplicationFactor, Config: config}, nil
 }
 
 // handleTopic answers GET /api/topics/{topic}.
@@ -121,8 +132,12 @@ func (s *Server) topicDetail(name string) (apiclient.TopicDetail, *apiError) {
 	if err != nil {
 		return apiclient.TopicDetail{}, classify(err)
 	}
+	config, keys, ae := s.topicConfigView(name)
+	if ae != nil {
+		return apiclient.TopicDetail{}, ae
+	}
 	d := apiclient.TopicDetail{Name: info.Name, PartitionCount: info.PartitionCount, ReplicationFactor: info.ReplicationFactor,
-		Partitions: make([]apiclient.PartitionStatus, 0, info.PartitionCount)}
+		Config: config, ConfigOverrides: keys, Partitions: make([]apiclient.PartitionStatus, 0, info.PartitionCount)}
 	for p := range info.PartitionCount {
 		st, err := s.cluster.Status(name, p)
 		if err != nil {

@@ -158,6 +158,7 @@ func classifyCause(err error) *apiError {
 		errors.Is(err, cluster.ErrBrokerRegistered):
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
 	case errors.Is(err, topic.ErrInvalidName),
+		errors.Is(err, topic.ErrInvalidConfig),
 		errors.Is(err, cluster.ErrInvalidPartitionCount),
 		errors.Is(err, cluster.ErrInvalidReplicationFactor),
 		errors.Is(err, cluster.ErrInvalidBrokerID),

@@ -42,11 +42,12 @@ func writeAuthFile(t *testing.T) string {
 // so a new route must be placed in the rule.
 var wantRoles = map[string]Role{
 	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen,
-	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "fetchRecords": RoleRead,
+	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "getTopicConfig": RoleRead, "fetchRecords": RoleRead,
 	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
 	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite,
 	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "reopenBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,
+	"alterTopicConfig":    RoleAdmin,
 	"resetConsumerOffset": RoleAdmin, "failoverPartition": RoleAdmin, "catchUpReplica": RoleAdmin,
 	"recoverReplica": RoleAdmin, "moveLeaderToReplica": RoleAdmin,
 }

@@ -22,6 +22,15 @@ type Backend interface {
 	Topic(name string) (cluster.TopicInfo, error)
 	Status(topicName string, partition int) (cluster.PartitionStatus, error)
 	CreateTopic(name string, partitions, replicationFactor int) error
+	// CreateTopicWithConfig is CreateTopic with configuration overrides
+	// (cluster.Cluster.CreateTopicWithConfig).
+	CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error
+	// TopicConfig is a topic's effective configuration, and
+	// TopicConfigOverrides the keys set for it; AlterTopicConfig sets and
+	// removes overrides (cluster/topicconfig.go).
+	TopicConfig(name string) (topic.Config, error)
+	TopicConfigOverrides(name string) (map[string]string, error)
+	AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error)
 	DeleteTopic(name string) (cluster.DeleteTopicResult, error)
 	MaxPayloadSize() int
 	// Send writes msgs: to one partition when partition is set, routed by

@@ -141,6 +141,7 @@ func (s *Server) openClusterNode() error {
 		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir, Routes: s.cfg.InternalRoutes,
 		HTTPAddr: s.cfg.Addr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
+		TopicDefaults: s.cfg.TopicDefaults(),
 	})
 	if err != nil {
 		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)

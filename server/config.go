@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/pystream/pystream/topic"
 )
 
 // EnvPrefix is the prefix of every configuration variable.
@@ -98,6 +100,16 @@ type Config struct {
 	// partition's preferred replica once it is active and caught up.
 	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`
 
+	// RetentionMs, RetentionBytes, SegmentBytes and SegmentMs are the
+	// server-wide topic configuration: every topic's retention.ms,
+	// retention.bytes, segment.bytes and segment.ms unless the topic
+	// overrides the key (docs/design.md § Topic configuration). Each is
+	// checked by the topic layer's rule for its key (package topic).
+	RetentionMs    TopicRetentionMs    `split_words:"true" default:"604800000" desc:"Default retention.ms of every topic: how long records are kept, in ms; -1 = for ever"`
+	RetentionBytes TopicRetentionBytes `split_words:"true" default:"-1" desc:"Default retention.bytes of every topic: bytes kept per partition replica; -1 = no limit"`
+	SegmentBytes   TopicSegmentBytes   `split_words:"true" default:"134217728" desc:"Default segment.bytes of every topic: a log's segment size, 1024 to 1073741824"`
+	SegmentMs      TopicSegmentMs      `split_words:"true" default:"604800000" desc:"Default segment.ms of every topic: a log's segment age before it rolls, in ms, from 1"`
+
 	// TLSCert and TLSKey are the PEM files of the server's certificate
 	// chain and private key. Both set: the HTTP API speaks only HTTPS
 	// (TLS 1.2 or later). Neither: plain HTTP. One alone is refused.
@@ -149,14 +161,26 @@ func Defaults() Config {
 		DataDir:   "./data",
 		Brokers:   3,
 
-		MaxRequestBytes:        DefaultMaxRequestBytes,
-		MaxRequestRecords:      DefaultMaxRequestRecords,
-		MaxInflightBytes:       DefaultMaxInflightBytes,
-		FetchMaxBytes:          MaxFetchBytes,
-		FailoverAfter:          FailoverDelay(DefaultFailoverAfter),
-		LeaderRebalance:        true,
+		MaxRequestBytes:   DefaultMaxRequestBytes,
+		MaxRequestRecords: DefaultMaxRequestRecords,
+		MaxInflightBytes:  DefaultMaxInflightBytes,
+		FetchMaxBytes:     MaxFetchBytes,
+		FailoverAfter:     FailoverDelay(DefaultFailoverAfter),
+		LeaderRebalance:   true,
+
+		RetentionMs:            topic.DefaultRetentionMs,
+		RetentionBytes:         topic.DefaultRetentionBytes,
+		SegmentBytes:           topic.DefaultSegmentBytes,
+		SegmentMs:              topic.DefaultSegmentMs,
 		RetentionCheckInterval: CheckInterval(5 * time.Minute),
 	}
+}
+
+// TopicDefaults is the server-wide topic configuration the variables
+// give.
+func (c Config) TopicDefaults() *topic.Config {
+	return &topic.Config{RetentionMs: int64(c.RetentionMs), RetentionBytes: int64(c.RetentionBytes),
+		SegmentBytes: int64(c.SegmentBytes), SegmentMs: int64(c.SegmentMs)}
 }
 
 // Addr returns the host:port the server listens on.

@@ -73,6 +73,9 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_CLUSTER"] = ""
 	want["PYSTREAM_INTERNAL_ROUTES"] = ""
 	want["PYSTREAM_JOIN"] = d.Join.String()
+	for name, v := range d.TopicDefaults().Strings() {
+		want["PYSTREAM_"+strings.ToUpper(strings.ReplaceAll(name, ".", "_"))] = v
+	}
 	got := map[string]string{}
 	for _, v := range Variables() {
 		got[v.Name] = v.Default
@@ -116,6 +119,13 @@ func TestConfigOverrides(t *testing.T) {
 		{"rebalance off", []string{"PYSTREAM_LEADER_REBALANCE=off"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
 		{"rebalance FALSE", []string{"PYSTREAM_LEADER_REBALANCE=FALSE"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
 		{"rebalance on", []string{"PYSTREAM_LEADER_REBALANCE=on"}, Defaults()},
+		// The topic defaults follow the topic layer's rule for their key.
+		{"retention for ever", []string{"PYSTREAM_RETENTION_MS=-1"}, withDefaults(func(c *Config) { c.RetentionMs = -1 })},
+		{"retention zero", []string{"PYSTREAM_RETENTION_MS=0"}, withDefaults(func(c *Config) { c.RetentionMs = 0 })},
+		{"retention bytes", []string{"PYSTREAM_RETENTION_BYTES=1073741824"}, withDefaults(func(c *Config) { c.RetentionBytes = 1 << 30 })},
+		{"smallest segment", []string{"PYSTREAM_SEGMENT_BYTES=1024"}, withDefaults(func(c *Config) { c.SegmentBytes = 1024 })},
+		{"largest segment", []string{"PYSTREAM_SEGMENT_BYTES=1073741824"}, withDefaults(func(c *Config) { c.SegmentBytes = 1 << 30 })},
+		{"segment ms", []string{"PYSTREAM_SEGMENT_MS=1"}, withDefaults(func(c *Config) { c.SegmentMs = 1 })},
 		// Unprefixed names are never read: envconfig:"HOST"-style tags
 		// would fall back to them.
 		{"unprefixed names ignored", []string{"HOST=0.0.0.0", "PORT=9999", "APP_NAME=x", "LOG_LEVEL=ERROR", "BROKERS=7"}, Defaults()},
@@ -127,6 +137,7 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_FAILOVER_AFTER=", "PYSTREAM_LEADER_REBALANCE=",
 			"PYSTREAM_TLS_CERT=", "PYSTREAM_TLS_KEY=", "PYSTREAM_TLS_CLIENT_CA=",
 			"PYSTREAM_MAX_REQUEST_RECORDS=", "PYSTREAM_MAX_INFLIGHT_BYTES=", "PYSTREAM_FETCH_MAX_BYTES=",
+			"PYSTREAM_RETENTION_MS=", "PYSTREAM_RETENTION_BYTES=", "PYSTREAM_SEGMENT_BYTES=", "PYSTREAM_SEGMENT_MS=",
 		}, Defaults()},
 		// Load checks only that the TLS variables come together; TLSConfig
 		// reads the files.
@@ -139,9 +150,11 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_LOG_FORMAT=text", "PYSTREAM_DATA_DIR=d", "PYSTREAM_BROKERS=64", "PYSTREAM_MAX_REQUEST_BYTES=2048",
 			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off", "PYSTREAM_RETENTION_CHECK_INTERVAL=30s",
 			"PYSTREAM_MAX_REQUEST_RECORDS=5", "PYSTREAM_MAX_INFLIGHT_BYTES=1048576", "PYSTREAM_FETCH_MAX_BYTES=1024",
+			"PYSTREAM_RETENTION_MS=3600000", "PYSTREAM_RETENTION_BYTES=1048576", "PYSTREAM_SEGMENT_BYTES=65536", "PYSTREAM_SEGMENT_MS=60000",
 		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
-			FailoverAfter: FailoverDelay(2 * time.Second), RetentionCheckInterval: CheckInterval(30 * time.Second)}},
+			FailoverAfter: FailoverDelay(2 * time.Second), RetentionMs: 3600000, RetentionBytes: 1 << 20, SegmentBytes: 65536, SegmentMs: 60000,
+			RetentionCheckInterval: CheckInterval(30 * time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +206,15 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_BROKERS=three", "PYSTREAM_BROKERS"},
 		{"PYSTREAM_TLS_CLIENT_CA=ca.pem", "PYSTREAM_TLS_CLIENT_CA"},
+		{"PYSTREAM_RETENTION_MS=-2", "PYSTREAM_RETENTION_MS"},
+		{"PYSTREAM_RETENTION_MS=+5", "PYSTREAM_RETENTION_MS"},
+		{"PYSTREAM_RETENTION_MS=1h", "PYSTREAM_RETENTION_MS"},
+		{"PYSTREAM_RETENTION_BYTES=-5", "PYSTREAM_RETENTION_BYTES"},
+		{"PYSTREAM_RETENTION_BYTES=1 000", "PYSTREAM_RETENTION_BYTES"},
+		{"PYSTREAM_SEGMENT_BYTES=1023", "PYSTREAM_SEGMENT_BYTES"},
+		{"PYSTREAM_SEGMENT_BYTES=1073741825", "PYSTREAM_SEGMENT_BYTES"},
+		{"PYSTREAM_SEGMENT_MS=0", "PYSTREAM_SEGMENT_MS"},
+		{"PYSTREAM_SEGMENT_MS=9223372036854775808", "PYSTREAM_SEGMENT_MS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pystream/pystream/topic"
 )
 
 // The types below decode their own variables. envconfig calls Decode with
@@ -240,5 +242,48 @@ func (s *Switch) Decode(v string) error {
 	default:
 		return &ConfigError{Value: v, Allowed: "on or off"}
 	}
+	return nil
+}
+
+// The four topic defaults decode with the topic layer's rule for their
+// key (topic.ParseConfigValue), so that a value the server accepts as a
+// default is exactly one a topic could set.
+type (
+	// TopicRetentionMs is PYSTREAM_RETENTION_MS (retention.ms).
+	TopicRetentionMs int64
+	// TopicRetentionBytes is PYSTREAM_RETENTION_BYTES (retention.bytes).
+	TopicRetentionBytes int64
+	// TopicSegmentBytes is PYSTREAM_SEGMENT_BYTES (segment.bytes).
+	TopicSegmentBytes int64
+	// TopicSegmentMs is PYSTREAM_SEGMENT_MS (segment.ms).
+	TopicSegmentMs int64
+)
+
+// Decode parses a retention.ms value.
+func (v *TopicRetentionMs) Decode(s string) error {
+	return decodeTopicValue((*int64)(v), topic.RetentionMsKey, s)
+}
+
+// Decode parses a retention.bytes value.
+func (v *TopicRetentionBytes) Decode(s string) error {
+	return decodeTopicValue((*int64)(v), topic.RetentionBytesKey, s)
+}
+
+// Decode parses a segment.bytes value.
+func (v *TopicSegmentBytes) Decode(s string) error {
+	return decodeTopicValue((*int64)(v), topic.SegmentBytesKey, s)
+}
+
+// Decode parses a segment.ms value.
+func (v *TopicSegmentMs) Decode(s string) error {
+	return decodeTopicValue((*int64)(v), topic.SegmentMsKey, s)
+}
+
+func decodeTopicValue(v *int64, key, s string) error {
+	n, err := topic.ParseConfigValue(key, s)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal integer, " + topic.ConfigAllowed(key) + " (the topic setting " + key + ")", Err: err}
+	}
+	*v = n
 	return nil
 }

@@ -36,6 +36,8 @@ func (s *schemaSet) schema(t reflect.Type) *schema {
 			return &schema{Type: "string", Format: "byte", Description: "standard base64 (RFC 4648, with padding)"}
 		}
 		return &schema{Type: "array", Items: s.schema(t.Elem())}
+	case reflect.Map:
+		return &schema{Type: "object"} // the configuration maps: refine names their keys
 	case reflect.Bool:
 		return &schema{Type: "boolean"}
 	case reflect.String:
@@ -112,6 +114,21 @@ func (s *schemaSet) refine() {
 		rf.Minimum = num(1)
 		rf.Description = "Replicas per partition: from 1 to the number of brokers (GET /api/cluster)."
 	}
+	if req := s.schemas["CreateTopicRequest"]; req != nil {
+		req.Properties["config"] = configSchema(false, "Optional: configuration keys of the topic, each value a decimal string; "+
+			"the keys left out take the server's defaults (PYSTREAM_RETENTION_MS, ...).")
+	}
+	for _, name := range []string{"TopicDetail", "TopicConfigResponse"} {
+		if d := s.schemas[name]; d != nil {
+			d.Properties["config"] = configSchema(true, "The effective configuration: every key, each value a decimal string.")
+			d.Properties["config_overrides"].Description = "The keys of config set for this topic, sorted; the others have the server's defaults."
+			d.Properties["config_overrides"].Items = &schema{Type: "string", Enum: configKeysAny()}
+		}
+	}
+	if e := s.schemas["JournalEntry"]; e != nil && e.Properties["config_before"] != nil {
+		e.Properties["config_before"] = configSchema(false, "alter-config: the topic's overrides before the change (omitted: none).")
+		e.Properties["config_after"] = configSchema(false, "alter-config: the topic's overrides after the change (omitted: none).")
+	}
 	if req := s.schemas["AddNodeRequest"]; req != nil {
 		id := req.Properties["id"]
 		id.Minimum, id.Maximum = num(1), num(MaxBrokers)
@@ -148,6 +165,44 @@ func (s *schemaSet) refine() {
 			Description: "Failed produce only: per input record, in request order, its placement (acknowledged) or its error.",
 			Items:       &schema{AnyOf: []*schema{ref("ProduceResult"), ref("ProduceFailure")}}}
 	}
+}
+
+// configValuePattern is the shape topic.ParseConfigValue accepts: an
+// optional minus and decimal digits (each key's range is in its
+// description).
+const configValuePattern = `^-?[0-9]+$`
+
+// configSchema is a configuration object: one property per key, a decimal
+// string each; all of them required in an answer (every key is shown).
+func configSchema(answer bool, desc string) *schema {
+	sc := &schema{Type: "object", Description: desc, Properties: map[string]*schema{}}
+	for _, key := range topic.ConfigKeys() {
+		sc.Properties[key] = &schema{Type: "string", Pattern: configValuePattern, Description: topic.ConfigAllowed(key)}
+	}
+	if answer {
+		sc.Required = topic.ConfigKeys()
+	}
+	return sc
+}
+
+// alterConfigSchema is PATCH /api/topics/{topic}/config's body: each key a
+// decimal string (set) or null (back to the default).
+func alterConfigSchema() *schema {
+	sc := &schema{Type: "object", Description: "Configuration keys: a decimal string sets one, null removes the topic's value.",
+		Properties: map[string]*schema{}}
+	for _, key := range topic.ConfigKeys() {
+		sc.Properties[key] = &schema{AnyOf: []*schema{{Type: "string"}, {Type: "null"}},
+			Description: "a decimal string, " + topic.ConfigAllowed(key) + "; null: the server's default"}
+	}
+	return sc
+}
+
+func configKeysAny() []any {
+	var out []any
+	for _, k := range topic.ConfigKeys() {
+		out = append(out, k)
+	}
+	return out
 }
 
 // nameRule says in words what topic.ValidateName accepts, for topic names

@@ -72,10 +72,10 @@ type Server struct {
 	stopController func()
 	// stopRetention stops the retention loop (retention.go).
 	stopRetention func()
-	metrics        *metrics
-	routes         []route
-	openapi        []byte // the encoded OpenAPI document, built once
-	handler        http.Handler
+	metrics       *metrics
+	routes        []route
+	openapi       []byte // the encoded OpenAPI document, built once
+	handler       http.Handler
 	// tls is the TLS configuration Serve wraps its listener in, or nil
 	// for plain HTTP (tls.go).
 	tls *tls.Config
@@ -181,7 +181,8 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 // need a failover to be written again.
 func (s *Server) openCluster(fsys durable.FS) error {
 	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
-	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs})
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs,
+		TopicDefaults: s.cfg.TopicDefaults()})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}

@@ -88,6 +88,20 @@
 // batch is handled the same way at every layer, by the partition of each
 // result.
 //
+// # Configuration
+//
+// A topic's configuration uses Kafka's keys and meanings, its values
+// decimal strings as Kafka's are: retention.ms (default seven days, -1
+// for ever), retention.bytes (per partition replica, default -1: no
+// limit), segment.bytes (default 128 MiB, 1 KiB to 1 GiB) and segment.ms
+// (default seven days, from 1). config.go is the one rule:
+// ParseConfigOverrides checks the keys a topic sets (its overrides) and
+// makes their values canonical, AlterConfigOverrides sets and removes
+// overrides as one change, and Config.With lays them over a server's
+// defaults to give the effective Config. Every refusal is a *ConfigError
+// naming the key, wrapping ErrInvalidConfig. A standalone Topic stores no
+// configuration; the cluster keeps each topic's overrides in cluster.meta.
+//
 // # Concurrency
 //
 // A Topic is safe for concurrent use; appends to one partition are group

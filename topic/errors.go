@@ -26,6 +26,9 @@ var (
 	// ErrTopicNotFound is returned by OpenExisting when the directory holds
 	// no topic.meta.
 	ErrTopicNotFound = errors.New("topic: topic not found")
+	// ErrInvalidConfig is wrapped by every *ConfigError: a configuration
+	// key that does not exist, or a value its key does not accept.
+	ErrInvalidConfig = errors.New("topic: invalid configuration")
 )
 
 // MetadataError reports a topic.meta file that cannot be trusted: unreadable,
@@ -57,3 +60,24 @@ func (e *MetadataError) Error() string {
 
 // Unwrap returns the underlying cause.
 func (e *MetadataError) Unwrap() error { return e.Err }
+
+// ConfigError reports one configuration key that was refused, and why.
+type ConfigError struct {
+	// Key is the configuration key, as given (it may be unknown).
+	Key string
+	// Value is the refused value, as given; empty when the key alone was
+	// refused.
+	Value string
+	// Reason says what is wrong and what is allowed, in words.
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("topic: config %q: %s", e.Key, e.Reason)
+	}
+	return fmt.Sprintf("topic: config %q = %q: %s", e.Key, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }

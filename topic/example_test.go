@@ -72,3 +72,21 @@ func ExamplePartitionForKey() {
 	// 24
 	// 1
 }
+
+// A topic's effective configuration is the server's defaults with the
+// topic's overrides laid over them; every value is a decimal string.
+func ExampleConfig_With() {
+	overrides, err := topic.ParseConfigOverrides(map[string]string{"retention.ms": "3600000", "segment.bytes": "1048576"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c, _ := topic.DefaultConfig().With(overrides)
+	fmt.Println(c.RetentionMs, c.RetentionBytes, c.SegmentBytes, c.SegmentMs)
+
+	_, err = topic.ParseConfigOverrides(map[string]string{"segment.bytes": "+1024"})
+	fmt.Println(err)
+	// Output:
+	// 3600000 -1 1048576 604800000
+	// topic: config "segment.bytes" = "+1024": not a decimal integer; allowed: bytes from 1024 to 1073741824
+}

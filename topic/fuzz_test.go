@@ -3,6 +3,7 @@ package topic
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"testing"
 )
 
@@ -37,6 +38,42 @@ func FuzzParseMetadata(f *testing.F) {
 		twice, err := ParseMetadata(data)
 		if err != nil || twice != m {
 			t.Fatalf("second decode differs: %+v, %v", twice, err)
+		}
+	})
+}
+
+// FuzzParseConfigOverrides: the parser never panics, refuses with a
+// *ConfigError naming a key of its input only, and what it accepts is
+// canonical: parsing it again gives the same, and it lays over the
+// defaults without error.
+func FuzzParseConfigOverrides(f *testing.F) {
+	f.Add("", "")
+	f.Add("retention.ms", "3600000")
+	f.Add("segment.bytes", "1023")
+	f.Add("segment.ms", "+1")
+	f.Add("retention.bytes", "-00")
+	f.Add("retention.ms", "99999999999999999999")
+	f.Add("nope", "1")
+	f.Fuzz(func(t *testing.T, key, value string) {
+		in := map[string]string{key: value}
+		got, err := ParseConfigOverrides(in)
+		if err != nil {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != key {
+				t.Fatalf("error %v does not name key %q", err, key)
+			}
+			return
+		}
+		again, err := ParseConfigOverrides(got)
+		if err != nil || !maps.Equal(again, got) {
+			t.Fatalf("not canonical: %v -> %v, %v", got, again, err)
+		}
+		c, err := DefaultConfig().With(got)
+		if err != nil || c.Validate() != nil {
+			t.Fatalf("accepted %v, which does not apply: %v", got, err)
+		}
+		if c.Strings()[key] != got[key] {
+			t.Fatalf("%s: effective %q, override %q", key, c.Strings()[key], got[key])
 		}
 	})
 }

@@ -178,6 +178,44 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions, repli
 	return &out, status == http.StatusCreated, err
 }
 
+// CreateTopicWithConfig is CreateTopic with configuration overrides
+// (keys such as "retention.ms", values decimal strings). A key the server
+// does not know, or a value its key does not accept, is an *Error
+// matching ErrInvalidArgument that names the key, and nothing is created.
+func (c *Client) CreateTopicWithConfig(ctx context.Context, name string, partitions, replicationFactor int, config map[string]string) (detail *TopicDetail, created bool, err error) {
+	var out TopicDetail
+	status, err := c.doStatus(ctx, http.MethodPost, "/api/topics", nil,
+		CreateTopicRequest{Name: name, Partitions: partitions, ReplicationFactor: replicationFactor, Config: config}, &out)
+	return &out, status == http.StatusCreated, err
+}
+
+// TopicConfig calls GET /api/topics/{topic}/config: the topic's effective
+// configuration and the keys set for it.
+func (c *Client) TopicConfig(ctx context.Context, name string) (*TopicConfigResponse, error) {
+	var out TopicConfigResponse
+	return &out, c.do(ctx, http.MethodGet, topicPath(name)+"/config", nil, nil, &out)
+}
+
+// AlterTopicConfig calls PATCH /api/topics/{topic}/config: the keys of set
+// take their values for the topic, the keys in remove go back to the
+// server's default. The change is checked as a whole: one bad key or
+// value is an *Error matching ErrInvalidArgument and nothing changes. It
+// returns the new effective configuration.
+func (c *Client) AlterTopicConfig(ctx context.Context, name string, set map[string]string, remove []string) (*TopicConfigResponse, error) {
+	body := AlterTopicConfigRequest{}
+	for k, v := range set {
+		body[k] = &v
+	}
+	for _, k := range remove {
+		if _, ok := body[k]; ok {
+			return nil, fmt.Errorf("%w: config key %q both set and removed", ErrInvalidArgument, k)
+		}
+		body[k] = nil
+	}
+	var out TopicConfigResponse
+	return &out, c.do(ctx, http.MethodPatch, topicPath(name)+"/config", nil, body, &out)
+}
+
 // Topic calls GET /api/topics/{topic}: the topic and every partition's
 // replication state.
 func (c *Client) Topic(ctx context.Context, name string) (*TopicDetail, error) {

@@ -205,15 +205,43 @@ type CreateTopicRequest struct {
 	Name              string `json:"name"`
 	Partitions        int    `json:"partitions"`
 	ReplicationFactor int    `json:"replication_factor"`
+	// Config sets some of the topic's configuration keys (retention.ms,
+	// retention.bytes, segment.bytes, segment.ms), each value a decimal
+	// string; the others take the server's defaults. Optional.
+	Config map[string]string `json:"config,omitempty"`
 }
 
 // TopicDetail answers GET /api/topics/{topic} and POST /api/topics.
 type TopicDetail struct {
-	Name              string            `json:"name"`
-	PartitionCount    int               `json:"partition_count"`
-	ReplicationFactor int               `json:"replication_factor"`
-	Partitions        []PartitionStatus `json:"partitions"`
+	Name              string `json:"name"`
+	PartitionCount    int    `json:"partition_count"`
+	ReplicationFactor int    `json:"replication_factor"`
+	// Config is the topic's effective configuration: every key, each
+	// value a decimal string.
+	Config map[string]string `json:"config"`
+	// ConfigOverrides lists, sorted, the keys of Config set for this
+	// topic; every other key has the server's default.
+	ConfigOverrides []string          `json:"config_overrides"`
+	Partitions      []PartitionStatus `json:"partitions"`
 }
+
+// TopicConfigResponse answers GET and PATCH /api/topics/{topic}/config:
+// the topic's effective configuration and which keys are its own.
+type TopicConfigResponse struct {
+	Topic string `json:"topic"`
+	// Config is the effective configuration: every key, each value a
+	// decimal string.
+	Config map[string]string `json:"config"`
+	// ConfigOverrides lists, sorted, the keys set for this topic; every
+	// other key has the server's default.
+	ConfigOverrides []string `json:"config_overrides"`
+}
+
+// AlterTopicConfigRequest is the body of PATCH /api/topics/{topic}/config:
+// a key with a string value sets it for the topic, a key with null removes
+// the topic's value (the server's default applies again); keys left out
+// do not change.
+type AlterTopicConfigRequest map[string]*string
 
 // PartitionStatus is the replication state of one partition.
 type PartitionStatus struct {
@@ -436,6 +464,10 @@ type JournalEntry struct {
 	// Quarantine is the file, relative to the data directory, that keeps
 	// the records a recovery cut.
 	Quarantine string `json:"quarantine,omitempty"`
+	// ConfigBefore and ConfigAfter are a topic's configuration overrides
+	// before and after an alter-config (omitted when there were none).
+	ConfigBefore map[string]string `json:"config_before,omitempty"`
+	ConfigAfter  map[string]string `json:"config_after,omitempty"`
 	// Error says why an operation failed.
 	Error string `json:"error,omitempty"`
 }

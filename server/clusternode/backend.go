@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -151,6 +152,17 @@ func (n *Node) Status(topicName string, partition int) (cluster.PartitionStatus,
 
 // CreateTopic places a topic over the registered brokers through Raft.
 func (n *Node) CreateTopic(name string, partitions, replicationFactor int) error {
+	return n.CreateTopicWithConfig(name, partitions, replicationFactor, nil)
+}
+
+// CreateTopicWithConfig is CreateTopic with configuration overrides
+// (cluster.Cluster.CreateTopicWithConfig): checked here first, carried by
+// the create-topic command, checked again where it is applied.
+func (n *Node) CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error {
+	overrides, err := topic.ParseConfigOverrides(config)
+	if err != nil {
+		return fmt.Errorf("cluster: create topic %q: %w", name, err)
+	}
 	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
 	defer cancel()
 	// Checked here first, so that the caller gets the full refusal even
@@ -159,7 +171,7 @@ func (n *Node) CreateTopic(name string, partitions, replicationFactor int) error
 	n.fsm.read(func(s *cluster.MetaState) {
 		if t, ok := s.Meta.Topics[name]; ok {
 			refusal = &cluster.TopicExistsError{Topic: name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor,
-				SameSettings: t.PartitionCount == partitions && t.ReplicationFactor == replicationFactor}
+				SameSettings: t.PartitionCount == partitions && t.ReplicationFactor == replicationFactor && maps.Equal(t.Config, overrides)}
 		}
 		for other := range s.Meta.Topics {
 			if other != name && strings.EqualFold(other, name) {
@@ -170,7 +182,8 @@ func (n *Node) CreateTopic(name string, partitions, replicationFactor int) error
 	if refusal != nil {
 		return refusal
 	}
-	_, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpCreateTopic, Topic: name, Partitions: partitions, ReplicationFactor: replicationFactor})
+	_, err = n.propose(ctx, cluster.MetaCommand{Op: cluster.OpCreateTopic, Topic: name, Partitions: partitions, ReplicationFactor: replicationFactor,
+		Config: overrides})
 	return err
 }
 

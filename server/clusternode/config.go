@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pystream/pystream/topic"
 )
 
 // Config is one broker process of a cluster-mode cluster.
@@ -40,6 +42,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Registerer receives the controller's metrics; nil registers none.
 	Registerer prometheus.Registerer
+	// TopicDefaults is the server-wide topic configuration; a topic's
+	// effective configuration is it with the topic's overrides laid over
+	// it. Nil means topic.DefaultConfig(); a value outside a key's rule is
+	// refused (ErrInvalidConfig). Every node of a cluster should be given
+	// the same.
+	TopicDefaults *topic.Config
 }
 
 func (c Config) validate() error {
@@ -51,6 +59,11 @@ func (c Config) validate() error {
 	}
 	if c.DataDir == "" {
 		return fmt.Errorf("clusternode: no data directory: %w", ErrInvalidConfig)
+	}
+	if c.TopicDefaults != nil {
+		if err := c.TopicDefaults.Validate(); err != nil {
+			return fmt.Errorf("clusternode: topic defaults: %w: %w", ErrInvalidConfig, err)
+		}
 	}
 	return nil
 }

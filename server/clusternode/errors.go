@@ -40,6 +40,7 @@ var refusals = map[string]error{
 	"invalid-argument":           cluster.ErrInvalidArgument,
 	"partition-out-of-range":     topic.ErrPartitionOutOfRange,
 	"invalid-name":               topic.ErrInvalidName,
+	"invalid-config":             topic.ErrInvalidConfig,
 }
 
 // refusalName is the name of the first sentinel of refusals that err

@@ -186,6 +186,12 @@ func (n *Node) tend(k partKey, pm cluster.PartitionMetadata) error {
 	if err != nil {
 		return err
 	}
+	// A changed segment.bytes or segment.ms reaches open logs here.
+	if cfg, err := n.TopicConfig(k.topic); err == nil {
+		if err := l.SetSegmentOptions(cluster.SegmentSettings(cfg)); err != nil {
+			return err
+		}
+	}
 	r := n.replica(k.topic, k.partition)
 	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 	defer cancel()

@@ -75,7 +75,15 @@ func Open(cfg Config) (*Node, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	b, err := cluster.OpenBroker(cfg.ID, cfg.DataDir)
+	if cfg.TopicDefaults == nil {
+		d := topic.DefaultConfig()
+		cfg.TopicDefaults = &d
+	}
+	var n *Node
+	// Whoever opens a replica log asks the broker for its topic's
+	// configuration (cluster.Broker.TopicConfig); the node answers.
+	b, err := cluster.OpenBrokerWithOptions(cfg.ID, cfg.DataDir, cluster.BrokerOptions{
+		TopicConfig: func(name string) (topic.Config, error) { return n.TopicConfig(name) }})
 	if err != nil {
 		return nil, fmt.Errorf("clusternode: %w", err)
 	}
@@ -87,7 +95,7 @@ func Open(cfg Config) (*Node, error) {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	n := &Node{cfg: cfg, log: logger.With("node", cfg.ID), broker: b, fsm: newFSM(), now: time.Now,
+	n = &Node{cfg: cfg, log: logger.With("node", cfg.ID), broker: b, fsm: newFSM(), now: time.Now,
 		replicas: map[partKey]*replica{}, ctx: ctx, cancel: cancel}
 	n.mux = netmux.New(ln)
 	n.rpc = replication.NewClient(func(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -49,7 +49,11 @@ func (n *Node) retain(ctx context.Context, k partKey, pm cluster.PartitionMetada
 		return res, fmt.Errorf("clusternode: retention of %s/%d: %w", k.topic, k.partition, err)
 	}
 	r := n.replica(k.topic, k.partition)
-	policy := n.retentionPolicy(k.topic)
+	cfg, err := n.TopicConfig(k.topic)
+	if err != nil {
+		return res, fmt.Errorf("clusternode: retention of %s/%d: %w", k.topic, k.partition, err)
+	}
+	policy := cluster.RetentionPolicy(cfg)
 	hw := r.highWatermark()
 	res.From, res.To = l.LogStart(), l.LogStart()
 	start, drop := segment.PlanRetention(l.Segments(), policy, n.now(), hw)
@@ -79,10 +83,4 @@ func (n *Node) retain(ctx context.Context, k partKey, pm cluster.PartitionMetada
 			"partition", fmt.Sprintf("%s/%d", k.topic, k.partition), "log_start", res.To, "err", err)
 	}
 	return res, nil
-}
-
-// retentionPolicy is a topic's retention, from its effective config.
-func (n *Node) retentionPolicy(topicName string) segment.RetentionPolicy {
-	_ = topicName
-	return segment.RetentionPolicy{Age: 7 * 24 * time.Hour, Bytes: -1}
 }

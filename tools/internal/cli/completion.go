@@ -65,6 +65,7 @@ var argCompletions = map[string][]argKind{
 	"consume":               {argTopic},
 	"topic create":          {argOther},
 	"topic describe":        {argTopic},
+	"topic alter-config":    {argTopic},
 	"topic delete":          {argTopic}, // when the tree has it
 	"offsets describe":      {argOther, argTopic},
 	"offsets reset":         {argOther, argTopic},

@@ -11,13 +11,14 @@ import (
 )
 
 func (a *app) topicCommand() *cobra.Command {
-	cmd := groupCommand("topic", "Create, list, describe and delete topics")
-	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand(), a.topicDeleteCommand())
+	cmd := groupCommand("topic", "Create, list, describe, configure and delete topics")
+	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand(), a.topicAlterConfigCommand(), a.topicDeleteCommand())
 	return cmd
 }
 
 func (a *app) topicCreateCommand() *cobra.Command {
 	var partitions, rf int
+	var configs []string
 	cmd := &cobra.Command{
 		Use:   "create NAME",
 		Short: "Create a topic (succeeds when it exists with the same settings)",
@@ -29,12 +30,16 @@ func (a *app) topicCreateCommand() *cobra.Command {
 			if rf < 1 {
 				return usageErrorf("--replication-factor %d: must be at least 1", rf)
 			}
+			config, err := configPairs("--config", configs)
+			if err != nil {
+				return err
+			}
 			c, err := a.client()
 			if err != nil {
 				return err
 			}
 			name := args[0]
-			td, created, err := c.CreateTopic(cmd.Context(), name, partitions, rf)
+			td, created, err := c.CreateTopicWithConfig(cmd.Context(), name, partitions, rf, config)
 			if err != nil {
 				return a.apiError("topic create "+name, err)
 			}
@@ -56,6 +61,7 @@ func (a *app) topicCreateCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&partitions, "partitions", "p", 1, "number of partitions")
 	cmd.Flags().IntVarP(&rf, "replication-factor", "r", 1, "replicas per partition (at most the number of brokers)")
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "set a configuration key for the topic, KEY=VALUE (retention.ms, retention.bytes, segment.bytes, segment.ms); repeatable")
 	return cmd
 }
 
@@ -93,7 +99,7 @@ func topicRows(ts []apiclient.TopicSummary) [][]string {
 func (a *app) topicDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe NAME",
-		Short: "Show every partition's leader, leader epoch, preferred replica, replicas, log end, lag and high watermark",
+		Short: "Show every partition's leader, leader epoch, preferred replica, replicas, log end, lag and high watermark, and the topic's configuration",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.topicDescribe(cmd.Context(), args[0])
@@ -121,7 +127,10 @@ func (a *app) topicDescribe(ctx context.Context, name string) error {
 	for i, p := range td.Partitions {
 		rows[i] = partitionRow(p)
 	}
-	return writeTable(a.env.Stdout, partitionHeader, rows)
+	if err := writeTable(a.env.Stdout, partitionHeader, rows); err != nil {
+		return err
+	}
+	return describeConfig(a.env.Stdout, td)
 }
 
 // partitionHeader heads the rows of partitionRow.
