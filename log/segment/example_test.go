@@ -31,13 +31,13 @@ func Example() {
 		fmt.Println(filepath.Base(s.Path), s.Base, s.Next, s.Sealed)
 	}
 	recs, _ := l.Read(1, 10)
-	fmt.Println(len(recs), "record(s) from offset 1 in its segment")
+	fmt.Println(len(recs), "record(s) from offset 1, across the roll")
 	recs, _ = l.Read(2, 10)
 	fmt.Println(recs[0].Offset, len(recs[0].Payload))
 	// Output:
 	// 00000000000000000000.log 0 2 true
 	// 00000000000000000002.log 2 3 false
-	// 1 record(s) from offset 1 in its segment
+	// 2 record(s) from offset 1, across the roll
 	// 2 402
 }
 

@@ -14,15 +14,39 @@ import (
 const readAhead = 64 << 10
 
 // Read returns up to maxRecords records from offset start, with the
-// contract of log.Log.Read, except that it may stop at the end of a
-// segment (or of the read window within a sealed one): it returns fewer
-// records then, but never none while start < NextOffset. A start below
-// LogStart is an error wrapping ErrBeforeLogStart. Reads never wait for
-// appends or rolls.
+// contract of log.Log.Read: fewer only at the end of the log, crossing
+// segment boundaries as needed (each step one positional read of a
+// bounded window). A start below LogStart is an error wrapping
+// ErrBeforeLogStart. Reads never wait for appends or rolls.
 func (l *Log) Read(start uint64, maxRecords int) ([]log.Record, error) {
 	if maxRecords < 1 {
 		return nil, fmt.Errorf("segment: read %s: maxRecords %d < 1: %w", l.dir, maxRecords, log.ErrInvalidArgument)
 	}
+	var out []log.Record
+	for len(out) < maxRecords {
+		recs, err := l.readStep(start, maxRecords-len(out))
+		if err != nil {
+			if len(out) > 0 && errors.Is(err, ErrBeforeLogStart) {
+				break // retention passed us meanwhile: what we have is whole
+			}
+			return nil, err
+		}
+		if len(recs) == 0 {
+			break
+		}
+		if out == nil && len(recs) == maxRecords {
+			return recs, nil
+		}
+		out = append(out, recs...)
+		start += uint64(len(recs))
+	}
+	return out, nil
+}
+
+// readStep is one step of Read: it may stop at the end of a segment, or
+// of the read window within a sealed one, returning fewer records, but
+// never none while start < NextOffset.
+func (l *Log) readStep(start uint64, maxRecords int) ([]log.Record, error) {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
 	if l.closed {

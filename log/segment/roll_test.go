@@ -71,9 +71,12 @@ func TestSegmentRollBatchStraddles(t *testing.T) {
 	_, err = l.Append(nil)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 1, 3, 6}, bases(l), "and nothing joins it")
-	got, err := l.Read(3, 10)
+	got, err := l.Read(3, 3)
 	require.NoError(t, err)
 	require.Equal(t, big, got)
+	got, err = l.Read(3, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 4, "a read goes on into the next segment")
 	require.Len(t, readAll(t, l), 7)
 }
 
