@@ -270,7 +270,7 @@ func TestAPIErrorScrubPaths(t *testing.T) {
 	msg := "append to " + leaderLog + ": sync " + testRoot + ": no; see " + testRoot + "-old/x and (" + journalLog + ")"
 	require.Equal(t, "append to orders/0: broker 1's replica log: sync the data directory: no; see "+testRoot+"-old/x and (the cluster journal)",
 		scrubPaths(msg, testRoot))
-	require.Equal(t, "append to broker-000001/topics/orders/partition-000000/log.bin: sync .: no; see "+testRoot+"-old/x and (journal/log.bin)",
+	require.Equal(t, "append to broker-000001/topics/orders/partition-000000/00000000000000000000.log: sync .: no; see "+testRoot+"-old/x and (journal/log.bin)",
 		rewritePaths(msg, testRoot, func(rel string) string {
 			if rel == "" {
 				return "."

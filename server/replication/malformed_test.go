@@ -28,7 +28,7 @@ func rec(offset uint64, payload string) log.Record {
 // The well-formed form of every request, which the malformed cases below
 // break one part at a time.
 const (
-	replicateQuery = "topic=t&partition=0&epoch=1&leader=1&hw=0"
+	replicateQuery = "topic=t&partition=0&epoch=1&leader=1&hw=0&log_start=0"
 	recordsQuery   = "topic=t&partition=0&from=0&max_bytes=100"
 	produceQuery   = "topic=t&partition=0"
 	catchUpQuery   = "topic=t&partition=0&follower=2"
@@ -49,7 +49,7 @@ func TestReplicationMalformedBaseline(t *testing.T) {
 		{"replicate", http.MethodPost, replication.PathReplicate, replicateQuery, frames(rec(4, "a"), rec(5, ""))},
 		{"replicate probe", http.MethodPost, replication.PathReplicate, replicateQuery, nil},
 		{"replicate largest numbers", http.MethodPost, replication.PathReplicate,
-			"topic=t&partition=2147483647&epoch=18446744073709551615&leader=2147483647&hw=18446744073709551615", nil},
+			"topic=t&partition=2147483647&epoch=18446744073709551615&leader=2147483647&hw=18446744073709551615&log_start=18446744073709551615", nil},
 		{"records", http.MethodGet, replication.PathRecords, recordsQuery, nil},
 		{"produce", http.MethodPost, replication.PathProduce, produceQuery, frames(rec(0, "a"), rec(0, "b"))},
 		{"propose", http.MethodPost, replication.PathPropose, "", []byte(`{}`)},
@@ -109,6 +109,8 @@ func TestReplicationMalformedRefused(t *testing.T) {
 		{"replicate negative leader", http.MethodPost, replication.PathReplicate, "topic=t&partition=0&epoch=1&leader=-2&hw=0", nil},
 		{"replicate no hw", http.MethodPost, replication.PathReplicate, "topic=t&partition=0&epoch=1&leader=1", nil},
 		{"replicate fractional hw", http.MethodPost, replication.PathReplicate, "topic=t&partition=0&epoch=1&leader=1&hw=1.5", nil},
+		{"replicate no log_start", http.MethodPost, replication.PathReplicate, "topic=t&partition=0&epoch=1&leader=1&hw=0", nil},
+		{"replicate negative log_start", http.MethodPost, replication.PathReplicate, "topic=t&partition=0&epoch=1&leader=1&hw=0&log_start=-1", nil},
 		// Records.
 		{"records no topic", http.MethodGet, replication.PathRecords, "partition=0&from=0&max_bytes=100", nil},
 		{"records word partition", http.MethodGet, replication.PathRecords, "topic=t&partition=zero&from=0&max_bytes=100", nil},
