@@ -507,6 +507,17 @@ func (c *Cluster) reconcileJournal() error {
 			}
 			continue
 		}
+		if e.Event == EventRetention {
+			// Each segment's deletion is crash-safe on its own; what the
+			// pass had not deleted yet, the next pass deletes.
+			out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker, Intent: &off,
+				Phase: PhaseFailed, Summary: "the process stopped during the retention pass",
+				Error: "interrupted; the next retention pass deletes what it had not deleted yet"}
+			if _, err := c.journal.append(out); err != nil {
+				return err
+			}
+			continue
+		}
 		if e.Event == EventBrokerStart {
 			out := JournalEntry{Event: e.Event, By: ByStartup, Broker: e.Broker, Intent: &off,
 				Phase: PhaseRolledBack, Summary: fmt.Sprintf("the process stopped before cluster.meta listed broker %d", e.Broker)}

@@ -94,6 +94,15 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 		return res, nil
 	}
 	o := c.newOp(cause{by: ByRetention, reason: DescribePolicy(policy)}, EventRetention, p, p.leader)
+	// The intent comes first, so that a deletion a crash interrupts is in
+	// the journal too (reconcileJournal gives it its outcome).
+	intent := o.entry(PhaseIntent, fmt.Sprintf("%s: log start %d -> %d (high watermark %d): %d segment(s) of leader %d to delete, and what lies below on its followers",
+		p, res.From, start, hw, drop, p.leader))
+	off, err := o.append(intent)
+	if err != nil {
+		return res, fmt.Errorf("cluster: retention of %s: nothing deleted: %w", p, err)
+	}
+	o.intent = &off
 	removed, err := ll.AdvanceStart(start)
 	res.To = ll.LogStart()
 	res.Removed = append(res.Removed, RemovedSegments(p.leader, removed)...)
