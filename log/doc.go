@@ -93,6 +93,16 @@
 // written). Truncate durably drops every record from an offset on. The
 // cluster phases build on both.
 //
+// # Base offset
+//
+// A log file normally starts at offset 0. Options.BaseOffset opens one whose
+// first frame has another offset: the segments of package log/segment are
+// log files that each start where the previous one ended. Such a log
+// counts from its base (NextOffset is the base plus the number of records),
+// and a Read or Truncate below the base is an error wrapping
+// ErrInvalidArgument. Nothing in the file records the base; the caller
+// knows it (a segment's file name holds it).
+//
 // # The file-system seam
 //
 // Every disk access goes through durable.FS (package log/durable), which

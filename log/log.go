@@ -27,6 +27,8 @@ type Log struct {
 	file       durable.File
 	maxPayload int
 	now        func() time.Time
+	// base is the offset of the file's first frame (Options.BaseOffset).
+	base uint64
 
 	// mu guards the write side: the queue of waiting appends, the writer
 	// slot and the log's write state.
@@ -68,7 +70,8 @@ type Log struct {
 // Open opens the log file at path, creating it (and any missing parent
 // directories) when it does not exist. An existing file is scanned to
 // rebuild the offset index; a file that is not a contiguous run of whole
-// records from offset 0 returns a *CorruptionError and is left unchanged.
+// records from offset 0 (Options.BaseOffset with OpenWithOptions) returns a
+// *CorruptionError and is left unchanged.
 func Open(path string) (*Log, error) {
 	return OpenWithOptions(path, Options{})
 }
@@ -96,7 +99,7 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 			return nil, errors.Join(fmt.Errorf("log: open %s: %w", path, err), f.Close())
 		}
 	}
-	res, err := scan(path, f, info.Size(), 0, nil)
+	res, err := scan(path, f, info.Size(), opts.BaseOffset, nil)
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
@@ -106,7 +109,8 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 		file:       f,
 		maxPayload: opts.MaxPayloadSize,
 		now:        opts.Now,
-		next:       uint64(len(res.positions)),
+		base:       opts.BaseOffset,
+		next:       opts.BaseOffset + uint64(len(res.positions)),
 		writeEnd:   res.end,
 		positions:  res.positions,
 		end:        res.end,
@@ -158,14 +162,18 @@ func (l *Log) Path() string { return l.path }
 func (l *Log) MaxPayloadSize() int { return l.maxPayload }
 
 // Read returns up to maxRecords records starting at offset start. Past the
-// end it returns no records and no error; maxRecords below 1 is an error
-// wrapping ErrInvalidArgument. Only durable records are visible. The records
+// end it returns no records and no error; maxRecords below 1, and a start
+// below the log's base offset (Options.BaseOffset), are errors wrapping
+// ErrInvalidArgument. Only durable records are visible. The records
 // and their payloads are the caller's to keep and modify. Read does not wait
 // for appends: it takes the index lock only to look up byte positions and
 // reads the file with a positional read.
 func (l *Log) Read(start uint64, maxRecords int) ([]Record, error) {
 	if maxRecords < 1 {
 		return nil, fmt.Errorf("log: read %s: maxRecords %d < 1: %w", l.path, maxRecords, ErrInvalidArgument)
+	}
+	if start < l.base {
+		return nil, fmt.Errorf("log: read %s: offset %d below the base offset %d: %w", l.path, start, l.base, ErrInvalidArgument)
 	}
 	l.fileMu.RLock()
 	defer l.fileMu.RUnlock()
@@ -204,13 +212,14 @@ func (l *Log) span(start uint64, max int) (from, to int64, count uint64) {
 	l.idxMu.RLock()
 	defer l.idxMu.RUnlock()
 	n := uint64(len(l.positions))
-	if start >= n {
+	i := start - l.base // start >= l.base: Read checked it
+	if i >= n {
 		return 0, 0, 0
 	}
-	count = min(uint64(max), n-start)
-	from, to = l.positions[start], l.end
-	if start+count < n {
-		to = l.positions[start+count]
+	count = min(uint64(max), n-i)
+	from, to = l.positions[i], l.end
+	if i+count < n {
+		to = l.positions[i+count]
 	}
 	return from, to, count
 }
@@ -219,13 +228,17 @@ func (l *Log) changedOnDisk(pos int64, off uint64) error {
 	return &CorruptionError{Path: l.path, Pos: pos, Offset: off, OffsetKnown: true, Reason: "frame changed on disk after it was written"}
 }
 
-// NextOffset is the offset the next record will get: the number of durable
-// records in the log. Appends still in flight are not counted.
+// NextOffset is the offset the next record will get: the base offset plus
+// the number of durable records in the log. Appends still in flight are not
+// counted.
 func (l *Log) NextOffset() uint64 {
 	l.idxMu.RLock()
 	defer l.idxMu.RUnlock()
-	return uint64(len(l.positions))
+	return l.base + uint64(len(l.positions))
 }
+
+// BaseOffset is the offset of the file's first frame (Options.BaseOffset).
+func (l *Log) BaseOffset() uint64 { return l.base }
 
 // Size is the number of bytes of durable records in the file.
 func (l *Log) Size() int64 {

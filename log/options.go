@@ -21,6 +21,10 @@ type Options struct {
 	FS durable.FS
 	// Now supplies append timestamps. Nil means time.Now.
 	Now func() time.Time
+	// BaseOffset is the offset of the file's first frame: 0 for a log of
+	// its own, the segment's base for a segment of a segmented log
+	// (package log/segment). The file's frames are numbered from it.
+	BaseOffset uint64
 }
 
 // WithDefaults returns o with every zero field set to its default. Each

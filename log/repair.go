@@ -36,7 +36,9 @@ func Repair(path string) (RepairResult, error) {
 	return RepairWithOptions(path, Options{})
 }
 
-// RepairWithOptions is Repair on the file system of opts.
+// RepairWithOptions is Repair on the file system of opts. It numbers the
+// frames from opts.BaseOffset, so it also repairs the active segment file of
+// a segmented log (package log/segment).
 func RepairWithOptions(path string, opts Options) (RepairResult, error) {
 	opts = opts.WithDefaults()
 	if err := opts.validate(); err != nil {
@@ -52,7 +54,7 @@ func RepairWithOptions(path string, opts Options) (RepairResult, error) {
 	if err != nil {
 		return RepairResult{}, fmt.Errorf("log: repair: %w", err)
 	}
-	_, err = scan(path, f, info.Size(), 0, nil)
+	_, err = scan(path, f, info.Size(), opts.BaseOffset, nil)
 	if err == nil {
 		return RepairResult{}, nil
 	}
