@@ -158,7 +158,7 @@ func (a *app) repair(path string, yes bool) error {
 	}
 	base := verify.FileBase(file)
 	fmt.Fprintf(a.env.Stderr, "%s: torn tail at byte %d (offset %d): %s\n", file, cerr.Pos, cerr.Offset, cerr.Reason)
-	fmt.Fprintf(a.env.Stderr, "repair keeps a copy of the file beside it and cuts it back to byte %d, keeping %d whole records\n", cerr.Pos, cerr.Offset-base)
+	fmt.Fprintf(a.env.Stderr, "repair keeps a copy of the file beside it and cuts it back to byte %d, keeping its %d whole records\n", cerr.Pos, cerr.Offset-base)
 	if !yes && !a.confirm("repair "+file+"? [y/N] ") {
 		return fmt.Errorf("log repair: %s left unchanged: %w", file, ErrAborted)
 	}

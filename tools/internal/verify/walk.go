@@ -214,7 +214,7 @@ func wholeLog(r logResult) string {
 	var detail string
 	switch {
 	case r.legacy:
-		detail = fmt.Sprintf("%d records, %d bytes in a phase-1 %s: not yet upgraded to segments (the next open renames it to %s)", r.records, r.bytes, segment.LegacyFileName, segment.SegmentFileName(0))
+		detail = fmt.Sprintf("%d records in a phase-1 %s (%d bytes), not yet upgraded to segments: the next open renames it to %s", r.records, segment.LegacyFileName, r.bytes, segment.SegmentFileName(0))
 	case r.dir:
 		detail = fmt.Sprintf("%d records in %d segments, log start %d", r.records, r.segments, r.start)
 	case r.start > 0:
