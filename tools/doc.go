@@ -4,15 +4,22 @@
 // The tool has two halves. File tools work on a data directory directly and
 // need no server:
 //
-//	pystream log dump FILE [--print-data]   every record of a log, one per line
+//	pystream log dump PATH [--print-data]   every record of a log, one per line
 //	pystream log verify PATH                check a log, topic, broker or data directory
-//	pystream log repair FILE [--yes]        cut a torn tail, keeping a backup
+//	pystream log repair PATH [--yes]        cut a torn tail, keeping a backup
 //	pystream bench log                      durable append throughput and latency
 //
-// They are built on the log package's read-only scanner (log.ScanFile) and
-// its explicit repair (log.Repair), so they see a file exactly as the log
-// does when it opens one: the same frames, the same offsets, the same
-// verdict on damage. Nothing but `log repair` ever writes, and repair
+// A partition's log is a directory of segment files (package log/segment):
+// 00000000000000000000.log, then one per roll, each named by its first
+// offset. The tools take such a directory as one log, a single segment
+// file (offsets from its name), a directory or file written before segments
+// (phase 1's log.bin) and a quarantine file. They are built on the
+// read-only scanners (segment.ScanDir over a directory, log.ScanFileFrom
+// over one file) and the explicit repair (log.RepairWithOptions, from the
+// segment's base), so they see a log exactly as the server does when it
+// opens one: the same frames, the same offsets, the same verdict on damage.
+// Only the last segment of a directory can have a torn tail; damage in any
+// other is never cut. Nothing but `log repair` ever writes, and repair
 // refuses while a server holds the data directory's lock.
 //
 // Client commands talk to a running server over its HTTP API, through the

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pystream/pystream/log/segment"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,10 +67,11 @@ func TestCLIBenchLogInterrupt(t *testing.T) {
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	require.NoError(t, cmd.Start())
-	// Wait (bounded) until appends have begun: the scratch log has data.
+	// Wait (bounded) until appends have begun: the scratch log's first
+	// segment has data.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		logs, _ := filepath.Glob(filepath.Join(dir, "*", "log.bin"))
+		logs, _ := filepath.Glob(filepath.Join(dir, "*", "partition-000000", segment.SegmentFileName(0)))
 		if len(logs) == 1 {
 			if fi, err := os.Stat(logs[0]); err == nil && fi.Size() > 0 {
 				break

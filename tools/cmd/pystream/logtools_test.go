@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/stretchr/testify/require"
 )
 
@@ -102,6 +103,7 @@ type verifyItem struct {
 	Status   string  `json:"status"`
 	Kind     string  `json:"kind"`
 	Path     string  `json:"path"`
+	Segment  string  `json:"segment"`
 	Position *int64  `json:"position"`
 	Offset   *uint64 `json:"offset"`
 	Lag      uint64  `json:"lag"`
@@ -156,25 +158,32 @@ const clusterMeta = `{"version": 1, "brokers": [1, 2, 3], "topics": {"orders": {
   {"partition": 0, "leader": 1, "followers": [2], "active": [%s]},
   {"partition": 1, "leader": 2, "followers": [3], "active": [2, 3]}]}}}`
 
-func replicaPath(root string, broker, partition int) string {
-	return filepath.Join(root, "broker-00000"+string(rune('0'+broker)), "topics", "orders", "partition-00000"+string(rune('0'+partition)), "log.bin")
+// replicaDir is a replica's log directory; replicaSegment its first
+// segment file.
+func replicaDir(root string, broker, partition int) string {
+	return filepath.Join(root, "broker-00000"+string(rune('0'+broker)), "topics", "orders", "partition-00000"+string(rune('0'+partition)))
+}
+
+func replicaSegment(root string, broker, partition int) string {
+	return filepath.Join(replicaDir(root, broker, partition), segment.SegmentFileName(0))
 }
 
 // newCluster writes cluster.meta (active set of partition 0 given), the
 // leaders' logs, an in-sync follower for partition 0 and a follower one
-// record behind for partition 1, a stand-alone topic and an offset file.
+// record behind for partition 1 (a directory written before segments,
+// still holding log.bin), a stand-alone topic and an offset file.
 func newCluster(t *testing.T, active0 string) *cluster {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "cluster.meta"), strings.Replace(clusterMeta, "%s", active0, 1))
 	c := &cluster{root: root}
-	c.leader[0] = writeLog(t, replicaPath(root, 1, 0), "a", "b", "c")
-	c.leader[1] = writeLog(t, replicaPath(root, 2, 1), "x", "y")
-	writeReplica(t, replicaPath(root, 2, 0), c.leader[0])
-	writeReplica(t, replicaPath(root, 3, 1), c.leader[1][:1])
+	c.leader[0] = writeLog(t, replicaSegment(root, 1, 0), "a", "b", "c")
+	c.leader[1] = writeLog(t, replicaSegment(root, 2, 1), "x", "y")
+	writeReplica(t, replicaSegment(root, 2, 0), c.leader[0])
+	writeReplica(t, filepath.Join(replicaDir(root, 3, 1), segment.LegacyFileName), c.leader[1][:1])
 
 	writeFile(t, filepath.Join(root, "events", "topic.meta"), `{"version": 1, "name": "events", "partition_count": 2}`)
-	writeLog(t, filepath.Join(root, "events", "partition-000000", "log.bin"), "e0")
-	writeLog(t, filepath.Join(root, "events", "partition-000001", "log.bin"))
+	writeLog(t, filepath.Join(root, "events", "partition-000000", segment.SegmentFileName(0)), "e0")
+	writeLog(t, filepath.Join(root, "events", "partition-000001", segment.SegmentFileName(0)))
 	writeFile(t, filepath.Join(root, "offsets", "worker", "events", "partition-000000.offset"), `{"version": 1, "offset": 1}`)
 	return c
 }
@@ -185,7 +194,7 @@ func TestCLILogVerifyHealthyDataDir(t *testing.T) {
 	c := newCluster(t, "1, 2")
 	items := verifyJSON(t, c.root, ".", 0)
 	for key, it := range items {
-		if key == "replica broker-000003/topics/orders/partition-000001/log.bin" {
+		if key == "replica broker-000003/topics/orders/partition-000001/" {
 			require.Equal(t, "LAG", it.Status)
 			require.Equal(t, uint64(1), it.Lag)
 			continue
@@ -195,13 +204,13 @@ func TestCLILogVerifyHealthyDataDir(t *testing.T) {
 	require.Contains(t, items, "cluster.meta cluster.meta")
 	require.Contains(t, items, "topic.meta events/topic.meta")
 	require.Contains(t, items, "offset offsets/worker/events/partition-000000.offset")
-	require.Contains(t, items, "replica broker-000002/topics/orders/partition-000000/log.bin")
-	require.Contains(t, items, "log broker-000001/topics/orders/partition-000000/log.bin")
+	require.Contains(t, items, "replica broker-000002/topics/orders/partition-000000/")
+	require.Contains(t, items, "log broker-000001/topics/orders/partition-000000/")
 
 	// One broker's directory alone: its follower is compared with the
 	// leader on another broker.
 	items = verifyJSON(t, c.root, "broker-000002", 0)
-	require.Equal(t, "OK", items["replica broker-000002/topics/orders/partition-000000/log.bin"].Status)
+	require.Equal(t, "OK", items["replica broker-000002/topics/orders/partition-000000/"].Status)
 
 	// One topic directory.
 	verifyJSON(t, c.root, "events", 0)
@@ -217,17 +226,17 @@ func TestCLILogVerifyDivergedFollower(t *testing.T) {
 		code           int
 	}{{"1, 2", "DIVERGED", 1}, {"1", "INACTIVE", 0}} {
 		c := newCluster(t, tc.active)
-		follower := replicaPath(c.root, 2, 0)
+		follower := replicaSegment(c.root, 2, 0)
 		require.NoError(t, os.Remove(follower))
 		changed := append([]log.Record(nil), c.leader[0]...)
 		changed[1].Payload = []byte("B")
 		writeReplica(t, follower, changed)
 
 		items := verifyJSON(t, c.root, ".", tc.code)
-		it := items["replica broker-000002/topics/orders/partition-000000/log.bin"]
+		it := items["replica broker-000002/topics/orders/partition-000000/"]
 		require.Equal(t, tc.status, it.Status)
 		require.Equal(t, uint64(1), *it.Offset)
-		require.Equal(t, "OK", items["log broker-000002/topics/orders/partition-000000/log.bin"].Status, "the follower's log itself is whole")
+		require.Equal(t, "OK", items["log broker-000002/topics/orders/partition-000000/"].Status, "the follower's log itself is whole")
 	}
 }
 
@@ -239,7 +248,7 @@ func TestCLILogVerifyBadMetadata(t *testing.T) {
 	require.NoError(t, os.RemoveAll(filepath.Join(c.root, "events", "partition-000001")))
 	items := verifyJSON(t, c.root, ".", 1)
 	require.Equal(t, "DAMAGED", items["offset offsets/worker/events/partition-000001.offset"].Status)
-	require.Equal(t, "MISSING", items["log events/partition-000001/log.bin"].Status)
+	require.Equal(t, "MISSING", items["log events/partition-000001/"].Status)
 
 	writeFile(t, filepath.Join(c.root, "cluster.meta"), `{"version": 1, "brokers": [1]`)
 	items = verifyJSON(t, c.root, "broker-000001", 1)
@@ -348,7 +357,7 @@ func TestCLILogRepairRefusesOtherDamage(t *testing.T) {
 // changes nothing; once the lock is released it proceeds.
 func TestCLILogRepairRefusedWhileLocked(t *testing.T) {
 	data := t.TempDir()
-	path := filepath.Join(data, "broker-000001", "topics", "t", "partition-000000", "log.bin")
+	path := filepath.Join(data, "broker-000001", "topics", "t", "partition-000000", segment.SegmentFileName(0))
 	writeLog(t, path, "one")
 	appendBytes(t, path, tornFrame(1))
 	lockPath := filepath.Join(data, ".lock")

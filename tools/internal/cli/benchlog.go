@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/tools/internal/perfstat"
 	"github.com/pystream/pystream/topic"
 	"github.com/spf13/cobra"
@@ -84,7 +84,8 @@ func (a *app) benchLogCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "log",
 		Short: "Benchmark durable appends to a log in a scratch directory",
-		Long: "Append --records records of --record-size bytes to a fresh log in a scratch\n" +
+		Long: "Append --records records of --record-size bytes to a fresh segmented log (a\n" +
+			"partition's directory of segment files, as a topic keeps it) in a scratch\n" +
 			"directory, from --concurrency goroutines, --batch records per AppendBatch.\n" +
 			"Every record is fsync-ed before it counts. Prints one line in the shape of\n" +
 			"kafka-producer-perf-test (latency is per record: a batch's records share its\n" +
@@ -126,7 +127,9 @@ func (a *app) benchLog(ctx context.Context, cfg benchLogConfig) (err error) {
 			err = fmt.Errorf("bench log: remove scratch directory: %w", rerr)
 		}
 	}()
-	l, err := log.Open(filepath.Join(dir, topic.LogFile))
+	// A partition's log: a directory of segments, as a topic or a
+	// replica keeps it.
+	l, err := segment.Open(topic.PartitionLogDir(dir, 0), segment.Options{})
 	if err != nil {
 		return fmt.Errorf("bench log: %w", err)
 	}

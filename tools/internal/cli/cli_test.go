@@ -35,7 +35,8 @@ func TestCLIExitCode(t *testing.T) {
 	}
 }
 
-// TestCLIDumpLine pins the text form of one record, preview cut at 32 bytes.
+// TestCLIDumpLine pins the text form of one record, preview cut at 32 bytes;
+// a record of a log directory names its segment file after the position.
 func TestCLIDumpLine(t *testing.T) {
 	long := make([]byte, 40)
 	for i := range long {
@@ -43,36 +44,42 @@ func TestCLIDumpLine(t *testing.T) {
 	}
 	tests := []struct {
 		name string
+		seg  string
 		rec  log.Record
 		full bool
 		want string
 	}{
-		{"plain", log.Record{Offset: 3, Timestamp: 0, Payload: []byte("hi")}, false,
+		{"plain", "", log.Record{Offset: 3, Timestamp: 0, Payload: []byte("hi")}, false,
 			`offset: 3 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 2 payload: "hi"`},
-		{"escaped", log.Record{Payload: []byte{0, '\n', 0xff}}, false,
+		{"escaped", "", log.Record{Payload: []byte{0, '\n', 0xff}}, false,
 			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 3 payload: "\x00\n\xff"`},
-		{"cut", log.Record{Payload: long}, false,
+		{"cut", "", log.Record{Payload: long}, false,
 			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 40 payload: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...`},
-		{"full", log.Record{Payload: long}, true,
+		{"full", "", log.Record{Payload: long}, true,
 			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 40 payload: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"`},
+		{"in a segment", "00000000000000000002.log", log.Record{Offset: 2, Payload: []byte("hi")}, false,
+			`offset: 2 position: 7 segment: 00000000000000000002.log timestamp: 0 (1970-01-01T00:00:00Z) size: 2 payload: "hi"`},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, dumpLine(7, tt.rec, tt.full), tt.name)
+		require.Equal(t, tt.want, dumpLine(tt.seg, 7, tt.rec, tt.full), tt.name)
 	}
 }
 
 // TestCLIVerifyLine pins the report line: status (LAG with its count), kind,
-// path, and for damage the byte position and offset.
+// path, and for damage the byte position and offset, after the segment file
+// they lie in when the log is a directory.
 func TestCLIVerifyLine(t *testing.T) {
 	pos, off := int64(96), uint64(3)
 	tests := []struct {
 		it   verify.Item
 		want string
 	}{
-		{verify.Item{Status: verify.StatusOK, Kind: verify.KindLog, Path: "a/log.bin", Detail: "3 records, 96 bytes"},
-			"OK\tlog\ta/log.bin\t3 records, 96 bytes"},
-		{verify.Item{Status: verify.StatusDamaged, Kind: verify.KindLog, Path: "a/log.bin", Pos: &pos, Offset: &off, Detail: "bad"},
-			"DAMAGED\tlog\ta/log.bin\tat byte 96, offset 3: bad"},
+		{verify.Item{Status: verify.StatusOK, Kind: verify.KindLog, Path: "a/partition-000000/", Detail: "3 records in 1 segments, log start 0"},
+			"OK\tlog\ta/partition-000000/\t3 records in 1 segments, log start 0"},
+		{verify.Item{Status: verify.StatusDamaged, Kind: verify.KindLog, Path: "a/00000000000000000000.log", Pos: &pos, Offset: &off, Detail: "bad"},
+			"DAMAGED\tlog\ta/00000000000000000000.log\tat byte 96, offset 3: bad"},
+		{verify.Item{Status: verify.StatusDamaged, Kind: verify.KindLog, Path: "a/partition-000000/", Segment: "a/partition-000000/00000000000000000002.log", Pos: &pos, Offset: &off, Detail: "bad"},
+			"DAMAGED\tlog\ta/partition-000000/\tin 00000000000000000002.log at byte 96, offset 3: bad"},
 		{verify.Item{Status: verify.StatusLag, Kind: verify.KindReplica, Path: "b", Lag: 2, Detail: "behind"},
 			"LAG 2\treplica\tb\tbehind"},
 		{verify.Item{Status: verify.StatusDiverged, Kind: verify.KindReplica, Path: "b", Offset: &off, Detail: "payload differs"},

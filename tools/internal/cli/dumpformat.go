@@ -18,10 +18,17 @@ const previewBytes = 32
 //
 // The payload is Go-quoted so that any byte is visible and the line stays
 // one line; without printData it is cut to previewBytes and the full size is
-// given after it.
-func dumpLine(pos int64, r log.Record, printData bool) string {
-	return fmt.Sprintf("offset: %d position: %d timestamp: %d (%s) size: %d payload: %s",
-		r.Offset, pos, r.Timestamp, formatTime(r.Timestamp), len(r.Payload), preview(r.Payload, printData))
+// given after it. A record of a log directory names its segment file, the
+// file its position is in, after the position:
+//
+//	offset: 2 position: 0 segment: 00000000000000000002.log timestamp: ...
+func dumpLine(seg string, pos int64, r log.Record, printData bool) string {
+	where := fmt.Sprintf("position: %d", pos)
+	if seg != "" {
+		where += " segment: " + seg
+	}
+	return fmt.Sprintf("offset: %d %s timestamp: %d (%s) size: %d payload: %s",
+		r.Offset, where, r.Timestamp, formatTime(r.Timestamp), len(r.Payload), preview(r.Payload, printData))
 }
 
 // preview quotes p, cut to previewBytes unless full is set.
@@ -39,8 +46,10 @@ func formatTime(ns int64) string {
 
 // dumpRecord is one record of `log dump --json`.
 type dumpRecord struct {
-	Offset    uint64 `json:"offset"`
-	Position  int64  `json:"position"`
+	Offset   uint64 `json:"offset"`
+	Position int64  `json:"position"`
+	// Segment is the segment file Position is in, for a log directory.
+	Segment   string `json:"segment,omitempty"`
 	Timestamp int64  `json:"timestamp"`
 	Time      string `json:"time"`
 	Size      int    `json:"size"`
@@ -52,8 +61,8 @@ type dumpRecord struct {
 	Payload []byte `json:"payload,omitempty"`
 }
 
-func newDumpRecord(pos int64, r log.Record, printData bool) dumpRecord {
-	d := dumpRecord{Offset: r.Offset, Position: pos, Timestamp: r.Timestamp, Time: formatTime(r.Timestamp), Size: len(r.Payload)}
+func newDumpRecord(seg string, pos int64, r log.Record, printData bool) dumpRecord {
+	d := dumpRecord{Offset: r.Offset, Position: pos, Segment: seg, Timestamp: r.Timestamp, Time: formatTime(r.Timestamp), Size: len(r.Payload)}
 	if printData {
 		d.Payload = r.Payload
 		if d.Payload == nil {

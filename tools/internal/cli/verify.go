@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -16,11 +17,16 @@ func (a *app) logVerifyCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify PATH",
 		Short: "Check a log, topic, broker or data directory and report damage",
-		Long: "Check everything under PATH without changing it: a log file, a topic\n" +
-			"directory, a broker directory or a whole data directory. Every log is\n" +
-			"scanned, every topic.meta, cluster.meta and offset file is checked, and every\n" +
-			"follower replica is compared with its partition's leader (as recorded in\n" +
-			"cluster.meta) record by record.\n\n" +
+		Long: "Check everything under PATH without changing it: a partition's log\n" +
+			"directory, a single log file, a topic directory, a broker directory or a\n" +
+			"whole data directory. A log directory is one log: its segment files\n" +
+			"(00000000000000000000.log, ...) are scanned in order and must follow on\n" +
+			"from each other; damage is reported on the directory, naming the segment\n" +
+			"file and the byte position in it. A directory that still holds a phase-1\n" +
+			"log.bin is verified as not yet upgraded. Every topic.meta, cluster.meta,\n" +
+			"offset file and quarantine file is checked, and every follower replica is\n" +
+			"compared with its partition's leader (as recorded in cluster.meta) record\n" +
+			"by record, over the offsets both still hold.\n\n" +
 			"One line per item: OK, LAG n (a follower behind its leader: not damage),\n" +
 			"DAMAGED, DIVERGED, MISSING, or INACTIVE (a replica outside the active set\n" +
 			"that differs from its leader; recovery reconciles it). Exits 1 if anything\n" +
@@ -61,9 +67,14 @@ func verifyLine(it verify.Item) string {
 	if it.Offset != nil && it.Status.Problem() {
 		where = append(where, fmt.Sprintf("offset %d", *it.Offset))
 	}
+	at := strings.Join(where, ", ")
+	if it.Segment != "" {
+		// Damage in a log directory: the byte position is in this file.
+		at = strings.TrimSpace("in " + filepath.Base(it.Segment) + " " + at)
+	}
 	detail := it.Detail
-	if len(where) > 0 {
-		detail = strings.Join(where, ", ") + ": " + detail
+	if at != "" {
+		detail = at + ": " + detail
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%s", status, it.Kind, it.Path, detail)
 }

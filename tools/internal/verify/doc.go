@@ -7,15 +7,32 @@
 //
 //	data/
 //	├── cluster.meta                                    brokers, topics, leaders, active sets
-//	├── broker-000001/topics/orders/partition-000000/log.bin
-//	├── broker-000002/topics/orders/partition-000000/log.bin
+//	├── broker-000001/topics/orders/partition-000000/   a replica's log: a directory of segments
+//	│   ├── 00000000000000000000.log                    sealed segment, offsets 0..99
+//	│   ├── 00000000000000000000.index                  its sidecar
+//	│   ├── 00000000000000000100.log                    the last segment, which takes appends
+//	│   └── quarantine-100-102-<ns>.bin                 records a recovery cut, offsets 100..101
+//	├── broker-000002/topics/orders/partition-000000/   the follower's replica
 //	├── orders/topic.meta                               a stand-alone topic
-//	├── orders/partition-000000/log.bin
+//	├── orders/partition-000000/                        its partition's log directory
 //	└── offsets/worker/orders/partition-000000.offset   {"version": 1, "offset": N}
 //
-// Every log.bin is scanned front to back with log.ScanFile; the first damaged
-// frame is reported with its byte position, the offset it should have had and
-// whether it is a torn tail that `pystream log repair` can cut.
+// A log directory is verified as one log: its segment files are scanned in
+// order with segment.ScanDir, each starting where the previous one ended
+// (the base offset in its name). The first damage is reported on the
+// directory, naming the segment file, the byte position in it, the offset
+// the record should have had and whether it is a torn tail that `pystream
+// log repair` can cut; only the last segment can have one, the same bytes
+// in a sealed segment are damage, and so is a gap between segments. A
+// directory still holding phase 1's log.bin (written before segments) is
+// verified as that one file and said to be not yet upgraded; a log.bin
+// beside segment files is damage, as the segment package refuses to open
+// it. Each sealed segment's sidecar is to be judged by the segment
+// package's own check (checkSidecar); a bad sidecar is a note, not damage,
+// since opening the log rebuilds it. A quarantine file is scanned with
+// offsets from the first offset its name gives and must hold as many
+// records as its name says; a single log file named on its own is scanned
+// with offsets from its name (a segment's base) or from 0 (a log.bin).
 //
 // Each metadata file is judged by the parser of the module that owns its
 // format, read-only: topic.ParseMetadata, client.ParseOffsetFile and
@@ -23,8 +40,9 @@
 // and cluster.Open read with. The verifier has no rules of its own about
 // what such a file may hold, so it refuses exactly the files the product
 // refuses (a test feeds every corpus file to both). Paths and file names
-// come from the same modules (topic.PartitionLogPath, topic.MetadataFile,
-// client.ParseOffsetFileName, cluster.ReplicaLogPath, ...). What the
+// come from the same modules (topic.PartitionLogDir, topic.MetadataFile,
+// client.ParseOffsetFileName, cluster.ReplicaDir, segment.ParseSegmentFileName,
+// cluster.ParseQuarantineName, ...). What the
 // verifier adds are the checks that span files: a topic.meta's name must be
 // its directory's, its partitions must all exist and none may lie beyond
 // partition_count, and an offset file's name must be one the client writes.
@@ -33,7 +51,11 @@
 // nearest cluster.meta at or above the verified path. The rule is
 // docs/phase-4-replication.md § Catch-up: a follower must be an exact prefix
 // of the leader, record by record on offset, timestamp and payload — equal
-// offsets alone prove nothing. A follower that is merely short is lagging
+// offsets alone prove nothing. Retention deletes a leader's oldest segments
+// and a follower may be reset to its leader's log start, so the two are
+// compared over the offsets both hold (from the later of their log starts,
+// each the base of its first segment); a replica's end is the offset after
+// its last record. A follower that is merely short is lagging
 // (LAG n), which is normal after a failed replication and not damage. A
 // follower that differs, or holds records past the leader's end, has
 // diverged. The exception is a follower outside the active set: after a

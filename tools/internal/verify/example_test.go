@@ -18,12 +18,12 @@ func ExampleJudge() {
 	changed := []log.Record{leader[0], {Offset: 1, Timestamp: 11, Payload: []byte("B")}}
 
 	for _, follower := range [][]log.Record{leader, behind, changed} {
-		c := verify.Compare(slices.Values(leader), slices.Values(follower))
+		c := verify.Compare(verify.Replica{Records: slices.Values(leader)}, verify.Replica{Records: slices.Values(follower)})
 		status, _, detail := verify.Judge(c, 1, true)
 		fmt.Println(status, "-", detail)
 	}
 	// Output:
-	// OK - in sync with leader broker 1 (3 records)
-	// LAG - 2 records behind leader broker 1 (1 of 3)
+	// OK - in sync with leader broker 1 (end 3)
+	// LAG - 2 records behind leader broker 1 (end 1, leader's end 3)
 	// DIVERGED - payload of offset 1 differs from leader broker 1
 }

@@ -42,6 +42,7 @@ type Kind string
 const (
 	KindLog         Kind = "log"
 	KindReplica     Kind = "replica"
+	KindQuarantine  Kind = "quarantine"
 	KindTopicMeta   Kind = topic.MetadataFile
 	KindClusterMeta Kind = cluster.MetaFileName
 	KindOffset      Kind = "offset"
@@ -53,9 +54,15 @@ type Item struct {
 	Status Status `json:"status"`
 	// Kind is what was checked.
 	Kind Kind `json:"kind"`
-	// Path is the file, as reached from the path given to Verify.
+	// Path is the file, as reached from the path given to Verify; a log
+	// directory's ends in a path separator.
 	Path string `json:"path"`
-	// Pos is the byte position of the damage in a log, when known.
+	// Segment is the segment file of a log directory where damage was
+	// found, as reached from the path given to Verify; Pos is a byte
+	// position in it.
+	Segment string `json:"segment,omitempty"`
+	// Pos is the byte position of the damage in a log file (in Segment
+	// for a log directory), when known.
 	Pos *int64 `json:"position,omitempty"`
 	// Offset is the record offset the item is about, when there is one:
 	// the damaged record, or the first offset where a replica diverges.

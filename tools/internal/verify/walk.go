@@ -14,6 +14,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -32,10 +33,12 @@ type verifier struct {
 	reported map[string]bool
 }
 
-// Verify checks everything under path without changing anything: a single
-// log file, a topic directory, a broker directory or a whole data directory.
-// Every log.bin is scanned; every topic.meta, cluster.meta and *.offset file
-// is parsed and checked; a topic.meta's partitions must all exist; and every
+// Verify checks everything under path without changing anything: a log
+// directory (a partition's or replica's segments), a single log file, a
+// topic directory, a broker directory or a whole data directory. Every log
+// directory is scanned as one log, segment after segment; every topic.meta,
+// cluster.meta and *.offset file is parsed and checked; every quarantine
+// file is scanned; a topic.meta's partitions must all exist; and every
 // follower replica in scope is compared with its partition's leader as
 // recorded in the nearest cluster.meta at or above path. The error is only
 // for path itself being unreadable; everything found is in the report.
@@ -54,11 +57,14 @@ func Verify(path string) (Report, error) {
 			if err != nil {
 				return err
 			}
-			// Every entry is judged by its name, so a directory or a pipe
-			// where a metadata file or log belongs is reported as the
+			// Every entry is judged by its name, so a directory or a
+			// pipe where a metadata file belongs is reported as the
 			// owning module would refuse it.
 			if p != abs {
 				v.checkFile(p, false)
+			}
+			if d.IsDir() {
+				v.checkDir(p)
 			}
 			return nil
 		})
@@ -82,6 +88,15 @@ func (v *verifier) display(abs string) string {
 	return filepath.Join(v.arg, rel)
 }
 
+// displayLog is how the log at p is shown: a log directory's path ends in
+// a separator, so that it reads as the directory it is.
+func (v *verifier) displayLog(p string, r logResult) string {
+	if r.dir {
+		return v.display(p) + string(filepath.Separator)
+	}
+	return v.display(p)
+}
+
 func (v *verifier) inScope(abs string) bool {
 	return abs == v.scope || strings.HasPrefix(abs, v.scope+string(filepath.Separator))
 }
@@ -92,10 +107,24 @@ func (v *verifier) add(abs string, it Item) {
 	v.reported[abs] = true
 }
 
+// checkDir checks a directory found in scope (or the scope itself) that
+// holds a log: segment files or a legacy log.bin. The cluster journal's
+// directory is not one: the journal is a single log file.
+func (v *verifier) checkDir(p string) {
+	if isJournalDir(p) {
+		return
+	}
+	if d, err := ListLogDir(p); err != nil || d.IsLog() {
+		v.checkLog(p, KindLog)
+	}
+}
+
 // checkFile checks one file found in scope. explicit is true when it is the
-// path the caller named, which is taken as a log whatever its name.
+// path the caller named, which is taken as a log whatever its name; a log
+// file found in a directory walk is part of its directory's log.
 func (v *verifier) checkFile(p string, explicit bool) {
 	name := filepath.Base(p)
+	_, _, _, quarantine := cluster.ParseQuarantineName(name)
 	switch {
 	case name == cluster.MetaFileName:
 		v.checkClusterMeta(p)
@@ -103,37 +132,100 @@ func (v *verifier) checkFile(p string, explicit bool) {
 		v.checkTopicMeta(p)
 	case strings.HasSuffix(name, client.OffsetFileSuffix):
 		v.checkOffset(p)
-	case name == topic.LogFile || explicit:
+	case quarantine:
+		v.checkQuarantine(p)
+	case explicit || isJournalDir(filepath.Dir(p)) && name == segment.LegacyFileName:
 		v.checkLog(p, KindLog)
 	}
 }
 
-// log returns the cached scan of the log at p.
+// isJournalDir reports whether dir is the cluster journal's directory: it
+// holds one phase-1 log file, never segments.
+func isJournalDir(dir string) bool {
+	root := filepath.Dir(dir)
+	if dir != cluster.JournalDir(root) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(root, cluster.MetaFileName))
+	return err == nil
+}
+
+// log returns the cached scan of the log at p: a log directory or a
+// single file.
 func (v *verifier) log(p string) logResult {
 	if r, ok := v.logs[p]; ok {
 		return r
 	}
 	var r logResult
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+	if info, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		r = logResult{}
+	} else if err == nil && info.IsDir() {
+		r = scanLogDir(p)
 	} else {
-		r = scanLog(p)
+		r = scanLogFile(p)
 	}
 	v.logs[p] = r
 	return r
 }
 
+// addLog adds the item of the log at p: a directory's path ends in a
+// separator, and damage inside it names the segment file.
+func (v *verifier) addLog(p string, r logResult, it Item) {
+	it.Path = v.displayLog(p, r)
+	if r.dir {
+		var cerr *log.CorruptionError
+		if errors.As(r.err, &cerr) && cerr.Path != "" {
+			it.Segment = v.display(cerr.Path)
+		}
+	}
+	v.items = append(v.items, it)
+	v.reported[p] = true
+}
+
 func (v *verifier) checkLog(p string, kind Kind) {
 	r := v.log(p)
-	if !r.exists {
-		v.add(p, Item{Status: StatusMissing, Kind: kind, Detail: "log file does not exist"})
+	switch {
+	case !r.exists && r.dir:
+		v.addLog(p, r, Item{Status: StatusMissing, Kind: kind, Detail: "log directory holds no segment file"})
+	case !r.exists:
+		v.addLog(p, r, Item{Status: StatusMissing, Kind: kind, Detail: "log file does not exist"})
+	case r.err == nil:
+		v.addLog(p, r, Item{Status: StatusOK, Kind: kind, Records: ptr(r.records), Detail: wholeLog(r)})
+	default:
+		v.addLog(p, r, damagedLog(kind, r))
+	}
+}
+
+// checkQuarantine checks a file of records a recovery cut: a whole log
+// file whose frames start at the offset its name gives and which holds as
+// many records as its name says.
+func (v *verifier) checkQuarantine(p string) {
+	from, to, _, _ := cluster.ParseQuarantineName(filepath.Base(p))
+	r := v.log(p)
+	if r.exists && r.err == nil && r.records != to-from {
+		v.addLog(p, r, Item{Status: StatusDamaged, Kind: KindQuarantine, Records: ptr(r.records), Detail: fmt.Sprintf("holds %d records; its name promises offsets %d..%d", r.records, from, to-1)})
 		return
 	}
-	if r.err == nil {
-		v.add(p, Item{Status: StatusOK, Kind: kind, Records: ptr(r.records), Detail: fmt.Sprintf("%d records, %d bytes", r.records, r.bytes)})
-		return
+	v.checkLog(p, KindQuarantine)
+}
+
+// wholeLog describes a log whose scan found no damage.
+func wholeLog(r logResult) string {
+	var detail string
+	switch {
+	case r.legacy:
+		detail = fmt.Sprintf("%d records in a phase-1 %s (%d bytes), not yet upgraded to segments: the next open renames it to %s", r.records, segment.LegacyFileName, r.bytes, segment.SegmentFileName(0))
+	case r.dir:
+		detail = fmt.Sprintf("%d records in %d segments, log start %d", r.records, r.segments, r.start)
+	case r.start > 0:
+		detail = fmt.Sprintf("%d records (offsets from %d), %d bytes", r.records, r.start, r.bytes)
+	default:
+		detail = fmt.Sprintf("%d records, %d bytes", r.records, r.bytes)
 	}
-	v.add(p, damagedLog(kind, r))
+	for _, n := range r.notes {
+		detail += "; " + n
+	}
+	return detail
 }
 
 // damagedLog describes a log whose scan failed.
@@ -186,9 +278,9 @@ func (v *verifier) checkTopicMeta(p string) {
 	}
 	v.add(p, Item{Status: StatusOK, Kind: KindTopicMeta, Detail: fmt.Sprintf("topic %q, %d partitions", tm.Name, tm.PartitionCount)})
 	for part := range tm.PartitionCount {
-		lp := topic.PartitionLogPath(dir, part)
-		if !v.log(lp).exists {
-			v.add(lp, Item{Status: StatusMissing, Kind: KindLog, Detail: fmt.Sprintf("partition %d of topic %q has no log", part, tm.Name)})
+		lp := topic.PartitionLogDir(dir, part)
+		if r := v.log(lp); !r.exists {
+			v.addLog(lp, logResult{dir: true}, Item{Status: StatusMissing, Kind: KindLog, Detail: fmt.Sprintf("partition %d of topic %q has no log", part, tm.Name)})
 		}
 	}
 	entries, err := os.ReadDir(dir)
@@ -274,14 +366,14 @@ func (v *verifier) checkCluster() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(cm.Topics)) {
 		for _, pa := range cm.Topics[name].Partitions {
-			leaderPath := cluster.ReplicaLogPath(root, pa.Leader, name, pa.Partition)
+			leaderPath := cluster.ReplicaDir(root, pa.Leader, name, pa.Partition)
 			for _, b := range append([]int{pa.Leader}, pa.Followers()...) {
-				rp := cluster.ReplicaLogPath(root, b, name, pa.Partition)
+				rp := cluster.ReplicaDir(root, b, name, pa.Partition)
 				if !v.inScope(rp) {
 					continue
 				}
-				if !v.log(rp).exists {
-					v.add(rp, Item{Status: StatusMissing, Kind: KindReplica, Detail: fmt.Sprintf("broker %d holds no replica of %s partition %d", b, name, pa.Partition)})
+				if r := v.log(rp); !r.exists {
+					v.addLog(rp, r, Item{Status: StatusMissing, Kind: KindReplica, Detail: fmt.Sprintf("broker %d holds no replica of %s partition %d", b, name, pa.Partition)})
 					continue
 				}
 				if b == pa.Leader || v.log(rp).err != nil {
@@ -305,33 +397,32 @@ func (v *verifier) leaderUsable(p string) bool {
 	}
 	if !v.reported[p] {
 		if !r.exists {
-			v.add(p, Item{Status: StatusMissing, Kind: KindReplica, Detail: "leader replica does not exist"})
+			v.addLog(p, r, Item{Status: StatusMissing, Kind: KindReplica, Detail: "leader replica does not exist"})
 		} else {
-			v.add(p, damagedLog(KindReplica, r))
+			v.addLog(p, r, damagedLog(KindReplica, r))
 		}
 	}
 	return false
 }
 
+// compare judges the follower replica at followerPath against its leader's
+// over the offsets both hold; both logs scanned whole already.
 func (v *verifier) compare(leaderPath, followerPath string, leader int, active bool) {
+	lr, fr := v.log(leaderPath), v.log(followerPath)
 	var lerr, ferr error
-	c := Compare(records(leaderPath, &lerr), records(followerPath, &ferr))
+	c := Compare(Replica{Start: lr.start, Records: records(leaderPath, lr.dir, &lerr)}, Replica{Start: fr.start, Records: records(followerPath, fr.dir, &ferr)})
 	if err := errors.Join(lerr, ferr); err != nil {
-		v.add(followerPath, Item{Status: StatusDamaged, Kind: KindReplica, Detail: "changed while being compared: " + err.Error()})
+		v.addLog(followerPath, fr, Item{Status: StatusDamaged, Kind: KindReplica, Detail: "changed while being compared: " + err.Error()})
 		return
 	}
 	status, lag, detail := Judge(c, leader, active)
-	it := Item{Status: status, Kind: KindReplica, Lag: lag, Records: ptr(c.FollowerEnd), Detail: detail}
+	it := Item{Status: status, Kind: KindReplica, Lag: lag, Records: ptr(fr.records), Detail: detail}
 	if c.Mismatch {
 		it.Offset = ptr(c.MismatchOffset)
 	}
 	if status == StatusDiverged && !c.Mismatch {
 		it.Offset = ptr(c.LeaderEnd)
 	}
-	v.items = append(v.items, withPath(it, v.display(followerPath)))
-}
-
-func withPath(it Item, p string) Item {
-	it.Path = p
-	return it
+	it.Path = v.displayLog(followerPath, fr)
+	v.items = append(v.items, it)
 }

@@ -1,10 +1,17 @@
 package verify_test
 
 import (
+	"encoding/binary"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/tools/internal/verify"
 	"github.com/pystream/pystream/topic"
 	"github.com/stretchr/testify/require"
@@ -22,8 +29,8 @@ func TestVerifyCrossFileChecks(t *testing.T) {
 	// partition 2 lies beyond partition_count.
 	orders := filepath.Join(root, "orders")
 	write(t, filepath.Join(orders, topic.MetadataFile), []byte(meta))
-	write(t, topic.PartitionLogPath(orders, 0), nil)
-	write(t, topic.PartitionLogPath(orders, 2), nil)
+	writeSegment(t, topic.PartitionLogDir(orders, 0), 0)
+	writeSegment(t, topic.PartitionLogDir(orders, 2), 0)
 	// A sound offset file under a name the client never writes.
 	write(t, filepath.Join(root, "offsets", "w", "orders", "partition-7"+client.OffsetFileSuffix), []byte(`{"version": 1, "offset": 3}`))
 
@@ -31,17 +38,209 @@ func TestVerifyCrossFileChecks(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]verify.Status{}
 	for _, it := range report.Items {
-		rel, err := filepath.Rel(root, it.Path)
-		require.NoError(t, err)
-		got[string(it.Kind)+" "+filepath.ToSlash(rel)] = it.Status
+		got[key(t, root, it)] = it.Status
 	}
 	require.Equal(t, map[string]verify.Status{
 		"topic.meta payments/topic.meta":             verify.StatusDamaged,
 		"topic.meta orders/topic.meta":               verify.StatusOK,
-		"log orders/partition-000000/log.bin":        verify.StatusOK,
-		"log orders/partition-000001/log.bin":        verify.StatusMissing,
-		"log orders/partition-000002/log.bin":        verify.StatusOK,
+		"log orders/partition-000000/":               verify.StatusOK,
+		"log orders/partition-000001/":               verify.StatusMissing,
+		"log orders/partition-000002/":               verify.StatusOK,
 		"topic.meta orders/partition-000002":         verify.StatusDamaged,
 		"offset offsets/w/orders/partition-7.offset": verify.StatusDamaged,
+	}, got)
+}
+
+// key is how a test names an item: its kind and its path relative to root,
+// a directory's ending in "/".
+func key(t *testing.T, root string, it verify.Item) string {
+	t.Helper()
+	rel, err := filepath.Rel(root, it.Path)
+	require.NoError(t, err)
+	rel = filepath.ToSlash(rel)
+	if strings.HasSuffix(it.Path, string(filepath.Separator)) {
+		rel += "/"
+	}
+	return string(it.Kind) + " " + rel
+}
+
+// writeSegment writes the segment file of base in dir by hand, one frame
+// per payload with offsets from base, so that a test lays out segments
+// without depending on when a log rolls. It returns the file's path.
+func writeSegment(t *testing.T, dir string, base uint64, payloads ...string) string {
+	t.Helper()
+	var frames []byte
+	for i, p := range payloads {
+		off := base + uint64(i)
+		frames = log.AppendFrame(frames, log.Record{Offset: off, Timestamp: 1000 + int64(off), Payload: []byte(p)})
+	}
+	path := filepath.Join(dir, segment.SegmentFileName(base))
+	write(t, path, frames)
+	return path
+}
+
+// appendTo appends raw bytes to the file at path.
+func appendTo(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+// badFrame is a whole-looking frame whose two length fields disagree:
+// corruption, never a torn tail.
+func badFrame(offset uint64) []byte {
+	b := log.AppendFrame(nil, log.Record{Offset: offset, Timestamp: 1, Payload: []byte("xyz")})
+	binary.BigEndian.PutUint32(b[20:24], 99)
+	return b
+}
+
+// tornFrame is the start of a frame whose lengths agree but which runs past
+// the end of the file: the torn tail of an append that never returned.
+func tornFrame(offset uint64) []byte {
+	b := log.AppendFrame(nil, log.Record{Offset: offset, Timestamp: 1, Payload: []byte("0123456789")})
+	return b[:log.HeaderSize+4]
+}
+
+// verifyOne verifies path and returns the report's only item.
+func verifyOne(t *testing.T, path string) verify.Item {
+	t.Helper()
+	report, err := verify.Verify(path)
+	require.NoError(t, err)
+	require.Len(t, report.Items, 1, "%+v", report.Items)
+	return report.Items[0]
+}
+
+// TestVerifySegmentsWhole: a log directory is one log, its segments read in
+// order; its item is the directory and counts every segment's records.
+func TestVerifySegmentsWhole(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "partition-000000")
+	writeSegment(t, dir, 0, "a", "b")
+	writeSegment(t, dir, 2, "c")
+	writeSegment(t, dir, 3, "d", "e")
+	it := verifyOne(t, dir)
+	require.Equal(t, verify.StatusOK, it.Status, it.Detail)
+	require.Equal(t, verify.KindLog, it.Kind)
+	require.Equal(t, dir+string(filepath.Separator), it.Path)
+	require.Equal(t, uint64(5), *it.Records)
+	require.Contains(t, it.Detail, "5 records in 3 segments, log start 0")
+
+	// A log whose oldest segments were deleted starts at its first
+	// segment's base.
+	later := filepath.Join(t.TempDir(), "partition-000000")
+	writeSegment(t, later, 10, "k")
+	writeSegment(t, later, 11)
+	it = verifyOne(t, later)
+	require.Equal(t, verify.StatusOK, it.Status, it.Detail)
+	require.Contains(t, it.Detail, "1 records in 2 segments, log start 10")
+}
+
+// TestVerifySegmentsDamage: damage is reported on the directory naming the
+// segment file it lies in, with the byte position in that file. Only the
+// last segment's unfinished append is a torn tail; the same bytes in a
+// sealed segment, or segments that do not follow on from each other, are
+// damage that repair never cuts (docs/phase-1-log.md § Torn tails and repair).
+func TestVerifySegmentsDamage(t *testing.T) {
+	tests := []struct {
+		name    string
+		damage  func(dir string) string
+		pos     int64
+		offset  uint64
+		records uint64
+		torn    bool
+	}{
+		{"torn tail of the last segment", func(dir string) string {
+			p := filepath.Join(dir, segment.SegmentFileName(3))
+			appendTo(t, p, tornFrame(5))
+			return p
+		}, 2 * int64(log.FrameSize(1)), 5, 5, true},
+		{"torn frame in a sealed segment", func(dir string) string {
+			p := filepath.Join(dir, segment.SegmentFileName(2))
+			appendTo(t, p, tornFrame(3))
+			return p
+		}, int64(log.FrameSize(1)), 3, 3, false},
+		{"bad frame in a sealed segment", func(dir string) string {
+			p := filepath.Join(dir, segment.SegmentFileName(0))
+			appendTo(t, p, badFrame(2))
+			return p
+		}, 2 * int64(log.FrameSize(1)), 2, 2, false},
+		{"gap between segments", func(dir string) string {
+			require.NoError(t, os.Remove(filepath.Join(dir, segment.SegmentFileName(2))))
+			return filepath.Join(dir, segment.SegmentFileName(0))
+		}, 2 * int64(log.FrameSize(1)), 2, 2, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "partition-000000")
+			writeSegment(t, dir, 0, "a", "b")
+			writeSegment(t, dir, 2, "c")
+			writeSegment(t, dir, 3, "d", "e")
+			file := tt.damage(dir)
+			it := verifyOne(t, dir)
+			require.Equal(t, verify.StatusDamaged, it.Status)
+			require.Equal(t, dir+string(filepath.Separator), it.Path)
+			require.Equal(t, file, it.Segment)
+			require.Equal(t, tt.pos, *it.Pos)
+			require.Equal(t, tt.offset, *it.Offset)
+			require.Equal(t, tt.records, *it.Records)
+			require.Equal(t, tt.torn, it.TornTail)
+		})
+	}
+}
+
+// TestVerifySegmentsLegacy: a directory written before segments still holds
+// phase 1's log.bin; it is verified as the log it is and said to be not yet
+// upgraded. A log.bin beside segment files is refused, as the segment
+// package refuses to open it.
+func TestVerifySegmentsLegacy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "partition-000000")
+	legacy := writeSegment(t, dir, 0, "a", "b")
+	require.NoError(t, os.Rename(legacy, filepath.Join(dir, segment.LegacyFileName)))
+	it := verifyOne(t, dir)
+	require.Equal(t, verify.StatusOK, it.Status, it.Detail)
+	require.Equal(t, uint64(2), *it.Records)
+	require.Contains(t, it.Detail, "not yet upgraded")
+
+	writeSegment(t, dir, 2, "c")
+	it = verifyOne(t, dir)
+	require.Equal(t, verify.StatusDamaged, it.Status, it.Detail)
+	require.Equal(t, filepath.Join(dir, segment.LegacyFileName), it.Segment)
+}
+
+// TestVerifySegmentFile: one segment file named on its own is read with
+// offsets from the base in its name.
+func TestVerifySegmentFile(t *testing.T) {
+	p := writeSegment(t, t.TempDir(), 7, "h", "i")
+	it := verifyOne(t, p)
+	require.Equal(t, verify.StatusOK, it.Status, it.Detail)
+	require.Equal(t, p, it.Path)
+	require.Equal(t, uint64(2), *it.Records)
+}
+
+// TestVerifyQuarantine: a quarantine file among a replica's segments is
+// read with offsets from the first offset its name gives and must hold as
+// many records as its name says.
+func TestVerifyQuarantine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "partition-000000")
+	writeSegment(t, dir, 0, "a", "b")
+	var frames []byte
+	for off := uint64(2); off < 4; off++ {
+		frames = log.AppendFrame(frames, log.Record{Offset: off, Timestamp: 1, Payload: []byte("q")})
+	}
+	at := time.Unix(0, 42)
+	write(t, cluster.QuarantinePath(dir, 2, 4, at), frames)
+	write(t, cluster.QuarantinePath(dir, 2, 5, at), frames)
+	report, err := verify.Verify(dir)
+	require.NoError(t, err)
+	got := map[string]verify.Status{}
+	for _, it := range report.Items {
+		got[key(t, dir, it)] = it.Status
+	}
+	require.Equal(t, map[string]verify.Status{
+		"log ./":                           verify.StatusOK,
+		"quarantine quarantine-2-4-42.bin": verify.StatusOK,
+		"quarantine quarantine-2-5-42.bin": verify.StatusDamaged,
 	}, got)
 }
