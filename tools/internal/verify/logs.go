@@ -129,6 +129,12 @@ func scanLogDir(dir string) logResult {
 			Reason: fmt.Sprintf("a legacy %s beside segment files (%s); the server refuses to open the log", segment.LegacyFileName, segment.SegmentFileName(d.Bases[0]))}
 		return res
 	}
+	if start, ok, err := segment.ReadLogStart(nil, dir); err != nil {
+		res.err = err
+		return res
+	} else if ok && start > res.start {
+		res.start = start // records below it are kept but never served
+	}
 	res.end = res.start
 	// sealed holds each sealed segment as the scan left it: whole.
 	var sealed []segment.SegmentInfo
@@ -138,6 +144,9 @@ func scanLogDir(dir string) logResult {
 		} else if seg.Sealed {
 			sealed[n-1] = seg
 		}
+		if rec.Offset < res.start {
+			return nil // checked for damage, not counted: below the log start
+		}
 		res.records++
 		res.end = rec.Offset + 1
 		res.bytes += int64(log.FrameSize(len(rec.Payload)))
@@ -145,7 +154,7 @@ func scanLogDir(dir string) logResult {
 	})
 	if res.err == nil {
 		for _, seg := range sealed {
-			if err := checkSidecar(dir, seg); err != nil {
+			if err := checkSidecar(seg); err != nil {
 				res.notes = append(res.notes, fmt.Sprintf("sidecar of %s: %v; the next open rebuilds it", filepath.Base(seg.Path), err))
 			}
 		}
@@ -156,12 +165,10 @@ func scanLogDir(dir string) logResult {
 // checkSidecar judges the sidecar of one sealed, whole segment: whole,
 // checksummed and in agreement with its segment. A sidecar that is not is
 // rebuilt by segment.Open, so it is a note, not damage. The sidecar format
-// is the segment package's own, so the check is its too, as the modules'
-// parsers are for metadata files: this is segment.CheckSidecar once the
-// package exports it. Until then every sidecar passes.
-func checkSidecar(dir string, seg segment.SegmentInfo) error {
-	_, _ = dir, seg
-	return nil
+// is the segment package's own, so the check is its too
+// (segment.CheckSidecar), as the modules' parsers are for metadata files.
+func checkSidecar(seg segment.SegmentInfo) error {
+	return segment.CheckSidecar(nil, seg.Path, seg.Next)
 }
 
 // records yields the records of the log r describes at path (a directory
