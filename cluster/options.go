@@ -80,6 +80,11 @@ type BrokerOptions struct {
 	// Now supplies the timestamps a leader replica assigns. Nil means
 	// time.Now.
 	Now func() time.Time
+	// Logf, if set, is told about every repair a replica log makes when
+	// it opens (a sidecar rebuilt, a log.bin upgraded to segments,
+	// segments below the log start deleted: segment.Options.Logf). A
+	// server passes its logger.
+	Logf func(format string, args ...any)
 	// TopicConfig gives a topic's effective configuration to whoever
 	// opens its replica logs (Broker.TopicConfig). Nil means
 	// topic.DefaultConfig() for every topic. Cluster.StartBroker sets it
@@ -101,7 +106,7 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 // cannot be had (being deleted) gets the defaults: they only decide when
 // the log rolls.
 func (b *Broker) segmentOptions(topicName string) segment.Options {
-	so := segment.Options{Log: b.opts.logOptions()}
+	so := segment.Options{Log: b.opts.logOptions(), Logf: b.opts.Logf}
 	if cfg, err := b.TopicConfig(topicName); err == nil {
 		so.SegmentBytes, so.SegmentAge = SegmentSettings(cfg)
 	}

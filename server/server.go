@@ -182,7 +182,8 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 func (s *Server) openCluster(fsys durable.FS) error {
 	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
 	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs,
-		TopicDefaults: s.cfg.TopicDefaults()})
+		TopicDefaults: s.cfg.TopicDefaults(),
+		Broker:        cluster.BrokerOptions{Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}

@@ -83,7 +83,8 @@ func Open(cfg Config) (*Node, error) {
 	// Whoever opens a replica log asks the broker for its topic's
 	// configuration (cluster.Broker.TopicConfig); the node answers.
 	b, err := cluster.OpenBrokerWithOptions(cfg.ID, cfg.DataDir, cluster.BrokerOptions{
-		TopicConfig: func(name string) (topic.Config, error) { return n.TopicConfig(name) }})
+		TopicConfig: func(name string) (topic.Config, error) { return n.TopicConfig(name) },
+		Logf:        func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }})
 	if err != nil {
 		return nil, fmt.Errorf("clusternode: %w", err)
 	}
