@@ -240,7 +240,7 @@ func TestAPIErrorDataFileNames(t *testing.T) {
 		testRoot + "/.lock":                                                              "the data directory's lock file",
 		"/etc/passwd":                                                                    "a file of the data directory",
 		"journal/log.bin":                                                                "the cluster journal",
-		"partition-000000/00000000000000000000.log":                                                       "a file of the data directory",
+		"partition-000000/00000000000000000000.log":                                      "a file of the data directory",
 		"/x/broker-1/topics/t/p/log.bin":                                                 "a file of the data directory",
 	} {
 		require.Equal(t, want, parseDataFile(path).String(), path)
