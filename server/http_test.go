@@ -206,7 +206,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	require.NotEmpty(t, info["version"])
 
 	paths := doc["paths"].(map[string]any)
-	require.Len(t, s.routes, 27, "health, ready, 22 API routes, metrics, openapi, docs")
+	require.Len(t, s.routes, 28, "health, ready, 23 API routes, metrics, openapi, docs")
 	ids := map[string]bool{}
 	for _, r := range s.routes {
 		item, ok := paths[openAPIPath(r.Path)].(map[string]any)

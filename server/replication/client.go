@@ -113,6 +113,11 @@ func (c *Client) Records(ctx context.Context, addr string, req RecordsRequest) (
 		return RecordsResponse{}, err
 	}
 	res := RecordsResponse{Records: recs}
+	if v := h.Get(HeaderLogStart); v != "" { // absent from a node that knows no log start: 0
+		if res.LogStart, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return RecordsResponse{}, fmt.Errorf("replication: records from %s: log start: %w", addr, err)
+		}
+	}
 	if res.LogEnd, err = strconv.ParseUint(h.Get(HeaderLogEnd), 10, 64); err != nil {
 		return RecordsResponse{}, fmt.Errorf("replication: records from %s: log end: %w", addr, err)
 	}
@@ -120,6 +125,19 @@ func (c *Client) Records(ctx context.Context, addr string, req RecordsRequest) (
 		return RecordsResponse{}, fmt.Errorf("replication: records from %s: high watermark: %w", addr, err)
 	}
 	return res, nil
+}
+
+// OffsetForTime asks the partition leader at addr for the first offset at
+// or after a time (nanoseconds since the epoch, from 0).
+func (c *Client) OffsetForTime(ctx context.Context, addr string, req OffsetForTimeRequest) (OffsetForTimeResponse, error) {
+	if req.Timestamp < 0 {
+		return OffsetForTimeResponse{}, fmt.Errorf("replication: offset for time %d: a time from 0: %w", req.Timestamp, ErrRemote)
+	}
+	q := partitionQuery(req.Topic, req.Partition)
+	q.Set("ts", strconv.FormatInt(req.Timestamp, 10))
+	var res OffsetForTimeResponse
+	_, _, err := c.do(ctx, http.MethodGet, addr, PathOffsetTime, q, nil, &res)
+	return res, err
 }
 
 // Produce forwards a produce request to the partition leader at addr.
