@@ -16,9 +16,10 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// docs/phase-6-network-api.md § Errors: a read below the log start is 416
-// offset_out_of_range, its body carrying log_start and high_watermark as
-// Kafka's OFFSET_OUT_OF_RANGE carries the range.
+// docs/phase-6-network-api.md § Requests and errors
+// A read below the log start is 416 offset_out_of_range, its body carrying
+// log_start and high_watermark as Kafka's OFFSET_OUT_OF_RANGE carries the
+// range.
 func TestHTTPOffsetOutOfRangeBody(t *testing.T) {
 	e := classify(&client.OffsetOutOfRangeError{Topic: "orders", Partition: 1, Offset: 2, LogStart: 5, HighWatermark: 9})
 	rec := httptest.NewRecorder()
@@ -121,8 +122,8 @@ func TestHTTPPartitionOffsetsByTime(t *testing.T) {
 	}
 }
 
-// docs/phase-6-network-api.md § Errors: a fetch below the leader's log
-// start answers 416 with the range still readable, through the Go client
+// docs/phase-6-network-api.md § Requests and errors
+// A fetch below the leader's log start answers 416 with the range still readable, through the Go client
 // as an *apiclient.OffsetOutOfRangeError; at the log start the fetch
 // serves, and its answer reports the log start.
 func TestHTTPFetchBelowLogStart(t *testing.T) {

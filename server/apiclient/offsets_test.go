@@ -11,10 +11,10 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
+// docs/phase-6-network-api.md § Requests and errors
 // A fetch below the log start is a 416 whose body carries the readable
-// range (docs/phase-6-network-api.md § Errors): it decodes to an
-// *OffsetOutOfRangeError with the fetch's position, which still unwraps to
-// the answer's *Error.
+// range: it decodes to an *OffsetOutOfRangeError with the fetch's
+// position, which still unwraps to the answer's *Error.
 func TestAPIClientOffsetOutOfRange(t *testing.T) {
 	c, _ := fakeServer(t, 416, `{"error":{"code":"offset_out_of_range","message":"orders/0: offset 2 is below the log start 5",
 		"request_id":"r1","log_start":5,"high_watermark":9}}`)
