@@ -32,6 +32,11 @@ type Consumer struct {
 	position     uint64
 	committed    uint64
 	hasCommitted bool
+
+	policy    OffsetReset
+	onReset   func(OffsetResetEvent)
+	lastReset OffsetResetEvent
+	hasReset  bool
 }
 
 // NewConsumer validates cfg and returns a consumer positioned at its
@@ -44,6 +49,13 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	if err := topic.ValidateName(cfg.ID); err != nil {
 		return nil, fmt.Errorf("client: new consumer: id: %w", err)
+	}
+	policy := cfg.OffsetReset
+	if policy == "" {
+		policy = OffsetResetEarliest
+	}
+	if _, err := ParseOffsetReset(string(policy)); err != nil {
+		return nil, fmt.Errorf("client: new consumer %q: %w", cfg.ID, err)
 	}
 	name := cfg.Topic.Name()
 	if n := cfg.Topic.PartitionCount(); cfg.Partition < 0 || cfg.Partition >= n {
@@ -61,6 +73,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		position:     off,
 		committed:    off,
 		hasCommitted: ok,
+		policy:       policy,
+		onReset:      cfg.OnReset,
 	}, nil
 }
 
@@ -76,10 +90,25 @@ func (c *Consumer) Partition() int { return c.partition }
 // Fetch returns up to maxRecords records from the position on and moves the
 // position past the last one returned. At or past the end of the partition
 // it returns no records and leaves the position alone. It never commits.
+//
+// Below the partition's log start the consumer's OffsetReset decides:
+// earliest and latest move the position (reported to OnReset and by
+// LastReset) and read from there; none returns a wrapped
+// *OffsetOutOfRangeError and leaves the position alone.
 func (c *Consumer) Fetch(maxRecords int) ([]log.Record, error) {
 	recs, err := c.src.Read(c.partition, c.position, maxRecords)
-	if err != nil {
-		return nil, fmt.Errorf("client: consumer %q fetch %s/%d at %d: %w", c.id, c.src.Name(), c.partition, c.position, err)
+	for resets := 0; err != nil; resets++ {
+		logStart, ok := outOfRange(err)
+		if !ok || c.policy == OffsetResetNone || resets == maxResets {
+			if ok {
+				err = c.outOfRangeError(err)
+			}
+			return nil, fmt.Errorf("client: consumer %q fetch %s/%d at %d: %w", c.id, c.src.Name(), c.partition, c.position, err)
+		}
+		if err := c.reset(logStart); err != nil {
+			return nil, fmt.Errorf("client: consumer %q reset %s/%d from %d: %w", c.id, c.src.Name(), c.partition, c.position, err)
+		}
+		recs, err = c.src.Read(c.partition, c.position, maxRecords)
 	}
 	if len(recs) > 0 {
 		c.position = recs[len(recs)-1].Offset + 1

@@ -56,6 +56,19 @@
 // Commit; it too refuses to overwrite a damaged offset file. Consumers
 // created after a reset start at the reset offset.
 //
+// # Log start and offset reset
+//
+// Retention deletes records from the front of a partition; its first
+// readable offset is the log start (Source.LogStart). A Fetch below it
+// fails at the Source, and the consumer's ConsumerConfig.OffsetReset
+// (Kafka's auto.offset.reset) decides: OffsetResetEarliest, the zero
+// value, moves the position to the log start; OffsetResetLatest to the end
+// (Source.NextOffset); OffsetResetNone returns the *OffsetOutOfRangeError,
+// with the log start and high watermark, and moves nothing. Every reset is
+// reported to ConsumerConfig.OnReset and by Consumer.LastReset as an
+// OffsetResetEvent (LogStart - From records were deleted unread). A reset
+// moves the position only: Commit stays explicit.
+//
 // # Offset files
 //
 //	<root>/<consumer_id>/<topic>/partition-000000.offset

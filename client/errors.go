@@ -28,7 +28,7 @@ var (
 // partition's log start: retention deleted the records there (or a replica
 // was reset to its leader's start). It carries the range a reader can
 // still use, as Kafka's OFFSET_OUT_OF_RANGE does; a consumer's reset policy
-// (Options.OffsetReset) decides where to go on.
+// (ConsumerConfig.OffsetReset) decides where to go on.
 type OffsetOutOfRangeError struct {
 	// Topic and Partition name the partition.
 	Topic     string

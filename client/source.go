@@ -22,6 +22,12 @@ type Source interface {
 	// refuses a position past it (*OffsetBeyondEndError). It may grow
 	// between calls, never shrink while the Source is open.
 	NextOffset(partition int) (uint64, error)
+	// LogStart is the first offset Read serves in one partition: 0 until
+	// retention deletes records from its front. A Read below it fails with
+	// a *OffsetOutOfRangeError (a replicated topic) or an error wrapping
+	// segment.ErrBeforeLogStart (a topic); the Consumer's OffsetReset
+	// decides what happens next. It may grow between calls, never shrink.
+	LogStart(partition int) (uint64, error)
 }
 
 // Sink is what a Producer needs of a partitioned log. A *topic.Topic is a
@@ -46,4 +52,14 @@ type ConsumerConfig struct {
 	Partition int
 	// Offsets stores the consumer's committed offsets.
 	Offsets *OffsetStore
+	// OffsetReset is where Fetch goes on when the position is below the
+	// partition's log start (retention deleted the records there): Kafka's
+	// auto.offset.reset. The zero value means OffsetResetEarliest, the
+	// choice that skips no record still readable, as a consumer that
+	// never committed starts at the oldest record too.
+	OffsetReset OffsetReset
+	// OnReset, when set, is called (on the Fetch's goroutine) after every
+	// reset of the position, before the records from the new position are
+	// read. Consumer.LastReset reports the latest one either way.
+	OnReset func(OffsetResetEvent)
 }

@@ -14,7 +14,9 @@ import (
 // same answer, and stopping once their values reach B bytes (default
 // DefaultFetchMaxBytes, capped at PYSTREAM_FETCH_MAX_BYTES; the record
 // that reaches it is included, so an answer holds at least one). An offset
-// at or past the high watermark returns no records.
+// at or past the high watermark returns no records; one below the log
+// start (records deleted by retention) is 416 offset_out_of_range, whose
+// body carries log_start and high_watermark.
 //
 // The answer is written as it is read (streamFetch): a client that does
 // not read it holds one chunk of records and a small buffer on the
@@ -44,6 +46,9 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	tail := fetchTail{hwm: st.HighWatermark}
+	if ls, _, err := s.cluster.Bounds(name, p); err == nil {
+		tail.logStart = min(ls, st.HighWatermark)
+	} // else the read below reports the leader's failure, or the answer is empty
 	for _, rep := range st.Replicas {
 		if rep.BrokerID == st.Leader && rep.LogEnd != nil {
 			tail.logEnd = *rep.LogEnd
@@ -73,7 +78,7 @@ func (s *Server) handleFetch(w http.ResponseWriter, r *http.Request) {
 
 // fetchTail is what a fetch answer says after its records.
 type fetchTail struct {
-	hwm, logEnd uint64
+	logStart, hwm, logEnd uint64
 }
 
 // streamFetch writes the answer, 200, whose records are first and then

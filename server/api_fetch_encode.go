@@ -72,7 +72,9 @@ func (e *fetchEncoder) record(rec log.Record) {
 func (e *fetchEncoder) end(next uint64, tail fetchTail) {
 	b := append(e.scratch[:0], `],"next_offset":`...)
 	b = strconv.AppendUint(b, next, 10)
-	b = append(b, `,"log_start":0,"high_watermark":`...)
+	b = append(b, `,"log_start":`...)
+	b = strconv.AppendUint(b, tail.logStart, 10)
+	b = append(b, `,"high_watermark":`...)
 	b = strconv.AppendUint(b, tail.hwm, 10)
 	b = append(b, `,"log_end":`...)
 	b = strconv.AppendUint(b, tail.logEnd, 10)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
@@ -85,6 +86,15 @@ func errs(r map[string]response, codes ...int) map[string]response {
 		r[strconv.Itoa(c)] = resp
 	}
 	return r
+}
+
+// outOfRangeResponse is a fetch's 416, its example built by the function
+// that builds the real answer.
+func outOfRangeResponse() response {
+	e := offsetOutOfRange(&client.OffsetOutOfRangeError{Topic: "orders", Partition: 0, Offset: 2, LogStart: 5, HighWatermark: 9})
+	return response{Description: "The offset is below the partition's log start (retention deleted the records there): " +
+		"code offset_out_of_range, with log_start and high_watermark, as Kafka's OFFSET_OUT_OF_RANGE.",
+		Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: e.body})}
 }
 
 func jsonBody(desc string, sch *schema, example any) *requestBody {
@@ -230,7 +240,20 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
 			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Value: []byte("hello")}},
-					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5})}, 400, 404, 503),
+					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5}),
+				"416": outOfRangeResponse()}, 400, 404, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/offsets", Handler: s.handlePartitionOffsets, Role: RoleRead, Operation: &operation{
+			OperationID: "getPartitionOffsets", Summary: "The offset of a partition at a time (earliest, latest or a timestamp)", Tags: []string{"records"},
+			Description: "Kafka's ListOffsets. timestamp=earliest is the log start, latest (the default) the high watermark; a time in milliseconds since the epoch " +
+				"(Kafka's unit) is the first offset whose record's timestamp is at or after it, searched on the leader. When no record below the high watermark " +
+				"is that late, offset is the high watermark and found is false: a reader starting there sees only records written afterwards.",
+			Parameters: []parameter{paramTopic, paramPartition,
+				{Name: "timestamp", In: "query", Description: "earliest, latest (the default), or milliseconds since the Unix epoch: a decimal integer from 0 to 9223372036854.",
+					Schema: &schema{Type: "string", Pattern: `^(earliest|latest|[0-9]+)$`}, Example: "1733131200123"}},
+			Responses: errs(map[string]response{"200": okJSON("The offset, whether a record that late was found, and the partition's bounds.",
+				sc.of(apiclient.PartitionOffsetsResponse{}), apiclient.PartitionOffsetsResponse{Topic: "orders", Partition: 0,
+					Timestamp: ptr(int64(1733131200123)), Offset: 3, Found: true, LogStart: 0, HighWatermark: 5})}, 400, 404, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/consumers/{id}/offsets", Handler: s.handleConsumerOffsets, Role: RoleRead, Operation: &operation{
 			OperationID: "listConsumerOffsets", Summary: "Every offset a consumer committed", Tags: []string{"consumers"},

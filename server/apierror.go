@@ -69,6 +69,7 @@ func classifyCause(err error) *apiError {
 	var (
 		regr     *client.OffsetRegressionError
 		end      *client.OffsetBeyondEndError
+		oor      *client.OffsetOutOfRangeError
 		offCorr  *client.OffsetCorruptionError
 		exist    *cluster.TopicExistsError
 		still    *cluster.LeaderStillAvailableError
@@ -121,6 +122,8 @@ func classifyCause(err error) *apiError {
 		}
 		e.body.BrokerIDs = []int{div.BrokerID}
 		return e
+	case errors.As(err, &oor):
+		return offsetOutOfRange(oor)
 	case errors.As(err, &regr):
 		e := newAPIError(http.StatusConflict, CodeConflict,
 			"consumer %s: offset %d of %s/%d is below the committed offset %d; a commit never moves backwards (a reset does)",
@@ -218,6 +221,17 @@ func classifyCause(err error) *apiError {
 		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", m)
 	}
 	return newAPIError(http.StatusInternalServerError, CodeInternal, "internal server error; the server log has the cause")
+}
+
+// offsetOutOfRange is a read below the log start: 416, with the range
+// still readable, as Kafka's OFFSET_OUT_OF_RANGE.
+func offsetOutOfRange(oor *client.OffsetOutOfRangeError) *apiError {
+	e := newAPIError(http.StatusRequestedRangeNotSatisfiable, CodeOffsetOutOfRange,
+		"%s/%d: offset %d is below the log start %d (retention deleted the records before it); fetch from the log start, which is readable up to the high watermark %d",
+		oor.Topic, oor.Partition, oor.Offset, oor.LogStart, oor.HighWatermark)
+	ls, hw := oor.LogStart, oor.HighWatermark
+	e.body.LogStart, e.body.HighWatermark = &ls, &hw
+	return e
 }
 
 // replicationMessage says which followers did not take which records of a

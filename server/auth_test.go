@@ -42,7 +42,7 @@ func writeAuthFile(t *testing.T) string {
 // so a new route must be placed in the rule.
 var wantRoles = map[string]Role{
 	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen,
-	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "getTopicConfig": RoleRead, "fetchRecords": RoleRead,
+	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "getTopicConfig": RoleRead, "fetchRecords": RoleRead, "getPartitionOffsets": RoleRead,
 	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
 	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite,

@@ -38,6 +38,14 @@ type Backend interface {
 	Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error)
 	ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error)
 	HighWatermark(topicName string, partition int) (uint64, error)
+	// Bounds is a partition's readable range, its leader's log start and
+	// its high watermark (cluster.Cluster.Bounds).
+	Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error)
+	// OffsetForTime is the first offset whose record's timestamp
+	// (nanoseconds) is at or after ts, searched on the leader; found false
+	// and the high watermark when none below it is
+	// (cluster.Cluster.OffsetForTime).
+	OffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error)
 	ListOffsets(consumerID string) ([]client.CommittedOffset, error)
 	LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error)
 	ListAllOffsets() ([]client.StoredOffset, error)

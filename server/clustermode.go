@@ -177,6 +177,11 @@ func (b nodeBackend) EnforceRetention() ([]cluster.RetentionResult, error) {
 
 var _ Backend = nodeBackend{}
 
+// OffsetForTime is the node's search by time on the partition's leader.
+func (b nodeBackend) OffsetForTime(topicName string, partition int, ts int64) (uint64, bool, error) {
+	return b.PartitionOffsetForTime(topicName, partition, ts)
+}
+
 // CatchUp is the controller's in cluster mode.
 func (b nodeBackend) CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error) {
 	return cluster.CatchUpResult{}, fmt.Errorf("catch up %s/%d: the controller catches followers up: %w", topicName, partition, clusternode.ErrNotInClusterMode)

@@ -20,6 +20,7 @@ const (
 	CodeUnavailable          = apiclient.CodeUnavailable
 	CodeInternal             = apiclient.CodeInternal
 	CodeInsufficientStorage  = apiclient.CodeInsufficientStorage
+	CodeOffsetOutOfRange     = apiclient.CodeOffsetOutOfRange
 )
 
 // ErrorResponse is the JSON body of every error answer:
@@ -32,7 +33,7 @@ type ErrorResponse = apiclient.ErrorResponse
 
 // ErrorBody is the inside of an ErrorResponse: code, message, request id
 // and the extras some errors carry (broker_ids, committed, requested,
-// records, reasons).
+// log_start, high_watermark, records, reasons).
 type ErrorBody = apiclient.ErrorBody
 
 // writeJSON writes v as a JSON answer with the given status. An error body

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -300,7 +301,28 @@ func (c *Client) FetchBytes(ctx context.Context, topic string, partition int, of
 		q.Set("max_bytes", strconv.Itoa(maxBytes))
 	}
 	var out FetchResponse
-	return &out, c.do(ctx, http.MethodGet, partitionPath(topic, partition)+"/records", q, nil, &out)
+	err := c.do(ctx, http.MethodGet, partitionPath(topic, partition)+"/records", q, nil, &out)
+	var oor *OffsetOutOfRangeError
+	if errors.As(err, &oor) {
+		oor.Topic, oor.Partition, oor.Offset = topic, partition, offset
+	}
+	return &out, err
+}
+
+// PartitionOffsets calls GET /api/topics/{topic}/partitions/{p}/offsets,
+// Kafka's ListOffsets: at is OffsetsEarliest (the log start),
+// OffsetsLatest (the high watermark) or a time in milliseconds since the
+// epoch, decimal (the first offset whose record is at least that late;
+// Found false and the high watermark when none is).
+func (c *Client) PartitionOffsets(ctx context.Context, topic string, partition int, at string) (*PartitionOffsetsResponse, error) {
+	var out PartitionOffsetsResponse
+	q := url.Values{"timestamp": {at}}
+	return &out, c.do(ctx, http.MethodGet, partitionPath(topic, partition)+"/offsets", q, nil, &out)
+}
+
+// PartitionOffsetsForTime is PartitionOffsets at t, sent in milliseconds.
+func (c *Client) PartitionOffsetsForTime(ctx context.Context, topic string, partition int, t time.Time) (*PartitionOffsetsResponse, error) {
+	return c.PartitionOffsets(ctx, topic, partition, strconv.FormatInt(t.UnixMilli(), 10))
 }
 
 // ConsumerOffsets calls GET /api/consumers/{id}/offsets: every committed
@@ -464,7 +486,8 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, ct
 
 // decodeError turns a non-2xx answer into an *Error. A body that is not the
 // contract's envelope still gives an *Error with the status and the start
-// of the body as its message.
+// of the body as its message. An offset_out_of_range answer is an
+// *OffsetOutOfRangeError around its *Error.
 func decodeError(resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(RequestIDHeader)}
@@ -495,9 +518,20 @@ func decodeError(resp *http.Response) error {
 		e.RequestID = b.RequestID
 	}
 	e.BrokerIDs, e.Committed, e.Requested, e.HighWatermark = b.BrokerIDs, b.Committed, b.Requested, b.HighWatermark
+	e.LogStart = b.LogStart
 	e.Records = b.Records
 	if e.Records == nil {
 		e.Records = env.Records
+	}
+	if e.Code == CodeOffsetOutOfRange {
+		oor := &OffsetOutOfRangeError{Err: e}
+		if e.LogStart != nil {
+			oor.LogStart = *e.LogStart
+		}
+		if e.HighWatermark != nil {
+			oor.HighWatermark = *e.HighWatermark
+		}
+		return oor
 	}
 	return e
 }

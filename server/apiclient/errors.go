@@ -38,6 +38,9 @@ var (
 	// ErrPermissionDenied: the token may not do this, or not on this
 	// topic (403).
 	ErrPermissionDenied = errors.New("apiclient: permission denied")
+	// ErrOffsetOutOfRange: a fetch below the partition's log start; the
+	// error is an *OffsetOutOfRangeError (416).
+	ErrOffsetOutOfRange = errors.New("apiclient: offset out of range")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -60,6 +63,7 @@ var codeSentinels = map[string]error{
 	CodeInsufficientStorage:  ErrInsufficientStorage,
 	CodeUnauthenticated:      ErrUnauthenticated,
 	CodePermissionDenied:     ErrPermissionDenied,
+	CodeOffsetOutOfRange:     ErrOffsetOutOfRange,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.
@@ -80,8 +84,11 @@ type Error struct {
 	// Committed and Requested are set on an offset regression (409).
 	Committed, Requested *uint64
 	// HighWatermark (with Requested) is set on a commit or reset past the
-	// partition's high watermark (409).
+	// partition's high watermark (409), and on an offset out of range
+	// (416, with LogStart).
 	HighWatermark *uint64
+	// LogStart is set on an offset out of range (416).
+	LogStart *uint64
 	// Records is set on a failed produce: per input record, its placement
 	// or its own error.
 	Records []ProduceResult
@@ -105,3 +112,31 @@ func (e *Error) Is(target error) bool {
 	s, ok := codeSentinels[e.Code]
 	return ok && s == target
 }
+
+// OffsetOutOfRangeError is a fetch's 416 answer: the offset asked for is
+// below the partition's log start, its records deleted by retention. It
+// carries the range still readable; errors.Is(err, ErrOffsetOutOfRange) is
+// true, and errors.As to *Error finds the whole answer.
+type OffsetOutOfRangeError struct {
+	// Topic, Partition and Offset are the fetch's, when the call knows
+	// them (Fetch and FetchBytes set them).
+	Topic     string
+	Partition int
+	Offset    uint64
+	// LogStart is the first readable offset; HighWatermark the end of
+	// what is readable.
+	LogStart, HighWatermark uint64
+	// Err is the server's answer.
+	Err *Error
+}
+
+func (e *OffsetOutOfRangeError) Error() string {
+	if e.Topic == "" {
+		return fmt.Sprintf("apiclient: offset out of range: log start %d, high watermark %d: %v", e.LogStart, e.HighWatermark, e.Err)
+	}
+	return fmt.Sprintf("apiclient: fetch %s/%d at %d: offset below the log start %d (high watermark %d): %v",
+		e.Topic, e.Partition, e.Offset, e.LogStart, e.HighWatermark, e.Err)
+}
+
+// Unwrap returns the server's answer, an *Error.
+func (e *OffsetOutOfRangeError) Unwrap() error { return e.Err }

@@ -29,6 +29,11 @@ const (
 	// CodePermissionDenied: the token's role or topic prefixes do not
 	// allow the request, or a browser-borne request was refused (403).
 	CodePermissionDenied = "permission_denied"
+	// CodeOffsetOutOfRange: a fetch asked for an offset below the
+	// partition's log start, whose records retention deleted; the body
+	// carries log_start and high_watermark (416), as Kafka's
+	// OFFSET_OUT_OF_RANGE.
+	CodeOffsetOutOfRange = "offset_out_of_range"
 )
 
 // IntentHeader marks a request as sent on purpose by a program, not by a
@@ -83,8 +88,12 @@ type ErrorBody struct {
 	// or to commit or reset past the high watermark.
 	Requested *uint64 `json:"requested,omitempty"`
 	// HighWatermark is the partition's high watermark when a commit or
-	// reset asked for an offset past it: the largest offset allowed.
+	// reset asked for an offset past it: the largest offset allowed; and
+	// on an offset out of range, the end of what is readable.
 	HighWatermark *uint64 `json:"high_watermark,omitempty"`
+	// LogStart is the partition's first readable offset when a fetch
+	// asked for one below it (offset_out_of_range).
+	LogStart *uint64 `json:"log_start,omitempty"`
 	// Records is set on a failed produce: per input record, in request
 	// order, either its acknowledged placement or its own error, so a client
 	// knows which records were written.
@@ -354,12 +363,43 @@ type FetchResponse struct {
 	Records []FetchedRecord `json:"records"`
 	// NextOffset is the offset to fetch next.
 	NextOffset uint64 `json:"next_offset"`
-	// LogStart is always 0: PyStream has no retention.
+	// LogStart is the first readable offset: 0 until retention deletes
+	// records from the partition's front. A fetch below it is answered
+	// 416 offset_out_of_range (*OffsetOutOfRangeError).
 	LogStart uint64 `json:"log_start"`
 	// HighWatermark bounds every fetch: no record at or past it is returned.
 	HighWatermark uint64 `json:"high_watermark"`
 	// LogEnd is the leader's log end.
 	LogEnd uint64 `json:"log_end"`
+}
+
+// The named times of GET /api/topics/{topic}/partitions/{p}/offsets, beside
+// a time in milliseconds since the epoch.
+const (
+	OffsetsEarliest = "earliest"
+	OffsetsLatest   = "latest"
+)
+
+// PartitionOffsetsResponse answers GET
+// /api/topics/{topic}/partitions/{p}/offsets?timestamp=T, Kafka's
+// ListOffsets: the offset a reader starting at T begins at.
+type PartitionOffsetsResponse struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	// Timestamp is the time asked for, in milliseconds since the epoch;
+	// absent for earliest and latest.
+	Timestamp *int64 `json:"timestamp,omitempty"`
+	// Offset is the log start for earliest, the high watermark for
+	// latest, and for a time the first offset whose record's timestamp is
+	// at or after it, or the high watermark when there is none.
+	Offset uint64 `json:"offset"`
+	// Found is false when no record below the high watermark is as late
+	// as the time asked for: Offset is then the high watermark. Always
+	// true for earliest and latest.
+	Found bool `json:"found"`
+	// LogStart and HighWatermark are the partition's readable range.
+	LogStart      uint64 `json:"log_start"`
+	HighWatermark uint64 `json:"high_watermark"`
 }
 
 // ConsumerOffset is one committed offset in ConsumerOffsetsResponse.

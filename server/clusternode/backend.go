@@ -303,6 +303,8 @@ func (n *Node) producerError(topicName string, partition, leader int, err error)
 	var re *replication.Error
 	if errors.As(err, &re) {
 		switch re.Code {
+		case replication.CodeOffsetOutOfRange:
+			return outOfRange(topicName, partition, re)
 		case replication.CodeNotReplicated:
 			return &cluster.ReplicationError{Topic: topicName, Partition: partition, Offset: re.Offset, Count: re.Count,
 				BrokerIDs: re.Brokers, Err: errors.New(re.Message)}
@@ -391,7 +393,8 @@ func (n *Node) readWithin(timeout time.Duration, topicName string, partition int
 		req.MaxBytes = maxPushBytes
 	}
 	if pm.Leader == n.cfg.ID {
-		return n.Records(ctx, req)
+		res, err := n.Records(ctx, req)
+		return res, outOfRange(topicName, partition, err)
 	}
 	addr, err := n.addrOf(pm.Leader)
 	if err != nil {
@@ -402,6 +405,40 @@ func (n *Node) readWithin(timeout time.Duration, topicName string, partition int
 		return res, n.producerError(topicName, partition, pm.Leader, err)
 	}
 	return res, nil
+}
+
+// Bounds is the partition's readable range, its leader's log start and
+// high watermark.
+func (n *Node) Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error) {
+	res, err := n.read(topicName, partition, 0, 0)
+	return res.LogStart, res.HighWatermark, err
+}
+
+// PartitionOffsetForTime is cluster.Cluster.OffsetForTime, asked of the
+// partition's leader: the first offset whose record's timestamp
+// (nanoseconds) is at or after ts; found false and the high watermark
+// when none below the high watermark is.
+func (n *Node) PartitionOffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error) {
+	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
+	defer cancel()
+	pm, err := n.partitionMeta(topicName, partition)
+	if err != nil {
+		return 0, false, err
+	}
+	req := replication.OffsetForTimeRequest{Topic: topicName, Partition: partition, Timestamp: max(ts, 0)}
+	var res replication.OffsetForTimeResponse
+	if pm.Leader == n.cfg.ID {
+		res, err = n.OffsetForTime(ctx, req)
+	} else {
+		var addr string
+		if addr, err = n.addrOf(pm.Leader); err != nil {
+			return 0, false, err
+		}
+		if res, err = n.rpc.OffsetForTime(ctx, addr, req); err != nil {
+			err = n.producerError(topicName, partition, pm.Leader, err)
+		}
+	}
+	return res.Offset, res.Found, err
 }
 
 // HighWatermark is the partition's, as its leader knows it.

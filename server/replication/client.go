@@ -126,6 +126,19 @@ func (c *Client) Records(ctx context.Context, addr string, req RecordsRequest) (
 	return res, nil
 }
 
+// OffsetForTime asks the partition leader at addr for the first offset at
+// or after a time (nanoseconds since the epoch, from 0).
+func (c *Client) OffsetForTime(ctx context.Context, addr string, req OffsetForTimeRequest) (OffsetForTimeResponse, error) {
+	if req.Timestamp < 0 {
+		return OffsetForTimeResponse{}, fmt.Errorf("replication: offset for time %d: a time from 0: %w", req.Timestamp, ErrRemote)
+	}
+	q := partitionQuery(req.Topic, req.Partition)
+	q.Set("ts", strconv.FormatInt(req.Timestamp, 10))
+	var res OffsetForTimeResponse
+	_, _, err := c.do(ctx, http.MethodGet, addr, PathOffsetTime, q, nil, &res)
+	return res, err
+}
+
 // Produce forwards a produce request to the partition leader at addr.
 func (c *Client) Produce(ctx context.Context, addr string, req ProduceRequest) (ProduceResponse, error) {
 	recs := make([]log.Record, len(req.Payloads))

@@ -21,7 +21,8 @@
 // # Requests
 //
 //	POST /v1/replicate?topic=&partition=&epoch=&leader=&hw=   frames -> {"end":N}
-//	GET  /v1/records?topic=&partition=&from=&max_bytes=&committed=  -> frames, X-Pystream-Log-End, X-Pystream-High-Watermark
+//	GET  /v1/records?topic=&partition=&from=&max_bytes=&committed=  -> frames, X-Pystream-Log-Start, X-Pystream-Log-End, X-Pystream-High-Watermark
+//	GET  /v1/offset-for-time?topic=&partition=&ts=              -> {"offset":N,"found":bool}
 //	POST /v1/produce?topic=&partition=                          frames (payloads) -> {"records":[{offset,timestamp}]}
 //	POST /v1/propose                                            a cluster.MetaCommand -> a cluster.MetaResult
 //	POST /v1/heartbeat                                          a Heartbeat
@@ -30,7 +31,8 @@
 //
 // Every refusal is an *Error with a Code a caller acts on (CodeStaleEpoch
 // fences a deposed leader, CodeBehind asks the leader for older records
-// first, CodeNotLeader names where to go) and a message in PyStream's
+// first, CodeNotLeader names where to go, CodeOffsetOutOfRange carries the
+// range a committed read below the log start can use) and a message in PyStream's
 // terms.
 //
 // Every replicate request carries the leader's epoch; a replica refuses

@@ -35,6 +35,11 @@ const (
 	// CodeUnavailable: the node cannot serve it now (closing, a log that
 	// failed).
 	CodeUnavailable = "unavailable"
+	// CodeOffsetOutOfRange: a committed read asked for an offset below the
+	// leader's log start (retention deleted the records there); Offset,
+	// LogStart and HighWatermark say where and what is readable, so a
+	// client of any node gets the same answer as from the leader.
+	CodeOffsetOutOfRange = "offset-out-of-range"
 )
 
 // ErrRemote is wrapped by every *Error.
@@ -57,6 +62,10 @@ type Error struct {
 	Offset  uint64 `json:"offset,omitempty"`
 	Count   int    `json:"count,omitempty"`
 	Brokers []int  `json:"brokers,omitempty"`
+	// LogStart and HighWatermark are the readable range of the partition
+	// (CodeOffsetOutOfRange, with Offset the offset asked for).
+	LogStart      uint64 `json:"log_start,omitempty"`
+	HighWatermark uint64 `json:"high_watermark,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -58,6 +58,10 @@ func (f *memFollower) Membership(context.Context, replication.MembershipRequest)
 	return replication.Errorf(replication.CodeNotLeader, "follower only")
 }
 
+func (f *memFollower) OffsetForTime(context.Context, replication.OffsetForTimeRequest) (replication.OffsetForTimeResponse, error) {
+	return replication.OffsetForTimeResponse{}, replication.Errorf(replication.CodeNotLeader, "follower only")
+}
+
 // A leader replicates two records to a follower on loopback: the follower
 // serves NewHandler over HTTP/2 without TLS, the leader calls it with a
 // Client.

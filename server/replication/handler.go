@@ -22,6 +22,7 @@ const (
 	PathHeartbeat  = "/v1/heartbeat"
 	PathCatchUp    = "/v1/catch-up"
 	PathMembership = "/v1/membership"
+	PathOffsetTime = "/v1/offset-for-time"
 )
 
 // MaxBodyBytes bounds every request body: a batch of records (each at most
@@ -30,9 +31,9 @@ const MaxBodyBytes = 64 << 20
 
 // Headers of a records answer.
 const (
+	HeaderLogStart      = "X-Pystream-Log-Start"
 	HeaderLogEnd        = "X-Pystream-Log-End"
 	HeaderHighWatermark = "X-Pystream-High-Watermark"
-	HeaderLogStart      = "X-Pystream-Log-Start"
 )
 
 // Peer is what a node serves to the others. Its methods return an *Error
@@ -49,6 +50,8 @@ type Peer interface {
 	CatchUp(ctx context.Context, topicName string, partition, follower int) (CatchUpResponse, error)
 	// Membership adds or removes a voter of the metadata group.
 	Membership(ctx context.Context, req MembershipRequest) error
+	// OffsetForTime searches a partition this node leads by time.
+	OffsetForTime(ctx context.Context, req OffsetForTimeRequest) (OffsetForTimeResponse, error)
 }
 
 // NewHandler serves p's internal API. Malformed requests are refused with
@@ -66,6 +69,7 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("POST "+PathHeartbeat, h.heartbeat)
 	mux.HandleFunc("POST "+PathCatchUp, h.catchUp)
 	mux.HandleFunc("POST "+PathMembership, h.membership)
+	mux.HandleFunc("GET "+PathOffsetTime, h.offsetForTime)
 	return mux
 }
 
@@ -136,6 +140,8 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 		status = http.StatusServiceUnavailable
 	case CodeNotLeader:
 		status = http.StatusMisdirectedRequest
+	case CodeOffsetOutOfRange:
+		status = http.StatusRequestedRangeNotSatisfiable
 	}
 	writeJSON(w, status, e)
 }
@@ -195,9 +201,9 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set(HeaderLogStart, strconv.FormatUint(res.LogStart, 10))
 	w.Header().Set(HeaderLogEnd, strconv.FormatUint(res.LogEnd, 10))
 	w.Header().Set(HeaderHighWatermark, strconv.FormatUint(res.HighWatermark, 10))
-	w.Header().Set(HeaderLogStart, strconv.FormatUint(res.LogStart, 10))
 	_, _ = w.Write(encodeFrames(res.Records)) // a cut body fails the reader's decode
 }
 
@@ -284,4 +290,24 @@ func (h *handler) catchUp(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) membership(w http.ResponseWriter, r *http.Request) {
 	jsonCall(h, w, r, "membership", h.p.Membership)
+}
+
+func (h *handler) offsetForTime(w http.ResponseWriter, r *http.Request) {
+	q := &query{r: r}
+	req := OffsetForTimeRequest{Topic: q.str("topic"), Partition: q.int("partition")}
+	ts := q.uint("ts")
+	if ts > math.MaxInt64 && q.err == nil {
+		q.err = Errorf(CodeBadRequest, "ts %d is too large", ts)
+	}
+	if q.err != nil {
+		h.fail(w, q.err)
+		return
+	}
+	req.Timestamp = int64(ts)
+	res, err := h.p.OffsetForTime(r.Context(), req)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
 }

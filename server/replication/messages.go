@@ -53,6 +53,23 @@ type RecordsResponse struct {
 	HighWatermark uint64
 }
 
+// OffsetForTimeRequest asks a partition's leader for the first offset
+// whose record's timestamp (nanoseconds since the epoch) is at or after
+// Timestamp (cluster.Cluster.OffsetForTime).
+type OffsetForTimeRequest struct {
+	Topic     string
+	Partition int
+	Timestamp int64
+}
+
+// OffsetForTimeResponse is the leader's answer: Found false means no
+// record below the high watermark is that late, and Offset is the high
+// watermark.
+type OffsetForTimeResponse struct {
+	Offset uint64 `json:"offset"`
+	Found  bool   `json:"found"`
+}
+
 // ProduceRequest is a produce request forwarded to a partition's leader.
 type ProduceRequest struct {
 	Topic     string

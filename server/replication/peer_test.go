@@ -43,6 +43,7 @@ type fakePeer struct {
 	produce   replication.ProduceResponse
 	propose   []byte
 	catchUp   replication.CatchUpResponse
+	offTime   replication.OffsetForTimeResponse
 	err       error
 
 	// mu guards calls.
@@ -103,6 +104,11 @@ func (p *fakePeer) CatchUp(ctx context.Context, topicName string, partition, fol
 func (p *fakePeer) Membership(ctx context.Context, req replication.MembershipRequest) error {
 	p.note(ctx, "Membership", req)
 	return p.err
+}
+
+func (p *fakePeer) OffsetForTime(ctx context.Context, req replication.OffsetForTimeRequest) (replication.OffsetForTimeResponse, error) {
+	p.note(ctx, "OffsetForTime", req)
+	return p.offTime, p.err
 }
 
 // onlyCall returns the one request that reached p, failing the test

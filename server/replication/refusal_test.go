@@ -29,6 +29,7 @@ func TestReplicationRefusalTravels(t *testing.T) {
 		{replication.Error{Code: replication.CodeBadRequest, Message: "bad"}, false},
 		{replication.Error{Code: replication.CodeUnavailable, Message: "closing"}, true},
 		{replication.Error{Code: replication.CodeNotReplicated, Message: "broker 3: timeout", Offset: 7, Count: 2, Brokers: []int{3}}, false},
+		{replication.Error{Code: replication.CodeOffsetOutOfRange, Message: "below the log start", Offset: 2, LogStart: 5, HighWatermark: 9}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.refusal.Code, func(t *testing.T) {
@@ -81,6 +82,10 @@ func TestReplicationRefusalEveryRequest(t *testing.T) {
 		}},
 		{"catch-up", func(ctx context.Context, c *replication.Client, addr string) error {
 			_, err := c.CatchUp(ctx, addr, "t", 0, 1)
+			return err
+		}},
+		{"offset-for-time", func(ctx context.Context, c *replication.Client, addr string) error {
+			_, err := c.OffsetForTime(ctx, addr, replication.OffsetForTimeRequest{Topic: "t"})
 			return err
 		}},
 	}

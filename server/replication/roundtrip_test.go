@@ -86,6 +86,7 @@ func TestReplicationRoundTripRecords(t *testing.T) {
 			req:  replication.RecordsRequest{Topic: "orders", Partition: 2, From: 10, MaxBytes: 4096, Committed: true},
 			res: replication.RecordsResponse{
 				Records:       []log.Record{{Offset: 10, Timestamp: 100, Payload: []byte("x")}, {Offset: 11, Timestamp: 101, Payload: []byte{}}},
+				LogStart:      9,
 				LogEnd:        15,
 				HighWatermark: 12,
 			},
@@ -119,10 +120,29 @@ func TestReplicationRoundTripRecords(t *testing.T) {
 			if !sameRecords(res.Records, tt.res.Records) {
 				t.Errorf("records = %+v, want %+v", res.Records, tt.res.Records)
 			}
-			if res.LogEnd != tt.res.LogEnd || res.HighWatermark != tt.res.HighWatermark {
-				t.Errorf("ends = %d/%d, want %d/%d", res.LogEnd, res.HighWatermark, tt.res.LogEnd, tt.res.HighWatermark)
+			if res.LogStart != tt.res.LogStart || res.LogEnd != tt.res.LogEnd || res.HighWatermark != tt.res.HighWatermark {
+				t.Errorf("bounds = %d/%d/%d, want %d/%d/%d", res.LogStart, res.LogEnd, res.HighWatermark, tt.res.LogStart, tt.res.LogEnd, tt.res.HighWatermark)
 			}
 		})
+	}
+}
+
+// doc.go, "Requests": GET /v1/offset-for-time asks a leader for the first
+// offset at or after a time, in nanoseconds.
+func TestReplicationRoundTripOffsetForTime(t *testing.T) {
+	want := replication.OffsetForTimeResponse{Offset: 7, Found: true}
+	p := &fakePeer{offTime: want}
+	n := serve(t, p)
+	req := replication.OffsetForTimeRequest{Topic: "orders", Partition: 1, Timestamp: 1733131200123456789}
+	res, err := newClient(t).OffsetForTime(t.Context(), n.Addr, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := onlyCall(t, p, "OffsetForTime").(replication.OffsetForTimeRequest); got != req {
+		t.Errorf("peer got %+v, want %+v", got, req)
+	}
+	if res != want {
+		t.Errorf("answer %+v, want %+v", res, want)
 	}
 }
 

@@ -287,6 +287,22 @@ func TestCLIOffsetsDescribeRows(t *testing.T) {
 	require.Empty(t, describeRows(nil, topics, ""))
 }
 
+// TestCLIOffsetsDescribeBelowLogStart: a committed offset below its
+// partition's log start is marked with the records deleted unread.
+func TestCLIOffsetsDescribeBelowLogStart(t *testing.T) {
+	rows := []offsetRow{
+		{Topic: "a", Partition: 0, Current: u64(2), LogEnd: 9, Lag: u64(7)},
+		{Topic: "a", Partition: 1, Current: u64(6), LogEnd: 9, Lag: u64(3)},
+		{Topic: "a", Partition: 2, LogEnd: 9},
+	}
+	require.NoError(t, withLogStarts(rows, func(_ string, p int) (uint64, error) { return 5, nil }))
+	for _, r := range rows {
+		require.Equal(t, uint64(5), r.LogStart)
+	}
+	require.Equal(t, []string{"note: a/0: committed offset 2 is below log start 5: 3 record(s) deleted before they were read; " +
+		"a consumer resumes per its offset reset policy (consume --offset-reset)"}, belowStartNotes(rows))
+}
+
 // TestCLIOffsetsResetTarget: earliest is 0, latest the high watermark, an
 // explicit offset must not pass it.
 func TestCLIOffsetsResetTarget(t *testing.T) {

@@ -37,6 +37,8 @@ type consumeOptions struct {
 	exitAtEnd bool   // -e
 	format    []formatPart
 	commitAs  string
+	// reset is --offset-reset: earliest (the default), latest or none.
+	reset string
 }
 
 func (a *app) consumeCommand() *cobra.Command {
@@ -70,7 +72,15 @@ until -n records are printed in all or Ctrl-C, which finishes the current line
 and exits 0; -e exits once every partition read is at its high watermark.
 --commit-as ID commits each partition's position after each printed batch of it
 and before exiting (commits only move forward: while replaying below the
-committed offset, nothing is committed; 'offsets reset' moves an offset back).`,
+committed offset, nothing is committed; 'offsets reset' moves an offset back).
+
+--offset-reset decides what happens when a fetch asks for an offset below the
+log start (retention deleted those records; Kafka's auto.offset.reset):
+  earliest  go on from the log start (default: consume starts at the oldest
+            record too, as kafka-console-consumer --from-beginning)
+  latest    go on from the high watermark: only records produced from now on
+  none      stop: exit 1 naming the log start and the high watermark
+Every reset is reported on stderr with the records it skipped.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topic = args[0]
@@ -90,6 +100,11 @@ committed offset, nothing is committed; 'offsets reset' moves an offset back).`,
 					return &UsageError{Err: err}
 				}
 				o.format = parts
+			}
+			switch o.reset {
+			case "earliest", "latest", "none":
+			default:
+				return usageErrorf("--offset-reset %q: earliest, latest or none", o.reset)
 			}
 			if o.offset != "" {
 				spec, err := parseOffsetSpec(o.offset)
@@ -116,6 +131,7 @@ committed offset, nothing is committed; 'offsets reset' moves an offset back).`,
 	f.BoolVarP(&o.exitAtEnd, "exit", "e", false, "exit at the end of every partition read (its high watermark)")
 	f.StringVarP(&format, "format", "f", "", `output format, e.g. '%p %o\t%v\n' (default: JSON lines)`)
 	f.StringVar(&o.commitAs, "commit-as", "", "consumer id whose committed offsets to start from and advance")
+	f.StringVar(&o.reset, "offset-reset", "earliest", "below the log start (records deleted): earliest, latest or none")
 	return cmd
 }
 
@@ -302,8 +318,15 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 		max = min(max, cs.o.limit-cs.printed)
 	}
 	res, err := cs.c.Fetch(ctx, cs.o.topic, cur.partition, cur.pos, max)
-	if err != nil {
-		return 0, false, cs.a.apiError(fmt.Sprintf("consume %s at offset %d", cs.where(cur), cur.pos), err)
+	for resets := 0; err != nil; resets++ {
+		var oor *apiclient.OffsetOutOfRangeError
+		if !errors.As(err, &oor) || resets == maxResets {
+			return 0, false, cs.a.apiError(fmt.Sprintf("consume %s at offset %d", cs.where(cur), cur.pos), err)
+		}
+		if err := cs.reset(cur, oor); err != nil {
+			return 0, false, err
+		}
+		res, err = cs.c.Fetch(ctx, cs.o.topic, cur.partition, cur.pos, max)
 	}
 	cur.hw, cur.hwKnown = res.HighWatermark, true
 	for _, r := range res.Records {
@@ -326,6 +349,55 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 		return n, false, err
 	}
 	return n, false, cs.commit(ctx, cur)
+}
+
+// maxResets bounds the resets of one fetch: retention may raise the log
+// start again between a reset and the fetch after it.
+const maxResets = 3
+
+// OffsetOutOfRangeError is consume's --offset-reset none meeting a
+// position below the log start. It exits with ExitFailure.
+type OffsetOutOfRangeError struct {
+	Where                   string
+	Offset                  uint64
+	LogStart, HighWatermark uint64
+	Err                     error
+}
+
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("consume %s: offset %d is below the log start %d (high watermark %d): retention deleted %d record(s) before it; "+
+		"rerun with --offset-reset earliest or latest, or -o start", e.Where, e.Offset, e.LogStart, e.HighWatermark, e.LogStart-e.Offset)
+}
+
+// Unwrap returns the server's answer.
+func (e *OffsetOutOfRangeError) Unwrap() error { return e.Err }
+
+// reset applies --offset-reset to a fetch of cur below the log start and
+// reports it on stderr.
+func (cs *consumer) reset(cur *cursor, oor *apiclient.OffsetOutOfRangeError) error {
+	to := oor.LogStart
+	switch cs.o.reset {
+	case "none":
+		return &OffsetOutOfRangeError{Where: cs.where(cur), Offset: cur.pos, LogStart: oor.LogStart, HighWatermark: oor.HighWatermark, Err: oor}
+	case "latest":
+		to = max64(oor.HighWatermark, oor.LogStart)
+	}
+	deleted := uint64(0)
+	if oor.LogStart > cur.pos {
+		deleted = oor.LogStart - cur.pos
+	}
+	fmt.Fprintf(cs.a.env.Stderr, "pystream: note: %s: offset %d is below the log start %d (%d record(s) deleted by retention); resuming at %d (--offset-reset %s)\n",
+		cs.where(cur), cur.pos, oor.LogStart, deleted, to, cs.resetPolicy())
+	cur.pos = to
+	return nil
+}
+
+// resetPolicy is --offset-reset, its default when unset (tests).
+func (cs *consumer) resetPolicy() string {
+	if cs.o.reset == "" {
+		return "earliest"
+	}
+	return cs.o.reset
 }
 
 func max64(a, b uint64) uint64 {

@@ -21,6 +21,9 @@ type memTopic struct {
 	committed  map[int]uint64
 	commits    int
 	fetches    []int // the partition of each fetch, in order
+	// start is every partition's log start: a fetch below it is the
+	// server's 416.
+	start uint64
 }
 
 var _ consumeAPI = (*memTopic)(nil)
@@ -44,6 +47,11 @@ func (m *memTopic) Fetch(_ context.Context, _ string, p int, offset uint64, max 
 	}
 	m.fetches = append(m.fetches, p)
 	recs := m.partitions[p]
+	if offset < m.start && offset < uint64(len(recs)) {
+		ls, hw := m.start, uint64(len(recs))
+		return nil, &apiclient.OffsetOutOfRangeError{Topic: m.name, Partition: p, Offset: offset, LogStart: ls, HighWatermark: hw,
+			Err: &apiclient.Error{Status: 416, Code: apiclient.CodeOffsetOutOfRange, Message: "below the log start", LogStart: &ls, HighWatermark: &hw}}
+	}
 	res := &apiclient.FetchResponse{NextOffset: offset, HighWatermark: uint64(len(recs)), LogEnd: uint64(len(recs))}
 	for o := offset; o < uint64(len(recs)) && len(res.Records) < min(max, m.perFetch); o++ {
 		res.Records = append(res.Records, apiclient.FetchedRecord{Offset: o, Timestamp: int64(o) * 1e6, Value: []byte(recs[o])})
@@ -150,4 +158,38 @@ func TestCLIConsumeUnknown(t *testing.T) {
 	err = a.consume(context.Background(), func() {}, orders(), consumeOptions{topic: "orders", partition: 5, exitAtEnd: true})
 	require.ErrorIs(t, err, apiclient.ErrNotFound)
 	require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("consume orders/%d at offset 0: ", 5)), err.Error())
+}
+
+// TestCLIConsumeOffsetReset: a fetch below the log start (416) resumes at
+// the log start (earliest, the default), at the high watermark (latest),
+// or stops with an error naming both (none); every reset is a note on
+// stderr saying how many records retention deleted.
+func TestCLIConsumeOffsetReset(t *testing.T) {
+	deleted := func() *memTopic {
+		m := &memTopic{name: "orders", perFetch: 10, partitions: [][]string{{"a0", "a1", "a2", "a3", "a4"}}, start: 3}
+		return m
+	}
+	for _, reset := range []string{"", "earliest"} {
+		m := deleted()
+		out, errOut := runConsume(t, m, consumeOptions{partition: 0, exitAtEnd: true, reset: reset, commitAs: "billing"})
+		require.Equal(t, "0@3 a3\n0@4 a4\n", out, reset)
+		require.Contains(t, errOut, "note: orders/0: offset 0 is below the log start 3 (3 record(s) deleted by retention); resuming at 3 (--offset-reset earliest)")
+		require.Equal(t, map[int]uint64{0: 5}, m.committed)
+	}
+
+	m := deleted()
+	out, errOut := runConsume(t, m, consumeOptions{partition: 0, exitAtEnd: true, reset: "latest", offset: "1"})
+	require.Empty(t, out)
+	require.Contains(t, errOut, "offset 1 is below the log start 3 (2 record(s) deleted by retention); resuming at 5 (--offset-reset latest)")
+
+	var stdout, stderr bytes.Buffer
+	a := &app{env: Env{Stdout: &stdout, Stderr: &stderr}}
+	err := a.consume(context.Background(), func() {}, deleted(), consumeOptions{topic: "orders", partition: 0, exitAtEnd: true, reset: "none"})
+	var oor *OffsetOutOfRangeError
+	require.ErrorAs(t, err, &oor)
+	require.Equal(t, OffsetOutOfRangeError{Where: "orders/0", Offset: 0, LogStart: 3, HighWatermark: 5, Err: oor.Err}, *oor)
+	require.ErrorIs(t, err, apiclient.ErrOffsetOutOfRange)
+	require.Equal(t, ExitFailure, ExitCode(err))
+	require.Contains(t, err.Error(), "offset 0 is below the log start 3 (high watermark 5)")
+	require.Empty(t, stdout.String())
 }

@@ -28,6 +28,9 @@ type offsetRow struct {
 	Partition int    `json:"partition"`
 	// Current is the committed offset, nil when never committed.
 	Current *uint64 `json:"current_offset"`
+	// LogStart is the partition's first readable offset (describe only):
+	// a committed offset below it names records retention deleted.
+	LogStart uint64 `json:"log_start_offset"`
 	// LogEnd is the partition's high watermark.
 	LogEnd uint64 `json:"log_end_offset"`
 	// Lag is LogEnd - Current, nil when never committed.
@@ -107,6 +110,32 @@ func lagOf(current *uint64, hw uint64) *uint64 {
 	return &lag
 }
 
+// withLogStarts sets each row's LogStart from start (the partition's
+// offset at "earliest").
+func withLogStarts(rows []offsetRow, start func(topic string, p int) (uint64, error)) error {
+	for i := range rows {
+		ls, err := start(rows[i].Topic, rows[i].Partition)
+		if err != nil {
+			return err
+		}
+		rows[i].LogStart = ls
+	}
+	return nil
+}
+
+// belowStartNotes are the notes on committed offsets below their
+// partition's log start: records deleted before the consumer read them.
+func belowStartNotes(rows []offsetRow) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Current != nil && *r.Current < r.LogStart {
+			out = append(out, fmt.Sprintf("note: %s/%d: committed offset %d is below log start %d: %d record(s) deleted before they were read; "+
+				"a consumer resumes per its offset reset policy (consume --offset-reset)", r.Topic, r.Partition, *r.Current, r.LogStart, r.LogStart-*r.Current))
+		}
+	}
+	return out
+}
+
 // topicDetails fetches the detail of every named topic once.
 func (a *app) topicDetails(ctx context.Context, c *apiclient.Client, names []string) (map[string]*apiclient.TopicDetail, error) {
 	out := map[string]*apiclient.TopicDetail{}
@@ -126,7 +155,7 @@ func (a *app) topicDetails(ctx context.Context, c *apiclient.Client, names []str
 func (a *app) offsetsDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe CONSUMER-ID [TOPIC]",
-		Short: "Show committed offsets, the log end (high watermark) and the lag",
+		Short: "Show committed offsets, the log start and end (high watermark) and the lag",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 || len(args) > 2 {
 				return usageErrorf("%s takes 1 or 2 arguments, got %d (usage: %s)", cmd.CommandPath(), len(args), cmd.UseLine())
@@ -160,6 +189,16 @@ func (a *app) offsetsDescribeCommand() *cobra.Command {
 				return err
 			}
 			rows := describeRows(res.Offsets, topics, topicFilter)
+			err = withLogStarts(rows, func(topic string, p int) (uint64, error) {
+				po, err := c.PartitionOffsets(ctx, topic, p, apiclient.OffsetsEarliest)
+				if err != nil {
+					return 0, a.apiError(fmt.Sprintf("offsets describe: log start of %s/%d", topic, p), err)
+				}
+				return po.Offset, nil
+			})
+			if err != nil {
+				return err
+			}
 			if a.g.json {
 				if rows == nil {
 					rows = []offsetRow{}
@@ -172,9 +211,18 @@ func (a *app) offsetsDescribeCommand() *cobra.Command {
 			}
 			table := make([][]string, len(rows))
 			for i, r := range rows {
-				table[i] = []string{r.Topic, strconv.Itoa(r.Partition), optUint(r.Current), strconv.FormatUint(r.LogEnd, 10), optUint(r.Lag)}
+				table[i] = []string{r.Topic, strconv.Itoa(r.Partition), optUint(r.Current), strconv.FormatUint(r.LogStart, 10),
+					strconv.FormatUint(r.LogEnd, 10), optUint(r.Lag)}
 			}
-			return writeTable(a.env.Stdout, []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"}, table)
+			if err := writeTable(a.env.Stdout, []string{"TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-START-OFFSET", "LOG-END-OFFSET", "LAG"}, table); err != nil {
+				return err
+			}
+			for _, n := range belowStartNotes(rows) {
+				if _, err := fmt.Fprintln(a.env.Stdout, n); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 }
