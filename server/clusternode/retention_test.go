@@ -87,6 +87,10 @@ func TestRetentionAcrossNodes(t *testing.T) {
 	// A follower stopped now misses the next deletion: when it returns
 	// its log ends below the leader's start, and it starts again there.
 	c.stop(victim)
+	waitFor(t, testFailoverAfter+failoverMargin, fmt.Sprintf("broker %d out of the active set", victim), func() (bool, string) {
+		pm := partitionOf(t, c.node(leader), name, p)
+		return !slices.Contains(pm.Active, victim), fmt.Sprintf("%+v", pm)
+	})
 	send(60, 60)
 	res, err = c.node(leader).EnforceRetention(t.Context())
 	require.NoError(t, err)
