@@ -227,6 +227,24 @@ func (e JournalEntry) validate() error {
 		}
 		return nil
 	}
+	if len(e.Removed) > 0 && e.Event != EventRetention {
+		return bad("only a retention pass removes segments")
+	}
+	if e.Event == EventRetention {
+		// A retention pass changes replica logs, not cluster.meta.
+		if e.Topic == "" {
+			return bad("a retention pass needs its partition")
+		}
+		if e.Before != nil || e.After != nil {
+			return bad("a retention pass has no before and after")
+		}
+		for _, r := range e.Removed {
+			if r.Broker < 1 || r.Next <= r.Base {
+				return bad("removed segment %+v is not a broker's offsets [base, next)", r)
+			}
+		}
+		return nil
+	}
 	if e.Event == EventBrokerStart {
 		// A broker's first start writes cluster.meta (the broker list):
 		// its intent names the broker, no partition.

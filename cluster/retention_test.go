@@ -111,15 +111,20 @@ func TestRetentionByBytes(t *testing.T) {
 
 	entries, err := c.Journal(0, 1000)
 	require.NoError(t, err)
-	var found bool
+	var found, intent bool
 	for _, e := range entries {
-		if e.Event == EventRetention {
+		if e.Event == EventRetention && e.Phase == PhaseIntent {
+			intent = true
+			require.False(t, found, "the intent comes before the deletion")
+		}
+		if e.Event == EventRetention && e.Phase == PhaseDone {
 			found = true
 			require.Equal(t, ByRetention, e.By)
 			require.Equal(t, res[0].Removed, e.Removed)
 			require.Contains(t, e.Summary, fmt.Sprintf("-> %d", start))
 		}
 	}
+	require.True(t, intent, "the intent is journalled")
 	require.True(t, found, "the deletion is journalled")
 
 	_, err = c.ReadCommitted("t", 0, 0, 10)
@@ -212,4 +217,35 @@ func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
 	last := entries[len(entries)-1]
 	require.Equal(t, EventCatchUp, last.Event)
 	require.Contains(t, last.Summary, "reset to start there")
+}
+
+// A retention pass a crash interrupts after its intent gets an outcome at
+// the next open: failed, saying the next pass deletes what is left; and
+// the next pass does.
+func TestRetentionInterruptedIntentReconciled(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
+	sendSized(t, c, 40, 100)
+	// What the pass writes before it deletes, then the process dies.
+	off, err := c.journal.append(JournalEntry{Event: EventRetention, Phase: PhaseIntent, By: ByRetention,
+		Topic: "t", Partition: 0, Broker: 1, Summary: "t/0: log start 0 -> 32"})
+	require.NoError(t, err)
+	c = reopen(t, c, root, 3)
+
+	entries, err := c.Journal(0, 1000)
+	require.NoError(t, err)
+	var outcome *JournalEntry
+	for i := range entries {
+		if e := entries[i]; e.Intent != nil && *e.Intent == off {
+			outcome = &entries[i]
+		}
+	}
+	require.NotNil(t, outcome, "the interrupted intent has an outcome")
+	require.Equal(t, PhaseFailed, outcome.Phase)
+	require.Equal(t, ByStartup, outcome.By)
+	require.Contains(t, outcome.Error, "next retention pass")
+
+	res, err := c.EnforceRetention()
+	require.NoError(t, err)
+	require.Len(t, res, 1)
 }

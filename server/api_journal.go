@@ -87,5 +87,8 @@ func journalEntry(e cluster.JournalEntry) apiclient.JournalEntry {
 		intent := *e.Intent
 		out.Intent = &intent
 	}
+	for _, r := range e.Removed {
+		out.Removed = append(out.Removed, apiclient.RemovedSegment{Broker: r.Broker, Base: r.Base, Next: r.Next})
+	}
 	return out
 }

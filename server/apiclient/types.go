@@ -483,11 +483,12 @@ type JournalEntry struct {
 	// Time is when the entry was written, RFC 3339 with nanoseconds, UTC.
 	Time string `json:"time"`
 	// Event is what the entry is about: catch-up, deactivate, failover,
-	// recover, move-leader, broker-stop, broker-start or delete-topic.
+	// recover, move-leader, broker-stop, broker-start, delete-topic,
+	// alter-config or retention.
 	Event string `json:"event"`
 	// Phase is intent, done, failed, completed or rolled-back.
 	Phase string `json:"phase"`
-	// By is operator, controller or startup.
+	// By is operator, controller, startup or retention.
 	By string `json:"by"`
 	// Topic and Partition name the partition; both are omitted for a
 	// broker's stop or start, Partition for a topic's deletion.
@@ -508,8 +509,18 @@ type JournalEntry struct {
 	// before and after an alter-config (omitted when there were none).
 	ConfigBefore map[string]string `json:"config_before,omitempty"`
 	ConfigAfter  map[string]string `json:"config_after,omitempty"`
+	// Removed are the segments a retention pass deleted: per broker, the
+	// offsets [base, next) each held.
+	Removed []RemovedSegment `json:"removed,omitempty"`
 	// Error says why an operation failed.
 	Error string `json:"error,omitempty"`
+}
+
+// RemovedSegment is one segment file a retention pass deleted.
+type RemovedSegment struct {
+	Broker int    `json:"broker"`
+	Base   uint64 `json:"base"`
+	Next   uint64 `json:"next"`
 }
 
 // JournalResponse answers GET /api/journal.
