@@ -36,7 +36,10 @@ const (
 	benchOpenSealed = 8
 )
 
-var benchOpenMiB = flag.Int("segbench.mib", benchOpenSegmentMiB, "MiB per segment in BenchmarkSegmentOpen")
+var (
+	benchOpenMiB     = flag.Int("segbench.mib", benchOpenSegmentMiB, "MiB per segment in BenchmarkSegmentOpen")
+	benchOpenSealedN = flag.Int("segbench.sealed", benchOpenSealed, "sealed segments in BenchmarkSegmentOpen")
+)
 
 var benchPayload = make([]byte, benchPayloadSize)
 
@@ -116,9 +119,9 @@ func BenchmarkSegmentOpen(b *testing.B) {
 	perSeg := uint64(segBytes / frame)
 	var base uint64
 	var active string
-	for i := 0; i <= benchOpenSealed; i++ {
+	for i := 0; i <= *benchOpenSealedN; i++ {
 		n := perSeg
-		if i == benchOpenSealed {
+		if i == *benchOpenSealedN {
 			n = perSeg / 2
 		}
 		buf := make([]byte, 0, int64(n)*frame)
@@ -137,7 +140,7 @@ func BenchmarkSegmentOpen(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if len(l.Rebuilt()) != benchOpenSealed {
+	if len(l.Rebuilt()) != *benchOpenSealedN {
 		b.Fatalf("%d sidecars built", len(l.Rebuilt()))
 	}
 	_ = l.Close()
@@ -155,7 +158,10 @@ func BenchmarkSegmentOpen(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap := after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc)
-		mem, sealed := segment.SealedMemory(l)
+		mem, sealed, err := segment.SealedMemory(l)
+		if err != nil {
+			b.Fatal(err)
+		}
 		_ = l.Close()
 
 		b.ReportAllocs()

@@ -12,16 +12,35 @@ func ParseAndReencodeSidecar(b []byte) ([]byte, error) {
 	return encodeSidecar(nil, s), nil
 }
 
-// SealedMemory is the memory the log keeps for its sealed segments: the
+// SealedMemory is the memory the log keeps for its sealed segments once
+// every one has been read (each thin index loaded, the most it keeps): the
 // thin indexes plus a fixed cost per segment, in bytes.
-func SealedMemory(l *Log) (bytes, sealedBytes int64) {
+func SealedMemory(l *Log) (bytes, sealedBytes int64, err error) {
 	l.segMu.RLock()
 	defer l.segMu.RUnlock()
 	for _, s := range l.sealed {
-		bytes += int64(cap(s.thin))*8 + sealedSegmentOverhead + int64(len(s.path))
+		thin, ierr := s.index(l)
+		if ierr != nil {
+			return 0, 0, ierr
+		}
+		bytes += int64(cap(thin))*8 + sealedSegmentOverhead + int64(len(s.path))
 		sealedBytes += s.size
 	}
-	return bytes, sealedBytes
+	return bytes, sealedBytes, nil
+}
+
+// IndexLoaded reports, per sealed segment, whether its thin index is in
+// memory yet.
+func IndexLoaded(l *Log) []bool {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	var out []bool
+	for _, s := range l.sealed {
+		s.idxMu.Lock()
+		out = append(out, s.loaded)
+		s.idxMu.Unlock()
+	}
+	return out
 }
 
 // sealedSegmentOverhead approximates a sealedSegment and its open file.

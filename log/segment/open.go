@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -232,7 +233,7 @@ func (l *Log) loadSealed(f durable.File, path string, base, next uint64, hasSide
 	reason := "missing"
 	var sc *sidecar
 	if hasSidecar {
-		sc, err = readSidecar(l.fs, scPath, size)
+		sc, err = readSidecarHeader(l.fs, scPath)
 		switch {
 		case err != nil:
 			reason, sc = err.Error(), nil
@@ -250,9 +251,7 @@ func (l *Log) loadSealed(f durable.File, path string, base, next uint64, hasSide
 			if err := writeSidecar(l.fs, scPath, encodeSidecar(nil, sc)); err != nil {
 				return nil, err
 			}
-			note := fmt.Sprintf("%s: %s", scPath, reason)
-			l.rebuilt = append(l.rebuilt, note)
-			l.opts.Logf("segment: rebuilt sidecar %s", note)
+			l.noteRebuilt(fmt.Sprintf("%s: %s", scPath, reason))
 		}
 	}
 	if sc.next() != next {
@@ -260,6 +259,39 @@ func (l *Log) loadSealed(f durable.File, path string, base, next uint64, hasSide
 			Reason: fmt.Sprintf("sealed segment ends before offset %d but the next segment starts at %d", sc.next(), next)}
 	}
 	return newSealed(path, f, sc), nil
+}
+
+// readSidecarHeader reads and checks the header of the sidecar at path:
+// its first sidecarHeadSize bytes, and a file length that fits the number
+// of entries the header announces.
+func readSidecarHeader(fsys durable.FS, path string) (*sidecar, error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSidecar, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSidecar, err)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %w", ErrSidecar, durable.ErrNotRegular)
+	}
+	var b [sidecarHeadSize]byte
+	if n, err := f.ReadAt(b[:], 0); n < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("%w: %d bytes, shorter than a header: %w", ErrSidecar, n, err)
+	}
+	sc, n, err := parseSidecarHeader(b[:])
+	if err != nil {
+		return nil, err
+	}
+	if want := sidecarSize(n); info.Size() != want {
+		return nil, fmt.Errorf("%w: %d bytes, %d entries need %d", ErrSidecar, info.Size(), n, want)
+	}
+	return sc, nil
 }
 
 // readSidecar reads and parses the sidecar at path of a segment of size

@@ -93,17 +93,20 @@ func TestSegmentSidecarRebuilt(t *testing.T) {
 			damage(path)
 			var logged int
 			l := openSeg(t, dir, segment.Options{IndexInterval: 100, Logf: func(string, ...any) { logged++ }})
-			require.Len(t, l.Rebuilt(), 1)
-			require.Contains(t, l.Rebuilt()[0], path)
-			require.Equal(t, 1, logged)
+			// A damaged header is found by Open, a damaged index by the
+			// first read of the segment; either way it is rebuilt once.
 			require.Equal(t, all, readAll(t, l))
 			for off := uint64(0); off < 30; off++ {
 				got, err := l.Read(off, 1)
 				require.NoError(t, err)
 				require.Equal(t, all[off], got[0])
 			}
+			require.Len(t, l.Rebuilt(), 1)
+			require.Contains(t, l.Rebuilt()[0], path)
+			require.Equal(t, 1, logged)
 			require.NoError(t, l.Close())
 			l2 := openSeg(t, dir, segment.Options{})
+			require.Equal(t, all, readAll(t, l2))
 			require.Empty(t, l2.Rebuilt(), "rebuilt once, durably")
 		})
 	}
@@ -223,4 +226,29 @@ func TestSegmentOpenOptions(t *testing.T) {
 		require.ErrorIs(t, err, log.ErrInvalidArgument, "%+v", o)
 		require.NoDirExists(t, dir)
 	}
+}
+
+// TestSegmentIndexLoadedLazily pins doc.go § Fast open: Open trusts each
+// sealed segment's checksummed sidecar header and loads no index; the
+// first read of a segment loads its thin index, and only that segment's.
+// A damaged header is rebuilt by Open itself.
+func TestSegmentIndexLoadedLazily(t *testing.T) {
+	dir, all := threeSegments(t)
+	l := openSeg(t, dir, segment.Options{IndexInterval: 100})
+	require.Equal(t, []bool{false, false}, segment.IndexLoaded(l))
+	got, err := l.Read(12, 1)
+	require.NoError(t, err)
+	require.Equal(t, all[12], got[0])
+	require.Equal(t, []bool{false, true}, segment.IndexLoaded(l))
+	require.NoError(t, l.Close())
+
+	path := filepath.Join(dir, segment.SidecarFileName(10))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b[20] ^= 1 // the record count: the header's checksum fails
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	l = openSeg(t, dir, segment.Options{IndexInterval: 100})
+	require.Len(t, l.Rebuilt(), 1, "Open rebuilds a damaged header")
+	require.Contains(t, l.Rebuilt()[0], "header checksum")
+	require.Equal(t, all, readAll(t, l))
 }

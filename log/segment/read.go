@@ -59,19 +59,23 @@ func (l *Log) readStep(start uint64, maxRecords int) ([]log.Record, error) {
 		return l.active.log.Read(start, maxRecords)
 	}
 	i := sort.Search(len(l.sealed), func(i int) bool { return l.sealed[i].base > start }) - 1
-	return l.sealed[i].read(start, maxRecords)
+	return l.sealed[i].read(l, start, maxRecords)
 }
 
 // read reads from a sealed segment: a binary search of the thin index, one
 // positional read of the window from the entry at or before start to the
 // next entry (at least readAhead bytes), and a walk to start.
-func (s *sealedSegment) read(start uint64, maxRecords int) ([]log.Record, error) {
+func (s *sealedSegment) read(l *Log, start uint64, maxRecords int) ([]log.Record, error) {
+	thin, err := s.index(l)
+	if err != nil {
+		return nil, err
+	}
 	rel := start - s.base
-	i := sort.Search(len(s.thin), func(i int) bool { return uint64(s.thin[i].rel) > rel }) - 1
-	from, off := int64(s.thin[i].pos), s.base+uint64(s.thin[i].rel)
+	i := sort.Search(len(thin), func(i int) bool { return uint64(thin[i].rel) > rel }) - 1
+	from, off := int64(thin[i].pos), s.base+uint64(thin[i].rel)
 	to := s.size
-	if i+1 < len(s.thin) {
-		to = max(int64(s.thin[i+1].pos), min(s.size, from+readAhead))
+	if i+1 < len(thin) {
+		to = max(int64(thin[i+1].pos), min(s.size, from+readAhead))
 	}
 	buf, err := s.readAt(from, to-from)
 	if err != nil {

@@ -58,20 +58,28 @@ type Log struct {
 	// larger of it and the first segment's base.
 	start uint64
 
-	// rebuilt lists the sidecars Open rebuilt, with the reason; written
-	// only by Open.
-	rebuilt []string
+	// rebuiltMu guards rebuilt: the sidecars rebuilt, with the reason, by
+	// Open or by the first read of a segment whose index was damaged.
+	rebuiltMu sync.Mutex
+	rebuilt   []string
 }
 
 // sealedSegment is a read-only segment: its file, a few numbers from its
-// sidecar and a thinned copy of the sidecar's sparse index. It is
-// immutable; the file is closed once the segment leaves the list.
+// sidecar's header and, once it has been read, a thinned copy of the
+// sidecar's sparse index. Apart from that index it is immutable; the file
+// is closed once the segment leaves the list.
 type sealedSegment struct {
 	base, next uint64
 	size       int64
 	maxTS      int64
 	path       string
 	file       durable.File
+
+	// idxMu guards thin and loaded. Open reads only each sidecar's
+	// checked header; the index is loaded when the segment is first read
+	// (index), as Kafka loads a segment's index files lazily.
+	idxMu  sync.Mutex
+	loaded bool
 	// thin holds every thinStride-th sidecar entry: 8 bytes per
 	// thinStride*IndexInterval bytes of frames.
 	thin []thinEntry
@@ -84,13 +92,58 @@ type thinEntry struct{ rel, pos uint32 }
 // default 4 KiB interval, 8 bytes per 16 KiB, 512 bytes per MiB.
 const thinStride = 4
 
+// newSealed is the sealed segment a sidecar describes. A sidecar with its
+// entries gives the thin index at once; one read from its header alone
+// leaves it to index.
 func newSealed(path string, f durable.File, sc *sidecar) *sealedSegment {
 	s := &sealedSegment{base: sc.base, next: sc.next(), size: sc.size, maxTS: sc.maxTS, path: path, file: f}
-	s.thin = make([]thinEntry, 0, (len(sc.entries)+thinStride-1)/thinStride)
-	for i := 0; i < len(sc.entries); i += thinStride {
-		s.thin = append(s.thin, thinEntry{rel: sc.entries[i].rel, pos: sc.entries[i].pos})
+	if sc.entries != nil || sc.count == 0 {
+		s.thin, s.loaded = thinOut(sc.entries), true
 	}
 	return s
+}
+
+// thinOut keeps every thinStride-th entry.
+func thinOut(entries []indexEntry) []thinEntry {
+	thin := make([]thinEntry, 0, (len(entries)+thinStride-1)/thinStride)
+	for i := 0; i < len(entries); i += thinStride {
+		thin = append(thin, thinEntry{rel: entries[i].rel, pos: entries[i].pos})
+	}
+	return thin
+}
+
+// index returns the segment's thin index, loading it on first use from the
+// whole sidecar. A sidecar whose index is damaged (its header was whole at
+// Open) is rebuilt from the segment, written again and reported, as Open
+// does for a damaged header. l.segMu must be held (shared is enough): the
+// segment cannot leave the list meanwhile.
+func (s *sealedSegment) index(l *Log) ([]thinEntry, error) {
+	s.idxMu.Lock()
+	defer s.idxMu.Unlock()
+	if s.loaded {
+		return s.thin, nil
+	}
+	scPath := l.sidecarPath(s.base)
+	sc, err := readSidecar(l.fs, scPath, s.size)
+	if err == nil && (sc.base != s.base || sc.size != s.size || sc.next() != s.next) {
+		err = fmt.Errorf("%w: its index disagrees with its header", ErrSidecar)
+	}
+	if err != nil {
+		reason := err.Error()
+		if sc, err = buildSidecar(s.path, s.file, s.size, s.base, l.opts.IndexInterval); err != nil {
+			return nil, err
+		}
+		if sc.next() != s.next {
+			return nil, &log.CorruptionError{Path: s.path, Pos: s.size, Offset: sc.next(), OffsetKnown: true,
+				Reason: fmt.Sprintf("sealed segment ends before offset %d but its sidecar says %d", sc.next(), s.next)}
+		}
+		if err := writeSidecar(l.fs, scPath, encodeSidecar(nil, sc)); err != nil {
+			return nil, err
+		}
+		l.noteRebuilt(fmt.Sprintf("%s: %s", scPath, reason))
+	}
+	s.thin, s.loaded = thinOut(sc.entries), true
+	return s.thin, nil
 }
 
 func (s *sealedSegment) info() SegmentInfo {
@@ -204,7 +257,19 @@ func (l *Log) MaxPayloadSize() int { return l.opts.Log.MaxPayloadSize }
 
 // Rebuilt lists the sidecars Open found missing or damaged and rebuilt from
 // their segments, each as "path: reason". Options.Logf was told too.
-func (l *Log) Rebuilt() []string { return append([]string(nil), l.rebuilt...) }
+func (l *Log) Rebuilt() []string {
+	l.rebuiltMu.Lock()
+	defer l.rebuiltMu.Unlock()
+	return append([]string(nil), l.rebuilt...)
+}
+
+// noteRebuilt records and reports a rebuilt sidecar.
+func (l *Log) noteRebuilt(note string) {
+	l.rebuiltMu.Lock()
+	l.rebuilt = append(l.rebuilt, note)
+	l.rebuiltMu.Unlock()
+	l.opts.Logf("segment: rebuilt sidecar %s", note)
+}
 
 // NextOffset is the offset the next record will get. Appends in flight are
 // not counted.

@@ -20,6 +20,7 @@ import (
 //	size           int64    bytes of the segment file
 //	interval       uint32   the IndexInterval it was built with
 //	entries        uint32   n
+//	header_crc     uint32   CRC-32C (Castagnoli) of the 56 bytes above
 //	n entries of 16 bytes:
 //	  rel_offset   uint32   offset - base of an indexed record
 //	  position     uint32   byte position of its frame
@@ -27,13 +28,19 @@ import (
 //	                        including it
 //	crc            uint32   CRC-32C (Castagnoli) of every byte before it
 //
-// encodeSidecar and parseSidecar are the whole format.
+// The header has its own checksum so that Open can trust a sealed
+// segment's numbers from its first 60 bytes alone; the sparse index is
+// read, checked against the final checksum and thinned when the segment is
+// first read (sealedSegment.index). encodeSidecar, parseSidecarHeader and
+// parseSidecar are the whole format.
 const (
 	sidecarMagic      = "PSSX"
 	sidecarVersion    = 1
 	sidecarHeaderSize = 56
 	sidecarEntrySize  = 16
 	sidecarCRCSize    = 4
+	// sidecarHeadSize is the header with its checksum: what Open reads.
+	sidecarHeadSize = sidecarHeaderSize + sidecarCRCSize
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -74,6 +81,7 @@ func encodeSidecar(dst []byte, s *sidecar) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(s.size))
 	dst = binary.BigEndian.AppendUint32(dst, s.interval)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(s.entries)))
+	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 	for _, e := range s.entries {
 		dst = binary.BigEndian.AppendUint32(dst, e.rel)
 		dst = binary.BigEndian.AppendUint32(dst, e.pos)
@@ -85,30 +93,30 @@ func encodeSidecar(dst []byte, s *sidecar) []byte {
 // sidecarLimit is the largest sidecar a segment of size bytes can have: one
 // entry per frame at most, and a frame is at least a header.
 func sidecarLimit(size int64) int64 {
-	return sidecarHeaderSize + sidecarCRCSize + sidecarEntrySize*(size/24+1)
+	return sidecarHeadSize + sidecarCRCSize + sidecarEntrySize*(size/24+1)
 }
 
-// parseSidecar decodes and checks a sidecar. Every refusal wraps ErrSidecar;
-// it never panics and never allocates more than len(b) allows.
-func parseSidecar(b []byte) (*sidecar, error) {
+// parseSidecarHeader decodes and checks the first sidecarHeadSize bytes of
+// a sidecar: every number but the index entries, and how many entries
+// follow. Every refusal wraps ErrSidecar; it never panics.
+func parseSidecarHeader(b []byte) (*sidecar, uint32, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrSidecar, fmt.Sprintf(format, args...))
 	}
-	if len(b) < sidecarHeaderSize+sidecarCRCSize {
-		return nil, bad("%d bytes, shorter than a header", len(b))
+	if len(b) < sidecarHeadSize {
+		return nil, 0, bad("%d bytes, shorter than a header", len(b))
 	}
 	if string(b[:4]) != sidecarMagic {
-		return nil, bad("bad magic %q", b[:4])
+		return nil, 0, bad("bad magic %q", b[:4])
 	}
 	if b[4] != sidecarVersion {
-		return nil, bad("version %d, want %d", b[4], sidecarVersion)
+		return nil, 0, bad("version %d, want %d", b[4], sidecarVersion)
 	}
-	body := b[:len(b)-sidecarCRCSize]
-	if got, want := binary.BigEndian.Uint32(b[len(body):]), crc32.Checksum(body, castagnoli); got != want {
-		return nil, bad("checksum %08x, want %08x", got, want)
+	if got, want := binary.BigEndian.Uint32(b[sidecarHeaderSize:]), crc32.Checksum(b[:sidecarHeaderSize], castagnoli); got != want {
+		return nil, 0, bad("header checksum %08x, want %08x", got, want)
 	}
 	if b[5] != 0 || b[6] != 0 || b[7] != 0 {
-		return nil, bad("reserved bytes not zero")
+		return nil, 0, bad("reserved bytes not zero")
 	}
 	s := &sidecar{
 		base:     binary.BigEndian.Uint64(b[8:]),
@@ -120,24 +128,49 @@ func parseSidecar(b []byte) (*sidecar, error) {
 	last := binary.BigEndian.Uint64(b[24:])
 	n := binary.BigEndian.Uint32(b[52:])
 	switch {
-	case uint64(len(body)-sidecarHeaderSize) != uint64(n)*sidecarEntrySize:
-		return nil, bad("%d entries do not fill %d bytes", n, len(body)-sidecarHeaderSize)
 	case s.size < 0:
-		return nil, bad("negative size %d", s.size)
+		return nil, 0, bad("negative size %d", s.size)
 	case s.count > math.MaxUint64-s.base:
-		return nil, bad("count %d overflows from base %d", s.count, s.base)
+		return nil, 0, bad("count %d overflows from base %d", s.count, s.base)
 	case s.count == 0 && (last != 0 || n != 0):
-		return nil, bad("empty segment with a last offset or entries")
+		return nil, 0, bad("empty segment with a last offset or entries")
 	case s.count > 0 && last != s.base+s.count-1:
-		return nil, bad("last offset %d, want base %d + count %d - 1", last, s.base, s.count)
+		return nil, 0, bad("last offset %d, want base %d + count %d - 1", last, s.base, s.count)
 	case s.count > 0 && n == 0:
-		return nil, bad("no index entries for %d records", s.count)
+		return nil, 0, bad("no index entries for %d records", s.count)
 	case uint64(s.size) < s.count*24:
-		return nil, bad("%d records cannot fit in %d bytes", s.count, s.size)
+		return nil, 0, bad("%d records cannot fit in %d bytes", s.count, s.size)
+	case uint64(n) > s.count:
+		return nil, 0, bad("%d index entries for %d records", n, s.count)
+	}
+	return s, n, nil
+}
+
+// sidecarSize is the length of a sidecar with n index entries.
+func sidecarSize(n uint32) int64 {
+	return sidecarHeadSize + int64(n)*sidecarEntrySize + sidecarCRCSize
+}
+
+// parseSidecar decodes and checks a whole sidecar. Every refusal wraps
+// ErrSidecar; it never panics and never allocates more than len(b) allows.
+func parseSidecar(b []byte) (*sidecar, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrSidecar, fmt.Sprintf(format, args...))
+	}
+	s, n, err := parseSidecarHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != sidecarSize(n) {
+		return nil, bad("%d bytes, %d entries need %d", len(b), n, sidecarSize(n))
+	}
+	body := b[:len(b)-sidecarCRCSize]
+	if got, want := binary.BigEndian.Uint32(b[len(body):]), crc32.Checksum(body, castagnoli); got != want {
+		return nil, bad("checksum %08x, want %08x", got, want)
 	}
 	s.entries = make([]indexEntry, n)
 	for i := range s.entries {
-		at := sidecarHeaderSize + i*sidecarEntrySize
+		at := sidecarHeadSize + i*sidecarEntrySize
 		e := indexEntry{
 			rel:   binary.BigEndian.Uint32(b[at:]),
 			pos:   binary.BigEndian.Uint32(b[at+4:]),
