@@ -223,3 +223,85 @@ func BenchmarkBareReplicas(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRetentionDiskUse: the steady-state disk use of a topic under a
+// constant load with retention.bytes set. One op is a batch of 64
+// 100-byte records to a replication-factor-3 partition; a retention pass
+// runs every 16 batches, and after each pass every replica's segment files
+// are summed on disk. max-bytes/bound is the largest replica seen after a
+// pass, divided by retention.bytes plus one segment: the promise is that it
+// never passes 1 (docs/phase-1-log.md § Segments and retention). Between
+// passes a replica grows by what the load writes in the interval
+// (max-before-pass-bytes).
+//
+//	go test -run '^$' -bench RetentionDiskUse -benchtime 2000x ./cluster/
+func BenchmarkRetentionDiskUse(b *testing.B) {
+	const (
+		segmentBytes   = 64 << 10
+		retentionBytes = 256 << 10
+		passEvery      = 16
+	)
+	root := b.TempDir()
+	c, err := Open(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	for id := 1; id <= 3; id++ {
+		if _, err := c.StartBroker(id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	err = c.CreateTopicWithConfig("bench", 1, 3, map[string]string{
+		"segment.bytes": fmt.Sprint(segmentBytes), "retention.bytes": fmt.Sprint(retentionBytes), "retention.ms": "-1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	prod := NewProducer(c, "bench")
+	batch := make([]topic.Message, 64)
+	for i := range batch {
+		batch[i].Payload = make([]byte, 100)
+	}
+	var worst, before int64
+	b.SetBytes(int64(len(batch) * log.FrameSize(100)))
+	for i := 0; b.Loop(); i++ {
+		if _, err := prod.SendBatchTo(0, batch); err != nil {
+			b.Fatal(err)
+		}
+		if i%passEvery != passEvery-1 {
+			continue
+		}
+		for id := 1; id <= 3; id++ {
+			before = max(before, segmentBytesOnDisk(b, ReplicaDir(root, id, "bench", 0)))
+		}
+		if _, err := c.EnforceRetention(); err != nil {
+			b.Fatal(err)
+		}
+		for id := 1; id <= 3; id++ {
+			worst = max(worst, segmentBytesOnDisk(b, ReplicaDir(root, id, "bench", 0)))
+		}
+	}
+	b.ReportMetric(float64(worst), "max-replica-bytes")
+	b.ReportMetric(float64(before), "max-before-pass-bytes")
+	b.ReportMetric(float64(worst)/float64(retentionBytes+segmentBytes), "max-bytes/bound")
+}
+
+// segmentBytesOnDisk sums the sizes of the segment files in dir.
+func segmentBytesOnDisk(b *testing.B, dir string) int64 {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".log" {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += info.Size()
+	}
+	return n
+}
