@@ -3,39 +3,20 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
 
-// clock is a settable clock for the replica logs' timestamps and the
-// retention pass.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // newRetentionCluster opens a 3-broker cluster on clk and creates topic t
 // (1 partition, replication factor 3) with config.
-func newRetentionCluster(t *testing.T, clk *clock, config map[string]string) (*Cluster, string) {
+func newRetentionCluster(t *testing.T, clk *logtest.Clock, config map[string]string) (*Cluster, string) {
 	t.Helper()
 	root := t.TempDir()
 	c, err := OpenWithOptions(root, Options{Broker: BrokerOptions{Now: clk.Now}})
@@ -81,7 +62,7 @@ func totalSize(segs []segment.SegmentInfo) int64 {
 // oldest first; every replica takes the leader's log start; the journal
 // names what was removed; a read below the start is out of range.
 func TestRetentionByBytes(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "2048", "retention.ms": "-1"})
 	sendSized(t, c, 100, 100) // 124-byte frames: 8 to a segment
 	leader := replicaOf(t, c, 1)
@@ -146,10 +127,10 @@ func TestRetentionByBytes(t *testing.T) {
 // Retention by time deletes the sealed segments whose newest record is
 // older than retention.ms (an injected clock), never the active one.
 func TestRetentionByTime(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.ms": "60000"})
 	sendSized(t, c, 40, 100)
-	clk.advance(61 * time.Second)
+	clk.Advance(61 * time.Second)
 	sendSized(t, c, 3, 100) // newer records, in segments that must stay
 	leader := replicaOf(t, c, 1)
 	before := leader.Segments()
@@ -170,7 +151,7 @@ func TestRetentionByTime(t *testing.T) {
 	// With retention.ms -1 nothing goes, however old.
 	_, err = c.AlterTopicConfig("t", map[string]string{"retention.ms": "-1"}, nil)
 	require.NoError(t, err)
-	clk.advance(365 * 24 * time.Hour)
+	clk.Advance(365 * 24 * time.Hour)
 	sendSized(t, c, 20, 100)
 	res, err = c.EnforceRetention()
 	require.NoError(t, err)
@@ -181,7 +162,7 @@ func TestRetentionByTime(t *testing.T) {
 // retention ran) is reset to start, empty, at the leader's start by
 // catch-up, journalled, and then holds exactly the leader's records.
 func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
 	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
 	sendSized(t, c, 5, 100)
 	require.NoError(t, c.StopBroker(3))
@@ -223,7 +204,7 @@ func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
 // the next open: failed, saying the next pass deletes what is left; and
 // the next pass does.
 func TestRetentionInterruptedIntentReconciled(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
 	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
 	sendSized(t, c, 40, 100)
 	// What the pass writes before it deletes, then the process dies.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,12 +55,6 @@ func payloads(n, size int) [][]byte {
 
 // payloadOf is a payload of size bytes (a frame of size+24 bytes).
 func payloadOf(size int) []byte { return bytes.Repeat([]byte("x"), size) }
-
-// manualClock is a Now function the test moves by hand.
-type manualClock struct{ ns atomic.Int64 }
-
-func (c *manualClock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
-func (c *manualClock) Set(d time.Duration) { c.ns.Store(int64(d)) }
 
 // bases lists the segments' base offsets.
 func bases(l *segment.Log) []uint64 {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/log/segment"
 )
 
@@ -84,26 +85,26 @@ func TestSegmentRollBatchStraddles(t *testing.T) {
 // before a write once its first record is SegmentAge old, measured with
 // Options.Log.Now; an empty segment never rolls.
 func TestSegmentRollByAge(t *testing.T) {
-	var clk manualClock
+	clk := logtest.NewClock(time.Unix(0, 0))
 	l := openSeg(t, t.TempDir(), segment.Options{SegmentAge: 10 * time.Second, Log: log.Options{Now: clk.Now}})
-	clk.Set(100 * time.Second)
+	clk.Set(time.Unix(0, 0).Add(100 * time.Second))
 	_, err := l.Append([]byte("a"))
 	require.NoError(t, err)
-	clk.Set(109 * time.Second)
+	clk.Set(time.Unix(0, 0).Add(109 * time.Second))
 	_, err = l.Append([]byte("b"))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0}, bases(l))
-	clk.Set(110 * time.Second)
+	clk.Set(time.Unix(0, 0).Add(110 * time.Second))
 	_, err = l.Append([]byte("c"))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 2}, bases(l), "first record 10 s old: roll")
-	clk.Set(1000 * time.Second)
+	clk.Set(time.Unix(0, 0).Add(1000 * time.Second))
 	require.Equal(t, []uint64{0, 2}, bases(l), "no write, no roll")
 	_, err = l.Append([]byte("d"))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 2, 3}, bases(l))
 	require.NoError(t, l.SetSegmentOptions(0, time.Hour))
-	clk.Set(1000*time.Second + 59*time.Minute)
+	clk.Set(time.Unix(0, 0).Add(1000*time.Second + 59*time.Minute))
 	_, err = l.Append([]byte("e"))
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 2, 3}, bases(l), "SetSegmentOptions applies")

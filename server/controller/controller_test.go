@@ -17,31 +17,13 @@ import (
 	"github.com/pystream/pystream/log/segment"
 )
 
-// clock is a settable clock for the controller.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // fixture is a three-broker cluster with a one-partition topic "t" of
 // replication factor 3 (leader 1, the preferred replica), and a controller
 // on a fake clock.
 type fixture struct {
 	cl    *cluster.Cluster
 	k     *Controller
-	clock *clock
+	clock *logtest.Clock
 	reg   *prometheus.Registry
 	prod  *cluster.Producer
 }
@@ -63,8 +45,8 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	cfg.Registerer = reg
 	k, err := New(cl, cfg)
 	require.NoError(t, err)
-	clk := &clock{t: time.Unix(1_000_000, 0)}
-	k.now = clk.now
+	clk := logtest.NewClock(time.Unix(1_000_000, 0))
+	k.now = clk.Now
 	return &fixture{cl: cl, k: k, clock: clk, reg: reg, prod: cluster.NewProducer(cl, "t")}
 }
 
@@ -174,9 +156,9 @@ func TestFailoverRecoverAndRebalance(t *testing.T) {
 	ready, reasons := f.k.Ready()
 	require.False(t, ready)
 	require.NotEmpty(t, reasons)
-	f.clock.advance(2900 * time.Millisecond)
+	f.clock.Advance(2900 * time.Millisecond)
 	require.Empty(t, f.step(t), "2.9s < 3s: no failover yet")
-	f.clock.advance(100 * time.Millisecond)
+	f.clock.Advance(100 * time.Millisecond)
 	require.Equal(t, []cluster.ActionKind{cluster.ActionFailover}, f.step(t))
 	st := f.status(t)
 	require.Equal(t, 2, st.Leader)
@@ -205,7 +187,7 @@ func TestNoRebalanceWhenOff(t *testing.T) {
 	f.step(t)
 	require.NoError(t, f.cl.StopBroker(1))
 	f.step(t)
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	require.Equal(t, []cluster.ActionKind{cluster.ActionFailover}, f.step(t))
 	_, err := f.cl.StartBroker(1)
 	require.NoError(t, err)
@@ -222,7 +204,7 @@ func TestUnavailableFollowerLeavesActiveSet(t *testing.T) {
 	require.NoError(t, f.cl.StopBroker(3))
 	require.Error(t, f.send(t, 1))
 	f.step(t)
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	require.Equal(t, []cluster.ActionKind{cluster.ActionDeactivate}, f.step(t))
 	require.Equal(t, []int{1, 2}, f.status(t).Active)
 	require.NoError(t, f.send(t, 1))
@@ -239,10 +221,10 @@ func TestManualModeChangesNoMetadata(t *testing.T) {
 	require.Equal(t, []cluster.ActionKind{cluster.ActionCatchUp}, f.step(t))
 	before := f.cl.Metadata()
 	require.NoError(t, f.cl.StopBroker(1))
-	f.clock.advance(time.Hour)
+	f.clock.Advance(time.Hour)
 	require.Empty(t, f.step(t))
 	require.NoError(t, f.cl.StopBroker(3))
-	f.clock.advance(time.Hour)
+	f.clock.Advance(time.Hour)
 	require.Empty(t, f.step(t))
 	require.Equal(t, before, f.cl.Metadata())
 	ready, _ := f.k.Ready()
@@ -311,8 +293,8 @@ func TestStuckFollowerLeavesActiveSet(t *testing.T) {
 	cl, ffs := faultyCluster(t)
 	k, err := New(cl, Config{FailoverAfter: 3 * time.Second})
 	require.NoError(t, err)
-	clk := &clock{t: time.Unix(1_000_000, 0)}
-	k.now = clk.now
+	clk := logtest.NewClock(time.Unix(1_000_000, 0))
+	k.now = clk.Now
 	prod := cluster.NewProducer(cl, "t")
 	_, err = prod.Send(nil, []byte("a"))
 	require.NoError(t, err)
@@ -329,7 +311,7 @@ func TestStuckFollowerLeavesActiveSet(t *testing.T) {
 	for range 3 {
 		_, err := k.Step()
 		require.NoError(t, err)
-		clk.advance(time.Second)
+		clk.Advance(time.Second)
 	}
 	ready, reasons := k.Ready()
 	require.False(t, ready)
@@ -366,10 +348,10 @@ func TestRefusedDecisionJournaledOnceAndBackedOff(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, f.cl.StopBroker(1))
-	f.clock.advance(500 * time.Millisecond)
+	f.clock.Advance(500 * time.Millisecond)
 	_, err := f.k.Step()
 	require.NoError(t, err)
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 
 	refusals := func() []cluster.JournalEntry {
 		entries, err := f.cl.Journal(0, 1000)
@@ -396,7 +378,7 @@ func TestRefusedDecisionJournaledOnceAndBackedOff(t *testing.T) {
 	out, err = f.k.Step()
 	require.NoError(t, err)
 	require.Empty(t, out, "backing off: not tried again at once")
-	f.clock.advance(time.Second)
+	f.clock.Advance(time.Second)
 	out, err = f.k.Step()
 	require.NoError(t, err)
 	require.Len(t, out, 1, "tried again after the back-off")
