@@ -146,15 +146,11 @@ func (l *Log) failLocked(err error) error {
 // old segment lies below the persisted start, an empty log at start (doc.go
 // § Recovery).
 func (l *Log) ResetTo(start uint64) error {
-	l.adminMu.Lock()
-	defer l.adminMu.Unlock()
-	l.rollMu.Lock()
-	defer l.rollMu.Unlock()
-	if err := l.writableLocked(); err != nil {
+	unlock, err := l.lockExclusive()
+	if err != nil {
 		return err
 	}
-	l.segMu.Lock()
-	defer l.segMu.Unlock()
+	defer unlock()
 	a := l.active
 	if next := a.log.NextOffset(); start < next {
 		return fmt.Errorf("segment: reset %s to %d below the end %d: %w", l.dir, start, next, log.ErrInvalidArgument)

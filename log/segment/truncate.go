@@ -17,15 +17,11 @@ import (
 // to NextOffset changes nothing. A crash part-way leaves a log that holds
 // a prefix of the old one at least end records long; a failure is sticky.
 func (l *Log) Truncate(end uint64) error {
-	l.adminMu.Lock()
-	defer l.adminMu.Unlock()
-	l.rollMu.Lock()
-	defer l.rollMu.Unlock()
-	if err := l.writableLocked(); err != nil {
+	unlock, err := l.lockExclusive()
+	if err != nil {
 		return err
 	}
-	l.segMu.Lock()
-	defer l.segMu.Unlock()
+	defer unlock()
 	next, ls := l.active.log.NextOffset(), l.logStartLocked()
 	if end < ls || end > next {
 		return fmt.Errorf("segment: truncate %s to offset %d outside [%d, %d]: %w", l.dir, end, ls, next, log.ErrInvalidArgument)
@@ -86,4 +82,24 @@ func (l *Log) refreshActiveLocked() error {
 	}
 	l.active = a
 	return nil
+}
+
+// lockExclusive takes every lock of the log, in order (adminMu, rollMu,
+// segMu), for an operation that changes which segments there are while no
+// append, roll or read runs: Truncate and ResetTo. It refuses, with every
+// lock released, a log that is closed or failed.
+func (l *Log) lockExclusive() (unlock func(), err error) {
+	l.adminMu.Lock()
+	l.rollMu.Lock()
+	if err := l.writableLocked(); err != nil {
+		l.rollMu.Unlock()
+		l.adminMu.Unlock()
+		return nil, err
+	}
+	l.segMu.Lock()
+	return func() {
+		l.segMu.Unlock()
+		l.rollMu.Unlock()
+		l.adminMu.Unlock()
+	}, nil
 }
