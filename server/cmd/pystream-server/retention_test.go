@@ -27,8 +27,8 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// These tests run segments and retention (docs/phase-1-log.md § Segments
-// and retention) as an operator meets them: the real server binary on a
+// These tests run segments and retention (docs/design.md § Topic
+// configuration, log/segment/doc.go) as an operator meets them: the real server binary on a
 // loopback port, its embedded three-broker cluster, and the real pystream
 // CLI for everything a user would type.
 
@@ -146,16 +146,17 @@ func readAll(t *testing.T, ctx context.Context, c *apiclient.Client, name string
 	return values, logStart, hw
 }
 
-// docs/phase-1-log.md § Segments and retention, through the CLI and the
-// HTTP API of the real binary: a topic created with segment.bytes=1024 and
-// retention.bytes=4096 rolls a segment per batch; the retention pass moves
-// the log start up on every replica; a fetch below it is 416
-// offset_out_of_range with log_start and high_watermark; pystream consume
-// resets to the log start with a note (earliest, the default) or exits 1
-// naming both numbers (none); offsets by time answer within the readable
-// range; the journal names the removed segments; topic describe shows the
-// configuration and alter-config changes it; and every replica's disk
-// stays within retention.bytes plus one segment after a pass.
+// docs/design.md § Topic configuration and docs/phase-6-network-api.md §
+// Consume, through the CLI and the HTTP API of the real binary: a topic
+// created with segment.bytes=1024 and retention.bytes=4096 rolls a segment
+// per batch; the retention pass moves the log start up on every replica; a
+// fetch below it is 416 offset_out_of_range with log_start and
+// high_watermark; pystream consume resets to the log start with a note
+// (earliest, the default) or exits 1 naming both numbers (none); offsets by
+// time answer within the readable range; the journal names the removed
+// segments; topic describe shows the configuration and alter-config changes
+// it; and every replica's disk stays within retention.bytes plus one
+// segment after a pass.
 func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 	bin, cli := buildBinary(t), buildCLI(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -213,12 +214,13 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 	}
 
 	produce(20)
-	logStart, hw := settled(4096)
+	firstStart, hw := settled(4096)
 	require.Equal(t, uint64(len(acked)), hw)
 	// Steady state under more load: the bound holds after the next pass.
 	produce(10)
-	logStart, hw = settled(4096)
+	logStart, hw := settled(4096)
 	require.Equal(t, uint64(len(acked)), hw)
+	require.Greater(t, logStart, firstStart, "more load, a higher log start")
 	t.Logf("log start %d, high watermark %d", logStart, hw)
 
 	// A fetch below the log start, over HTTP.
@@ -347,8 +349,7 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 	require.Greater(t, newStart, logStart, "a smaller retention.bytes moves the log start up")
 }
 
-// docs/phase-1-log.md § Segments and retention: rolls and deletions are
-// crash-safe. A server killed with SIGKILL in the middle of a load that
+// log/segment/doc.go (recovery): rolls and deletions are crash-safe. A server killed with SIGKILL in the middle of a load that
 // rolls a segment every few records, with retention running, starts again
 // with every acknowledged record at or above its log start readable, at
 // the offset it was acknowledged with, offsets dense; and pystream log
@@ -464,7 +465,6 @@ func TestRetentionKillDuringLoadKeepsAcknowledged(t *testing.T) {
 	t.Logf("%d records acknowledged before the kill", len(acks))
 
 	s = startBinary(t, ctx, bin, dataDir, env...)
-	url = s.client.BaseURL()
 	rctx, done := context.WithTimeout(ctx, 20*time.Second)
 	defer done()
 	waitFor(t, 20*time.Second, "the restarted server is ready", func() (bool, string) {
@@ -501,8 +501,7 @@ func TestRetentionKillDuringLoadKeepsAcknowledged(t *testing.T) {
 	require.NotContains(t, res.stdout, "DIVERGED")
 }
 
-// docs/phase-1-log.md § Segments and retention (compatibility): a data
-// directory written before segments (testdata/datadir-single-file, whose
+// log/segment/doc.go (recovery of a legacy log.bin): a data directory written before segments (testdata/datadir-single-file, whose
 // README.txt says what it holds) opens with the new binary; the CLI reads
 // every record and the committed offset; afterwards log verify finds it
 // OK and no replica directory holds a log.bin any more.
