@@ -230,3 +230,19 @@ func TestRetentionInterruptedIntentReconciled(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, 1)
 }
+
+// docs/design.md § Topic configuration: retention.ms is Kafka's, and Kafka
+// rolls an active segment that has passed retention.ms so that it can
+// go too. A partition written once and then left idle for a year must not
+// keep records older than retention.ms: its only segment is past segment.ms
+// as well, so a roll is due. Today the roll waits for the next append and
+// the records stay for ever.
+func TestRetentionIdlePartitionExpiresOldRecords(t *testing.T) {
+	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	c, _ := newRetentionCluster(t, clk, map[string]string{"retention.ms": "60000", "segment.ms": "60000"})
+	sendSized(t, c, 5, 100)
+	clk.advance(365 * 24 * time.Hour)
+	_, err := c.EnforceRetention()
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), replicaOf(t, c, 1).LogStart(), "records a year older than retention.ms are still served")
+}

@@ -56,6 +56,58 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
+var buildCLIOnce struct {
+	sync.Once
+	out []byte
+	err error
+}
+
+// buildCLI compiles the pystream CLI (tools/cmd/pystream, a module above
+// this one, built through its own go.mod or the workspace) once per test
+// run and returns its path.
+func buildCLI(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(binDir, "pystream")
+	buildCLIOnce.Do(func() {
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/pystream")
+		cmd.Dir = filepath.Join("..", "..", "..", "tools")
+		buildCLIOnce.out, buildCLIOnce.err = cmd.CombinedOutput()
+	})
+	require.NoError(t, buildCLIOnce.err, "go build pystream: %s", buildCLIOnce.out)
+	return bin
+}
+
+// cliResult is what one run of the CLI printed, and its exit status.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs the pystream CLI with args against server (a base URL, or ""
+// for the file tools), stdin as its input, bounded by ctx.
+func runCLI(t testing.TB, ctx context.Context, cli, server, stdin string, args ...string) cliResult {
+	t.Helper()
+	if server != "" {
+		args = append([]string{"--server", server}, args...)
+	}
+	cmd := exec.CommandContext(ctx, cli, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + cmd.Dir}
+	cmd.WaitDelay = 5 * time.Second
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		require.NoError(t, err, "pystream %v", args)
+	}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
