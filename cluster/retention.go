@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/pystream/pystream/log/segment"
 )
@@ -89,7 +90,10 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 		return res, fmt.Errorf("cluster: retention of %s: %w", p, err)
 	}
 	res.From, res.To = ll.LogStart(), ll.LogStart()
-	start, drop := segment.PlanRetention(ll.Segments(), policy, c.now(), hw)
+	start, drop, err := PlanRetentionOn(ll, policy, c.now(), hw)
+	if err != nil {
+		return res, fmt.Errorf("cluster: retention of %s: %w", p, err)
+	}
 	if drop == 0 {
 		return res, nil
 	}
@@ -139,6 +143,20 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 		return res, fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return res, nil
+}
+
+// PlanRetentionOn is segment.PlanRetention on a leader's log, after rolling
+// its active segment when every record in it has expired too
+// (segment.ExpiredActive): otherwise a partition nobody writes to would
+// keep its last segment for ever.
+func PlanRetentionOn(l *segment.Log, policy segment.RetentionPolicy, now time.Time, hw uint64) (start uint64, drop int, err error) {
+	if segment.ExpiredActive(l.Segments(), policy, now, hw) {
+		if _, err := l.Roll(); err != nil {
+			return 0, 0, err
+		}
+	}
+	start, drop = segment.PlanRetention(l.Segments(), policy, now, hw)
+	return start, drop, nil
 }
 
 // RemovedSegments turns the segments a broker's log deleted into what the

@@ -232,17 +232,30 @@ func TestRetentionInterruptedIntentReconciled(t *testing.T) {
 }
 
 // docs/design.md § Topic configuration: retention.ms is Kafka's, and Kafka
-// rolls an active segment that has passed retention.ms so that it can
-// go too. A partition written once and then left idle for a year must not
-// keep records older than retention.ms: its only segment is past segment.ms
-// as well, so a roll is due. Today the roll waits for the next append and
-// the records stay for ever.
+// rolls an active segment that has passed retention.ms so that it can go
+// too. A partition written once and then left idle for a year keeps no
+// record older than retention.ms: the pass rolls its only segment and
+// deletes it, on every replica; a record written later is served.
 func TestRetentionIdlePartitionExpiresOldRecords(t *testing.T) {
-	clk := &clock{now: time.Unix(1_700_000_000, 0)}
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
 	c, _ := newRetentionCluster(t, clk, map[string]string{"retention.ms": "60000", "segment.ms": "60000"})
 	sendSized(t, c, 5, 100)
-	clk.advance(365 * 24 * time.Hour)
-	_, err := c.EnforceRetention()
+	clk.Advance(365 * 24 * time.Hour)
+	res, err := c.EnforceRetention()
 	require.NoError(t, err)
-	require.Equal(t, uint64(5), replicaOf(t, c, 1).LogStart(), "records a year older than retention.ms are still served")
+	require.Len(t, res, 1)
+	for id := 1; id <= 3; id++ {
+		require.Equal(t, uint64(5), replicaOf(t, c, id).LogStart(), "broker %d serves no record a year older than retention.ms", id)
+	}
+	_, err = c.ReadCommitted("t", 0, 0, 10)
+	require.ErrorIs(t, err, client.ErrOffsetOutOfRange)
+	sendSized(t, c, 1, 100)
+	recs, err := c.ReadCommitted("t", 0, 5, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+
+	// A partition with an unexpired record keeps its active segment.
+	res, err = c.EnforceRetention()
+	require.NoError(t, err)
+	require.Empty(t, res)
 }

@@ -360,3 +360,43 @@ func TestSegmentCheckSidecarAndReadLogStart(t *testing.T) {
 	require.NoError(t, os.Remove(sc))
 	require.ErrorIs(t, segment.CheckSidecar(nil, s.Path, s.Next), segment.ErrSidecar)
 }
+
+// ExpiredActive: the active segment is due a roll for retention only when
+// every sealed segment has expired, it holds records, all of them are
+// older than retention.ms and below the high watermark.
+func TestSegmentExpiredActive(t *testing.T) {
+	now := time.Unix(1000, 0)
+	ts := func(s int64) int64 { return time.Unix(s, 0).UnixNano() }
+	old := []segment.SegmentInfo{
+		{Base: 0, Next: 10, Size: 100, MaxTimestamp: ts(100), Sealed: true},
+		{Base: 10, Next: 15, Size: 50, MaxTimestamp: ts(200)},
+	}
+	age := func(s int64) segment.RetentionPolicy {
+		return segment.RetentionPolicy{Age: time.Duration(s) * time.Second, Bytes: -1}
+	}
+	require.True(t, segment.ExpiredActive(old, age(600), now, 15))
+	require.False(t, segment.ExpiredActive(old, age(850), now, 15), "the active segment is young enough")
+	require.False(t, segment.ExpiredActive(old, age(600), now, 14), "a record at or above the high watermark")
+	require.False(t, segment.ExpiredActive(old, segment.RetentionPolicy{Age: -1, Bytes: 0}, now, 15), "retention.ms -1")
+	young := []segment.SegmentInfo{{Base: 0, Next: 10, MaxTimestamp: ts(950), Sealed: true}, old[1]}
+	require.False(t, segment.ExpiredActive(young, age(600), now, 15), "a sealed segment is not expired")
+	empty := []segment.SegmentInfo{{Base: 15, Next: 15, MaxTimestamp: math.MinInt64}}
+	require.False(t, segment.ExpiredActive(empty, age(0), now, 15), "an empty active segment")
+}
+
+// Roll seals a non-empty active segment and does nothing to an empty one.
+func TestSegmentRoll(t *testing.T) {
+	l := openSeg(t, t.TempDir(), segment.Options{})
+	rolled, err := l.Roll()
+	require.NoError(t, err)
+	require.False(t, rolled)
+	_, err = l.Append([]byte("a"))
+	require.NoError(t, err)
+	rolled, err = l.Roll()
+	require.NoError(t, err)
+	require.True(t, rolled)
+	require.Equal(t, []uint64{0, 1}, bases(l))
+	recs, err := l.Read(0, 10)
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+}

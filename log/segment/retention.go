@@ -53,3 +53,22 @@ func PlanRetention(segs []SegmentInfo, p RetentionPolicy, now time.Time, highWat
 	drop = max(byAge, byBytes)
 	return segs[drop].Base, drop
 }
+
+// ExpiredActive reports whether retention.ms has passed for the whole log,
+// the active segment included: every sealed segment is expired, and the
+// active one holds records, all older than the policy's age and all below
+// the high watermark. The active segment is never deleted, so such a log
+// would keep its last records for ever if no one wrote again; the caller
+// rolls it (Roll) and plans again, as Kafka rolls an expired active
+// segment before deleting it. A pure function.
+func ExpiredActive(segs []SegmentInfo, p RetentionPolicy, now time.Time, highWatermark uint64) bool {
+	if len(segs) == 0 || p.Age < 0 {
+		return false
+	}
+	active := segs[len(segs)-1]
+	if active.Next == active.Base || active.Next > highWatermark || active.MaxTimestamp >= now.Add(-p.Age).UnixNano() {
+		return false
+	}
+	_, drop := PlanRetention(segs, RetentionPolicy{Age: p.Age, Bytes: -1}, now, highWatermark)
+	return drop == len(segs)-1
+}

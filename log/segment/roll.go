@@ -45,6 +45,30 @@ func (l *Log) roll(a *activeSegment, need int64) error {
 
 var errFailedRoll = errors.New("roll failed")
 
+// Roll seals the active segment now, if it holds any record, and starts
+// the next one; rolled says whether it did. Retention rolls a segment whose
+// records have all expired (ExpiredActive) so that it can be deleted. A
+// failure is sticky, as a roll on append is.
+func (l *Log) Roll() (rolled bool, err error) {
+	l.rollMu.Lock()
+	defer l.rollMu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return false, err
+	}
+	a := l.active
+	if a.log.NextOffset() == a.base {
+		return false, nil
+	}
+	if err := a.log.Failed(); err != nil {
+		return false, fmt.Errorf("segment: roll %s: %w", a.path, err)
+	}
+	if err := l.sealLocked(); err != nil {
+		l.failed = err
+		return false, fmt.Errorf("segment: %w: %w", errFailedRoll, err)
+	}
+	return true, nil
+}
+
 // sealLocked seals the active segment and opens the next one. l.rollMu
 // must be held exclusively.
 func (l *Log) sealLocked() error {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log/segment"
 )
 
 // Retention in cluster mode: each partition's leader decides, as the
@@ -56,7 +55,10 @@ func (n *Node) retain(ctx context.Context, k partKey, pm cluster.PartitionMetada
 	policy := cluster.RetentionPolicy(cfg)
 	hw := r.highWatermark()
 	res.From, res.To = l.LogStart(), l.LogStart()
-	start, drop := segment.PlanRetention(l.Segments(), policy, n.now(), hw)
+	start, drop, err := cluster.PlanRetentionOn(l, policy, n.now(), hw)
+	if err != nil {
+		return res, fmt.Errorf("clusternode: retention of %s/%d: %w", k.topic, k.partition, err)
+	}
 	if drop == 0 {
 		return res, nil
 	}
