@@ -7,20 +7,29 @@
 //
 // A broker is a logical storage node inside one process. What makes it a
 // node is isolation: broker 1 owns <root>/broker-000001/ and nothing else,
-// and each replica it holds is an ordinary phase-1 log:
+// and each replica it holds is a segmented log (package log/segment): a
+// directory of ordinary phase-1 log files, rolled by its topic's
+// segment.bytes and segment.ms:
 //
 //	<root>/
 //	├── cluster.meta
 //	├── hw.checkpoint                    high watermarks at the last clean Close
 //	├── journal/log.bin                  what happened and why (JSON entries)
 //	├── offsets/                         consumer offsets (phase 3 format)
-//	├── broker-000001/topics/orders/partition-000000/log.bin
-//	├── broker-000002/topics/orders/partition-000000/log.bin
-//	└── broker-000003/topics/orders/partition-000001/log.bin
+//	├── broker-000001/topics/orders/partition-000000/
+//	│   ├── 00000000000000000000.log     a sealed segment
+//	│   ├── 00000000000000000000.index   its sidecar
+//	│   ├── 00000000000000004712.log     the active segment
+//	│   ├── log.start                    the log start, when inside a segment
+//	│   └── quarantine-<from>-<to>-<ns>.bin  records recovery cut
+//	├── broker-000002/topics/orders/partition-000000/...
+//	└── broker-000003/topics/orders/partition-000001/...
 //
-// BrokerDir and ReplicaLogPath spell these paths (the partition part comes
-// from topic.PartitionLogPath, cluster.meta's name is MetaFileName);
-// nothing else rebuilds them.
+// BrokerDir and ReplicaDir spell these paths (the partition part comes
+// from topic.PartitionLogDir, cluster.meta's name is MetaFileName, the
+// files inside a replica's directory are package segment's); nothing else
+// rebuilds them. A replica directory written before segments holds one
+// log.bin, which its first open renames to the first segment.
 //
 // A broker is unavailable from Close until a new Broker with its id is
 // registered (RegisterBroker, or StartBroker/StopBroker). There is no
@@ -121,6 +130,25 @@
 // outcome — completed or rolled back, as cluster.meta shows — so an
 // operation is never half done and the journal says which. Journal reads
 // it back.
+//
+// # Retention
+//
+// EnforceRetention is one retention pass (the server runs one every
+// PYSTREAM_RETENTION_CHECK_INTERVAL). For each partition the leader
+// decides, by its topic's retention.ms and retention.bytes
+// (segment.PlanRetention), how many of its oldest whole sealed segments
+// go — never the active one, never one holding a record at or above the
+// high watermark — and deletes them, which raises its log start. Every
+// available follower then takes the same log start and deletes its own
+// segments wholly below it. The pass journals its intent first, then the
+// outcome naming every segment removed per broker (RemovedSegment); Open
+// gives an intent a crash interrupted the outcome failed, and the next pass
+// deletes what is left. A read below the log start is a
+// *client.OffsetOutOfRangeError. Catch-up and recovery compare replicas
+// only over the range both hold, from the later of their log starts, and
+// reset a follower whose log ends below the leader's start, empty, at that
+// start (alignStart). docs/phase-1-log.md § Segments and retention tells the
+// whole story.
 //
 // # Deleting a topic
 //

@@ -112,7 +112,9 @@
 //
 // # Left out on purpose
 //
-// One file, no segments, no retention or compaction, no checksums (damage is
+// One file: no segments, no retention or compaction (package log/segment
+// builds segments and retention out of these files; see
+// docs/phase-1-log.md § Segments and retention), no checksums (damage is
 // found through the redundant length fields and the offset sequence), no
 // compression, no file lock against a second process opening the same log.
 //

@@ -6,7 +6,8 @@
 // A Node joins four pieces:
 //
 //   - its broker: a cluster.Broker over its data directory, holding its
-//     replicas as phase-1 logs, exactly as a logical broker does;
+//     replicas as segmented logs (directories of phase-1 log files),
+//     exactly as a logical broker does;
 //   - its voter of the metadata group (server/raftmeta over
 //     hashicorp/raft), whose state machine is cluster.MetaState: topics,
 //     placement, leaders, leader epochs, active sets, brokers' addresses,
@@ -32,6 +33,35 @@
 // quarantine file (cluster.Broker.CutReplica). A leader stops waiting for
 // a follower only once the follower's removal from the active set is
 // committed and applied on the leader.
+//
+// # Retention
+//
+// The server calls EnforceRetention every PYSTREAM_RETENTION_CHECK_INTERVAL.
+// A node handles only the partitions it leads, and there the leader
+// decides alone, with cluster's own pure rule (segment.PlanRetention over
+// its topic's retention.ms and retention.bytes from the metadata): whole
+// sealed segments, oldest first, never the active one, never one holding a
+// record at or above its high watermark. It deletes them
+// (segment.Log.AdvanceStart), which raises its log start, then proposes one
+// journal entry through Raft (event retention, by retention, done or
+// failed, naming the segments removed). Unlike the in-process cluster's
+// pass it writes no intent first: the entry is proposed after the
+// deletion, without waiting for it, so a node that dies in between leaves
+// no entry, though every deletion is crash-safe on its disk.
+//
+// The followers learn the new log start from the leader: at once from a
+// catch-up probe at the end of the pass, and again from the log_start of
+// every replicate request and from the answers to their own reads of the
+// leader. A follower applies it in takeLogStartLocked: it deletes its
+// segments wholly below the start (persisting log.start when the start
+// falls inside one of its segments) and journals them; a follower whose log
+// ends below the start — it was stopped while retention ran — is reset,
+// empty, at the start (segment.Log.ResetTo), journalled as a catch-up, and
+// copies from there. When a follower proves its log a prefix of its
+// leader's, it compares only what the leader still holds. A committed read
+// below the start is refused as offset out of range wherever it arrives,
+// and the node that forwarded it returns the *client.OffsetOutOfRangeError
+// the embedded cluster would (docs/phase-1-log.md § Segments and retention).
 //
 // # Any node answers
 //

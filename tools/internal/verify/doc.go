@@ -27,9 +27,11 @@
 // directory still holding phase 1's log.bin (written before segments) is
 // verified as that one file and said to be not yet upgraded; a log.bin
 // beside segment files is damage, as the segment package refuses to open
-// it. Each sealed segment's sidecar is to be judged by the segment
-// package's own check (checkSidecar); a bad sidecar is a note, not damage,
-// since opening the log rebuilds it. A quarantine file is scanned with
+// it. Each sealed segment's sidecar is judged by the segment package's own
+// check (segment.CheckSidecar); a bad sidecar is a note, not damage, since
+// opening the log rebuilds it. The log start is the first segment's base,
+// or the start persisted in log.start (segment.ReadLogStart) when that is
+// higher; records below it are scanned for damage but not counted. A quarantine file is scanned with
 // offsets from the first offset its name gives and must hold as many
 // records as its name says; a single log file named on its own is scanned
 // with offsets from its name (a segment's base) or from 0 (a log.bin).
@@ -53,9 +55,8 @@
 // of the leader, record by record on offset, timestamp and payload — equal
 // offsets alone prove nothing. Retention deletes a leader's oldest segments
 // and a follower may be reset to its leader's log start, so the two are
-// compared over the offsets both hold (from the later of their log starts,
-// each the base of its first segment); a replica's end is the offset after
-// its last record. A follower that is merely short is lagging
+// compared over the offsets both hold (from the later of their log starts);
+// a replica's end is the offset after its last record. A follower that is merely short is lagging
 // (LAG n), which is normal after a failed replication and not damage. A
 // follower that differs, or holds records past the leader's end, has
 // diverged. The exception is a follower outside the active set: after a
