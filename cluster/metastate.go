@@ -140,6 +140,9 @@ type MetaResult struct {
 	Summary string `json:"summary"`
 	// Partition is the partition's metadata after a partition command.
 	Partition *PartitionMetadata `json:"partition,omitempty"`
+	// Journal is the offset a journal command's entry got, so that an
+	// outcome can name its intent.
+	Journal *uint64 `json:"journal,omitempty"`
 }
 
 // EncodeMetaCommand renders c as JSON, the form a Raft log entry holds.
@@ -243,8 +246,9 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 			return MetaResult{}, err
 		}
 		e := *c.Entry
+		off := s.JournalEnd()
 		s.journal(c, e)
-		return MetaResult{Summary: e.Summary}, nil
+		return MetaResult{Summary: e.Summary, Journal: &off}, nil
 	default:
 		return MetaResult{}, fmt.Errorf("cluster: unknown meta command %q: %w", c.Op, ErrInvalidArgument)
 	}

@@ -41,13 +41,14 @@
 // decides alone, with cluster's own pure rule (segment.PlanRetention over
 // its topic's retention.ms and retention.bytes from the metadata): whole
 // sealed segments, oldest first, never the active one, never one holding a
-// record at or above its high watermark. It deletes them
-// (segment.Log.AdvanceStart), which raises its log start, then proposes one
-// journal entry through Raft (event retention, by retention, done or
-// failed, naming the segments removed). Unlike the in-process cluster's
-// pass it writes no intent first: the entry is proposed after the
-// deletion, without waiting for it, so a node that dies in between leaves
-// no entry, though every deletion is crash-safe on its disk.
+// record at or above its high watermark; an active segment whose records
+// have all expired is rolled first so that it can go too
+// (cluster.PlanRetentionOn). It commits an intent to the journal through
+// Raft (event retention, by retention) and only then deletes
+// (segment.Log.AdvanceStart), which raises its log start; the outcome,
+// done or failed, names the segments removed and its intent. A node that
+// dies in between leaves the intent without an outcome; every deletion is
+// crash-safe on its disk, and the next pass deletes what is left.
 //
 // The followers learn the new log start from the leader: at once from a
 // catch-up probe at the end of the pass, and again from the log_start of

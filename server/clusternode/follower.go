@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/pystream/pystream/cluster"
@@ -217,7 +219,7 @@ func (n *Node) takeLogStartLocked(r *replica, l *segment.Log, start uint64, lead
 			Topic: r.topic, Partition: r.partition, Broker: n.cfg.ID, Removed: cluster.RemovedSegments(n.cfg.ID, removed),
 			Summary: fmt.Sprintf("%s: broker %d follows leader %d's log start %d; deleted %s", where, n.cfg.ID, leader, start, cluster.DescribeRemoved(cluster.RemovedSegments(n.cfg.ID, removed)))}
 		if err != nil {
-			e.Phase, e.Error = cluster.PhaseFailed, err.Error()
+			e.Phase, e.Error = cluster.PhaseFailed, n.relativeText(err.Error())
 		}
 		n.journal(e)
 	}
@@ -239,6 +241,13 @@ func (n *Node) journal(e cluster.JournalEntry) {
 			n.log.Error("a journal entry could not be written", "entry", e.Summary, "err", err)
 		}
 	}()
+}
+
+// relativeText turns the data directory's absolute paths in s into paths
+// relative to it, as the journal shows files (no server path reaches a
+// client through it).
+func (n *Node) relativeText(s string) string {
+	return strings.ReplaceAll(s, filepath.Clean(n.cfg.DataDir)+string(filepath.Separator), "")
 }
 
 // relative names a file under the data directory as the journal shows it.

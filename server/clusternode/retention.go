@@ -62,15 +62,28 @@ func (n *Node) retain(ctx context.Context, k partKey, pm cluster.PartitionMetada
 	if drop == 0 {
 		return res, nil
 	}
+	// The intent is committed through Raft before anything is deleted, so
+	// that a deletion a crash interrupts is in the journal too.
+	intent := cluster.JournalEntry{Event: cluster.EventRetention, Phase: cluster.PhaseIntent, By: cluster.ByRetention,
+		Topic: k.topic, Partition: k.partition, Broker: n.cfg.ID, Reason: cluster.DescribePolicy(policy),
+		Summary: fmt.Sprintf("%s/%d: log start %d -> %d (high watermark %d): %d segment(s) of leader %d to delete",
+			k.topic, k.partition, res.From, start, hw, drop, n.cfg.ID)}
+	jctx, jcancel := context.WithTimeout(ctx, 10*time.Second)
+	out, err := n.propose(jctx, cluster.MetaCommand{Op: cluster.OpJournal, Entry: &intent})
+	jcancel()
+	if err != nil {
+		return res, fmt.Errorf("clusternode: retention of %s/%d: nothing deleted: the journal's intent: %w", k.topic, k.partition, err)
+	}
 	removed, err := l.AdvanceStart(start)
 	res.To = l.LogStart()
 	res.Removed = cluster.RemovedSegments(n.cfg.ID, removed)
 	e := cluster.JournalEntry{Event: cluster.EventRetention, Phase: cluster.PhaseDone, By: cluster.ByRetention,
 		Topic: k.topic, Partition: k.partition, Broker: n.cfg.ID, Removed: res.Removed, Reason: cluster.DescribePolicy(policy),
+		Intent: out.Journal,
 		Summary: fmt.Sprintf("%s/%d: leader %d's log start %d -> %d (high watermark %d); deleted %s",
 			k.topic, k.partition, n.cfg.ID, res.From, res.To, hw, cluster.DescribeRemoved(res.Removed))}
 	if err != nil {
-		e.Phase, e.Error = cluster.PhaseFailed, err.Error()
+		e.Phase, e.Error = cluster.PhaseFailed, n.relativeText(err.Error())
 	}
 	n.journal(e)
 	if err != nil {

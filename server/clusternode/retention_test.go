@@ -68,14 +68,24 @@ func TestRetentionAcrossNodes(t *testing.T) {
 			return false, err.Error()
 		}
 		seen := map[int]bool{}
+		intents := map[uint64]bool{}
+		leaderDone := false
 		for _, e := range entries {
-			if e.Event == cluster.EventRetention && e.By == cluster.ByRetention {
-				for _, r := range e.Removed {
-					seen[r.Broker] = true
-				}
+			if e.Event != cluster.EventRetention || e.By != cluster.ByRetention {
+				continue
+			}
+			if e.Phase == cluster.PhaseIntent {
+				intents[e.Offset] = true
+			}
+			if e.Broker == leader && e.Phase == cluster.PhaseDone {
+				// The leader's deletion names its intent, committed before.
+				leaderDone = e.Intent != nil && intents[*e.Intent]
+			}
+			for _, r := range e.Removed {
+				seen[r.Broker] = true
 			}
 		}
-		return len(seen) == 3, fmt.Sprintf("%v", seen)
+		return len(seen) == 3 && leaderDone, fmt.Sprintf("%v, leader's outcome after its intent: %v", seen, leaderDone)
 	})
 	for _, n := range c.running() {
 		_, err := n.ReadCommitted(name, p, 0, 10)
