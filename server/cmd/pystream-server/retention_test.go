@@ -27,10 +27,10 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// These tests run segments and retention (docs/design.md § Topic
-// configuration, log/segment/doc.go) as an operator meets them: the real server binary on a
-// loopback port, its embedded three-broker cluster, and the real pystream
-// CLI for everything a user would type.
+// These tests run segments and retention as an operator meets them
+// (docs/phase-1-log.md § Segments and retention): the real server binary
+// on a loopback port, its embedded three-broker cluster, and the real
+// pystream CLI for everything a user would type.
 
 // retentionCheckEvery is PYSTREAM_RETENTION_CHECK_INTERVAL in these tests.
 const retentionCheckEvery = "PYSTREAM_RETENTION_CHECK_INTERVAL=200ms"
