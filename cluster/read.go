@@ -104,7 +104,9 @@ func (c *Cluster) OffsetForTime(topicName string, partition int, ts int64) (offs
 	if !found || off >= hw {
 		return hw, false, nil
 	}
-	return off, true, nil
+	// A retention pass may have run since the search: never answer an
+	// offset below what is readable now.
+	return max(off, ll.LogStart()), true, nil
 }
 
 // HighWatermark returns a partition's high watermark.

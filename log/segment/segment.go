@@ -363,6 +363,8 @@ func (l *Log) SetSegmentOptions(bytes int64, age time.Duration) error {
 	if err := checkSegmentOptions(bytes, age); err != nil {
 		return err
 	}
+	// Two stores, not one: an append between them sees the new size with
+	// the old age, which is a valid configuration too.
 	l.segBytes.Store(bytes)
 	l.segAge.Store(int64(age))
 	return nil

@@ -100,7 +100,9 @@ func (n *Node) OffsetForTime(ctx context.Context, req replication.OffsetForTimeR
 	if !found || off >= hw {
 		return replication.OffsetForTimeResponse{Offset: hw}, nil
 	}
-	return replication.OffsetForTimeResponse{Offset: off, Found: true}, nil
+	// A retention pass may have run since the search: never answer an
+	// offset below what is readable now.
+	return replication.OffsetForTimeResponse{Offset: max(off, l.LogStart()), Found: true}, nil
 }
 
 // capBytes keeps the leading records within max bytes of frames, at least
