@@ -15,6 +15,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/log/segment"
 )
 
@@ -224,22 +225,8 @@ func partitionOf(t *testing.T, n *Node, topicName string, partition int) cluster
 	return pm
 }
 
-// waitFor polls cond every 20 ms until it holds, failing the test with
-// what and cond's last explanation when timeout passes first.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: still waiting for %s: %s", timeout, what, why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor is logtest.WaitFor.
+var waitFor = logtest.WaitFor
 
 // scanLog reads every record of the log file at path without changing it.
 func scanLog(t *testing.T, dir string) []log.Record {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -89,22 +90,8 @@ func (d replicaDisk) withinBound(retentionBytes, segmentBytes int64) (bool, stri
 	return d.logBytes <= limit && d.sidecarBytes <= int64(d.segments)*sidecarAllowance && len(d.others) == 0, why
 }
 
-// waitFor polls cond every 50 ms until it holds, failing the test after
-// timeout with cond's last word on why not.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s (last: %s)", timeout, what, why)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitFor is logtest.WaitFor.
+var waitFor = logtest.WaitFor
 
 // producedLine is one line of pystream produce's text output.
 var producedLine = regexp.MustCompile(`^partition (\d+) offset (\d+)$`)
