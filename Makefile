@@ -49,12 +49,14 @@ build:
 	$(GO) build work
 
 # The race detector runs once, over the whole workspace; the per-module pass
-# without it proves that each go.mod works on its own.
+# without it proves that each go.mod works on its own: every package and
+# test builds, and the tests run with -short (the multi-node cluster tests,
+# which wait for elections, ran in the first pass).
 test:
 	$(GO) test -race -count=1 work
 	@set -e; for m in $(MODULES); do \
 		echo "== $$m (GOWORK=off)"; \
-		(cd $$m && GOWORK=off $(GO) test -count=1 ./...); \
+		(cd $$m && GOWORK=off $(GO) test -short -count=1 ./...); \
 	done
 	@set -e; for e in $(EXAMPLES); do \
 		echo "== $$e (GOWORK=off, outside go.work)"; \

@@ -60,6 +60,9 @@ type testCluster struct {
 // every one of them sees all of them registered.
 func newTestCluster(t *testing.T, size int) *testCluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of nodes and waits for elections: it runs in make test's workspace pass (with the race detector), not under -short")
+	}
 	c := &testCluster{t: t, peers: map[int]string{}, nodes: map[int]*testNode{}}
 	listeners := map[int]net.Listener{}
 	for id := 1; id <= size; id++ {

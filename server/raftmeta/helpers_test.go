@@ -110,6 +110,9 @@ type testCluster struct {
 // leader.
 func newTestCluster(t *testing.T, size int, tune func(*Config)) *testCluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of nodes and waits for elections: it runs in make test's workspace pass (with the race detector), not under -short")
+	}
 	c := &testCluster{t: t, nodes: make(map[int]*testNode), tune: tune}
 	t.Cleanup(c.stopAll)
 	peers := make(map[int]string)

@@ -109,6 +109,9 @@ const (
 // and the node's listen starts the whole cluster again on new ports.
 func startCluster(t testing.TB, opts clusterOptions) *testCluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of nodes and waits for elections: it runs in make test's workspace pass (with the race detector), not under -short")
+	}
 	bin := buildBinary(t)
 	root := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
