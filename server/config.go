@@ -43,6 +43,15 @@ type Config struct {
 	// Port is the TCP port the HTTP server binds to.
 	Port Port `default:"8000" desc:"Bind port: a decimal integer from 1 to 65535"`
 
+	// KafkaPort is broker 1's Kafka wire-protocol port: broker i of the
+	// embedded cluster listens on KafkaPort+i-1 while it is available
+	// (package server/kafka). Zero turns the Kafka listener off.
+	KafkaPort KafkaPort `split_words:"true" default:"9092" desc:"Kafka protocol port of broker 1; broker i listens on this + i - 1, on PYSTREAM_HOST: 0 (off) to 65535"`
+
+	// KafkaAdvertisedHost is the host Kafka clients are told (Metadata)
+	// to connect to; empty means Host.
+	KafkaAdvertisedHost string `split_words:"true" desc:"Host name or address Kafka clients are told to connect to; empty = PYSTREAM_HOST"`
+
 	// LogLevel is the lowest level that is logged.
 	LogLevel LogLevel `split_words:"true" default:"INFO" desc:"DEBUG, INFO, WARNING (or WARN), ERROR or CRITICAL, in any case"`
 
@@ -156,6 +165,7 @@ func Defaults() Config {
 		AppName:   "pystream",
 		Host:      "127.0.0.1",
 		Port:      8000,
+		KafkaPort: 9092,
 		LogLevel:  LogLevel(LevelInfo),
 		LogFormat: FormatText,
 		DataDir:   "./data",
@@ -192,6 +202,13 @@ func (c Config) Addr() string {
 func (c Config) validate() error {
 	if !validHost(c.Host) {
 		return &ConfigError{Var: EnvPrefix + "_HOST", Value: c.Host, Allowed: "an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (letters, digits, '-' and '.')"}
+	}
+	if c.KafkaAdvertisedHost != "" && !validHost(c.KafkaAdvertisedHost) {
+		return &ConfigError{Var: EnvPrefix + "_KAFKA_ADVERTISED_HOST", Value: c.KafkaAdvertisedHost, Allowed: "an IP address or a host name (letters, digits, '-' and '.')"}
+	}
+	if c.KafkaPort > 0 && int(c.KafkaPort)+int(c.Brokers)-1 > 65535 {
+		return &ConfigError{Var: EnvPrefix + "_KAFKA_PORT", Value: strconv.Itoa(int(c.KafkaPort)),
+			Allowed: fmt.Sprintf("at most %d, so that broker %d's port (this + %d) is a port", 65535-int(c.Brokers)+1, int(c.Brokers), int(c.Brokers)-1)}
 	}
 	if strings.TrimSpace(c.AppName) != c.AppName || !printable(c.AppName) {
 		return &ConfigError{Var: EnvPrefix + "_APP_NAME", Value: c.AppName, Allowed: "printable text without leading or trailing spaces"}

@@ -50,6 +50,8 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_APP_NAME"] = d.AppName
 	want["PYSTREAM_HOST"] = d.Host
 	want["PYSTREAM_PORT"] = strconv.Itoa(int(d.Port))
+	want["PYSTREAM_KAFKA_PORT"] = strconv.Itoa(int(d.KafkaPort))
+	want["PYSTREAM_KAFKA_ADVERTISED_HOST"] = ""
 	want["PYSTREAM_LOG_LEVEL"] = d.LogLevel.String()
 	want["PYSTREAM_LOG_FORMAT"] = string(d.LogFormat)
 	want["PYSTREAM_DATA_DIR"] = d.DataDir
@@ -99,6 +101,9 @@ func TestConfigOverrides(t *testing.T) {
 		{"highest port", []string{"PYSTREAM_PORT=65535"}, withDefaults(func(c *Config) { c.Port = 65535 })},
 		// envconfig alone reads integers in base 0, where 010 is 8.
 		{"leading zero is decimal", []string{"PYSTREAM_PORT=010"}, withDefaults(func(c *Config) { c.Port = 10 })},
+		{"kafka off", []string{"PYSTREAM_KAFKA_PORT=0"}, withDefaults(func(c *Config) { c.KafkaPort = 0 })},
+		{"kafka port and advertised host", []string{"PYSTREAM_KAFKA_PORT=19092", "PYSTREAM_KAFKA_ADVERTISED_HOST=broker.example"},
+			withDefaults(func(c *Config) { c.KafkaPort, c.KafkaAdvertisedHost = 19092, "broker.example" })},
 		// Without split_words envconfig would read PYSTREAM_LOGLEVEL instead.
 		{"log level via split words", []string{"PYSTREAM_LOG_LEVEL=DEBUG"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelDebug) })},
 		{"log level warning lower case", []string{"PYSTREAM_LOG_LEVEL=warning"}, withDefaults(func(c *Config) { c.LogLevel = LogLevel(LevelWarning) })},
@@ -151,7 +156,8 @@ func TestConfigOverrides(t *testing.T) {
 			"PYSTREAM_FAILOVER_AFTER=2s", "PYSTREAM_LEADER_REBALANCE=off", "PYSTREAM_RETENTION_CHECK_INTERVAL=30s",
 			"PYSTREAM_MAX_REQUEST_RECORDS=5", "PYSTREAM_MAX_INFLIGHT_BYTES=1048576", "PYSTREAM_FETCH_MAX_BYTES=1024",
 			"PYSTREAM_RETENTION_MS=3600000", "PYSTREAM_RETENTION_BYTES=1048576", "PYSTREAM_SEGMENT_BYTES=65536", "PYSTREAM_SEGMENT_MS=60000",
-		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
+			"PYSTREAM_KAFKA_PORT=19092", "PYSTREAM_KAFKA_ADVERTISED_HOST=kafka.example",
+		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, KafkaPort: 19092, KafkaAdvertisedHost: "kafka.example", LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
 			FailoverAfter: FailoverDelay(2 * time.Second), RetentionMs: 3600000, RetentionBytes: 1 << 20, SegmentBytes: 65536, SegmentMs: 60000,
 			RetentionCheckInterval: CheckInterval(30 * time.Second)}},
@@ -194,6 +200,9 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_APP_NAME= padded", "PYSTREAM_APP_NAME"},
 		{"PYSTREAM_APP_NAME=tab\there", "PYSTREAM_APP_NAME"},
 		{"PYSTREAM_BROKERS=0", "PYSTREAM_BROKERS"},
+		{"PYSTREAM_KAFKA_PORT=65536", "PYSTREAM_KAFKA_PORT"},
+		{"PYSTREAM_KAFKA_PORT=65535", "PYSTREAM_KAFKA_PORT"}, // broker 3 would be on 65537
+		{"PYSTREAM_KAFKA_ADVERTISED_HOST=a b", "PYSTREAM_KAFKA_ADVERTISED_HOST"},
 		{"PYSTREAM_FAILOVER_AFTER=3", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=-1s", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=2h", "PYSTREAM_FAILOVER_AFTER"},

@@ -27,6 +27,20 @@ func (p *Port) Decode(s string) error {
 	return nil
 }
 
+// KafkaPort is broker 1's Kafka listener port, 0 to 65535: broker i
+// listens on KafkaPort+i-1, and 0 turns the Kafka listener off.
+type KafkaPort uint16
+
+// Decode parses a decimal port number or 0.
+func (p *KafkaPort) Decode(s string) error {
+	n, err := parseDecimal(s, 0, 65535)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal integer from 0 (off) to 65535", Err: err}
+	}
+	*p = KafkaPort(n)
+	return nil
+}
+
 // MaxBrokers is the largest broker count the configuration accepts.
 const MaxBrokers = 64
 

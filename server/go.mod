@@ -1,12 +1,14 @@
 module github.com/pystream/pystream/server
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/hashicorp/go-hclog v1.6.2
 	github.com/hashicorp/raft v1.7.2
 	github.com/hashicorp/raft-boltdb/v2 v2.3.1
 	github.com/kelseyhightower/envconfig v1.4.0
+	github.com/klauspost/compress v1.20.3
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.1
@@ -14,6 +16,8 @@ require (
 	github.com/pystream/pystream/cluster v0.0.0-00010101000000-000000000000
 	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
 	github.com/pystream/pystream/topic v0.0.0-00010101000000-000000000000
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	go.etcd.io/bbolt v1.3.5
 )
 

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
+	"github.com/pystream/pystream/server/kafka"
 )
 
 // Timeouts of the HTTP server. They bound how long a slow or stalled client
@@ -86,6 +87,11 @@ type Server struct {
 	// maxOpenLogs the replica-log cap derived from it (fdlimit.go).
 	fileLimit   FileLimit
 	maxOpenLogs int
+	// kafka is the Kafka listener, built by the first Serve that starts
+	// it (kafka_wiring.go); kafkaFreePorts has it take free ports instead
+	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
+	kafka          *kafka.Server
+	kafkaFreePorts bool
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -316,6 +322,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	stopKafka := s.startKafka()
+	defer stopKafka()
 
 	select {
 	case err := <-served:

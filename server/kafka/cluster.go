@@ -1,0 +1,36 @@
+package kafka
+
+import (
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic"
+)
+
+// Cluster is what the Kafka listener serves: the few operations of the
+// server's backend it needs. The server hands its backend (the embedded
+// cluster today) to New; a test can hand anything with these methods.
+// An implementation must be safe for concurrent use.
+type Cluster interface {
+	// Brokers lists every broker, ascending by id, with its availability:
+	// a broker is served by a listener while it is available.
+	Brokers() []cluster.BrokerInfo
+	// Topics lists every topic; Topic describes one.
+	Topics() []cluster.TopicInfo
+	Topic(name string) (cluster.TopicInfo, error)
+	// Status is a partition's leader, leader epoch, placement, active set
+	// and replicas' availability.
+	Status(topicName string, partition int) (cluster.PartitionStatus, error)
+	// Send writes msgs to one partition (partition is never nil here),
+	// returning once every active replica holds them durably.
+	Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error)
+	// ReadCommitted reads up to maxRecords records from start, never past
+	// the high watermark.
+	ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error)
+	// Bounds is a partition's log start and high watermark.
+	Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error)
+	// OffsetForTime is the first offset whose record's timestamp
+	// (nanoseconds) is at or after ts; found false when there is none.
+	OffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error)
+	// MaxPayloadSize is the largest payload a record may carry.
+	MaxPayloadSize() int
+}

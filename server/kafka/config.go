@@ -1,0 +1,103 @@
+package kafka
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of Config's zero fields.
+const (
+	// DefaultMaxRequestBytes is the largest request frame read when
+	// Config.MaxRequestBytes is zero.
+	DefaultMaxRequestBytes = 1 << 20
+	// DefaultIdleTimeout is how long a connection may wait between two
+	// requests (Kafka's connections.max.idle.ms is 9 minutes).
+	DefaultIdleTimeout = 9 * time.Minute
+	// DefaultFrameTimeout is how long a request may take to arrive once
+	// its size prefix has: the bound on a slow-loris client.
+	DefaultFrameTimeout = 30 * time.Second
+	// DefaultWriteTimeout bounds writing one response.
+	DefaultWriteTimeout = 30 * time.Second
+	// DefaultReconcileEvery is how often the listeners are matched to the
+	// brokers' availability.
+	DefaultReconcileEvery = 100 * time.Millisecond
+	// DefaultFetchMaxBytes caps a fetch's max_bytes.
+	DefaultFetchMaxBytes = 4 << 20
+	// DefaultMaxInflightBytes bounds the request frames held in memory at
+	// once, server-wide.
+	DefaultMaxInflightBytes = 256 << 20
+	// MaxWait caps a fetch's max_wait_ms.
+	MaxWait = 30 * time.Second
+)
+
+// Config is the listener's configuration. The zero value of every field
+// but Host takes the default its comment names.
+type Config struct {
+	// Host is the address every broker's listener binds to.
+	Host string
+	// AdvertisedHost is the host Metadata tells clients to connect to;
+	// empty means Host.
+	AdvertisedHost string
+	// Port is broker 1's port: broker i listens on Port+i-1. Zero lets
+	// each broker's first listener take a free port, which the broker
+	// keeps when it is stopped and started again (tests).
+	Port int
+	// MaxRequestBytes caps a request frame's size prefix; a larger one
+	// closes the connection (DefaultMaxRequestBytes).
+	MaxRequestBytes int
+	// MaxInflightBytes bounds the request frames held at once
+	// (DefaultMaxInflightBytes); a frame that does not fit waits up to
+	// FrameTimeout, then its connection is closed.
+	MaxInflightBytes int64
+	// FetchMaxBytes caps a fetch's max_bytes and partition_max_bytes
+	// (DefaultFetchMaxBytes); a fetch always returns at least one record
+	// when one is there.
+	FetchMaxBytes int
+	// IdleTimeout, FrameTimeout and WriteTimeout bound a connection's
+	// wait for a request, the arrival of a started request, and the
+	// writing of a response (DefaultIdleTimeout, DefaultFrameTimeout,
+	// DefaultWriteTimeout).
+	IdleTimeout, FrameTimeout, WriteTimeout time.Duration
+	// ReconcileEvery is how often listeners are opened and closed to
+	// match the brokers' availability (DefaultReconcileEvery).
+	ReconcileEvery time.Duration
+	// Logger receives a line per listener change and per refused
+	// connection or request; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the per-API metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+}
+
+// withDefaults fills c's zero fields.
+func (c Config) withDefaults() Config {
+	if c.AdvertisedHost == "" {
+		c.AdvertisedHost = c.Host
+	}
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxInflightBytes <= 0 {
+		c.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if c.FetchMaxBytes <= 0 {
+		c.FetchMaxBytes = DefaultFetchMaxBytes
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.FrameTimeout <= 0 {
+		c.FrameTimeout = DefaultFrameTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.ReconcileEvery <= 0 {
+		c.ReconcileEvery = DefaultReconcileEvery
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}

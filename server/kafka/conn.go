@@ -1,0 +1,119 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// conn is one client connection to one broker's listener. Requests are
+// answered one at a time, in order, as Kafka requires of a connection.
+type conn struct {
+	s      *Server
+	broker int
+	nc     net.Conn
+	// ctx is done when the broker's listener closes.
+	ctx context.Context
+}
+
+// serve reads and answers requests until the client goes, a request is
+// refused, or the broker's listener closes.
+func (c *conn) serve() {
+	log := c.s.cfg.Logger.With("broker", c.broker, "remote", c.nc.RemoteAddr().String())
+	var out []byte
+	for c.ctx.Err() == nil {
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
+		size, err := readSize(c.nc, c.s.cfg.MaxRequestBytes)
+		if err != nil {
+			c.refused(log, err)
+			return
+		}
+		deadline := time.Now().Add(c.s.cfg.FrameTimeout)
+		_ = c.nc.SetReadDeadline(deadline)
+		if !c.s.inflight.acquire(c.ctx, int64(size), deadline) {
+			log.Warn("kafka connection closed: server-wide request bytes in flight at their limit", "size", size)
+			return
+		}
+		frame, err := readBody(c.nc, size)
+		if err != nil {
+			c.s.inflight.release(int64(size))
+			c.refused(log, err)
+			return
+		}
+		out, err = c.handle(out[:0], frame)
+		c.s.inflight.release(int64(size))
+		if err != nil {
+			c.refused(log, err)
+			return
+		}
+		if len(out) > 0 {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if _, err := c.nc.Write(out); err != nil {
+				return
+			}
+		}
+		if cap(out) > 1<<20 {
+			out = nil // keep no large buffer on an idle connection
+		}
+	}
+}
+
+// refused logs why a connection ends, unless it simply closed.
+func (c *conn) refused(log interface{ Warn(string, ...any) }, err error) {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), c.ctx.Err() != nil:
+	case errors.As(err, &ne) && ne.Timeout():
+		log.Warn("kafka connection closed: timed out waiting for a request", "err", err)
+	default:
+		c.s.metrics.refused()
+		log.Warn("kafka connection closed: bad request", "err", err)
+	}
+}
+
+// handle decodes one frame and appends its response frame to dst; an
+// error closes the connection (nothing appended). An acks=0 produce
+// appends nothing.
+func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
+	r, err := parseHeader(frame)
+	if err != nil {
+		return dst, err
+	}
+	a, known := c.s.apis[r.key]
+	if !known || r.req == nil {
+		return dst, &FrameError{Size: int64(len(frame)), Err: errorf(ErrUnknownAPI, "key %d", r.key)}
+	}
+	if r.key == int16(kmsg.ApiVersions) && r.version > a.max {
+		// Brokers answer a newer ApiVersions with a v0 answer: error 35
+		// and the key list, so the client can pick a version it has.
+		start := time.Now()
+		resp := c.s.apiVersionsResponse(0, kerr.UnsupportedVersion.Code)
+		c.s.metrics.observe(r.key, time.Since(start), []int16{kerr.UnsupportedVersion.Code})
+		return appendResponse(dst, r.correlationID, resp), nil
+	}
+	if r.version < 0 || r.version > r.req.MaxVersion() {
+		return dst, &FrameError{Size: int64(len(frame)), Err: errorf(ErrUnsupportedVersion, "%s v%d", kmsg.NameForKey(r.key), r.version)}
+	}
+	if err := r.decodeBody(); err != nil {
+		return dst, err
+	}
+	start := time.Now()
+	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, clientID: r.clientID}
+	var resp kmsg.Response
+	if r.version < a.min || r.version > a.max {
+		resp = a.fail(r.req, x.code(kerr.UnsupportedVersion.Code))
+	} else {
+		resp = a.handle(x, r.req)
+	}
+	c.s.metrics.observe(r.key, time.Since(start), x.codes)
+	if resp == nil {
+		return dst, nil
+	}
+	resp.SetVersion(r.version)
+	return appendResponse(dst, r.correlationID, resp), nil
+}

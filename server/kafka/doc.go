@@ -1,0 +1,59 @@
+// Package kafka speaks Kafka's wire protocol for PyStream: real Kafka
+// clients (franz-go, sarama, librdkafka and kcat, kafka-python) produce to
+// and consume from PyStream's topics with no PyStream code of their own.
+//
+// # The listener
+//
+// Every logical broker of the cluster has its own TCP listener: broker i
+// on Config.Port+i-1. A listener is open while its broker is available
+// and closed, with its connections, when the broker stops (Serve matches
+// them every Config.ReconcileEvery), so a client sees a stopped broker as
+// a Kafka client sees a dead one, and after failover finds the new leader
+// through Metadata. A request for a partition that reaches a broker not
+// leading it is NOT_LEADER_OR_FOLLOWER, which sends the client back to
+// Metadata.
+//
+// # The frame
+//
+// A request is a 4-byte big-endian size, then the request header (API
+// key, version, correlation id, client id, and on flexible versions the
+// tagged fields of KIP-482), then the body. The size is checked against
+// Config.MaxRequestBytes before anything is read (above it the connection
+// is closed and a line logged); the frame's bytes are reserved from a
+// server-wide budget (Config.MaxInflightBytes) before they are read; the
+// wait for a request and the arrival of a started one are bounded by
+// deadlines (Config.IdleTimeout, Config.FrameTimeout). Requests on one
+// connection are answered one at a time, in order. Bodies are decoded and
+// answers encoded by github.com/twmb/franz-go/pkg/kmsg: this package
+// writes no codec of its own beyond the header and the record batch's
+// CRC.
+//
+// # The handler table
+//
+// handlers.go holds one row per API key: the versions served and the
+// functions of the key's file (produce.go, fetch.go, listoffsets.go,
+// metadata.go, apiversions.go). ApiVersions advertises exactly the
+// table. A version outside a row's range that kmsg still decodes is
+// answered UNSUPPORTED_VERSION; an ApiVersions newer than v3 gets the v0
+// answer with error 35 and the key list, as brokers give; an unknown key
+// or a version the codec does not know closes the connection.
+//
+// # Records
+//
+// Each Kafka record is stored as one PyStream record (one offset each),
+// its payload the envelope of package topic/envelope: key, headers,
+// create time and value. A produce's record batches are validated whole
+// (magic 2, lengths, CRC-32C, record count, offset deltas, decompression
+// with gzip, snappy, lz4 or zstd) before anything is written: a bad batch
+// is CORRUPT_MESSAGE and writes nothing. Every produce is answered after
+// every active replica fsynced its records, acks=1 included; acks=0
+// writes the same and answers nothing. A fetch returns records below the
+// high watermark as uncompressed batches.
+//
+// # Deliberately left out
+//
+// Idempotent and transactional producers (no InitProducerID: kgo and
+// librdkafka fall back to plain produce), fetch sessions (answered with
+// session id 0), consumer groups, SASL and TLS on this listener, and
+// OffsetForLeaderEpoch (so clients skip log truncation checks).
+package kafka

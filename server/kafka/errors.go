@@ -1,0 +1,73 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic"
+)
+
+// Sentinel errors of the request reader. Every error it returns wraps
+// one of these or io.EOF (a connection closed between two requests).
+var (
+	// ErrFrameTooLarge is a size prefix above the configured limit: the
+	// connection is closed without reading the frame.
+	ErrFrameTooLarge = errors.New("kafka: request frame above PYSTREAM_MAX_REQUEST_BYTES")
+	// ErrMalformedRequest is a frame whose header or body does not decode.
+	ErrMalformedRequest = errors.New("kafka: malformed request")
+	// ErrUnknownAPI is a request whose API key the listener does not serve.
+	ErrUnknownAPI = errors.New("kafka: unknown API key")
+	// ErrUnsupportedVersion is a version outside the ones this listener
+	// or its codec know, so that no answer can be encoded.
+	ErrUnsupportedVersion = errors.New("kafka: unsupported version")
+)
+
+// FrameError is a frame refused by the request reader: Size is its size
+// prefix and Max the limit it passed (for ErrFrameTooLarge).
+type FrameError struct {
+	Size, Max int64
+	Err       error
+}
+
+func (e *FrameError) Error() string {
+	if errors.Is(e.Err, ErrFrameTooLarge) {
+		return fmt.Sprintf("%v: %d bytes, at most %d", e.Err, e.Size, e.Max)
+	}
+	return fmt.Sprintf("%v (frame of %d bytes)", e.Err, e.Size)
+}
+
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// errorCode maps an error of the cluster to the Kafka error code a client
+// acts on: a code that makes it refresh metadata and retry where retrying
+// is right, a final one otherwise.
+func errorCode(err error) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, cluster.ErrUnknownTopic), errors.Is(err, topic.ErrPartitionOutOfRange):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, log.ErrPayloadTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, cluster.ErrReplicationFailed):
+		// The leader kept the records but a follower did not store
+		// them: not acknowledged, and a retry may duplicate them —
+		// exactly Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+		return kerr.NotEnoughReplicasAfterAppend.Code
+	case errors.Is(err, cluster.ErrLeaderUnavailable), errors.Is(err, cluster.ErrBrokerUnavailable),
+		errors.Is(err, cluster.ErrNoEligibleReplica):
+		return kerr.LeaderNotAvailable.Code
+	case errors.Is(err, cluster.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// errorf wraps sentinel with a formatted detail.
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,189 @@
+package kafka
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// Bounds of a fetch's wait for records from other paths than this
+// listener's produces (the HTTP API): it looks again after pollFirst,
+// doubling up to pollMax. A produce through the listener wakes it at
+// once.
+const (
+	pollFirst = 5 * time.Millisecond
+	pollMax   = 250 * time.Millisecond
+)
+
+// fetch answers Fetch (key 1) v4-v12: for each partition, the records
+// from its fetch offset up to the high watermark, as one uncompressed
+// record batch whose records carry the key, headers and timestamp of
+// their envelopes (CreateTime: the producer's, else PyStream's append
+// time). The answer stops at partition_max_bytes per partition and
+// max_bytes in all, both capped by Config.FetchMaxBytes, except that its
+// first record is always there. Until min_bytes are there it waits, up
+// to max_wait_ms (capped at MaxWait), woken by this listener's produces
+// and otherwise looking again on a bounded backoff: never a busy loop.
+// Fetch sessions are declined: the answer's session id is 0, and the
+// client sends full fetches. An offset below the log start or past the
+// high watermark is OFFSET_OUT_OF_RANGE, with the log start in the
+// answer.
+func (s *Server) fetch(x *exchange, r kmsg.Request) kmsg.Response {
+	req := r.(*kmsg.FetchRequest)
+	maxBytes := s.cfg.FetchMaxBytes
+	if req.MaxBytes > 0 {
+		maxBytes = min(maxBytes, int(req.MaxBytes))
+	}
+	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, MaxWait)
+	deadline := time.Now().Add(wait)
+
+	var keys []partitionKey
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			keys = append(keys, partitionKey{t.Topic, p.Partition})
+		}
+	}
+	woken := make(chan struct{}, 1)
+	s.notify.register(woken, keys)
+	defer s.notify.unregister(woken, keys)
+
+	poll := pollFirst
+	for {
+		resp, size, codes := s.fetchOnce(req, x.broker, maxBytes)
+		left := time.Until(deadline)
+		if size >= int(req.MinBytes) || len(codes) > 0 || left <= 0 || x.ctx.Err() != nil {
+			for _, c := range codes {
+				x.code(c)
+			}
+			return resp
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-woken:
+		case <-t.C:
+		case <-x.ctx.Done():
+		}
+		t.Stop()
+		poll = min(2*poll, pollMax)
+	}
+}
+
+// fetchOnce reads what the fetch asks for now: the answer, its record
+// bytes and its partitions' error codes.
+func (s *Server) fetchOnce(req *kmsg.FetchRequest, broker, maxBytes int) (*kmsg.FetchResponse, int, []int16) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.SessionID = 0
+	var codes []int16
+	size := 0
+	for _, t := range req.Topics {
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition = p.Partition
+			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			epoch := int32(-1)
+			if req.Version >= 9 {
+				epoch = p.CurrentLeaderEpoch
+			}
+			budget := maxBytes - size
+			if p.PartitionMaxBytes > 0 {
+				budget = min(budget, int(p.PartitionMaxBytes), s.cfg.FetchMaxBytes)
+			}
+			n, code := s.fetchPartition(t.Topic, p, broker, epoch, budget, size == 0, &rp)
+			rp.ErrorCode = code
+			if code != 0 {
+				codes = append(codes, code)
+			}
+			size += n
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, size, codes
+}
+
+// fetchPartition fills rp with one partition's records from the fetch
+// offset, about budget bytes of them (at least one when first), and
+// returns their bytes and the error code.
+func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartition, broker int, epoch int32, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) (int, int16) {
+	st, code := s.leaderCheck(topicName, p.Partition, broker, epoch)
+	if code != 0 {
+		return 0, code
+	}
+	part := int(p.Partition)
+	logStart, hwm, err := s.c.Bounds(topicName, part)
+	if err != nil {
+		return 0, errorCode(err)
+	}
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = int64(hwm), int64(hwm), int64(logStart)
+	if p.FetchOffset < int64(logStart) || p.FetchOffset > int64(hwm) {
+		return 0, kerr.OffsetOutOfRange.Code
+	}
+	if budget <= 0 && !first {
+		return 0, 0
+	}
+	var recs []envelope.Record
+	next, size, seen := uint64(p.FetchOffset), 0, 0
+	for next < hwm && (size < budget || len(recs) == 0 && first) {
+		n := 16
+		if seen > 0 {
+			n = max(1, min(1000, (budget-size)/max(1, size/seen)))
+		}
+		n = int(min(uint64(n), hwm-next))
+		read, err := s.c.ReadCommitted(topicName, part, next, n)
+		if err != nil {
+			if len(recs) == 0 {
+				return 0, errorCode(err)
+			}
+			break
+		}
+		if len(read) == 0 {
+			break
+		}
+		for _, rec := range read {
+			env := asKafka(rec)
+			sz := recordSize(env)
+			if len(recs) > 0 && size+sz > budget {
+				next = hwm // the budget is spent
+				break
+			}
+			recs = append(recs, env)
+			size += sz
+			seen++
+			next = rec.Offset + 1
+		}
+	}
+	rp.RecordBatches = appendBatch(nil, p.FetchOffset, recs, int32(st.LeaderEpoch))
+	return len(rp.RecordBatches), 0
+}
+
+// asKafka is a stored record as a Kafka record: its envelope, with
+// PyStream's append time (ms) when the producer gave no timestamp.
+func asKafka(rec log.Record) envelope.Record {
+	env := envelope.Decode(rec.Payload)
+	if !env.HasTimestamp {
+		env.Timestamp, env.HasTimestamp = rec.Timestamp/int64(time.Millisecond), true
+	}
+	return env
+}
+
+// recordSize is about a record's bytes in a batch.
+func recordSize(e envelope.Record) int {
+	n := len(e.Key) + len(e.Value) + 16
+	for _, h := range e.Headers {
+		n += len(h.Key) + len(h.Value) + 4
+	}
+	return n
+}
+
+func failFetch(r kmsg.Request, code int16) kmsg.Response {
+	req := r.(*kmsg.FetchRequest)
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.ErrorCode = code
+	return resp
+}

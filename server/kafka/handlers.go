@@ -1,0 +1,51 @@
+package kafka
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// api is one row of the handler table: an API key, the versions served,
+// and two functions of the key's file (produce.go, fetch.go, ...).
+type api struct {
+	key      kmsg.Key
+	min, max int16
+	// handle answers a decoded request of a served version. A nil
+	// response sends nothing (a produce with acks=0).
+	handle func(x *exchange, req kmsg.Request) kmsg.Response
+	// fail is req's answer with every item failing with code: the answer
+	// to a version outside min..max that the codec still decodes.
+	fail func(req kmsg.Request, code int16) kmsg.Response
+}
+
+// table is every API the listener serves; ApiVersions advertises exactly
+// these keys and versions. A new API is a new file with its handle and
+// fail functions and one row here.
+func (s *Server) table() []api {
+	return []api{
+		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce},
+		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch},
+		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets},
+		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata},
+		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions},
+	}
+}
+
+// exchange is one request being answered: the broker whose listener it
+// reached and the error codes its answer carries (for the metrics).
+type exchange struct {
+	s        *Server
+	broker   int
+	ctx      context.Context
+	clientID *string
+	codes    []int16
+}
+
+// code records a non-zero error code of the answer and returns it.
+func (x *exchange) code(c int16) int16 {
+	if c != 0 {
+		x.codes = append(x.codes, c)
+	}
+	return c
+}

@@ -1,0 +1,81 @@
+package kafka_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/kafka"
+	"github.com/pystream/pystream/topic"
+)
+
+// embedded is the embedded cluster as a kafka.Cluster, as the server's
+// wiring hands it over.
+type embedded struct{ *cluster.Cluster }
+
+func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
+	return cluster.NewProducer(e.Cluster, name).SendBatchTo(*partition, msgs)
+}
+
+// fixture is a cluster of brokers with the Kafka listener serving it on
+// free loopback ports.
+type fixture struct {
+	c   *cluster.Cluster
+	srv *kafka.Server
+}
+
+// start opens a cluster of brokers with topic "events" (partitions,
+// replication factor rf) and serves it until the test ends.
+func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
+	t.Helper()
+	c, err := cluster.Open(t.TempDir())
+	require.NoError(t, err)
+	for id := 1; id <= brokers; id++ {
+		_, err := c.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.CreateTopic("events", partitions, rf))
+	cfg := kafka.Config{Host: "127.0.0.1", ReconcileEvery: 20 * time.Millisecond}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	srv, err := kafka.New(embedded{c}, cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	srv.Reconcile()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, c.Close())
+	})
+	return &fixture{c: c, srv: srv}
+}
+
+// client is a kgo client seeded with every broker's listener.
+func (f *fixture) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	var seeds []string
+	for _, b := range f.c.Brokers() {
+		if a := f.srv.Addr(b.ID); a != "" {
+			seeds = append(seeds, a)
+		}
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond }),
+		kgo.MetadataMinAge(20 * time.Millisecond)}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// ctx is a context bounded for one test step.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}

@@ -1,0 +1,110 @@
+package kafka
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// produce answers Produce (key 0) v3-v9. Each partition's record batches
+// are validated whole before anything is written (CORRUPT_MESSAGE writes
+// nothing); each Kafka record becomes one PyStream record, its payload
+// the envelope of key, headers, create time and value, appended to the
+// partition the client chose, on the broker that leads it. The answer
+// comes once every active replica has fsynced the records, for acks=1 as
+// for acks=all: PyStream's Kafka path is never weaker than its HTTP path.
+// acks=0 writes the same way and answers nothing. Partitions are written
+// in parallel.
+func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
+	req := r.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	var wg sync.WaitGroup
+	var mu sync.Mutex // guards x.code across the partitions' goroutines
+	for _, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
+		for i, p := range t.Partitions {
+			rp := &rt.Partitions[i]
+			*rp = kmsg.NewProduceResponseTopicPartition()
+			rp.Partition = p.Partition
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				code, msg := s.producePartition(x, t.Topic, p, rp)
+				mu.Lock()
+				rp.ErrorCode = x.code(code)
+				mu.Unlock()
+				if code != 0 {
+					rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+					if msg != "" {
+						rp.ErrorMessage = kmsg.StringPtr(msg)
+					}
+				}
+			}()
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	wg.Wait()
+	if req.Acks == 0 {
+		return nil
+	}
+	return resp
+}
+
+// producePartition writes one partition's records, filling rp's offsets,
+// and returns the error code (and a message for the client's log).
+func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
+		return code, ""
+	}
+	recs, err := decodeBatches(p.Records, 8*s.cfg.MaxRequestBytes)
+	if err != nil {
+		return kerr.CorruptMessage.Code, err.Error()
+	}
+	msgs := make([]topic.Message, len(recs))
+	limit := s.c.MaxPayloadSize()
+	for i, rec := range recs {
+		payload := envelope.Payload(rec)
+		if len(payload) > limit {
+			return kerr.MessageTooLarge.Code, "a record's stored payload is above the server's limit"
+		}
+		msgs[i] = topic.Message{Key: rec.Key, Payload: payload}
+	}
+	part := int(p.Partition)
+	res, err := s.c.Send(topicName, &part, msgs)
+	if err != nil {
+		if errors.Is(err, topic.ErrPartitionOutOfRange) {
+			return kerr.UnknownTopicOrPartition.Code, ""
+		}
+		return errorCode(err), err.Error()
+	}
+	s.notify.wrote(partitionKey{topicName, p.Partition})
+	rp.BaseOffset = int64(res[0].Offset)
+	rp.LogAppendTime = -1
+	if ls, _, err := s.c.Bounds(topicName, part); err == nil {
+		rp.LogStartOffset = int64(ls)
+	}
+	return 0, ""
+}
+
+func failProduce(r kmsg.Request, code int16) kmsg.Response {
+	req := r.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.BaseOffset = p.Partition, code, -1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

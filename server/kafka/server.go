@@ -1,0 +1,227 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Server is the Kafka listener of every logical broker: it keeps one TCP
+// listener open per available broker and closes it, with its connections,
+// when the broker stops. It is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	c        Cluster
+	apis     map[int16]api
+	metrics  *metrics
+	notify   *notifier
+	inflight *budget
+
+	// mu guards the fields below it.
+	mu sync.Mutex
+	// listening maps a broker id to its open listener.
+	listening map[int]*brokerListener
+	// ports are the ports brokers were given when Config.Port is zero,
+	// kept so that a restarted broker is found where it was.
+	ports map[int]int
+	// failing are the brokers whose last listen failed (logged once).
+	failing map[int]bool
+	closed  bool
+	// conns counts the goroutines of listeners and connections.
+	conns sync.WaitGroup
+}
+
+// brokerListener is one broker's listener and its open connections.
+type brokerListener struct {
+	id     int
+	ln     net.Listener
+	ctx    context.Context
+	cancel context.CancelFunc
+	// conns is guarded by Server.mu.
+	conns map[net.Conn]struct{}
+}
+
+// New builds the listener of c's brokers; Serve opens it.
+func New(c Cluster, cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, fmt.Errorf("kafka: port %d out of range", cfg.Port)
+	}
+	s := &Server{cfg: cfg, c: c, notify: newNotifier(), inflight: &budget{left: cfg.MaxInflightBytes},
+		listening: map[int]*brokerListener{}, ports: map[int]int{}, failing: map[int]bool{}}
+	s.apis = map[int16]api{}
+	for _, a := range s.table() {
+		s.apis[int16(a.key)] = a
+	}
+	m, err := newMetrics(cfg.Registerer, s.table())
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = m
+	return s, nil
+}
+
+// Serve opens the listener of every available broker, keeps them matched
+// to the brokers' availability every Config.ReconcileEvery until ctx is
+// done, then closes every listener and connection and waits for them.
+func (s *Server) Serve(ctx context.Context) error {
+	s.Reconcile()
+	t := time.NewTicker(s.cfg.ReconcileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.Close()
+			return nil
+		case <-t.C:
+			s.Reconcile()
+		}
+	}
+}
+
+// Reconcile runs one pass of Serve's loop: it opens a listener for every
+// available broker without one and closes the listener (and connections)
+// of every broker no longer available.
+func (s *Server) Reconcile() {
+	up := map[int]bool{}
+	for _, b := range s.c.Brokers() {
+		if b.Available {
+			up[b.ID] = true
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	for id, bl := range s.listening {
+		if !up[id] {
+			s.cfg.Logger.Info("kafka listener closed: broker stopped", "broker", id, "addr", bl.ln.Addr().String())
+			s.closeLocked(bl)
+		}
+	}
+	for id := range up {
+		if _, ok := s.listening[id]; !ok {
+			s.listenLocked(id)
+		}
+	}
+}
+
+// listenLocked opens broker id's listener. Lock should be held.
+func (s *Server) listenLocked(id int) {
+	port := s.ports[id]
+	if s.cfg.Port > 0 {
+		port = s.cfg.Port + id - 1
+	}
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(port))
+	if port > 65535 {
+		s.listenFailedLocked(id, addr, errors.New("port above 65535"))
+		return
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.listenFailedLocked(id, addr, err)
+		return
+	}
+	delete(s.failing, id)
+	if s.cfg.Port == 0 {
+		s.ports[id] = ln.Addr().(*net.TCPAddr).Port
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	bl := &brokerListener{id: id, ln: ln, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
+	s.listening[id] = bl
+	s.cfg.Logger.Info("kafka listener open", "broker", id, "addr", ln.Addr().String(),
+		"advertised", net.JoinHostPort(s.cfg.AdvertisedHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)))
+	s.conns.Add(1)
+	go s.accept(bl)
+}
+
+// listenFailedLocked logs a failed listen once until it succeeds; the
+// next pass tries again. Lock should be held.
+func (s *Server) listenFailedLocked(id int, addr string, err error) {
+	if !s.failing[id] {
+		s.cfg.Logger.Warn("kafka listener cannot open; retrying", "broker", id, "addr", addr, "err", err)
+	}
+	s.failing[id] = true
+}
+
+// closeLocked closes bl and its connections. Lock should be held.
+func (s *Server) closeLocked(bl *brokerListener) {
+	bl.cancel()
+	_ = bl.ln.Close()
+	for nc := range bl.conns {
+		_ = nc.Close()
+	}
+	delete(s.listening, bl.id)
+}
+
+// accept serves bl's connections until it is closed.
+func (s *Server) accept(bl *brokerListener) {
+	defer s.conns.Done()
+	for {
+		nc, err := bl.ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return // closed
+		}
+		s.mu.Lock()
+		if bl.ctx.Err() != nil {
+			s.mu.Unlock()
+			_ = nc.Close()
+			return
+		}
+		bl.conns[nc] = struct{}{}
+		s.conns.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.conns.Done()
+			c := &conn{s: s, broker: bl.id, nc: nc, ctx: bl.ctx}
+			c.serve()
+			s.mu.Lock()
+			delete(bl.conns, nc)
+			s.mu.Unlock()
+			_ = nc.Close()
+		}()
+	}
+}
+
+// Addr is broker id's listening address, "" while it has none.
+func (s *Server) Addr(id int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if bl, ok := s.listening[id]; ok {
+		return bl.ln.Addr().String()
+	}
+	return ""
+}
+
+// advertised is the host and port Metadata gives for broker id; ok false
+// for a broker that has no port yet (Config.Port zero, never opened).
+func (s *Server) advertised(id int) (string, int32, bool) {
+	if s.cfg.Port > 0 {
+		return s.cfg.AdvertisedHost, int32(s.cfg.Port + id - 1), true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := s.ports[id]
+	return s.cfg.AdvertisedHost, int32(p), ok
+}
+
+// Close closes every listener and connection and waits for their
+// goroutines. Closing twice is harmless.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, bl := range s.listening {
+		s.closeLocked(bl)
+	}
+	s.mu.Unlock()
+	s.conns.Wait()
+}

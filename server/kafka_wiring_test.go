@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pystream/pystream/log/logtest"
+)
+
+// TestKafkaWiringServesTheEmbeddedCluster: Serve opens a Kafka listener
+// per broker next to the HTTP API; a record kgo produces is consumed back
+// and counted in /metrics by API.
+func TestKafkaWiringServesTheEmbeddedCluster(t *testing.T) {
+	cfg := Defaults()
+	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.kafkaFreePorts = true
+	r := serveExisting(t, srv)
+	require.NoError(t, srv.Cluster().CreateTopic("orders", 1, 3))
+	logtest.WaitFor(t, 5*time.Second, "kafka listeners", func() (bool, string) {
+		return srv.KafkaAddr(1) != "" && srv.KafkaAddr(2) != "" && srv.KafkaAddr(3) != "", "not all listening"
+	})
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Key: []byte("k"), Value: []byte("v")}).FirstErr())
+	fs := cl.PollFetches(ctx)
+	require.NoError(t, fs.Err())
+	require.Equal(t, []byte("v"), fs.Records()[0].Value)
+
+	resp, err := http.Get(r.base + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `pystream_kafka_requests_total{api="Produce"} 1`)
+}

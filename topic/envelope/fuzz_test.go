@@ -1,0 +1,78 @@
+package envelope
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// FuzzEnvelopeDecode: Parse never panics, refuses with ErrNoMagic or a
+// *FormatError only, whatever it accepts re-encodes to the very same bytes
+// (doc.go § One encoder, one strict decoder), Decode agrees with Parse, and
+// decoding twice gives the same record.
+func FuzzEnvelopeDecode(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("plain value"))
+	f.Add([]byte(Magic))
+	f.Add(Encode(Record{}))
+	f.Add(Encode(Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}, {"n", nil}}, Timestamp: 7, HasTimestamp: true, Value: []byte("v")}))
+	f.Add(append(Encode(Record{Key: []byte("k")}), "garbage"...))
+	f.Add(append([]byte(Magic), 1, 0, 0xfe, 0xff, 0xff, 0xff, 0x0f))
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		r, err := Parse(payload)
+		if err != nil {
+			var fe *FormatError
+			if !errors.Is(err, ErrNoMagic) && !errors.As(err, &fe) {
+				t.Fatalf("error %v is neither ErrNoMagic nor a *FormatError", err)
+			}
+			if fe != nil && (fe.Pos < len(Magic) || fe.Pos > len(payload)) {
+				t.Fatalf("FormatError.Pos %d outside the payload of %d bytes", fe.Pos, len(payload))
+			}
+			if got := Decode(payload); !reflect.DeepEqual(got, Record{Value: payload}) {
+				t.Fatalf("Decode of a refused payload = %#v", got)
+			}
+			return
+		}
+		if again := Encode(r); !bytes.Equal(again, payload) {
+			t.Fatalf("accepted %x but it re-encodes to %x", payload, again)
+		}
+		if got := Decode(payload); !reflect.DeepEqual(got, r) {
+			t.Fatalf("Decode %#v, Parse %#v", got, r)
+		}
+		if twice, err := Parse(payload); err != nil || !reflect.DeepEqual(twice, r) {
+			t.Fatalf("second Parse differs: %#v, %v", twice, err)
+		}
+	})
+}
+
+// FuzzEnvelopeRoundTrip: every record a writer can give decodes to itself
+// through Payload and through Encode (doc.go § Payload: what to store).
+func FuzzEnvelopeRoundTrip(f *testing.F) {
+	f.Add([]byte(nil), false, []byte("v"), false, int64(0), false, "", []byte(nil), false, uint8(0))
+	f.Add([]byte("k"), true, []byte(nil), false, int64(1700000000000), true, "h", []byte("x"), true, uint8(2))
+	f.Add([]byte{}, true, []byte(Magic), true, int64(-1), true, "", []byte{}, true, uint8(1))
+	f.Fuzz(func(t *testing.T, key []byte, hasKey bool, value []byte, hasValue bool, ts int64, hasTS bool, hkey string, hval []byte, hasHVal bool, nHeaders uint8) {
+		r := Record{Timestamp: ts, HasTimestamp: hasTS}
+		if hasKey {
+			r.Key = append([]byte{}, key...)
+		}
+		if hasValue {
+			r.Value = append([]byte{}, value...)
+		}
+		for i := range int(nHeaders % 4) {
+			h := Header{Key: hkey}
+			if hasHVal || i%2 == 1 {
+				h.Value = append([]byte{}, hval...)
+			}
+			r.Headers = append(r.Headers, h)
+		}
+		want := normal(r)
+		if got := Decode(Payload(r)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decode(Payload(r)) = %#v, want %#v", got, want)
+		}
+		if got, err := Parse(Encode(r)); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Parse(Encode(r)) = %#v, %v; want %#v", got, err, want)
+		}
+	})
+}
