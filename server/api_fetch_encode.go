@@ -3,10 +3,12 @@ package server
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"strconv"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // fetchWriteBuffer is the buffer a fetch answer is encoded into before it
@@ -19,12 +21,14 @@ const fetchBase64Piece = 3 << 12
 
 // fetchEncoder writes a fetch answer,
 //
-//	{"records":[{"offset":0,"timestamp":...,"timestamp_ms":...,"value":"aGVsbG8="}],"next_offset":1,"log_start":0,"high_watermark":5,"log_end":5}
+//	{"records":[{"offset":0,"timestamp":...,"timestamp_ms":...,"key":null,"value":"aGVsbG8="}],"next_offset":1,"log_start":0,"high_watermark":5,"log_end":5}
 //
 // record by record, byte for byte what json.Marshal of
 // apiclient.FetchResponse writes plus the newline (a test compares the
-// two), holding no more than its buffers whatever the values' sizes. The
-// first write error stops it (err); the client has gone.
+// two), holding no more than its buffers whatever the values' sizes. Each
+// payload is read with envelope.Decode: its key, headers and create time
+// when it is an envelope, the payload as the value otherwise. The first
+// write error stops it (err); the client has gone.
 type fetchEncoder struct {
 	w       *bufio.Writer
 	scratch []byte
@@ -44,7 +48,22 @@ func (e *fetchEncoder) write(b []byte) {
 
 func (e *fetchEncoder) begin() { e.write([]byte(`{"records":[`)) }
 
+// fetchedRecord is what the answer says of a stored payload: the record
+// its envelope holds, or the payload itself as the value (an empty one
+// when the log gave nil: a plain payload is never a null value).
+func fetchedRecord(payload []byte) envelope.Record {
+	r, err := envelope.Parse(payload)
+	if err != nil {
+		if payload == nil {
+			payload = []byte{}
+		}
+		return envelope.Record{Value: payload}
+	}
+	return r
+}
+
 func (e *fetchEncoder) record(rec log.Record) {
+	r := fetchedRecord(rec.Payload)
 	b := e.scratch[:0]
 	if e.n > 0 {
 		b = append(b, ',')
@@ -56,16 +75,51 @@ func (e *fetchEncoder) record(rec log.Record) {
 	b = strconv.AppendInt(b, rec.Timestamp, 10)
 	b = append(b, `,"timestamp_ms":`...)
 	b = strconv.AppendInt(b, unixMillis(rec.Timestamp), 10)
-	b = append(b, `,"value":"`...)
+	if r.HasTimestamp {
+		b = append(b, `,"create_timestamp_ms":`...)
+		b = strconv.AppendInt(b, r.Timestamp, 10)
+	}
+	b = append(b, `,"key":`...)
 	e.write(b)
-	for v := rec.Payload; len(v) > 0 && e.err == nil; {
+	e.bytes(r.Key)
+	if len(r.Headers) > 0 {
+		e.write([]byte(`,"headers":[`))
+		for i, h := range r.Headers {
+			b = e.scratch[:0]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"key":`...)
+			k, _ := json.Marshal(h.Key) // a string always marshals
+			b = append(b, k...)
+			b = append(b, `,"value":`...)
+			e.write(b)
+			e.bytes(h.Value)
+			e.write([]byte{'}'})
+		}
+		e.write([]byte{']'})
+	}
+	e.write([]byte(`,"value":`))
+	e.bytes(r.Value)
+	e.write([]byte{'}'})
+	e.scratch = e.scratch[:0]
+}
+
+// bytes writes v as json.Marshal writes a []byte: null for nil, else a
+// base64 string, encoded a piece at a time.
+func (e *fetchEncoder) bytes(v []byte) {
+	if v == nil {
+		e.write([]byte("null"))
+		return
+	}
+	e.write([]byte{'"'})
+	for len(v) > 0 && e.err == nil {
 		piece := v[:min(len(v), fetchBase64Piece)]
 		v = v[len(piece):]
 		e.scratch = base64.StdEncoding.AppendEncode(e.scratch[:0], piece)
 		e.write(e.scratch)
 	}
-	e.write([]byte(`"}`))
-	e.scratch = e.scratch[:0]
+	e.write([]byte{'"'})
 }
 
 // end closes the records and writes the rest, then flushes.

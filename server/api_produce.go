@@ -9,6 +9,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // produceBody is the JSON produce body as the server reads it: the wire
@@ -20,14 +21,34 @@ type produceBody struct {
 }
 
 type produceRecord struct {
-	Key   []byte  `json:"key"`
-	Value *[]byte `json:"value"`
+	Key     []byte          `json:"key"`
+	Value   *[]byte         `json:"value"`
+	Headers []produceHeader `json:"headers"`
+}
+
+// produceHeader is apiclient.RecordHeader as the server reads it: Key a
+// pointer so that a header without one is refused; a missing or null value
+// is a null header value.
+type produceHeader struct {
+	Key   *string `json:"key"`
+	Value []byte  `json:"value"`
+}
+
+// storedRecord is what a produced record becomes: routed by its key (or
+// the request's partition), stored as envelope.Payload, so that its key
+// and headers come back with it and a plain value is stored as itself
+// (topic/envelope/doc.go § Payload: what to store).
+func storedRecord(key []byte, headers []envelope.Header, value []byte) topic.Message {
+	rec := envelope.Record{Key: key, Headers: headers, Value: value}
+	return topic.Message{Key: key, Payload: envelope.Payload(rec)}
 }
 
 // handleProduce answers POST /api/topics/{topic}/records. A JSON body
-// carries 1..N records; an application/octet-stream body is one record's
-// value with the key in the query (key=<text> or key_b64=<base64>). The
-// records are routed exactly as the cluster producer routes them and
+// carries 1..N records (value, optional key and headers); an
+// application/octet-stream body is one record's value with the key in the
+// query (key=<text> or key_b64=<base64>). partition=N sends every record
+// to partition N; without it the records are routed exactly as the
+// cluster producer routes them (a key by SHA-256, no key round robin) and
 // written per partition with one leader append and one append per
 // follower, each with one fsync, however many records the partition gets.
 func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
@@ -76,11 +97,13 @@ func (s *Server) handleProduce(w http.ResponseWriter, r *http.Request) {
 	// Refuse before anything is written, at the limit the cluster's logs
 	// enforce: a too large record in a batch must not leave the other
 	// records half written.
+	// The size is the stored payload's: the value, and its key and
+	// headers when it has them.
 	limit := s.cluster.MaxPayloadSize()
 	for i, m := range msgs {
 		if len(m.Payload) > limit {
 			writeAPIError(w, newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				"records[%d].value: %d bytes, larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
+				"records[%d]: %d bytes to store (the value, with its key and headers), larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
 			return
 		}
 	}
@@ -230,7 +253,14 @@ func (s *Server) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topi
 		if rec.Value == nil {
 			return nil, badRequest(`records[%d].value is required %s; "" is an empty value`, i, base64Hint)
 		}
-		msgs[i] = topic.Message{Key: rec.Key, Payload: *rec.Value}
+		var headers []envelope.Header
+		for j, h := range rec.Headers {
+			if h.Key == nil {
+				return nil, badRequest(`records[%d].headers[%d].key is required: a string, "" allowed`, i, j)
+			}
+			headers = append(headers, envelope.Header{Key: *h.Key, Value: h.Value})
+		}
+		msgs[i] = storedRecord(rec.Key, headers, *rec.Value)
 	}
 	return msgs, nil
 }
@@ -273,8 +303,7 @@ func (s *Server) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Me
 		}
 		return msg, nil, badRequest("cannot read the request body: %v", err)
 	}
-	msg.Payload = value
-	return msg, partition, nil
+	return storedRecord(msg.Key, nil, value), partition, nil
 }
 
 // partitionQuery reads the optional partition=N of a produce request: the

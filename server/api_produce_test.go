@@ -74,7 +74,11 @@ func TestAPIProducePayloadLimitIsTheCluster(t *testing.T) {
 		require.Empty(t, got.Records, "partition %d", p)
 	}
 
-	res, err := r.client.ProduceRaw(ctx, "orders", keyFor(1, 2), make([]byte, limit))
+	// The limit is the stored payload's: a plain value of exactly the
+	// limit fits; with a key, the key is stored too and it does not.
+	_, err = r.client.ProduceRawTo(ctx, "orders", 1, []byte("k"), make([]byte, limit))
+	apiErr(t, err, http.StatusRequestEntityTooLarge, apiclient.CodePayloadTooLarge)
+	res, err := r.client.ProduceRawTo(ctx, "orders", 1, nil, make([]byte, limit))
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Records[0].Partition)
 	require.Equal(t, uint64(0), res.Records[0].Offset)

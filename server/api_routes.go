@@ -207,7 +207,9 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: s.handleProduce, Role: RoleWrite, Operation: &operation{
 			OperationID: "produceRecords", Summary: "Produce records", Tags: []string{"records"},
-			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64). " +
+			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64; optional headers). " +
+				"The key and headers are stored with the record and come back in fetches, whichever protocol produced it. " +
+				"A key routes by SHA-256 here unless partition is given; a Kafka client routes by its own partitioner (murmur2). " +
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error. " +
 				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together. " +
@@ -222,7 +224,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 					"Unset: records are routed by key. A partition the topic does not have is 404.", 0, maxIndex)},
 			RequestBody: &requestBody{Required: true, Content: map[string]media{
 				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
-					{Key: []byte("user-123"), Value: []byte("hello")}, {Value: []byte("no key")}}}},
+					{Key: []byte("user-123"), Value: []byte("hello"), Headers: []apiclient.RecordHeader{{Key: "trace-id", Value: []byte("abc")}}},
+					{Value: []byte("no key")}}}},
 				mediaOctetStream: {Schema: &schema{Type: "string", Format: "binary"}},
 			}},
 			Responses: errs(map[string]response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
@@ -230,7 +233,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: s.handleFetch, Role: RoleRead, Operation: &operation{
 			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
-			Description: "Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach max_bytes " +
+			Description: "Each record comes with its key (null: none) and headers (omitted: none), as produced over HTTP or Kafka. " +
+				"Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach max_bytes " +
 				"(default 1 MiB, capped at PYSTREAM_FETCH_MAX_BYTES, 4 MiB by default; at least one record), like Kafka's fetch.max.bytes. " +
 				"The answer is streamed as it is read. Continue from next_offset. Unknown query parameters are refused.",
 			Parameters: []parameter{paramTopic, paramPartition,
@@ -239,7 +243,10 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
 					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
 			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
-				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Value: []byte("hello")}},
+				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{
+					{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Key: []byte("user-123"),
+						Headers: []apiclient.RecordHeader{{Key: "trace-id", Value: []byte("abc")}}, Value: []byte("hello")},
+					{Offset: 1, Timestamp: 1733131200124456789, TimestampMS: 1733131200124, Value: []byte("no key")}},
 					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5}),
 				"416": outOfRangeResponse()}, 400, 404, 503),
 		}},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // Tests of limits.go, one per limit of docs/phase-6-network-api.md (the
@@ -219,6 +220,13 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 		nil,
 		{{Offset: 7, Timestamp: 1733131200123456789, Payload: nil}},
 		{{Offset: 0, Timestamp: -5, Payload: []byte("hello")}, {Offset: 1, Timestamp: 1, Payload: bytes.Repeat([]byte{0xff, 1, 2, 3}, 5000)}},
+		{
+			{Offset: 2, Timestamp: 3, Payload: envelope.Encode(envelope.Record{Key: []byte("user-123"), Value: []byte("v")})},
+			{Offset: 3, Timestamp: 4, Payload: envelope.Encode(envelope.Record{Key: []byte{}, Timestamp: 1700000000000, HasTimestamp: true,
+				Headers: []envelope.Header{{Key: "a<b>&\"c\"", Value: []byte("x")}, {Key: "", Value: nil}, {Key: "e", Value: []byte{}}}})},
+			{Offset: 4, Timestamp: 5, Payload: envelope.Encode(envelope.Record{Value: bytes.Repeat([]byte{7}, 20000)})},
+			{Offset: 5, Timestamp: 6, Payload: []byte(envelope.Magic + "not an envelope")},
+		},
 	} {
 		var buf bytes.Buffer
 		enc := newFetchEncoder(&buf)
@@ -226,11 +234,19 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 		want := apiclient.FetchResponse{Records: []apiclient.FetchedRecord{}, NextOffset: 9, HighWatermark: 10, LogEnd: 11}
 		for _, rec := range recs {
 			enc.record(rec)
-			v := rec.Payload
-			if v == nil {
-				v = []byte{}
+			fr := apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, TimestampMS: unixMillis(rec.Timestamp), Value: rec.Payload}
+			if r, err := envelope.Parse(rec.Payload); err == nil {
+				fr.Key, fr.Value = r.Key, r.Value
+				if r.HasTimestamp {
+					fr.CreateTimestampMS = &r.Timestamp
+				}
+				for _, h := range r.Headers {
+					fr.Headers = append(fr.Headers, apiclient.RecordHeader{Key: h.Key, Value: h.Value})
+				}
+			} else if fr.Value == nil {
+				fr.Value = []byte{}
 			}
-			want.Records = append(want.Records, apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, TimestampMS: unixMillis(rec.Timestamp), Value: v})
+			want.Records = append(want.Records, fr)
 		}
 		enc.end(9, fetchTail{hwm: 10, logEnd: 11})
 		require.NoError(t, enc.err)

@@ -62,7 +62,7 @@ func newMetrics() *metrics {
 	})
 	m.appendedBytes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "pystream_appended_bytes_total",
-		Help: "Payload bytes of the records counted by pystream_appended_records_total.",
+		Help: "Payload bytes of the records counted by pystream_appended_records_total, as stored (a record's key and headers included).",
 	})
 	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "pystream_append_duration_seconds",

@@ -20,6 +20,7 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // scrape fetches /metrics and parses it as the Prometheus text format.
@@ -94,7 +95,9 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 
 	after := scrape(t, r)
 	require.Equal(t, float64(4), mustValue(t, after, "pystream_appended_records_total", nil))
-	require.Equal(t, float64(10), mustValue(t, after, "pystream_appended_bytes_total", nil))
+	// Stored bytes: a keyed record is stored with its key, in an envelope.
+	keyed := len(envelope.Payload(envelope.Record{Key: []byte("k"), Value: []byte("f")}))
+	require.Equal(t, float64(3+2+keyed+4), mustValue(t, after, "pystream_appended_bytes_total", nil))
 	require.Equal(t, float64(2), mustValue(t, after, "pystream_append_duration_seconds", nil), "two produce calls")
 	require.Greater(t, mustValue(t, after, "pystream_fsync_duration_seconds", map[string]string{"kind": "file"}), fsyncs)
 	require.Equal(t, float64(0), mustValue(t, after, "pystream_replication_failures_total", nil))

@@ -81,7 +81,10 @@ func main() {
 
 	fetched, err := c.FetchRecordsWithResponse(ctx, "tour", 0, &api.FetchRecordsParams{})
 	check(err == nil && fetched.JSON200 != nil && len(fetched.JSON200.Records) == 2, "fetch: %v %s", err, fetched.Body)
-	check(string(fetched.JSON200.Records[0].Value) == "hello", "fetched %q", fetched.JSON200.Records[0].Value)
+	first := fetched.JSON200.Records[0] // key and value are nullable: pointers
+	check(first.Value != nil && string(*first.Value) == "hello", "fetched value %v", first.Value)
+	check(first.Key != nil && string(*first.Key) == "k", "fetched key %v", first.Key)
+	check(fetched.JSON200.Records[1].Key == nil, "a record without a key fetched with %v", fetched.JSON200.Records[1].Key)
 	check(fetched.JSON200.Records[1].Timestamp == produced.JSON200.Records[1].Timestamp, "timestamps differ")
 
 	topic, err := c.GetTopicWithResponse(ctx, "tour")

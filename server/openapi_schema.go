@@ -91,7 +91,9 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 // says less than the contract (docs/phase-6-network-api.md):
 //
 //   - ProduceRecord.key may be omitted or null (no key: round robin), which
-//     a plain []byte field cannot express;
+//     a plain []byte field cannot express; so may RecordHeader.value (a
+//     null header value), and FetchedRecord.key and .value are null for
+//     no key and a null value;
 //   - ProduceResult is a placement: every field set, never "error";
 //   - a failed produce answers, per input record, either a placement or
 //     {"error": {"code", "message"}} alone (ProduceFailure), so
@@ -152,6 +154,23 @@ func (s *schemaSet) refine() {
 		rec.Properties["key"] = &schema{AnyOf: []*schema{rec.Properties["key"], {Type: "null"}},
 			Description: "omitted or null: no key, the server picks the partition round robin; \"\" is a real, empty key"}
 		rec.Required = slices.DeleteFunc(rec.Required, func(n string) bool { return n == "key" })
+	}
+	if rec := s.schemas["ProduceRecord"]; rec != nil && rec.Properties["headers"] != nil {
+		rec.Properties["headers"].Description = "Optional: Kafka-style record headers, kept in order and stored with the record (names may repeat)."
+	}
+	if h := s.schemas["RecordHeader"]; h != nil {
+		h.Properties["value"] = &schema{AnyOf: []*schema{h.Properties["value"], {Type: "null"}},
+			Description: "null (or omitted, when producing): a null header value; \"\" is an empty one"}
+		h.Required = slices.DeleteFunc(h.Required, func(n string) bool { return n == "value" })
+	}
+	if rec := s.schemas["FetchedRecord"]; rec != nil && rec.Properties["key"] != nil {
+		rec.Properties["key"] = &schema{AnyOf: []*schema{rec.Properties["key"], {Type: "null"}},
+			Description: "null: the record has no key (produced without one, or written before keys were stored); \"\" is an empty key"}
+		rec.Properties["value"] = &schema{AnyOf: []*schema{rec.Properties["value"], {Type: "null"}},
+			Description: "null only for a null value (a Kafka tombstone); \"\" is an empty value"}
+		rec.Properties["headers"].Description = "The record's headers, in order; omitted when it has none."
+		rec.Properties["create_timestamp_ms"].Description = "The time its producer gave the record (a Kafka record's create time), " +
+			"milliseconds since the Unix epoch; omitted when the producer gave none."
 	}
 	if res := s.schemas["ProduceResult"]; res != nil {
 		delete(res.Properties, "error")

@@ -27,8 +27,9 @@
 //
 // A ProduceRecord with a nil Key has no key (JSON null): the server spreads
 // such records round-robin. A non-nil empty key is a real key and routes by
-// its hash. PyStream stores no keys — a key only chooses the partition — so
-// fetched records have none.
+// its hash (SHA-256) unless the request names a partition (ProduceTo). The
+// key and any headers are stored with the record and come back in
+// FetchedRecord, whether the record was produced over HTTP or Kafka.
 //
 // # Concurrency and connections
 //

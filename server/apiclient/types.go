@@ -296,9 +296,21 @@ type ReplicaStatus struct {
 
 // ProduceRecord is one record to produce. A nil Key means "no key" (JSON
 // null: the server chooses the partition round-robin); an empty non-nil key
-// is a real, empty key. PyStream stores no keys: a key only routes.
+// is a real, empty key, routed by its SHA-256 like any other unless the
+// request names a partition. The key and the headers are stored with the
+// record and come back in FetchedRecord.
 type ProduceRecord struct {
 	Key   []byte `json:"key"`
+	Value []byte `json:"value"`
+	// Headers are Kafka-style record headers, kept in order; optional.
+	Headers []RecordHeader `json:"headers,omitempty"`
+}
+
+// RecordHeader is one record header, as Kafka records carry them: a
+// string key (names may repeat) and a value that may be null (nil) or
+// empty ([]byte{}), which stay distinct.
+type RecordHeader struct {
+	Key   string `json:"key"`
 	Value []byte `json:"value"`
 }
 
@@ -346,16 +358,28 @@ type ProduceResponse struct {
 	Records []ProduceResult `json:"records"`
 }
 
-// FetchedRecord is one record read from a partition. PyStream stores no
-// keys, so there is no key field.
+// FetchedRecord is one record read from a partition, with the key and
+// headers it was produced with (over HTTP or Kafka).
 type FetchedRecord struct {
 	Offset uint64 `json:"offset"`
-	// Timestamp is nanoseconds since the Unix epoch; see
-	// ProduceResult.Timestamp for JavaScript clients.
+	// Timestamp is nanoseconds since the Unix epoch, when the partition
+	// stored the record; see ProduceResult.Timestamp for JavaScript
+	// clients.
 	Timestamp int64 `json:"timestamp"`
 	// TimestampMS is Timestamp in whole milliseconds (rounded down).
-	TimestampMS int64  `json:"timestamp_ms"`
-	Value       []byte `json:"value"`
+	TimestampMS int64 `json:"timestamp_ms"`
+	// CreateTimestampMS is the time its producer gave the record (a Kafka
+	// record's create time), milliseconds since the epoch; omitted when
+	// the producer gave none.
+	CreateTimestampMS *int64 `json:"create_timestamp_ms,omitempty"`
+	// Key is nil (JSON null) when the record has no key: records produced
+	// without one, and every record written before keys were stored.
+	Key []byte `json:"key"`
+	// Headers are omitted when the record has none.
+	Headers []RecordHeader `json:"headers,omitempty"`
+	// Value is nil (JSON null) only for a null value (a Kafka tombstone);
+	// an empty value is "".
+	Value []byte `json:"value"`
 }
 
 // FetchResponse answers GET /api/topics/{topic}/partitions/{p}/records.

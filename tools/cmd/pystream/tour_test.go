@@ -103,7 +103,7 @@ func TestCLITour(t *testing.T) {
 		val := fmt.Sprintf("event %d: a:b", i) // the value keeps later colons
 		lines = append(lines, key+":"+val)
 		p := topic.PartitionForKey([]byte(key), 3)
-		want[p] = append(want[p], val)
+		want[p] = append(want[p], "["+key+"] "+val)
 	}
 	r = ok(t, url, strings.Join(lines, "\n")+"\n", "produce", "orders", "-K", ":")
 	next := map[int]int{}
@@ -117,18 +117,19 @@ func TestCLITour(t *testing.T) {
 		next[p]++
 	}
 
-	// Consume each partition with a format and -e: every value, in order.
+	// Consume each partition with a format and -e: every key and value,
+	// in order.
 	for p := range 3 {
 		r = ok(t, url, "", "consume", "orders", "-p", strconv.Itoa(p), "-e", "-f", `%t/%p@%o [%k] %v\n`)
 		var expect strings.Builder
-		for i, v := range want[p] {
-			fmt.Fprintf(&expect, "orders/%d@%d [] %s\n", p, i, v)
+		for i, kv := range want[p] {
+			fmt.Fprintf(&expect, "orders/%d@%d %s\n", p, i, kv)
 		}
 		require.Equal(t, expect.String(), r.stdout)
 	}
 	// Without -p: every partition, %p naming each record's; within a
 	// partition the records keep their order.
-	r = ok(t, url, "", "consume", "orders", "-e", "-f", `%p@%o %v\n`)
+	r = ok(t, url, "", "consume", "orders", "-e", "-f", `%p@%o [%k] %v\n`)
 	got := map[int][]string{}
 	for _, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
 		var p, off int
@@ -150,21 +151,22 @@ func TestCLITour(t *testing.T) {
 		Partition int    `json:"partition"`
 		Offset    uint64 `json:"offset"`
 		Timestamp int64  `json:"timestamp"`
+		Key       string `json:"key"`
 		Value     string `json:"value"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rec))
 	require.Equal(t, uint64(len(want[p0])-1), rec.Offset)
-	require.Equal(t, want[p0][len(want[p0])-1], rec.Value)
+	require.Equal(t, want[p0][len(want[p0])-1], "["+rec.Key+"] "+rec.Value)
 	require.Positive(t, rec.Timestamp)
 
 	// --commit-as: read one and commit it, then resume after it.
-	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "-n", "1", "--commit-as", "c1", "-f", `%v\n`)
+	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "-n", "1", "--commit-as", "c1", "-f", `[%k] %v\n`)
 	require.Equal(t, want[p0][0]+"\n", r.stdout)
 	require.Equal(t, uint64(1), *committed(t, url, "c1", "orders", p0))
 	r = ok(t, url, "", "offsets", "describe", "c1")
 	require.Regexp(t, `(?m)^TOPIC\s+PARTITION\s+CURRENT-OFFSET\s+LOG-START-OFFSET\s+LOG-END-OFFSET\s+LAG$`, r.stdout)
 	require.Regexp(t, fmt.Sprintf(`(?m)^orders\s+%d\s+1\s+0\s+%d\s+%d$`, p0, len(want[p0]), len(want[p0])-1), r.stdout)
-	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "--commit-as", "c1", "-f", `%v\n`)
+	r = ok(t, url, "", "consume", "orders", "-p", ps, "-e", "--commit-as", "c1", "-f", `[%k] %v\n`)
 	require.Equal(t, strings.Join(want[p0][1:], "\n")+"\n", r.stdout)
 	require.Equal(t, uint64(len(want[p0])), *committed(t, url, "c1", "orders", p0))
 

@@ -52,14 +52,21 @@ func TestCLIOffsetSpec(t *testing.T) {
 	}
 }
 
-// TestCLIConsumeFormat pins -f: the kcat verbs, %T in milliseconds, %k
-// empty (PyStream stores no keys), escapes, no newline added.
+// TestCLIConsumeFormat pins -f: the kcat verbs, %T in milliseconds (the
+// producer's when it gave one), %k and %K empty and -1 without a key, %h
+// as NAME=VALUE pairs, escapes, no newline added.
 func TestCLIConsumeFormat(t *testing.T) {
 	rec := consumedRecord{Topic: "orders", Partition: 2, FetchedRecord: apiclient.FetchedRecord{
 		Offset: 41, Timestamp: 1733131200123456789, Value: []byte("hello")}}
+	ms := int64(1700000000000)
+	keyed := consumedRecord{Topic: "orders", FetchedRecord: apiclient.FetchedRecord{
+		Timestamp: 1733131200123456789, CreateTimestampMS: &ms, Key: []byte("user-1"), Value: []byte("v"),
+		Headers: []apiclient.RecordHeader{{Key: "a", Value: []byte("1")}, {Key: "n"}, {Key: "e", Value: []byte{}}}}}
+	got := appendFormatted(nil, mustCompile(t, `%k %K %h %v %T`), keyed)
+	require.Equal(t, "user-1 6 a=1,n,e= v 1700000000000", string(got))
 	tests := []struct{ format, want string }{
 		{`%t/%p@%o\n`, "orders/2@41\n"},
-		{`%T %k|%v|%S`, "1733131200123 |hello|5"},
+		{`%T %k|%K|%h|%v|%S`, "1733131200123 |-1||hello|5"},
 		{`100%% \t\\ \x`, "100% \t\\ \\x"},
 		{`%v`, "hello"},
 		{``, ""},
@@ -75,18 +82,33 @@ func TestCLIConsumeFormat(t *testing.T) {
 	}
 }
 
-// TestCLIConsumeJSON: the default output carries the value as text, or as
-// exact base64 bytes when it is not UTF-8.
+func mustCompile(t *testing.T, format string) []formatPart {
+	t.Helper()
+	parts, err := compileFormat(format)
+	require.NoError(t, err, format)
+	return parts
+}
+
+// TestCLIConsumeJSON: the default output carries the key, each header
+// value and the value as text, or as exact base64 bytes when not UTF-8;
+// no key and a null value (a tombstone) are left out.
 func TestCLIConsumeJSON(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t", Partition: 1,
 		FetchedRecord: apiclient.FetchedRecord{Offset: 2, Timestamp: 3, Value: []byte("hé")}})))
 	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t",
 		FetchedRecord: apiclient.FetchedRecord{Value: []byte{0xff, 0}}})))
-	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t"})))
+	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t", FetchedRecord: apiclient.FetchedRecord{Value: []byte{}}})))
+	ms := int64(1700000000000)
+	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t", FetchedRecord: apiclient.FetchedRecord{
+		Key: []byte("k"), CreateTimestampMS: &ms, Value: []byte("v"),
+		Headers: []apiclient.RecordHeader{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte{0xff}}, {Key: "n"}}}})))
+	require.NoError(t, jsonLine(&b, toConsumeJSON(consumedRecord{Topic: "t", FetchedRecord: apiclient.FetchedRecord{Key: []byte{0xff}}})))
 	require.Equal(t, `{"topic":"t","partition":1,"offset":2,"timestamp":3,"value":"hé"}
 {"topic":"t","partition":0,"offset":0,"timestamp":0,"value_b64":"/wA="}
 {"topic":"t","partition":0,"offset":0,"timestamp":0,"value":""}
+{"topic":"t","partition":0,"offset":0,"timestamp":0,"create_timestamp_ms":1700000000000,"key":"k","headers":[{"key":"a","value":"1"},{"key":"b","value_b64":"/w=="},{"key":"n"}],"value":"v"}
+{"topic":"t","partition":0,"offset":0,"timestamp":0,"key_b64":"/w=="}
 `, b.String())
 }
 

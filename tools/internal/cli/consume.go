@@ -49,11 +49,14 @@ func (a *app) consumeCommand() *cobra.Command {
 		Short: "Print the records of a topic (or one partition), following it for new ones",
 		Long: `Reads every partition of TOPIC, or with -p only that one, from an offset and
 prints each record: by default one JSON object per line ({"topic","partition",
-"offset","timestamp" (ns, as the API),"value"}, with "value_b64" instead of
-"value" for bytes that are not UTF-8), or with -f FORMAT:
-  %t topic  %p partition  %o offset  %T timestamp (ms, as kcat)  %k key (always
-  empty: PyStream stores no keys)  %v value  %S value size  %% percent;
-  \n \t \r \\
+"offset","timestamp" (ns, as the API),"key","headers","value"}, with "key_b64"
+or "value_b64" for bytes that are not UTF-8; no "key" when the record has none),
+or with -f FORMAT, kcat's verbs:
+  %t topic  %p partition  %o offset  %k key  %K key size (-1: no key)
+  %h headers as NAME=VALUE,NAME=VALUE (NAME alone: a null value)  %v value
+  %S value size  %T timestamp (ms, as kcat: the producer's when it gave one,
+  else when the partition stored the record)  %% percent;  \n \t \r \\
+No newline is added: end FORMAT with \n for one record per line.
 
 Without -p the partitions are read in turn, one fetch (up to 1000 records) each,
 as kcat does; records keep their order within a partition only.

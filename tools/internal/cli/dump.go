@@ -22,7 +22,9 @@ func (a *app) logDumpCommand() *cobra.Command {
 		Use:   "dump PATH",
 		Short: "Print every record of a log directory or log file, one per line",
 		Long: "Print every record of a log: offset, byte position, timestamp (as\n" +
-			"nanoseconds and as a date), payload size and a preview of the payload.\n" +
+			"nanoseconds and as a date), payload size and a preview of the payload; a\n" +
+			"payload that holds a key, headers or a create time (a record produced with\n" +
+			"them over HTTP or Kafka) is shown decoded: key, headers, create_time, value.\n" +
 			"Stops at the first damaged frame, reporting its position and reason on\n" +
 			"stderr, and exits 1. Reads the files only.\n\n" +
 			"PATH is a partition's log directory (its segment files are read in order,\n" +

@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // previewBytes is how much of a payload `log dump` shows without
@@ -22,13 +24,39 @@ const previewBytes = 32
 // file its position is in, after the position:
 //
 //	offset: 2 position: 0 segment: 00000000000000000002.log timestamp: ...
+//
+// A payload that is an envelope (topic/envelope: a record produced with a
+// key, headers or a create time over HTTP or Kafka) is shown decoded, its
+// key and value previewed alike, a null one as null:
+//
+//	offset: 3 position: 96 timestamp: ... size: 24 key: "user-1" headers: trace="abc",n create_time: 1700000000000 value: "hello"
 func dumpLine(seg string, pos int64, r log.Record, printData bool) string {
 	where := fmt.Sprintf("position: %d", pos)
 	if seg != "" {
 		where += " segment: " + seg
 	}
-	return fmt.Sprintf("offset: %d %s timestamp: %d (%s) size: %d payload: %s",
-		r.Offset, where, r.Timestamp, formatTime(r.Timestamp), len(r.Payload), preview(r.Payload, printData))
+	line := fmt.Sprintf("offset: %d %s timestamp: %d (%s) size: %d ",
+		r.Offset, where, r.Timestamp, formatTime(r.Timestamp), len(r.Payload))
+	env, err := envelope.Parse(r.Payload)
+	if err != nil {
+		return line + "payload: " + preview(r.Payload, printData)
+	}
+	line += "key: " + previewNull(env.Key, printData)
+	if len(env.Headers) > 0 {
+		hs := make([]string, len(env.Headers))
+		for i, h := range env.Headers {
+			q := strconv.Quote(h.Key)
+			hs[i] = q[1 : len(q)-1]
+			if h.Value != nil {
+				hs[i] += "=" + preview(h.Value, printData)
+			}
+		}
+		line += " headers: " + strings.Join(hs, ",")
+	}
+	if env.HasTimestamp {
+		line += " create_time: " + strconv.FormatInt(env.Timestamp, 10)
+	}
+	return line + " value: " + previewNull(env.Value, printData)
 }
 
 // preview quotes p, cut to previewBytes unless full is set.
@@ -37,6 +65,14 @@ func preview(p []byte, full bool) string {
 		return strconv.Quote(string(p))
 	}
 	return strconv.Quote(string(p[:previewBytes])) + "..."
+}
+
+// previewNull is preview, with null for nil (no key, a null value).
+func previewNull(p []byte, full bool) string {
+	if p == nil {
+		return "null"
+	}
+	return preview(p, full)
 }
 
 // formatTime renders a nanosecond timestamp as an RFC 3339 date in UTC.
@@ -59,6 +95,46 @@ type dumpRecord struct {
 	Truncated bool    `json:"truncated,omitempty"`
 	// Payload is the whole payload, base64 in JSON (with --print-data).
 	Payload []byte `json:"payload,omitempty"`
+	// Envelope is the payload decoded, when it is an envelope.
+	Envelope *dumpEnvelope `json:"envelope,omitempty"`
+}
+
+// dumpEnvelope is a payload that is an envelope, decoded: the key and
+// headers whole (base64, null for none), the value's size, and the value
+// itself with --print-data.
+type dumpEnvelope struct {
+	Key               []byte       `json:"key"`
+	Headers           []dumpHeader `json:"headers,omitempty"`
+	CreateTimestampMS *int64       `json:"create_timestamp_ms,omitempty"`
+	// ValueSize is -1 for a null value.
+	ValueSize int    `json:"value_size"`
+	Value     []byte `json:"value,omitempty"`
+}
+
+// dumpHeader is one header of a dumpEnvelope.
+type dumpHeader struct {
+	Key   string `json:"key"`
+	Value []byte `json:"value"`
+}
+
+func newDumpEnvelope(payload []byte, printData bool) *dumpEnvelope {
+	env, err := envelope.Parse(payload)
+	if err != nil {
+		return nil
+	}
+	d := &dumpEnvelope{Key: env.Key, ValueSize: len(env.Value)}
+	if env.Value == nil {
+		d.ValueSize = -1
+	} else if printData {
+		d.Value = env.Value
+	}
+	if env.HasTimestamp {
+		d.CreateTimestampMS = &env.Timestamp
+	}
+	for _, h := range env.Headers {
+		d.Headers = append(d.Headers, dumpHeader{Key: h.Key, Value: h.Value})
+	}
+	return d
 }
 
 func newDumpRecord(seg string, pos int64, r log.Record, printData bool) dumpRecord {
@@ -75,5 +151,6 @@ func newDumpRecord(seg string, pos int64, r log.Record, printData bool) dumpReco
 		d.Preview = &q
 		d.Truncated = len(r.Payload) > previewBytes
 	}
+	d.Envelope = newDumpEnvelope(r.Payload, printData)
 	return d
 }

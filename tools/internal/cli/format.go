@@ -19,7 +19,7 @@ type consumedRecord struct {
 }
 
 // formatPart is one piece of a compiled -f format: a literal, or a verb
-// ('t', 'p', 'o', 'T', 'k', 'v', 'S').
+// ('t', 'p', 'o', 'T', 'k', 'K', 'h', 'v', 'S').
 type formatPart struct {
 	literal string
 	verb    byte
@@ -27,8 +27,12 @@ type formatPart struct {
 
 // compileFormat parses a kcat-style -f format:
 //
-//	%t topic   %p partition   %o offset   %T timestamp (ms since the epoch)
-//	%k key (always empty: PyStream stores no keys)   %v value   %S value size
+//	%t topic   %p partition   %o offset
+//	%T timestamp, ms since the epoch: the producer's (create_timestamp_ms)
+//	   when it gave one, else the partition's
+//	%k key (empty when none)   %K key size (-1 when none)
+//	%h headers, NAME=VALUE joined by commas (a null value: NAME alone)
+//	%v value   %S value size
 //	%% a percent sign;  \n \t \r \\ escapes
 //
 // No newline is added: end the format with \n for one record per line.
@@ -53,11 +57,11 @@ func compileFormat(f string) ([]formatPart, error) {
 			switch v := f[i]; v {
 			case '%':
 				lit.WriteByte('%')
-			case 't', 'p', 'o', 'T', 'k', 'v', 'S':
+			case 't', 'p', 'o', 'T', 'k', 'K', 'h', 'v', 'S':
 				flush()
 				parts = append(parts, formatPart{verb: v})
 			default:
-				return nil, fmt.Errorf("format %q: unknown verb %%%c (want %%t %%p %%o %%T %%k %%v %%S or %%%%)", f, v)
+				return nil, fmt.Errorf("format %q: unknown verb %%%c (want %%t %%p %%o %%T %%k %%K %%h %%v %%S or %%%%)", f, v)
 			}
 		case ch == '\\' && i+1 < len(f):
 			if r, ok := escapeByte(f[i+1]); ok {
@@ -118,9 +122,30 @@ func appendFormatted(dst []byte, parts []formatPart, r consumedRecord) []byte {
 		case 'o':
 			dst = strconv.AppendUint(dst, r.Offset, 10)
 		case 'T':
-			dst = strconv.AppendInt(dst, r.Timestamp/1e6, 10)
+			if r.CreateTimestampMS != nil {
+				dst = strconv.AppendInt(dst, *r.CreateTimestampMS, 10)
+			} else {
+				dst = strconv.AppendInt(dst, r.Timestamp/1e6, 10)
+			}
 		case 'k':
-			// PyStream stores no keys.
+			dst = append(dst, r.Key...)
+		case 'K':
+			if r.Key == nil {
+				dst = append(dst, "-1"...)
+			} else {
+				dst = strconv.AppendInt(dst, int64(len(r.Key)), 10)
+			}
+		case 'h':
+			for i, h := range r.Headers {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, h.Key...)
+				if h.Value != nil {
+					dst = append(dst, '=')
+					dst = append(dst, h.Value...)
+				}
+			}
 		case 'v':
 			dst = append(dst, r.Value...)
 		case 'S':
@@ -132,26 +157,54 @@ func appendFormatted(dst []byte, parts []formatPart, r consumedRecord) []byte {
 
 // consumeJSON is the default output of consume, one object per line. The
 // value is a string when it is valid UTF-8, else value_b64 holds its exact
-// bytes in standard base64.
+// bytes in standard base64; the same for the key (omitted when the record
+// has none) and each header value. A null value (a tombstone) has neither.
 type consumeJSON struct {
 	Topic     string `json:"topic"`
 	Partition int    `json:"partition"`
 	Offset    uint64 `json:"offset"`
 	// Timestamp is nanoseconds since the Unix epoch, as in the API.
-	Timestamp int64   `json:"timestamp"`
-	Value     *string `json:"value,omitempty"`
-	ValueB64  []byte  `json:"value_b64,omitempty"`
+	Timestamp         int64        `json:"timestamp"`
+	CreateTimestampMS *int64       `json:"create_timestamp_ms,omitempty"`
+	Key               *string      `json:"key,omitempty"`
+	KeyB64            []byte       `json:"key_b64,omitempty"`
+	Headers           []headerJSON `json:"headers,omitempty"`
+	Value             *string      `json:"value,omitempty"`
+	ValueB64          []byte       `json:"value_b64,omitempty"`
+}
+
+// headerJSON is one header in consume's JSON output.
+type headerJSON struct {
+	Key      string  `json:"key"`
+	Value    *string `json:"value,omitempty"`
+	ValueB64 []byte  `json:"value_b64,omitempty"`
+}
+
+// textOrB64 splits b into the string form (valid UTF-8) or the base64 form
+// of consume's JSON output; nil b is neither.
+func textOrB64(b []byte) (*string, []byte) {
+	switch {
+	case b == nil:
+		return nil, nil
+	case utf8.Valid(b):
+		s := string(b)
+		return &s, nil
+	default:
+		return nil, b
+	}
 }
 
 // toConsumeJSON builds the default output form of r.
 func toConsumeJSON(r consumedRecord) consumeJSON {
-	j := consumeJSON{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
-	if utf8.Valid(r.Value) {
-		s := string(r.Value)
-		j.Value = &s
-	} else {
-		j.ValueB64 = r.Value
+	j := consumeJSON{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
+		CreateTimestampMS: r.CreateTimestampMS}
+	j.Key, j.KeyB64 = textOrB64(r.Key)
+	for _, h := range r.Headers {
+		hj := headerJSON{Key: h.Key}
+		hj.Value, hj.ValueB64 = textOrB64(h.Value)
+		j.Headers = append(j.Headers, hj)
 	}
+	j.Value, j.ValueB64 = textOrB64(r.Value)
 	return j
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
@@ -36,6 +37,9 @@ type keyMode struct {
 	// delim splits "key<delim>value" at its first occurrence (-K); empty
 	// means no splitting.
 	delim []byte
+	// headers are given to every record (-H), in order; shared, never
+	// changed.
+	headers []apiclient.RecordHeader
 }
 
 // parseLine turns one input line (without its newline) into a record. With
@@ -43,21 +47,37 @@ type keyMode struct {
 // The returned record does not alias line.
 func (m keyMode) parseLine(line []byte) apiclient.ProduceRecord {
 	line = bytes.Clone(line)
+	rec := apiclient.ProduceRecord{Value: line, Headers: m.headers}
 	switch {
 	case m.hasFixed:
-		return apiclient.ProduceRecord{Key: bytes.Clone(m.fixed), Value: line}
+		rec.Key = bytes.Clone(m.fixed)
 	case len(m.delim) > 0:
 		if k, v, ok := bytes.Cut(line, m.delim); ok {
-			return apiclient.ProduceRecord{Key: k, Value: v}
+			rec.Key, rec.Value = k, v
 		}
 	}
-	return apiclient.ProduceRecord{Value: line}
+	return rec
+}
+
+// parseHeader reads one -H NAME=VALUE (kcat's form): the name up to the
+// first '=', the value after it; without '=', the value is null.
+func parseHeader(s string) apiclient.RecordHeader {
+	name, value, ok := strings.Cut(s, "=")
+	h := apiclient.RecordHeader{Key: name}
+	if ok {
+		h.Value = []byte(value)
+	}
+	return h
 }
 
 // encodedSize estimates a record's share of the JSON request body.
 func encodedSize(r apiclient.ProduceRecord) int {
 	b64 := func(n int) int { return (n + 2) / 3 * 4 }
-	return b64(len(r.Key)) + b64(len(r.Value)) + 32
+	n := b64(len(r.Key)) + b64(len(r.Value)) + 32
+	for _, h := range r.Headers {
+		n += 2*len(h.Key) + b64(len(h.Value)) + 24 // a name may need escaping
+	}
+	return n
 }
 
 // produceLine is the JSON form of one acknowledged record.
@@ -73,6 +93,7 @@ type produceLine struct {
 
 func (a *app) produceCommand() *cobra.Command {
 	var key, delim string
+	var headers []string
 	var partition int
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
@@ -80,9 +101,11 @@ func (a *app) produceCommand() *cobra.Command {
 		Long: "Reads stdin and produces one record per line (the newline, and a carriage\n" +
 			"return before it, are not part of the record). -k gives every record the same\n" +
 			"key; -K DELIM splits each line at the first DELIM into key and value (a line\n" +
-			"without DELIM has no key). Records without a key are spread round-robin; a key\n" +
-			"chooses the partition by its hash; -p N sends every record to partition N\n" +
-			"instead. PyStream stores no keys.\n\n" +
+			"without DELIM has no key). The key is stored with the record (consume -f %k\n" +
+			"prints it). Records without a key are spread round-robin; a key chooses the\n" +
+			"partition by its SHA-256 hash; -p N sends every record to partition N instead.\n" +
+			"-H NAME=VALUE (repeatable) gives every record that header (NAME alone: a null\n" +
+			"value); headers are stored too (consume -f %h).\n\n" +
 			"Lines are sent in batches of what has arrived, up to 500 lines or 512 KiB per\n" +
 			"request, without waiting for more. For every record it prints the partition\n" +
 			"and offset it landed at (--json: one object per line, with the timestamp in\n" +
@@ -103,6 +126,9 @@ func (a *app) produceCommand() *cobra.Command {
 				}
 				m.delim = []byte(unescape(delim))
 			}
+			for _, h := range headers {
+				m.headers = append(m.headers, parseHeader(h))
+			}
 			if partition < -1 {
 				return usageErrorf("-p: partition %d: a partition number from 0", partition)
 			}
@@ -116,6 +142,7 @@ func (a *app) produceCommand() *cobra.Command {
 	cmd.Flags().IntVarP(&partition, "partition", "p", -1, "send every record to this partition, whatever its key (default: routed by key)")
 	cmd.Flags().StringVarP(&key, "key", "k", "", "key of every record")
 	cmd.Flags().StringVarP(&delim, "key-delimiter", "K", "", `split each line into key and value at the first DELIM (\t allowed)`)
+	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "a header NAME=VALUE of every record (repeatable; NAME alone: a null value)")
 	return cmd
 }
 
