@@ -39,6 +39,12 @@
 // number modulo 3 is 2, so with three partitions "user-123" always lands on
 // partition 2 (on 4 of 7, on 24 of 64).
 //
+// Append routes by the key and stores the payload as given: the key is not
+// kept. The network paths keep it (with headers and a producer's
+// timestamp) inside the payload, in the small encoding of package
+// topic/envelope, which lives here because keys are this phase's idea; the
+// log beneath stays opaque about payloads.
+//
 // # On-disk layout
 //
 //	<root>/<name>/topic.meta

@@ -289,9 +289,10 @@ func (b *batcher) next() ([]apiclient.ProduceRecord, error) {
 // sendBatch produces one batch. A record alone whose JSON (base64) form
 // exceeds the byte budget goes as a raw body instead, which holds a value
 // of up to the largest record within the server's default 1 MiB request
-// limit.
+// limit. The raw form carries no headers, so a record with headers always
+// goes as JSON.
 func sendBatch(ctx context.Context, c *apiclient.Client, topic string, partition int, batch []apiclient.ProduceRecord) (*apiclient.ProduceResponse, error) {
-	raw := len(batch) == 1 && encodedSize(batch[0]) > produceBatchBytes
+	raw := len(batch) == 1 && len(batch[0].Headers) == 0 && encodedSize(batch[0]) > produceBatchBytes
 	switch {
 	case partition >= 0 && raw:
 		return c.ProduceRawTo(ctx, topic, partition, batch[0].Key, batch[0].Value)
