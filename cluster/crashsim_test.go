@@ -348,6 +348,7 @@ func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
 	for n := 1; n <= steps+1; n++ {
 		for _, metadataOnly := range []bool{false, true} {
 			t.Run(fmt.Sprintf("dies before step %d/metadata only=%v", n, metadataOnly), func(t *testing.T) {
+				t.Parallel() // independent runs that mostly wait for fsyncs
 				restartAfterProcessCrash(t, firstLife, n, metadataOnly)
 			})
 		}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,24 +63,33 @@ func TestCrashSimCreateTopic(t *testing.T) {
 	}
 
 	steps := countSteps(t, prepared, life)
+	var mu sync.Mutex
 	seen := map[bool]bool{}
-	for n := 1; n <= steps+1; n++ {
-		t.Run(fmt.Sprintf("dies before step %d of %d", n, steps), func(t *testing.T) {
-			root, crash := killDuring(t, prepared, n, life)
+	// The runs are independent (each in its own directories) and mostly
+	// wait for fsyncs, so they run in parallel; the group returns once all
+	// have.
+	t.Run("every step", func(t *testing.T) {
+		for n := 1; n <= steps+1; n++ {
+			t.Run(fmt.Sprintf("dies before step %d of %d", n, steps), func(t *testing.T) {
+				t.Parallel()
+				root, crash := killDuring(t, prepared, n, life)
 
-			lost := openCrashed(t, crashInto(t, crash))
-			requireCreatable(t, lost, check(t, lost))
-			require.NoError(t, lost.Close())
+				lost := openCrashed(t, crashInto(t, crash))
+				requireCreatable(t, lost, check(t, lost))
+				require.NoError(t, lost.Close())
 
-			cl := openAfterKill(t, root, crash)
-			whole := check(t, cl)
-			seen[whole] = true
-			require.NoError(t, cl.Close())
+				cl := openAfterKill(t, root, crash)
+				whole := check(t, cl)
+				mu.Lock()
+				seen[whole] = true
+				mu.Unlock()
+				require.NoError(t, cl.Close())
 
-			after := openCrashed(t, crashInto(t, crash))
-			require.Equal(t, whole, check(t, after), "what the next process saw is durable")
-			requireCreatable(t, after, whole)
-		})
-	}
+				after := openCrashed(t, crashInto(t, crash))
+				require.Equal(t, whole, check(t, after), "what the next process saw is durable")
+				requireCreatable(t, after, whole)
+			})
+		}
+	})
 	require.True(t, seen[true] && seen[false], "kills before and after the commit point: %v", seen)
 }
