@@ -30,6 +30,7 @@ func startServer(t *testing.T, dataDir string, brokers int, opts ...func(*Config
 	cfg.DataDir = dataDir
 	cfg.Brokers = BrokerCount(brokers)
 	cfg.LogLevel = LogLevel(LevelError)
+	cfg.KafkaPort = 0 // no fixed ports in tests; a test that speaks Kafka sets kafkaFreePorts
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -27,10 +27,14 @@ func (s *Server) startKafka() (stop func()) {
 		return func() {}
 	}
 	if s.kafka == nil {
+		port := int(s.cfg.KafkaPort)
+		if s.kafkaFreePorts {
+			port = 0 // each broker takes a free port (tests)
+		}
 		k, err := kafka.New(s.cluster, kafka.Config{
 			Host:             s.cfg.Host,
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
-			Port:             int(s.cfg.KafkaPort),
+			Port:             port,
 			MaxRequestBytes:  int(s.maxBody),
 			MaxInflightBytes: s.inflight.limit,
 			FetchMaxBytes:    s.fetchBytes,

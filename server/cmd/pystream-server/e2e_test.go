@@ -32,7 +32,7 @@ func startBinary(t testing.TB, ctx context.Context, bin, dataDir string, extraEn
 	for attempt := 0; attempt < 3; attempt++ {
 		port := freePort(t)
 		env := append([]string{"PYSTREAM_PORT=" + strconv.Itoa(port), "PYSTREAM_LOG_FORMAT=json",
-			"PYSTREAM_DATA_DIR=" + dataDir, "PYSTREAM_BROKERS=3"}, extraEnv...)
+			"PYSTREAM_DATA_DIR=" + dataDir, "PYSTREAM_BROKERS=3", "PYSTREAM_KAFKA_PORT=0"}, extraEnv...)
 		cmd := command(t, ctx, bin, env...)
 		stderr, err := cmd.StderrPipe()
 		require.NoError(t, err)
