@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +40,37 @@ type NodeInfo struct {
 	Addr string `json:"addr"`
 	// HTTPAddr is its client-facing HTTP address, host:port.
 	HTTPAddr string `json:"http_addr"`
+	// KafkaAddr is the address its Kafka listener advertises, host:port;
+	// empty when the node serves no Kafka listener. Snapshots written
+	// before the field existed have none, and one without it is encoded
+	// as they were.
+	KafkaAddr string `json:"kafka_addr,omitempty"`
+}
+
+// validate checks what every registered node needs: an id from 1, an
+// internal address, and a Kafka address that is host:port when there is
+// one.
+func (n NodeInfo) validate() error {
+	switch {
+	case n.ID < 1:
+		return fmt.Errorf("cluster: node %d: %w", n.ID, ErrInvalidBrokerID)
+	case n.Addr == "":
+		return fmt.Errorf("cluster: node %d: no internal address: %w", n.ID, ErrInvalidArgument)
+	case n.KafkaAddr != "" && !hostPort(n.KafkaAddr):
+		return fmt.Errorf("cluster: node %d: Kafka address %q is not host:port: %w", n.ID, n.KafkaAddr, ErrInvalidArgument)
+	}
+	return nil
+}
+
+// hostPort reports whether s is host:port with a host and a port from 1
+// to 65535.
+func hostPort(s string) bool {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil || host == "" {
+		return false
+	}
+	p, err := strconv.Atoi(port)
+	return err == nil && p >= 1 && p <= 65535
 }
 
 // OffsetKey names one committed consumer offset.
@@ -294,13 +327,11 @@ func by(c MetaCommand) string {
 
 func (s *MetaState) registerNode(c MetaCommand) (MetaResult, error) {
 	n := c.Node
-	switch {
-	case n == nil:
+	if n == nil {
 		return MetaResult{}, fmt.Errorf("cluster: register node: no node: %w", ErrInvalidArgument)
-	case n.ID < 1:
-		return MetaResult{}, fmt.Errorf("cluster: register node %d: %w", n.ID, ErrInvalidBrokerID)
-	case n.Addr == "":
-		return MetaResult{}, fmt.Errorf("cluster: register node %d: no internal address: %w", n.ID, ErrInvalidArgument)
+	}
+	if err := n.validate(); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: register: %w", err)
 	}
 	if s.Nodes == nil {
 		s.Nodes = map[int]NodeInfo{}
@@ -314,9 +345,13 @@ func (s *MetaState) registerNode(c MetaCommand) (MetaResult, error) {
 		s.Meta.Brokers = append(s.Meta.Brokers, n.ID)
 		slices.Sort(s.Meta.Brokers)
 	}
-	summary := fmt.Sprintf("broker %d joins the cluster at %s (clients: %s); brokers %v", n.ID, n.Addr, n.HTTPAddr, s.Meta.Brokers)
+	clients := n.HTTPAddr
+	if n.KafkaAddr != "" {
+		clients += ", Kafka: " + n.KafkaAddr
+	}
+	summary := fmt.Sprintf("broker %d joins the cluster at %s (clients: %s); brokers %v", n.ID, n.Addr, clients, s.Meta.Brokers)
 	if known {
-		summary = fmt.Sprintf("broker %d moves from %s to %s (clients: %s)", n.ID, old.Addr, n.Addr, n.HTTPAddr)
+		summary = fmt.Sprintf("broker %d moves from %s to %s (clients: %s)", n.ID, old.Addr, n.Addr, clients)
 	}
 	s.journal(c, JournalEntry{Event: EventBrokerStart, Phase: PhaseDone, By: by(c), Broker: n.ID, Summary: summary})
 	return MetaResult{Summary: summary}, nil
@@ -574,8 +609,8 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 	}
 	s := &MetaState{Meta: meta, Nodes: map[int]NodeInfo{}, Offsets: map[OffsetKey]uint64{}}
 	for _, n := range in.Nodes {
-		if n.ID < 1 || n.Addr == "" {
-			return nil, fmt.Errorf("cluster: meta state: node %d at %q: %w", n.ID, n.Addr, ErrInvalidArgument)
+		if err := n.validate(); err != nil {
+			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)
 		}
 		s.Nodes[n.ID] = n
 	}

@@ -98,6 +98,9 @@ func TestMetaStateRegisterNode(t *testing.T) {
 		{name: "negative id", node: &NodeInfo{ID: -3, Addr: "a:1"}, wantErr: ErrInvalidBrokerID},
 		{name: "no internal address", before: []int{1}, node: &NodeInfo{ID: 2, HTTPAddr: "a:1"}, wantErr: ErrInvalidArgument},
 		{name: "no internal address on re-registration", before: []int{1}, node: &NodeInfo{ID: 1, HTTPAddr: "a:1"}, wantErr: ErrInvalidArgument},
+		{name: "Kafka address alone recorded", before: []int{1}, node: &NodeInfo{ID: 1, Addr: metaNode(1).Addr, HTTPAddr: metaNode(1).HTTPAddr, KafkaAddr: "10.0.0.1:9092"}, wantBrokers: []int{1}, wantEntries: 1, wantSummary: "Kafka: 10.0.0.1:9092"},
+		{name: "Kafka address without port", node: &NodeInfo{ID: 1, Addr: "a:1", KafkaAddr: "10.0.0.1"}, wantErr: ErrInvalidArgument},
+		{name: "Kafka address port 0", node: &NodeInfo{ID: 1, Addr: "a:1", KafkaAddr: "10.0.0.1:0"}, wantErr: ErrInvalidArgument},
 		{name: "no node", before: []int{1}, wantErr: ErrInvalidArgument},
 	}
 	for _, tc := range cases {
@@ -879,6 +882,31 @@ func TestMetaStateEncodeRoundTrip(t *testing.T) {
 	}
 }
 
+// Rule (NodeInfo.KafkaAddr): a node's Kafka address survives a snapshot;
+// a node without one is encoded as before the field existed, and a
+// snapshot written then (no "kafka_addr") still parses, with none.
+func TestMetaStateNodeKafkaAddr(t *testing.T) {
+	s := &MetaState{}
+	with := NodeInfo{ID: 1, Addr: "10.0.0.1:7000", HTTPAddr: "10.0.0.1:8080", KafkaAddr: "kafka.example:9092"}
+	without := *metaNode(2)
+	mustApply(t, s, MetaCommand{Op: OpRegisterNode, Time: metaT0, Node: &with})
+	mustApply(t, s, MetaCommand{Op: OpRegisterNode, Time: metaT0, Node: &without})
+
+	data := encodeMeta(t, s)
+	require.Equal(t, 1, strings.Count(string(data), `"kafka_addr"`), "only the node with a Kafka address carries the field")
+	back, err := ParseMetaState(data)
+	require.NoError(t, err)
+	require.Equal(t, with, back.Nodes[1])
+	require.Equal(t, without, back.Nodes[2])
+
+	old := strings.Replace(string(data), `,"kafka_addr":"kafka.example:9092"`, "", 1)
+	require.NotContains(t, old, "kafka_addr")
+	back, err = ParseMetaState([]byte(old))
+	require.NoError(t, err, "a snapshot from before the field")
+	require.Empty(t, back.Nodes[1].KafkaAddr)
+	require.Equal(t, with.HTTPAddr, back.Nodes[1].HTTPAddr)
+}
+
 // Rule (ParseMetaState): anything but EncodeMetaState's form is refused —
 // unknown fields, trailing data, another version, metadata ParseClusterMeta
 // refuses (*MetadataError), a node without id or address, an invalid
@@ -930,6 +958,7 @@ func TestMetaStateParseRefusals(t *testing.T) {
 		{name: "bad meta", data: doc("1", `{"version":2,"brokers":[0],"topics":{}}`, okNodes, "[]", "[]"), wantAs: &metadataError},
 		{name: "node id 0", data: doc("1", metaJSON, `[{"id":0,"addr":"a:1","http_addr":""}]`, "[]", "[]"), wantErr: ErrInvalidArgument},
 		{name: "node without address", data: doc("1", metaJSON, `[{"id":1,"addr":"","http_addr":"a:2"}]`, "[]", "[]"), wantErr: ErrInvalidArgument},
+		{name: "node Kafka address not host:port", data: doc("1", metaJSON, `[{"id":1,"addr":"a:1","http_addr":"","kafka_addr":"a"}]`, "[]", "[]"), wantErr: ErrInvalidArgument},
 		{name: "node unknown field", data: doc("1", metaJSON, `[{"id":1,"addr":"a:1","http_addr":"","rack":"r"}]`, "[]", "[]"), wantErr: ErrInvalidArgument},
 		{name: "negative offset value", data: doc("1", metaJSON, okNodes, `[{"consumer":"c","topic":"orders","partition":0,"offset":-1}]`, "[]"), wantErr: ErrInvalidArgument},
 		{name: "journal gap", data: doc("1", metaJSON, okNodes, "[]", journal(5, 7)), wantErr: ErrInvalidArgument},

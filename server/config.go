@@ -45,8 +45,10 @@ type Config struct {
 
 	// KafkaPort is broker 1's Kafka wire-protocol port: broker i of the
 	// embedded cluster listens on KafkaPort+i-1 while it is available
-	// (package server/kafka). Zero turns the Kafka listener off.
-	KafkaPort KafkaPort `split_words:"true" default:"9092" desc:"Kafka protocol port of broker 1; broker i listens on this + i - 1, on PYSTREAM_HOST: 0 (off) to 65535"`
+	// (package server/kafka). In cluster mode it is this node's own
+	// port, and each process has its own. Zero turns the Kafka listener
+	// off.
+	KafkaPort KafkaPort `split_words:"true" default:"9092" desc:"Kafka protocol port of broker 1; broker i listens on this + i - 1, on PYSTREAM_HOST (cluster mode: this node's own port): 0 (off) to 65535"`
 
 	// KafkaAdvertisedHost is the host Kafka clients are told (Metadata)
 	// to connect to; empty means Host.
@@ -206,7 +208,7 @@ func (c Config) validate() error {
 	if c.KafkaAdvertisedHost != "" && !validHost(c.KafkaAdvertisedHost) {
 		return &ConfigError{Var: EnvPrefix + "_KAFKA_ADVERTISED_HOST", Value: c.KafkaAdvertisedHost, Allowed: "an IP address or a host name (letters, digits, '-' and '.')"}
 	}
-	if c.KafkaPort > 0 && int(c.KafkaPort)+int(c.Brokers)-1 > 65535 {
+	if c.KafkaPort > 0 && !c.ClusterMode() && int(c.KafkaPort)+int(c.Brokers)-1 > 65535 {
 		return &ConfigError{Var: EnvPrefix + "_KAFKA_PORT", Value: strconv.Itoa(int(c.KafkaPort)),
 			Allowed: fmt.Sprintf("at most %d, so that broker %d's port (this + %d) is a port", 65535-int(c.Brokers)+1, int(c.Brokers), int(c.Brokers)-1)}
 	}

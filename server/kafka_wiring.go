@@ -3,35 +3,68 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net"
+	"strconv"
 
 	"github.com/pystream/pystream/server/kafka"
 )
 
-// The Kafka listener (package server/kafka) serves the backend of the
-// embedded cluster: one listener per logical broker, on PYSTREAM_KAFKA_PORT
-// + id - 1, opened and closed with the broker. Backend has every method
-// kafka.Cluster asks for, so it is handed over as it is.
-var _ kafka.Cluster = Backend(nil)
+// The Kafka listener (package server/kafka) serves the server's backend.
+// In the embedded cluster it is one listener per logical broker, on
+// PYSTREAM_KAFKA_PORT + id - 1, opened and closed with the broker. In
+// cluster mode each process serves its own broker's listener alone, on its
+// own PYSTREAM_KAFKA_PORT, registers the advertised address in the
+// replicated metadata (kafkaAddr), and Metadata lists every node's
+// registered address. Backend has every method kafka.Cluster asks for, so
+// it is handed over as it is; nodeBackend is also the kafka.Directory.
+var (
+	_ kafka.Cluster   = Backend(nil)
+	_ kafka.Directory = nodeBackend{}
+)
+
+// kafkaAddr is the Kafka address a cluster-mode node registers:
+// PYSTREAM_KAFKA_ADVERTISED_HOST (else PYSTREAM_HOST) and
+// PYSTREAM_KAFKA_PORT; "" when the port is 0 (no listener).
+func (c Config) kafkaAddr() string {
+	if c.KafkaPort == 0 {
+		return ""
+	}
+	host := c.KafkaAdvertisedHost
+	if host == "" {
+		host = c.Host
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(c.KafkaPort)))
+}
+
+// KafkaAddrs maps every registered node that serves Kafka to its
+// advertised address (kafka.Directory).
+func (b nodeBackend) KafkaAddrs() map[int]string {
+	out := map[int]string{}
+	for _, n := range b.Nodes() {
+		if n.KafkaAddr != "" {
+			out[n.ID] = n.KafkaAddr
+		}
+	}
+	return out
+}
 
 // startKafka starts the Kafka listener when the configuration asks for
 // it, and returns the function that stops it and waits for its
-// connections. Cluster mode does not serve Kafka yet: each node would
-// serve its own broker's listener and advertise the node's address; that
-// is where this function grows a second branch (s.node != nil).
+// connections.
 func (s *Server) startKafka() (stop func()) {
 	if s.cfg.KafkaPort == 0 && !s.kafkaFreePorts {
 		return func() {}
 	}
-	if s.local == nil {
-		s.logger.Info("kafka listener not started: cluster mode does not serve the Kafka protocol yet")
-		return func() {}
-	}
 	if s.kafka == nil {
-		port := int(s.cfg.KafkaPort)
+		nodeID, port := 0, int(s.cfg.KafkaPort)
+		if s.node != nil {
+			nodeID = int(s.cfg.NodeID)
+		}
 		if s.kafkaFreePorts {
-			port = 0 // each broker takes a free port (tests)
+			port = 0 // free ports, even when PYSTREAM_KAFKA_PORT has its default
 		}
 		k, err := kafka.New(s.cluster, kafka.Config{
+			NodeID:           nodeID,
 			Host:             s.cfg.Host,
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
 			Port:             port,

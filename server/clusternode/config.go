@@ -28,6 +28,10 @@ type Config struct {
 	DataDir string
 	// HTTPAddr is this node's client address as clients reach it.
 	HTTPAddr string
+	// KafkaAddr is the address this node's Kafka listener advertises,
+	// host:port, registered in the metadata so that every node's Kafka
+	// Metadata answer lists it; empty when the node serves no Kafka.
+	KafkaAddr string
 	// FailoverAfter is how long a broker may send no heartbeat before it
 	// is fenced: its leaderships fail over and its replicas leave the
 	// active sets. Zero: never (the controller only catches followers up).
@@ -59,6 +63,11 @@ func (c Config) validate() error {
 	}
 	if c.DataDir == "" {
 		return fmt.Errorf("clusternode: no data directory: %w", ErrInvalidConfig)
+	}
+	if c.KafkaAddr != "" {
+		if host, port, err := net.SplitHostPort(c.KafkaAddr); err != nil || host == "" || port == "" || port == "0" {
+			return fmt.Errorf("clusternode: Kafka address %q: want host:port: %w", c.KafkaAddr, ErrInvalidConfig)
+		}
 	}
 	if c.TopicDefaults != nil {
 		if err := c.TopicDefaults.Validate(); err != nil {

@@ -186,14 +186,14 @@ func (n *Node) shutdownTransport() error {
 // restarted on its data directory is not ready while it still replays an
 // older leadership from its Raft log.
 func (n *Node) register(advertise string) {
-	info := &cluster.NodeInfo{ID: n.cfg.ID, Addr: advertise, HTTPAddr: n.cfg.HTTPAddr}
+	info := &cluster.NodeInfo{ID: n.cfg.ID, Addr: advertise, HTTPAddr: n.cfg.HTTPAddr, KafkaAddr: n.cfg.KafkaAddr}
 	for {
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 		_, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpRegisterNode, Node: info})
 		cancel()
 		if err == nil {
 			n.registered.Store(true)
-			n.log.Info("broker registered", "addr", advertise, "http", n.cfg.HTTPAddr)
+			n.log.Info("broker registered", "addr", advertise, "http", n.cfg.HTTPAddr, "kafka", n.cfg.KafkaAddr)
 			return
 		}
 		if n.ctx.Err() != nil {

@@ -34,3 +34,13 @@ type Cluster interface {
 	// MaxPayloadSize is the largest payload a record may carry.
 	MaxPayloadSize() int
 }
+
+// Directory is what a node of a cluster of processes adds to Cluster
+// (Config.NodeID): where every broker's Kafka listener is, as the
+// cluster's replicated metadata registers it. Metadata lists these
+// addresses, so that a client goes to each partition's leader directly.
+type Directory interface {
+	// KafkaAddrs maps every registered broker that serves Kafka to the
+	// host:port its listener advertises.
+	KafkaAddrs() map[int]string
+}

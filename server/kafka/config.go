@@ -42,8 +42,17 @@ type Config struct {
 	AdvertisedHost string
 	// Port is broker 1's port: broker i listens on Port+i-1. Zero lets
 	// each broker's first listener take a free port, which the broker
-	// keeps when it is stopped and started again (tests).
+	// keeps when it is stopped and started again (tests). With NodeID,
+	// Port is that broker's own port.
 	Port int
+	// NodeID, above zero, makes this the listener of one node of a
+	// cluster of processes: it serves broker NodeID alone, on Port, for
+	// as long as Serve runs (the process is the broker: when it stops,
+	// its listener closes with it), and Metadata gives every broker the
+	// address the cluster registered for it, so the Cluster handed to New
+	// must be a Directory too. Zero serves every logical broker of an
+	// embedded cluster.
+	NodeID int
 	// MaxRequestBytes caps a request frame's size prefix; a larger one
 	// closes the connection (DefaultMaxRequestBytes).
 	MaxRequestBytes int

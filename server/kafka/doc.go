@@ -13,6 +13,12 @@
 // leading it is NOT_LEADER_OR_FOLLOWER, which sends the client back to
 // Metadata.
 //
+// A node of a cluster of processes (Config.NodeID) serves its own broker
+// alone, on Config.Port, for as long as its process runs, and Metadata
+// lists every broker at the address the cluster's replicated metadata
+// registered for it (Directory): the nodes' real addresses. A request is
+// never forwarded to another node; the client goes to the leader's node.
+//
 // # The frame
 //
 // A request is a 4-byte big-endian size, then the request header (API

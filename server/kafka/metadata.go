@@ -14,7 +14,8 @@ import (
 const ClusterID = "pystream"
 
 // metadata answers Metadata (key 3) v0-v12: every broker with its
-// advertised address, and for each topic asked for (all when none is
+// advertised address (in node mode, the address each node registered in
+// the cluster's metadata; a node without one is left out), and for each topic asked for (all when none is
 // named) each partition's leader, leader epoch, replicas in placement
 // order, the active set as ISR, and the assigned replicas whose broker
 // is down as offline. A topic that does not exist is
@@ -23,10 +24,14 @@ func (s *Server) metadata(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	brokers := s.c.Brokers()
+	var dir map[int]string
+	if s.dir != nil {
+		dir = s.dir.KafkaAddrs()
+	}
 	up := map[int]bool{}
 	controller := int32(-1)
 	for _, b := range brokers {
-		host, port, ok := s.advertised(b.ID)
+		host, port, ok := s.advertised(b.ID, dir)
 		if !ok {
 			continue
 		}

@@ -14,8 +14,10 @@ import (
 // listener open per available broker and closes it, with its connections,
 // when the broker stops. It is safe for concurrent use.
 type Server struct {
-	cfg      Config
-	c        Cluster
+	cfg Config
+	c   Cluster
+	// dir is c as a Directory in node mode (Config.NodeID); nil otherwise.
+	dir      Directory
 	apis     map[int16]api
 	metrics  *metrics
 	notify   *notifier
@@ -53,6 +55,16 @@ func New(c Cluster, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, c: c, notify: newNotifier(), inflight: &budget{left: cfg.MaxInflightBytes},
 		listening: map[int]*brokerListener{}, ports: map[int]int{}, failing: map[int]bool{}}
+	if cfg.NodeID < 0 {
+		return nil, fmt.Errorf("kafka: node id %d below zero", cfg.NodeID)
+	}
+	if cfg.NodeID > 0 {
+		dir, ok := c.(Directory)
+		if !ok {
+			return nil, fmt.Errorf("kafka: node %d: the cluster does not say where its brokers' listeners are (no KafkaAddrs)", cfg.NodeID)
+		}
+		s.dir = dir
+	}
 	s.apis = map[int16]api{}
 	for _, a := range s.table() {
 		s.apis[int16(a.key)] = a
@@ -85,12 +97,18 @@ func (s *Server) Serve(ctx context.Context) error {
 
 // Reconcile runs one pass of Serve's loop: it opens a listener for every
 // available broker without one and closes the listener (and connections)
-// of every broker no longer available.
+// of every broker no longer available. A node's listener (Config.NodeID)
+// is opened whatever the cluster reports: the node's process is its
+// broker.
 func (s *Server) Reconcile() {
 	up := map[int]bool{}
-	for _, b := range s.c.Brokers() {
-		if b.Available {
-			up[b.ID] = true
+	if s.cfg.NodeID > 0 {
+		up[s.cfg.NodeID] = true
+	} else {
+		for _, b := range s.c.Brokers() {
+			if b.Available {
+				up[b.ID] = true
+			}
 		}
 	}
 	s.mu.Lock()
@@ -115,7 +133,7 @@ func (s *Server) Reconcile() {
 func (s *Server) listenLocked(id int) {
 	port := s.ports[id]
 	if s.cfg.Port > 0 {
-		port = s.cfg.Port + id - 1
+		port = s.configuredPort(id)
 	}
 	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(port))
 	if port > 65535 {
@@ -202,11 +220,29 @@ func (s *Server) Addr(id int) string {
 	return ""
 }
 
+// configuredPort is broker id's port when Config.Port is set: Port+id-1,
+// or Port itself for a node's one broker.
+func (s *Server) configuredPort(id int) int {
+	if s.cfg.NodeID > 0 {
+		return s.cfg.Port
+	}
+	return s.cfg.Port + id - 1
+}
+
 // advertised is the host and port Metadata gives for broker id; ok false
-// for a broker that has no port yet (Config.Port zero, never opened).
-func (s *Server) advertised(id int) (string, int32, bool) {
+// for a broker that has no port yet (Config.Port zero, never opened) and,
+// in node mode, for a broker dir (the registered addresses) has none for.
+func (s *Server) advertised(id int, dir map[int]string) (string, int32, bool) {
+	if s.dir != nil {
+		host, port, err := net.SplitHostPort(dir[id])
+		if err != nil {
+			return "", 0, false
+		}
+		p, err := strconv.ParseUint(port, 10, 16)
+		return host, int32(p), err == nil && p > 0
+	}
 	if s.cfg.Port > 0 {
-		return s.cfg.AdvertisedHost, int32(s.cfg.Port + id - 1), true
+		return s.cfg.AdvertisedHost, int32(s.configuredPort(id)), true
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -68,11 +68,12 @@ type link struct{ from, to int }
 // restarts, its data directory, and its current process. It is safe for
 // concurrent use.
 type clusterNode struct {
-	id       int
-	internal string // Raft and replication, host:port
-	httpAddr string // the client API, host:port
-	dataDir  string
-	env      []string
+	id        int
+	internal  string // Raft and replication, host:port
+	httpAddr  string // the client API, host:port
+	kafkaAddr string // the Kafka listener, host:port
+	dataDir   string
+	env       []string
 	// client talks to the node's HTTP port, whichever process holds it.
 	client *apiclient.Client
 
@@ -153,7 +154,7 @@ func (c *testCluster) layout(root string) {
 	for i := range c.nodes {
 		id := i + 1
 		n := &clusterNode{id: id, internal: "127.0.0.1:" + strconv.Itoa(port()), httpAddr: "127.0.0.1:" + strconv.Itoa(port()),
-			dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), changed: make(chan struct{})}
+			kafkaAddr: "127.0.0.1:" + strconv.Itoa(port()), dataDir: filepath.Join(root, fmt.Sprintf("node-%d", id)), changed: make(chan struct{})}
 		n.client = apiclient.New("http://" + n.httpAddr)
 		c.nodes[i] = n
 		peers[i] = fmt.Sprintf("%d=%s", id, n.internal)
@@ -177,6 +178,7 @@ func (c *testCluster) layout(root string) {
 			"PYSTREAM_NODE_ID=" + strconv.Itoa(n.id),
 			"PYSTREAM_CLUSTER=" + strings.Join(peers, ","),
 			"PYSTREAM_PORT=" + strings.TrimPrefix(n.httpAddr, "127.0.0.1:"),
+			"PYSTREAM_KAFKA_PORT=" + strings.TrimPrefix(n.kafkaAddr, "127.0.0.1:"),
 			"PYSTREAM_DATA_DIR=" + n.dataDir,
 			"PYSTREAM_LOG_FORMAT=json",
 			"PYSTREAM_LOG_LEVEL=debug",

@@ -26,16 +26,18 @@ func TestMakeClusterScript(t *testing.T) {
 	bin := buildBinary(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "..", ".ci", "cluster"))
 	require.NoError(t, err)
-	var httpPorts, internalPorts []string
+	var httpPorts, internalPorts, kafkaPorts []string
 	for range 3 {
 		httpPorts = append(httpPorts, fmt.Sprint(freePort(t)))
 		internalPorts = append(internalPorts, fmt.Sprint(freePort(t)))
+		kafkaPorts = append(kafkaPorts, fmt.Sprint(freePort(t)))
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", script)
 	cmd.Env = append(cmd.Environ(), "BIN="+bin, "CLUSTER_DIR="+t.TempDir(), "PYSTREAM_FAILOVER_AFTER=1s",
-		"CLUSTER_HTTP_PORTS="+strings.Join(httpPorts, " "), "CLUSTER_INTERNAL_PORTS="+strings.Join(internalPorts, " "))
+		"CLUSTER_HTTP_PORTS="+strings.Join(httpPorts, " "), "CLUSTER_INTERNAL_PORTS="+strings.Join(internalPorts, " "),
+		"CLUSTER_KAFKA_PORTS="+strings.Join(kafkaPorts, " "))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches the whole group
 	// The output goes to a file, which the failure messages read.
 	outPath := filepath.Join(t.TempDir(), "output")
