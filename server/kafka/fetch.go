@@ -148,7 +148,10 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 		for _, rec := range read {
 			env := asKafka(rec)
 			sz := recordSize(env)
-			if len(recs) > 0 && size+sz > budget {
+			// Only the first record of the answer may pass the
+			// budget: one of a later partition waits for the next
+			// fetch (KIP-74).
+			if size+sz > budget && (len(recs) > 0 || !first) {
 				next = hwm // the budget is spent
 				break
 			}
