@@ -133,6 +133,9 @@ func TestKafkaFetchMaxWaitAnswersEmpty(t *testing.T) {
 	resp := roundTrip(t, f.dial(t, 1), fetchRequest(int32(maxWait/time.Millisecond), 1, 1<<20, 1<<20, 0), 12).(*kmsg.FetchResponse)
 	elapsed := time.Since(start)
 	require.Equal(t, []int{0}, fetched(t, resp))
+	// An empty record set is sent as empty, not null: librdkafka (kcat)
+	// refuses a null one as a protocol error.
+	require.NotNil(t, resp.Topics[0].Partitions[0].RecordBatches, "records: empty, not null")
 	require.GreaterOrEqual(t, elapsed, maxWait-10*time.Millisecond)
 	require.Less(t, elapsed, 3*time.Second, "bounded by max_wait, not by a longer timer")
 }
