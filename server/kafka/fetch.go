@@ -86,6 +86,9 @@ func (s *Server) fetchOnce(req *kmsg.FetchRequest, broker, maxBytes int) (*kmsg.
 			rp := kmsg.NewFetchResponseTopicPartition()
 			rp.Partition = p.Partition
 			rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+			// Empty, never null: librdkafka refuses a null record set
+			// (size -1) as a protocol error.
+			rp.RecordBatches = []byte{}
 			epoch := int32(-1)
 			if req.Version >= 9 {
 				epoch = p.CurrentLeaderEpoch
@@ -148,7 +151,10 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 		for _, rec := range read {
 			env := asKafka(rec)
 			sz := recordSize(env)
-			if len(recs) > 0 && size+sz > budget {
+			// Only the first record of the answer may pass the
+			// budget: one of a later partition waits for the next
+			// fetch (KIP-74).
+			if size+sz > budget && (len(recs) > 0 || !first) {
 				next = hwm // the budget is spent
 				break
 			}
@@ -158,7 +164,7 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 			next = rec.Offset + 1
 		}
 	}
-	rp.RecordBatches = appendBatch(nil, p.FetchOffset, recs, int32(st.LeaderEpoch))
+	rp.RecordBatches = appendBatch(rp.RecordBatches[:0], p.FetchOffset, recs, int32(st.LeaderEpoch))
 	return len(rp.RecordBatches), 0
 }
 

@@ -170,3 +170,22 @@ func produceRequest(version int16, records []byte) *kmsg.ProduceRequest {
 	req.Topics = []kmsg.ProduceRequestTopic{tp}
 	return req
 }
+
+// TestKafkaRawSlowLoris: a client that sends a size prefix and half the
+// frame it announces is disconnected once Config.FrameTimeout has passed
+// since the prefix, and the listener serves the next connection.
+func TestKafkaRawSlowLoris(t *testing.T) {
+	const frameTimeout = 200 * time.Millisecond
+	f := start(t, 1, 1, 1, func(c *kafka.Config) { c.FrameTimeout = frameTimeout })
+	nc := f.dial(t, 1)
+	start := time.Now()
+	_, err := nc.Write([]byte{0, 0, 0, 20, 0, 18, 0, 0, 0, 0, 0, 1, 0xff, 0xff})
+	require.NoError(t, err)
+	requireClosed(t, nc)
+	elapsed := time.Since(start)
+	require.GreaterOrEqual(t, elapsed, frameTimeout-10*time.Millisecond)
+	require.Less(t, elapsed, 3*time.Second)
+
+	resp := roundTrip(t, f.dial(t, 1), &kmsg.ApiVersionsRequest{Version: 0}, 0).(*kmsg.ApiVersionsResponse)
+	require.Zero(t, resp.ErrorCode)
+}

@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
+	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
+	github.com/twmb/franz-go v1.22.3
 )
 
 require (
@@ -15,7 +17,13 @@ require (
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
+
+// The bare group-commit row uses the log benchmarks' own baseline
+// (log/logtest.BareCommitter) and frame; built from this clone.
+replace github.com/pystream/pystream/log => ../../log

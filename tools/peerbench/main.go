@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,7 @@ type config struct {
 	asJSON     bool
 	client     string
 	ceiling    bool
+	kafkaRF    []int
 }
 
 // The systems peerbench measures, as -only names them.
@@ -54,6 +56,10 @@ const (
 	kindNATS     = "nats"
 	kindPyStream = "pystream"
 	kindCeiling  = "ceiling"
+	kindKafka    = "kafka" // as -only names it: the Kafka rows only
+	kindBare     = "bare"
+	kindConsume  = "consume"
+	kindLatency  = "latency"
 )
 
 // result is one system's figures.
@@ -64,12 +70,14 @@ type result struct {
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"records_per_sec"`
 	AvgMillis float64 `json:"avg_ms"`
+	P50Millis float64 `json:"p50_ms"`
 	P99Millis float64 `json:"p99_ms"`
 	MaxMillis float64 `json:"max_ms"`
 	Note      string  `json:"note,omitempty"`
 
-	kind string // kindNATS, kindPyStream or kindCeiling
+	kind string // kindNATS, kindPyStream, kindCeiling, kindKafka, ...
 	load string // the HTTP load generator, "net/http" or "raw-http"
+	pair int    // a Kafka row's replication factor, shared with its bare row
 }
 
 func main() {
@@ -88,11 +96,23 @@ func main() {
 	flag.StringVar(&cfg.server, "pystream-server", "", "path to a built pystream-server binary (default: build ../../server/cmd/pystream-server)")
 	flag.IntVar(&cfg.partitions, "partitions", 1, "partitions of the PyStream topic")
 	flag.IntVar(&cfg.rf, "rf", 1, "replication factor of the PyStream topic")
-	flag.StringVar(&cfg.only, "only", "", "run only one system: nats, pystream or ceiling (the do-nothing HTTP server)")
+	flag.StringVar(&cfg.only, "only", "", "run only one system: nats, pystream (HTTP and Kafka rows), kafka (PyStream's Kafka rows) or ceiling (the do-nothing HTTP server)")
+	kafkaRF := flag.String("kafka-rf", "1,3", "replication factors of the Kafka rows (kgo produce, bare group commit, kgo consume), comma-separated; empty: no Kafka rows")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
 	flag.StringVar(&cfg.client, "client", "both", "HTTP load generator for PyStream and the ceiling: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
 	flag.BoolVar(&cfg.ceiling, "ceiling", true, "when both systems run, also measure the HTTP ceiling: the same load generators against a do-nothing HTTP server")
 	flag.Parse()
+	for _, f := range strings.Split(*kafkaRF, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		rf, err := strconv.Atoi(f)
+		if err != nil || rf < 1 || rf > 64 {
+			fmt.Fprintln(os.Stderr, "peerbench: -kafka-rf must be replication factors from 1 to 64, comma-separated")
+			os.Exit(2)
+		}
+		cfg.kafkaRF = append(cfg.kafkaRF, rf)
+	}
 	if cfg.clients < 1 || cfg.records < 1 || cfg.size < 0 {
 		fmt.Fprintln(os.Stderr, "peerbench: -clients and -records must be >= 1, -size >= 0")
 		os.Exit(2)
@@ -104,9 +124,9 @@ func main() {
 		os.Exit(2)
 	}
 	switch cfg.only {
-	case "", kindNATS, kindPyStream, kindCeiling:
+	case "", kindNATS, kindPyStream, kindCeiling, kindKafka:
 	default:
-		fmt.Fprintln(os.Stderr, "peerbench: -only must be nats, pystream or ceiling")
+		fmt.Fprintln(os.Stderr, "peerbench: -only must be nats, pystream, kafka or ceiling")
 		os.Exit(2)
 	}
 	var results []result
@@ -118,7 +138,7 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	if cfg.only == "" || cfg.only == "pystream" {
+	if cfg.only == "" || cfg.only == kindPyStream || cfg.only == kindKafka {
 		rs, err := benchPyStream(cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "peerbench: pystream:", err)
@@ -139,15 +159,20 @@ func main() {
 		return
 	}
 	for _, r := range results {
-		fmt.Printf("%-28s %3d clients  %7d records in %6.2fs  %10.0f records/s  avg %.2f ms  p99 %.2f ms  max %.2f ms\n",
-			r.System, r.Clients, r.Records, r.Seconds, r.PerSecond, r.AvgMillis, r.P99Millis, r.MaxMillis)
+		fmt.Printf("%-40s %3d clients  %7d records in %6.2fs  %10.0f records/s  avg %.2f ms  p50 %.2f ms  p99 %.2f ms  max %.2f ms",
+			r.System, r.Clients, r.Records, r.Seconds, r.PerSecond, r.AvgMillis, r.P50Millis, r.P99Millis, r.MaxMillis)
+		if r.Note != "" {
+			fmt.Printf("  (%s)", r.Note)
+		}
+		fmt.Println()
 	}
 	printRatios(results)
 }
 
-// printRatios prints every row's rate over NATS's, when NATS ran, and each
-// PyStream row's rate over the ceiling's measured with the same load
-// generator, when the ceiling ran.
+// printRatios prints every row's rate over NATS's, when NATS ran, each
+// PyStream HTTP row's rate over the ceiling's measured with the same load
+// generator, when the ceiling ran, and each kgo produce row's rate over
+// its bare group-commit row's.
 func printRatios(results []result) {
 	var nats *result
 	ceilings := make(map[string]result)
@@ -161,7 +186,7 @@ func printRatios(results []result) {
 	}
 	if nats != nil && nats.PerSecond > 0 {
 		for _, r := range results {
-			if r.kind != kindNATS {
+			if r.kind != kindNATS && r.kind != kindLatency {
 				fmt.Printf("ratio %s / nats: %.1fx\n", r.System, r.PerSecond/nats.PerSecond)
 			}
 		}
@@ -169,6 +194,16 @@ func printRatios(results []result) {
 	for _, r := range results {
 		if c, ok := ceilings[r.load]; ok && r.kind == kindPyStream && c.PerSecond > 0 {
 			fmt.Printf("ratio %s / %s: %.2fx\n", r.System, c.System, r.PerSecond/c.PerSecond)
+		}
+	}
+	for _, r := range results {
+		if r.kind != kindKafka {
+			continue
+		}
+		for _, b := range results {
+			if b.kind == kindBare && b.pair == r.pair && b.PerSecond > 0 {
+				fmt.Printf("ratio %s / %s: %.2fx\n", r.System, b.System, r.PerSecond/b.PerSecond)
+			}
 		}
 	}
 }
@@ -222,6 +257,7 @@ func drive(cfg config, name string, send func(worker int) error) (result, error)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	r.PerSecond = float64(len(latency)) / elapsed.Seconds()
 	r.AvgMillis = ms(sum / time.Duration(len(latency)))
+	r.P50Millis = ms(latency[len(latency)/2])
 	r.P99Millis = ms(latency[len(latency)*99/100])
 	r.MaxMillis = ms(latency[len(latency)-1])
 	if len(latency) < cfg.records {
@@ -307,13 +343,18 @@ func benchPyStream(cfg config) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	brokers := max(cfg.rf, 1)
+	brokers := maxRF(cfg)
+	kport, err := kafkaPorts(brokers)
+	if err != nil {
+		return nil, err
+	}
 	srv := exec.Command(bin)
 	srv.Env = append(os.Environ(),
 		"PYSTREAM_HOST=127.0.0.1",
 		"PYSTREAM_PORT="+strconv.Itoa(port),
 		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
 		"PYSTREAM_BROKERS="+strconv.Itoa(brokers),
+		"PYSTREAM_KAFKA_PORT="+strconv.Itoa(kport),
 		"PYSTREAM_LOG_LEVEL=ERROR",
 	)
 	srv.Stderr = os.Stderr
@@ -332,17 +373,30 @@ func benchPyStream(cfg config) ([]result, error) {
 	if err := waitHealthy(client, base, 15*time.Second); err != nil {
 		return nil, err
 	}
-	body, _ := json.Marshal(map[string]any{"name": "bench", "partitions": cfg.partitions, "replication_factor": cfg.rf})
-	if err := post(client, base+"/api/topics", "application/json", body); err != nil {
-		return nil, fmt.Errorf("create topic: %w", err)
+	var rs []result
+	if cfg.only != kindKafka {
+		body, _ := json.Marshal(map[string]any{"name": "bench", "partitions": cfg.partitions, "replication_factor": cfg.rf})
+		if err := post(client, base+"/api/topics", "application/json", body); err != nil {
+			return nil, fmt.Errorf("create topic: %w", err)
+		}
+		rs, err = benchHTTP(cfg, fmt.Sprintf("127.0.0.1:%d", port), func(load string) string {
+			return fmt.Sprintf("pystream %s rf=%d p=%d", load, cfg.rf, cfg.partitions)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := range rs {
+			rs[i].kind = kindPyStream
+		}
 	}
-	rs, err := benchHTTP(cfg, fmt.Sprintf("127.0.0.1:%d", port), func(load string) string {
-		return fmt.Sprintf("pystream %s rf=%d p=%d", load, cfg.rf, cfg.partitions)
-	})
-	for i := range rs {
-		rs[i].kind = kindPyStream
+	if len(cfg.kafkaRF) > 0 {
+		ks, err := benchKafka(cfg, base, kport)
+		if err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+		rs = append(rs, ks...)
 	}
-	return rs, err
+	return rs, nil
 }
 
 // benchHTTP loads the HTTP server at addr with the load generators chosen by
