@@ -22,9 +22,18 @@ var ErrExposed = errors.New("server: non-loopback address without authentication
 type ExposedError struct {
 	// Host is the configured PYSTREAM_HOST.
 	Host string
+	// KafkaPort is set when what would be exposed is the Kafka listener,
+	// which has no authentication at all: an auth file protects only the
+	// HTTP API.
+	KafkaPort int
 }
 
 func (e *ExposedError) Error() string {
+	if e.KafkaPort != 0 {
+		return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and the Kafka listener (PYSTREAM_KAFKA_PORT=%d) has no authentication: "+
+			"anyone who reaches it could read and write every topic, whatever PYSTREAM_AUTH_FILE says. "+
+			"Set PYSTREAM_KAFKA_PORT=0, bind 127.0.0.1, or set PYSTREAM_INSECURE=true to serve it anyway", e.Host, e.KafkaPort)
+	}
 	return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and PYSTREAM_AUTH_FILE is not set: "+
 		"anyone who reaches the port could stop brokers, fail partitions over and delete topics. "+
 		"Set PYSTREAM_AUTH_FILE to a file of tokens (docs/security.md), bind 127.0.0.1, "+
@@ -47,10 +56,16 @@ func isLoopbackHost(host string) bool {
 // checkExposure is the safe-defaults rule, a pure function of the
 // configuration: nil or an *ExposedError.
 func checkExposure(cfg Config) error {
-	if cfg.AuthFile != "" || bool(cfg.Insecure) || isLoopbackHost(cfg.Host) {
+	if bool(cfg.Insecure) || isLoopbackHost(cfg.Host) {
 		return nil
 	}
-	return &ExposedError{Host: cfg.Host}
+	if cfg.AuthFile == "" {
+		return &ExposedError{Host: cfg.Host}
+	}
+	if cfg.KafkaPort != 0 {
+		return &ExposedError{Host: cfg.Host, KafkaPort: int(cfg.KafkaPort)}
+	}
+	return nil
 }
 
 // logExposure says at start-up how the server is protected: a WARNING
@@ -64,6 +79,11 @@ func logExposure(logger *slog.Logger, cfg Config, tokens int) {
 		logger.Warn("INSECURE: PYSTREAM_INSECURE=true serves a non-loopback address without authentication; "+
 			"anyone who reaches the port can stop brokers, fail partitions over, reset offsets and delete topics. "+
 			"Set PYSTREAM_AUTH_FILE (docs/security.md)", "host", cfg.Host)
+	}
+	if cfg.KafkaPort != 0 && !isLoopbackHost(cfg.Host) {
+		logger.Warn("INSECURE: the Kafka listener has no authentication and serves a non-loopback address; "+
+			"anyone who reaches it can read and write every topic. Set PYSTREAM_KAFKA_PORT=0 to close it (docs/kafka.md)",
+			"host", cfg.Host, "kafka_port", int(cfg.KafkaPort))
 	}
 }
 

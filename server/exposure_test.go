@@ -37,6 +37,7 @@ func TestExposureRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cfg := Defaults()
+		cfg.KafkaPort = 0 // the Kafka listener's own rule is TestExposureKafka
 		cfg.Host, cfg.AuthFile, cfg.Insecure = tt.host, tt.auth, Switch(tt.insecure)
 		err := checkExposure(cfg)
 		require.Equal(t, tt.refused, err != nil, "%+v", tt)
@@ -47,6 +48,28 @@ func TestExposureRule(t *testing.T) {
 			require.Equal(t, tt.host, ee.Host)
 		}
 	}
+}
+
+// docs/kafka.md: the Kafka listener has no authentication, so an auth
+// file does not make a non-loopback host safe while it is open: the
+// server refuses, naming the port and the three ways out.
+func TestExposureKafka(t *testing.T) {
+	cfg := Defaults()
+	cfg.Host, cfg.AuthFile = "0.0.0.0", "tokens"
+	err := checkExposure(cfg)
+	var ee *ExposedError
+	require.ErrorAs(t, err, &ee)
+	require.ErrorIs(t, err, ErrExposed)
+	require.Equal(t, int(cfg.KafkaPort), ee.KafkaPort)
+	for _, want := range []string{"PYSTREAM_KAFKA_PORT=0", "127.0.0.1", "PYSTREAM_INSECURE=true", "no authentication"} {
+		require.Contains(t, err.Error(), want)
+	}
+	cfg.KafkaPort = 0
+	require.NoError(t, checkExposure(cfg), "the listener closed")
+	cfg.KafkaPort, cfg.Insecure = 9092, true
+	require.NoError(t, checkExposure(cfg), "PYSTREAM_INSECURE")
+	cfg.Insecure, cfg.Host = false, "127.0.0.1"
+	require.NoError(t, checkExposure(cfg), "loopback")
 }
 
 // The probe: PYSTREAM_HOST=0.0.0.0 with no auth file used to serve every
