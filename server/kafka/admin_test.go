@@ -50,7 +50,7 @@ func (f *fixture) admin(t *testing.T) *kadm.Client {
 
 // TestKafkaAdminCreateTopics: kadm creates a topic with PyStream's
 // configuration keys, which the topic then has; validate_only checks
-// without creating; each refusal has the code docs/kafka.md names.
+// without creating; each refusal has the code docs/kafka-admin.md names.
 func TestKafkaAdminCreateTopics(t *testing.T) {
 	f := start(t, 3, 1, 1)
 	adm := f.admin(t)
