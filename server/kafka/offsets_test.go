@@ -69,8 +69,8 @@ func TestKafkaOffsetsCommitFetchWithoutGroup(t *testing.T) {
 }
 
 // TestKafkaOffsetsCommitRefusals: each refused commit has its code and
-// stores nothing. Reference: docs/kafka-admin.md § Committed offsets
-// without a group (the table of refusals).
+// stores nothing (the table of refusals).
+// Reference: docs/kafka-admin.md § Committed offsets without a group
 func TestKafkaOffsetsCommitRefusals(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	cl := f.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
