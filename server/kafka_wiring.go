@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
 
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/kafka"
 )
 
@@ -63,7 +67,7 @@ func (s *Server) startKafka() (stop func()) {
 		if s.kafkaFreePorts {
 			port = 0 // free ports, even when PYSTREAM_KAFKA_PORT has its default
 		}
-		k, err := kafka.New(s.cluster, kafka.Config{
+		k, err := kafka.New(kafkaBackend{s.cluster}, kafka.Config{
 			NodeID:           nodeID,
 			Host:             s.cfg.Host,
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
@@ -99,4 +103,26 @@ func (s *Server) KafkaAddr(id int) string {
 		return ""
 	}
 	return s.kafka.Addr(id)
+}
+
+// --- Administration and stored offsets over Kafka (CreateTopics,
+// DeleteTopics, FindCoordinator, OffsetCommit, OffsetFetch). ---
+
+// kafkaBackend is the backend as the Kafka listener's handle: the
+// backend's own methods, with one error translated into the listener's
+// terms — a mode that does not delete topics (cluster mode) says so with
+// errors.ErrUnsupported, which DeleteTopics answers
+// TOPIC_DELETION_DISABLED.
+type kafkaBackend struct{ Backend }
+
+var _ kafka.Cluster = kafkaBackend{}
+
+// DeleteTopic is the backend's, its "not in this mode" refusal also
+// matching errors.ErrUnsupported.
+func (b kafkaBackend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
+	res, err := b.Backend.DeleteTopic(name)
+	if errors.Is(err, clusternode.ErrNotInClusterMode) {
+		err = fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+	}
+	return res, err
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/topic"
@@ -33,6 +34,28 @@ type Cluster interface {
 	OffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error)
 	// MaxPayloadSize is the largest payload a record may carry.
 	MaxPayloadSize() int
+
+	// Administration and stored offsets (createtopics.go, deletetopics.go,
+	// offsetcommit.go, offsetfetch.go): the Backend's methods of the
+	// same names.
+
+	// CreateTopicWithConfig creates a topic with configuration overrides
+	// (topic.ConfigKeys), checking everything before creating anything.
+	CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error
+	// TopicConfig is a topic's effective configuration.
+	TopicConfig(name string) (topic.Config, error)
+	// DeleteTopic deletes a topic, its records and its committed
+	// offsets. A backend that does not delete topics returns an error
+	// wrapping errors.ErrUnsupported.
+	DeleteTopic(name string) (cluster.DeleteTopicResult, error)
+	// CommitOffset durably stores a consumer's offset on a partition:
+	// never below the offset committed, never past the high watermark.
+	CommitOffset(consumerID, topicName string, partition int, offset uint64) error
+	// LoadOffset is a consumer's committed offset; ok false when it never
+	// committed there.
+	LoadOffset(consumerID, topicName string, partition int) (offset uint64, ok bool, err error)
+	// ListOffsets is every offset a consumer committed.
+	ListOffsets(consumerID string) ([]client.CommittedOffset, error)
 }
 
 // Directory is what a node of a cluster of processes adds to Cluster

@@ -114,6 +114,9 @@ func (s *Server) fetchOnce(req *kmsg.FetchRequest, broker, maxBytes int) (*kmsg.
 // offset, about budget bytes of them (at least one when first), and
 // returns their bytes and the error code.
 func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartition, broker int, epoch int32, budget int, first bool, rp *kmsg.FetchResponseTopicPartition) (int, int16) {
+	// No records is an empty record set, never a null one (size -1),
+	// which librdkafka refuses as a protocol error, as Kafka never sends it.
+	rp.RecordBatches = []byte{}
 	st, code := s.leaderCheck(topicName, p.Partition, broker, epoch)
 	if code != 0 {
 		return 0, code

@@ -29,6 +29,12 @@ func (s *Server) table() []api {
 		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets},
 		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata},
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions},
+		// Administration and offsets stored without group membership.
+		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics},
+		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics},
+		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator},
+		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit},
+		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch},
 	}
 }
 

@@ -104,7 +104,8 @@ func TestKafkaRawApiVersionsNewer(t *testing.T) {
 	for _, k := range resp.ApiKeys {
 		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	require.Equal(t, map[int16][2]int16{0: {3, 9}, 1: {4, 12}, 2: {1, 7}, 3: {0, 12}, 18: {0, 3}}, got)
+	require.Equal(t, map[int16][2]int16{0: {3, 9}, 1: {4, 12}, 2: {1, 7}, 3: {0, 12}, 18: {0, 3},
+		8: {0, 8}, 9: {0, 8}, 10: {0, 4}, 19: {2, 7}, 20: {0, 6}}, got)
 }
 
 // TestKafkaRawUnsupportedVersion: a Produce v2 (below the served v3-v9)

@@ -250,6 +250,16 @@ func (s *Server) advertised(id int, dir map[int]string) (string, int32, bool) {
 	return s.cfg.AdvertisedHost, int32(p), ok
 }
 
+// advertisedNow is advertised with the registered addresses as they are
+// now (node mode), for an answer that names one broker.
+func (s *Server) advertisedNow(id int) (string, int32, bool) {
+	var dir map[int]string
+	if s.dir != nil {
+		dir = s.dir.KafkaAddrs()
+	}
+	return s.advertised(id, dir)
+}
+
 // Close closes every listener and connection and waits for their
 // goroutines. Closing twice is harmless.
 func (s *Server) Close() {

@@ -1,0 +1,199 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/topic"
+)
+
+// createTopics answers CreateTopics (key 19) v2-v7 on any broker (every
+// broker of the embedded cluster can create a topic; there is no
+// controller to send the client to). Each topic is checked whole before
+// anything is created — its name, partition count, replication factor
+// and configuration — and validate_only answers the same checks without
+// creating anything. A topic's configs are PyStream's topic
+// configuration keys (retention.ms, retention.bytes, segment.bytes,
+// segment.ms; topic.ConfigKeys); any other key is INVALID_CONFIG.
+//
+// PyStream has no server default partition count or replication factor
+// (the HTTP API asks for both too), so -1 for either (v4+) is refused
+// with INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR, and a manual
+// replica assignment with INVALID_REPLICA_ASSIGNMENT: PyStream places
+// replicas itself.
+func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
+	req := r.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, t := range req.Topics {
+		seen[t.Topic]++
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic = t.Topic
+		var code int16
+		var msg string
+		if seen[t.Topic] > 1 {
+			code, msg = kerr.InvalidRequest.Code, "the topic is named more than once in the request"
+		} else {
+			code, msg = s.createTopic(t, req.ValidateOnly, &rt)
+		}
+		rt.ErrorCode = x.code(code)
+		if code != 0 {
+			rt.ErrorMessage = kmsg.StringPtr(msg)
+		} else {
+			rt.TopicID = topicID(t.Topic)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// createTopic creates (or, validateOnly, checks) one topic, filling rt's
+// counts and configuration (v5+), and returns the error code and message.
+func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly bool, rt *kmsg.CreateTopicsResponseTopic) (int16, string) {
+	config, code, msg := createTopicConfig(t.Configs)
+	if code != 0 {
+		return code, msg
+	}
+	if code, msg := checkCreateTopic(t, len(s.c.Brokers())); code != 0 {
+		return code, msg
+	}
+	// The configuration's values are checked before anything exists.
+	if _, err := topic.ParseConfigOverrides(config); err != nil {
+		return createTopicCode(err)
+	}
+	partitions, rf := int(t.NumPartitions), int(t.ReplicationFactor)
+	if validateOnly {
+		if code, msg := s.checkTopicFree(t.Topic); code != 0 {
+			return code, msg
+		}
+	} else if err := s.c.CreateTopicWithConfig(t.Topic, partitions, rf, config); err != nil {
+		code, msg := createTopicCode(err)
+		if code == kerr.UnknownServerError.Code {
+			// The text may name files of the data directory: it goes
+			// to the log, not to the client.
+			s.cfg.Logger.Warn("kafka create topic failed", "topic", t.Topic, "err", err)
+			msg = "the topic could not be created; the server's log says why"
+		}
+		return code, msg
+	}
+	rt.NumPartitions, rt.ReplicationFactor = t.NumPartitions, t.ReplicationFactor
+	effective, err := s.c.TopicConfig(t.Topic)
+	if validateOnly || err != nil {
+		// Not created (or deleted again since): the counts are the
+		// answer, the configuration left out.
+		return 0, ""
+	}
+	strs := effective.Strings()
+	for _, key := range slices.Sorted(maps.Keys(strs)) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name, c.Value = key, kmsg.StringPtr(strs[key])
+		c.Source = 5 // DEFAULT_CONFIG
+		if _, ok := config[key]; ok {
+			c.Source = 1 // DYNAMIC_TOPIC_CONFIG
+		}
+		rt.Configs = append(rt.Configs, c)
+	}
+	return 0, ""
+}
+
+// createTopicConfig turns a request's configs into PyStream's overrides:
+// a key given twice, or without a value, is INVALID_CONFIG.
+func createTopicConfig(configs []kmsg.CreateTopicsRequestTopicConfig) (map[string]string, int16, string) {
+	if len(configs) == 0 {
+		return nil, 0, ""
+	}
+	out := map[string]string{}
+	for _, c := range configs {
+		if c.Value == nil {
+			return nil, kerr.InvalidConfig.Code, fmt.Sprintf("config %q has no value", c.Name)
+		}
+		if _, dup := out[c.Name]; dup {
+			return nil, kerr.InvalidConfig.Code, fmt.Sprintf("config %q is given more than once", c.Name)
+		}
+		out[c.Name] = *c.Value
+	}
+	return out, 0, ""
+}
+
+// checkCreateTopic is the check of a topic's name, counts and assignment
+// against a cluster of brokers brokers, before the cluster is asked.
+func checkCreateTopic(t kmsg.CreateTopicsRequestTopic, brokers int) (int16, string) {
+	if err := topic.ValidateName(t.Topic); err != nil {
+		return kerr.InvalidTopicException.Code, err.Error()
+	}
+	if len(t.ReplicaAssignment) > 0 {
+		return kerr.InvalidReplicaAssignment.Code, "PyStream places replicas itself: give a partition count and a replication factor, not an assignment"
+	}
+	switch {
+	case t.NumPartitions == -1:
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("PyStream has no default partition count: give one, 1 to %d", topic.MaxPartitionCount)
+	case t.NumPartitions < 1 || int(t.NumPartitions) > topic.MaxPartitionCount:
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("%d partitions: give 1 to %d", t.NumPartitions, topic.MaxPartitionCount)
+	}
+	switch {
+	case t.ReplicationFactor == -1:
+		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("PyStream has no default replication factor: give one, 1 to %d (the brokers)", brokers)
+	case t.ReplicationFactor < 1 || int(t.ReplicationFactor) > brokers:
+		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("replication factor %d with %d broker(s): give 1 to %d", t.ReplicationFactor, brokers, brokers)
+	}
+	return 0, ""
+}
+
+// checkTopicFree is validate_only's check that name is free: no topic of
+// that name, nor one differing only in letter case (PyStream keeps each
+// topic in a directory of its name, and file systems may fold case).
+func (s *Server) checkTopicFree(name string) (int16, string) {
+	for _, t := range s.c.Topics() {
+		switch {
+		case t.Name == name:
+			return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %q exists", name)
+		case strings.EqualFold(t.Name, name):
+			return kerr.InvalidTopicException.Code, fmt.Sprintf("topic %q differs only in letter case from the existing topic %q", name, t.Name)
+		}
+	}
+	return 0, ""
+}
+
+// createTopicCode maps an error of CreateTopicWithConfig (or of its
+// configuration check) to CreateTopics' error code and message.
+func createTopicCode(err error) (int16, string) {
+	code := kerr.UnknownServerError.Code
+	switch {
+	case errors.Is(err, cluster.ErrTopicExists):
+		code = kerr.TopicAlreadyExists.Code
+	case errors.Is(err, cluster.ErrTopicNameConflict), errors.Is(err, topic.ErrInvalidName):
+		code = kerr.InvalidTopicException.Code
+	case errors.Is(err, cluster.ErrInvalidPartitionCount), errors.Is(err, topic.ErrInvalidPartitionCount):
+		code = kerr.InvalidPartitions.Code
+	case errors.Is(err, cluster.ErrInvalidReplicationFactor), errors.Is(err, cluster.ErrBrokerUnavailable):
+		// Kafka's answer when fewer brokers are up than the factor asks.
+		code = kerr.InvalidReplicationFactor.Code
+	case errors.Is(err, topic.ErrInvalidConfig):
+		code = kerr.InvalidConfig.Code
+	case errors.Is(err, cluster.ErrOpenLogsLimit):
+		code = kerr.PolicyViolation.Code
+	case errors.Is(err, cluster.ErrClosed):
+		code = kerr.NotController.Code
+	}
+	return code, err.Error()
+}
+
+func failCreateTopics(r kmsg.Request, code int16) kmsg.Response {
+	req := r.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic, rt.ErrorCode = t.Topic, code
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

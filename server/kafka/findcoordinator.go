@@ -1,0 +1,55 @@
+package kafka
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// coordinatorGroup is FindCoordinator's key type of a consumer group;
+// transactions (1) and share groups (2) are not served.
+const coordinatorGroup = 0
+
+// findCoordinator answers FindCoordinator (key 10) v0-v4. PyStream keeps
+// committed offsets in one store that every broker reaches, so any
+// broker coordinates any group: the answer is the broker the request
+// reached. Only groups have coordinators here; another key type
+// (transactional ids, share groups) is INVALID_REQUEST, final, since no
+// broker would ever answer otherwise.
+func (s *Server) findCoordinator(x *exchange, r kmsg.Request) kmsg.Response {
+	req := r.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	host, port, _ := s.advertisedNow(x.broker)
+	answer := func(key string) kmsg.FindCoordinatorResponseCoordinator {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.Host, c.Port = key, -1, "", -1
+		if req.CoordinatorType != coordinatorGroup {
+			c.ErrorCode = x.code(kerr.InvalidRequest.Code)
+			c.ErrorMessage = kmsg.StringPtr("PyStream coordinates consumer groups only (key type 0): no transactions or share groups")
+			return c
+		}
+		c.NodeID, c.Host, c.Port = int32(x.broker), host, port
+		return c
+	}
+	if req.Version >= 4 {
+		for _, key := range req.CoordinatorKeys {
+			resp.Coordinators = append(resp.Coordinators, answer(key))
+		}
+		return resp
+	}
+	c := answer(req.CoordinatorKey)
+	resp.ErrorCode, resp.ErrorMessage = c.ErrorCode, c.ErrorMessage
+	resp.NodeID, resp.Host, resp.Port = c.NodeID, c.Host, c.Port
+	return resp
+}
+
+func failFindCoordinator(r kmsg.Request, code int16) kmsg.Response {
+	req := r.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	resp.ErrorCode, resp.NodeID, resp.Port = code, -1, -1
+	for _, key := range req.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.ErrorCode, c.NodeID, c.Port = key, code, -1, -1
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp
+}

@@ -1,0 +1,118 @@
+package kafka
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/topic"
+)
+
+// offsetCommit answers OffsetCommit (key 8) v0-v8 for offsets stored
+// without group membership: the phase-3 durable offsets, the group id
+// being the consumer id (Cluster.CommitOffset). Kafka's simple commit —
+// generation -1, no member id — is the only kind served: a commit that
+// names a generation is ILLEGAL_GENERATION and one that names a member
+// UNKNOWN_MEMBER_ID, since group membership (JoinGroup, SyncGroup,
+// Heartbeat) is not served yet, so no member or generation exists. The
+// offset's metadata string is not kept.
+//
+// PyStream's commit rules hold on this path too: a commit is durable
+// before it is answered, takes offsets from the one committed up to the
+// partition's high watermark (outside that range is OFFSET_OUT_OF_RANGE:
+// progress never moves backwards; an operator resets it over HTTP), and a
+// group id that is not a valid consumer id is INVALID_GROUP_ID.
+func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
+	req := r.(*kmsg.OffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	groupCode := int16(0)
+	switch {
+	case topic.ValidateName(req.Group) != nil:
+		groupCode = kerr.InvalidGroupID.Code
+	case req.Version >= 1 && req.Generation >= 0:
+		groupCode = kerr.IllegalGeneration.Code
+	case req.Version >= 1 && req.MemberID != "", req.InstanceID != nil && *req.InstanceID != "":
+		groupCode = kerr.UnknownMemberID.Code
+	}
+	if groupCode == kerr.IllegalGeneration.Code || groupCode == kerr.UnknownMemberID.Code {
+		s.cfg.Logger.Info("kafka offset commit refused: group membership is not served; commit with generation -1 and no member id",
+			"group", req.Group, "generation", req.Generation, "member", req.MemberID)
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			code := groupCode
+			if code == 0 {
+				code = s.commitOffset(req.Group, t.Topic, p.Partition, p.Offset)
+			}
+			rp.ErrorCode = x.code(code)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// commitOffset stores one offset and returns its error code.
+func (s *Server) commitOffset(group, topicName string, partition int32, offset int64) int16 {
+	if partition < 0 {
+		return kerr.UnknownTopicOrPartition.Code
+	}
+	if offset < 0 {
+		return kerr.OffsetOutOfRange.Code
+	}
+	err := s.c.CommitOffset(group, topicName, int(partition), uint64(offset))
+	code := offsetCode(err)
+	if code == kerr.OffsetOutOfRange.Code || code == kerr.KafkaStorageError.Code || code == kerr.UnknownServerError.Code {
+		s.cfg.Logger.Info("kafka offset commit refused", "group", group, "topic", topicName, "partition", partition, "offset", offset, "err", err)
+	}
+	return code
+}
+
+// offsetCode maps an error of the offset store to the Kafka error code
+// of OffsetCommit and OffsetFetch.
+func offsetCode(err error) int16 {
+	var regression *client.OffsetRegressionError
+	var corrupt *client.OffsetCorruptionError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, client.ErrOffsetBeyondEnd), errors.As(err, &regression):
+		// Beyond the high watermark, or below the committed offset:
+		// outside the range a commit takes.
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, cluster.ErrUnknownTopic), errors.Is(err, topic.ErrPartitionOutOfRange),
+		errors.Is(err, topic.ErrTopicNotFound):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, topic.ErrInvalidName):
+		// The group id was checked first, so this is the topic's name.
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, client.ErrStoreFailed), errors.As(err, &corrupt):
+		return kerr.KafkaStorageError.Code
+	case errors.Is(err, cluster.ErrClosed):
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+func failOffsetCommit(r kmsg.Request, code int16) kmsg.Response {
+	req := r.(*kmsg.OffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}

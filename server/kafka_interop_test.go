@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// TestKafkaInteropRecordsAndOffsets: Kafka and HTTP are one stream. A
+// record kgo produces with a key and headers is read over HTTP, and a
+// record produced over HTTP is read through Kafka; an offset committed
+// through Kafka (group id = consumer id) is the consumer's offset over
+// HTTP, and one committed over HTTP is fetched through Kafka.
+//
+// The HTTP record shapes carry no key or headers yet, so over HTTP only
+// the value is compared: the stored payload is decoded as the envelope
+// it is, which also reads a plain value as itself.
+func TestKafkaInteropRecordsAndOffsets(t *testing.T) {
+	cfg := Defaults()
+	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.kafkaFreePorts = true
+	r := serveExisting(t, srv)
+	require.NoError(t, srv.Cluster().CreateTopic("orders", 1, 1))
+	logtest.WaitFor(t, 5*time.Second, "kafka listener", func() (bool, string) {
+		return srv.KafkaAddr(1) != "", "not listening"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+
+	// Kafka in, HTTP out.
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Key: []byte("k1"), Value: []byte("from kafka"),
+		Headers: []kgo.RecordHeader{{Key: "trace", Value: []byte("abc")}}}).FirstErr())
+	fetched, err := r.client.Fetch(ctx, "orders", 0, 0, 10)
+	require.NoError(t, err)
+	require.Len(t, fetched.Records, 1)
+	require.Equal(t, "from kafka", string(envelope.Decode(fetched.Records[0].Value).Value))
+
+	// HTTP in, Kafka out.
+	_, err = r.client.ProduceTo(ctx, "orders", 0, []apiclient.ProduceRecord{{Value: []byte("from http")}})
+	require.NoError(t, err)
+	var values []string
+	for len(values) < 2 {
+		fs := cl.PollFetches(ctx)
+		require.NoError(t, ctx.Err(), "read through kafka: %q", values)
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(rec *kgo.Record) { values = append(values, string(rec.Value)) })
+	}
+	require.Equal(t, []string{"from kafka", "from http"}, values)
+
+	// Offsets: Kafka in, HTTP out, and back.
+	adm := kadm.NewClient(cl)
+	var offs kadm.Offsets
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 1, LeaderEpoch: -1})
+	committed, err := adm.CommitOffsets(ctx, "billing", offs)
+	require.NoError(t, err)
+	require.NoError(t, committed.Error())
+	got, err := r.client.ConsumerOffset(ctx, "billing", "orders", 0)
+	require.NoError(t, err)
+	require.NotNil(t, got.Offset)
+	require.Equal(t, uint64(1), *got.Offset)
+	_, err = r.client.CommitOffset(ctx, "billing", "orders", 0, 2)
+	require.NoError(t, err)
+	back, err := adm.FetchOffsets(ctx, "billing")
+	require.NoError(t, err)
+	o, ok := back.Lookup("orders", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(2), o.At)
+}
+
+// refusesDelete is a backend that refuses to delete topics as cluster
+// mode does.
+type refusesDelete struct{ Backend }
+
+func (refusesDelete) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
+	return cluster.DeleteTopicResult{}, fmt.Errorf("delete topic %q: %w", name, clusternode.ErrNotInClusterMode)
+}
+
+// TestKafkaBackendDeleteUnsupported: the Kafka listener's handle reports
+// cluster mode's refusal to delete a topic as errors.ErrUnsupported (which
+// DeleteTopics answers TOPIC_DELETION_DISABLED), keeping its cause.
+func TestKafkaBackendDeleteUnsupported(t *testing.T) {
+	_, err := kafkaBackend{refusesDelete{}}.DeleteTopic("orders")
+	require.ErrorIs(t, err, errors.ErrUnsupported)
+	require.ErrorIs(t, err, clusternode.ErrNotInClusterMode)
+}
