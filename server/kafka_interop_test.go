@@ -16,7 +16,6 @@ import (
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/clusternode"
-	"github.com/pystream/pystream/topic/envelope"
 )
 
 // TestKafkaInteropRecordsAndOffsets: Kafka and HTTP are one stream. A
@@ -24,10 +23,7 @@ import (
 // record produced over HTTP is read through Kafka; an offset committed
 // through Kafka (group id = consumer id) is the consumer's offset over
 // HTTP, and one committed over HTTP is fetched through Kafka.
-//
-// The HTTP record shapes carry no key or headers yet, so over HTTP only
-// the value is compared: the stored payload is decoded as the envelope
-// it is, which also reads a plain value as itself.
+// Keys, headers and the producer's timestamp cross both ways.
 func TestKafkaInteropRecordsAndOffsets(t *testing.T) {
 	cfg := Defaults()
 	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
@@ -52,19 +48,27 @@ func TestKafkaInteropRecordsAndOffsets(t *testing.T) {
 	fetched, err := r.client.Fetch(ctx, "orders", 0, 0, 10)
 	require.NoError(t, err)
 	require.Len(t, fetched.Records, 1)
-	require.Equal(t, "from kafka", string(envelope.Decode(fetched.Records[0].Value).Value))
+	got0 := fetched.Records[0]
+	require.Equal(t, "from kafka", string(got0.Value))
+	require.Equal(t, "k1", string(got0.Key))
+	require.Equal(t, []apiclient.RecordHeader{{Key: "trace", Value: []byte("abc")}}, got0.Headers)
+	require.NotNil(t, got0.CreateTimestampMS, "the producer's timestamp")
 
 	// HTTP in, Kafka out.
-	_, err = r.client.ProduceTo(ctx, "orders", 0, []apiclient.ProduceRecord{{Value: []byte("from http")}})
+	_, err = r.client.ProduceTo(ctx, "orders", 0, []apiclient.ProduceRecord{{Key: []byte("k2"), Value: []byte("from http"),
+		Headers: []apiclient.RecordHeader{{Key: "via", Value: []byte("http")}}}})
 	require.NoError(t, err)
-	var values []string
-	for len(values) < 2 {
+	var records []*kgo.Record
+	for len(records) < 2 {
 		fs := cl.PollFetches(ctx)
-		require.NoError(t, ctx.Err(), "read through kafka: %q", values)
+		require.NoError(t, ctx.Err(), "read through kafka: %d records", len(records))
 		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("fetch %s/%d: %v", topic, p, err) })
-		fs.EachRecord(func(rec *kgo.Record) { values = append(values, string(rec.Value)) })
+		fs.EachRecord(func(rec *kgo.Record) { records = append(records, rec) })
 	}
-	require.Equal(t, []string{"from kafka", "from http"}, values)
+	require.Equal(t, "from kafka", string(records[0].Value))
+	require.Equal(t, "from http", string(records[1].Value))
+	require.Equal(t, "k2", string(records[1].Key))
+	require.Equal(t, []kgo.RecordHeader{{Key: "via", Value: []byte("http")}}, records[1].Headers)
 
 	// Offsets: Kafka in, HTTP out, and back.
 	adm := kadm.NewClient(cl)
