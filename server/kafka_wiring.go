@@ -67,7 +67,12 @@ func (s *Server) startKafka() (stop func()) {
 		if s.kafkaFreePorts {
 			port = 0 // free ports, even when PYSTREAM_KAFKA_PORT has its default
 		}
-		k, err := kafka.New(kafkaBackend{s.cluster}, kafka.Config{
+		var handle kafka.Cluster = kafkaBackend{s.cluster}
+		if dir, ok := s.cluster.(kafka.Directory); ok {
+			// Cluster mode: the node says where every broker listens.
+			handle = kafkaNodeBackend{kafkaBackend{s.cluster}, dir}
+		}
+		k, err := kafka.New(handle, kafka.Config{
 			NodeID:           nodeID,
 			Host:             s.cfg.Host,
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
@@ -116,6 +121,13 @@ func (s *Server) KafkaAddr(id int) string {
 type kafkaBackend struct{ Backend }
 
 var _ kafka.Cluster = kafkaBackend{}
+
+// kafkaNodeBackend is kafkaBackend in cluster mode, where the listener
+// also needs the registered addresses of every broker's listener.
+type kafkaNodeBackend struct {
+	kafkaBackend
+	kafka.Directory
+}
 
 // DeleteTopic is the backend's, its "not in this mode" refusal also
 // matching errors.ErrUnsupported.

@@ -34,10 +34,17 @@ func (c *testCluster) kafkaClient(t *testing.T, seeds []int, opts ...kgo.Opt) *k
 // kafkaRequest sends req to node id's Kafka listener alone.
 func (c *testCluster) kafkaRequest(ctx context.Context, t *testing.T, id int, req kmsg.Request) kmsg.Response {
 	t.Helper()
-	cl := c.kafkaClient(t, []int{id})
-	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	resp, err := c.kafkaTry(ctx, t, id, req)
 	require.NoError(t, err, "request to node %d", id)
 	return resp
+}
+
+// kafkaTry is kafkaRequest returning its error: a node's Kafka listener
+// opens a moment after its HTTP API answers.
+func (c *testCluster) kafkaTry(ctx context.Context, t *testing.T, id int, req kmsg.Request) (kmsg.Response, error) {
+	t.Helper()
+	cl := c.kafkaClient(t, []int{id})
+	return cl.SeedBrokers()[0].Request(ctx, req)
 }
 
 // docs/phase-7-processes.md § Kafka: each node serves its own broker's
@@ -65,7 +72,11 @@ func TestClusterKafkaProduceConsumeFailover(t *testing.T) {
 	}
 	for _, via := range c.ids() {
 		c.eventually(ctx, 10*time.Second, fmt.Sprintf("node %d's Metadata lists every node", via), func() (bool, string) {
-			resp := c.kafkaRequest(ctx, t, via, kmsg.NewPtrMetadataRequest()).(*kmsg.MetadataResponse)
+			r, err := c.kafkaTry(ctx, t, via, kmsg.NewPtrMetadataRequest())
+			if err != nil {
+				return false, err.Error()
+			}
+			resp := r.(*kmsg.MetadataResponse)
 			got := map[int32]string{}
 			for _, b := range resp.Brokers {
 				got[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
