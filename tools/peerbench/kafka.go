@@ -26,28 +26,41 @@ import (
 )
 
 // The Kafka rows, measured on the same pystream-server as the HTTP rows,
-// through its Kafka listener:
+// through its Kafka listener, into topics of cfg.kafkaPartitions
+// partitions whose leaders are brokers of their own:
 //
 //   - kgo produce: one franz-go client, cfg.clients goroutines each
 //     producing one record at a time with ProduceSync, default batching,
 //     acks=all, into a topic of each replication factor of -kafka-rf;
 //   - bare group commit: logtest.BareCommitter (the log benchmarks'
-//     baseline) over as many scratch files as replicas, leader first,
-//     fed batches of the size the server wrote in the produce row
-//     (records ÷ fsyncs per replica, read from its /metrics), one batch
-//     at a time, as one Kafka connection's produces reach the disk: the
-//     most the disk allows at that batching;
+//     baseline), one per partition, each over as many scratch files as
+//     replicas, leader first, fed batches of the size the server wrote
+//     (records ÷ fsyncs per replica, read from its /metrics), one batch at
+//     a time per partition, as one Kafka connection's produces reach the
+//     disk: the most the disk allows at that batching;
+//   - the two are paired: the run is cut into cfg.kafkaSlices slices, and
+//     each slice of kgo produce is followed at once by a slice of bare
+//     group commit fed that slice's batch size, so that both see the disk
+//     as it is within the same second; the ratio is taken slice by slice;
 //   - kgo consume: one client reading the produce row's records back from
 //     the earliest offset;
 //   - produce-to-consume latency: a paced producer at half the first
 //     produce row's rate, and a consumer that reads each record's send
 //     time from its value.
 
+// The ways kgo may spread records over partitions, as -kafka-partitioner
+// names them.
+const (
+	partitionerRoundRobin = "roundrobin"
+	partitionerWorker     = "worker"
+	partitionerSticky     = "sticky"
+)
+
 // benchKafka measures the Kafka rows against the server whose HTTP API is
 // at base and whose broker 1 listens on Kafka port kport.
 func benchKafka(cfg config, base string, kport int) ([]result, error) {
 	var seeds []string
-	for i := range maxRF(cfg) {
+	for i := range brokerCount(cfg) {
 		seeds = append(seeds, net.JoinHostPort("127.0.0.1", strconv.Itoa(kport+i)))
 	}
 	httpc := &http.Client{Timeout: 30 * time.Second}
@@ -55,51 +68,18 @@ func benchKafka(cfg config, base string, kport int) ([]result, error) {
 	var peak float64
 	for _, rf := range cfg.kafkaRF {
 		name := fmt.Sprintf("kbench-rf%d", rf)
-		if err := createTopic(httpc, base, name, cfg.partitions, rf); err != nil {
+		if err := createTopic(httpc, base, name, cfg.kafkaPartitions, rf); err != nil {
 			return nil, err
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(name), kgo.RequiredAcks(kgo.AllISRAcks()))
+		prod, bare, produced, err := benchPaired(cfg, httpc, base, seeds, name, rf)
 		if err != nil {
 			return nil, err
 		}
-		payload := make([]byte, cfg.size)
-		for i := range payload {
-			payload[i] = 'k'
-		}
-		syncsBefore, err := fileSyncs(httpc, base)
-		if err != nil {
-			cl.Close()
-			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.deadline+10*time.Second)
-		r, err := drive(cfg, fmt.Sprintf("pystream kgo produce rf=%d p=%d", rf, cfg.partitions), func(int) error {
-			return cl.ProduceSync(ctx, &kgo.Record{Value: payload}).FirstErr()
-		})
-		cancel()
-		cl.Close()
-		if err != nil {
-			return nil, fmt.Errorf("kgo produce: %w", err)
-		}
-		syncsAfter, err := fileSyncs(httpc, base)
-		if err != nil {
-			return nil, err
-		}
-		perReplica := (syncsAfter - syncsBefore) / float64(rf)
-		batch := max(1, int(math.Round(float64(r.Records)/max(perReplica, 1))))
-		r.kind, r.pair = kindKafka, rf
-		r.Note = fmt.Sprintf("%.1f records per fsync", float64(r.Records)/max(perReplica, 1))
-		out = append(out, r)
+		out = append(out, prod, bare)
 		if peak == 0 {
-			peak = r.PerSecond
+			peak = prod.PerSecond
 		}
-
-		bare, err := benchBare(cfg, rf, batch, int(r.Records))
-		if err != nil {
-			return nil, fmt.Errorf("bare group commit: %w", err)
-		}
-		out = append(out, bare)
-
-		cons, err := benchConsume(cfg, seeds, name, r.Records)
+		cons, err := benchConsume(cfg, seeds, name, produced)
 		if err != nil {
 			return nil, fmt.Errorf("kgo consume: %w", err)
 		}
@@ -109,24 +89,161 @@ func benchKafka(cfg config, base string, kport int) ([]result, error) {
 	if len(cfg.kafkaRF) > 0 && peak > 0 {
 		rf := cfg.kafkaRF[0]
 		name := fmt.Sprintf("kbench-latency-rf%d", rf)
-		if err := createTopic(httpc, base, name, cfg.partitions, rf); err != nil {
+		if err := createTopic(httpc, base, name, cfg.kafkaPartitions, rf); err != nil {
 			return nil, err
 		}
 		lat, err := benchLatency(cfg, seeds, name, peak/2)
 		if err != nil {
 			return nil, fmt.Errorf("produce-to-consume latency: %w", err)
 		}
-		lat.System = fmt.Sprintf("pystream kgo end-to-end rf=%d p=%d", rf, cfg.partitions)
+		lat.System = fmt.Sprintf("pystream kgo end-to-end rf=%d p=%d", rf, cfg.kafkaPartitions)
 		out = append(out, lat)
 	}
 	return out, nil
 }
 
-// maxRF is the most brokers any PyStream topic of the run needs.
-func maxRF(cfg config) int {
+// producerOpts are the options of every kgo producer of the run: acks=all,
+// default batching, the partitioner -kafka-partitioner names.
+func producerOpts(cfg config, seeds []string, topic string) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks())}
+	switch cfg.kafkaPartitioner {
+	case partitionerRoundRobin:
+		opts = append(opts, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	case partitionerWorker:
+		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	return opts
+}
+
+// benchPaired measures the kgo produce row of topic (replication factor
+// rf) and its bare group-commit row in cfg.kafkaSlices alternating
+// slices, and returns both rows and how many records were produced into
+// topic, a warm-up included.
+func benchPaired(cfg config, httpc *http.Client, base string, seeds []string, topic string, rf int) (prod, bare result, produced int64, err error) {
+	cl, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
+	if err != nil {
+		return result{}, result{}, 0, err
+	}
+	defer cl.Close()
+	payload := make([]byte, cfg.size)
+	for i := range payload {
+		payload[i] = 'k'
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*cfg.deadline+10*time.Second)
+	defer cancel()
+	parts := int32(cfg.kafkaPartitions)
+	send := func(w int) error {
+		r := &kgo.Record{Value: payload}
+		if cfg.kafkaPartitioner == partitionerWorker {
+			r.Partition = int32(w) % parts
+		}
+		return cl.ProduceSync(ctx, r).FirstErr()
+	}
+	// A warm-up, not measured: kgo learns the topic's leaders and connects
+	// to each of them.
+	warm := cfg
+	warm.records = 4 * cfg.clients
+	lat, _, err := load(warm, send)
+	if err != nil {
+		return result{}, result{}, 0, fmt.Errorf("kgo produce warm-up: %w", err)
+	}
+	produced = int64(len(lat))
+
+	committers, closeBare, err := openBare(cfg.kafkaPartitions, rf)
+	if err != nil {
+		return result{}, result{}, 0, fmt.Errorf("bare group commit: %w", err)
+	}
+	defer closeBare()
+
+	var (
+		kgoLat, bareLat    []time.Duration
+		kgoDur, bareDur    time.Duration
+		bareRecords        int64
+		syncs              float64
+		ratios             []float64
+		minBatch, maxBatch = math.MaxInt, 0
+	)
+	per := max(1, cfg.records/cfg.kafkaSlices)
+	for i := 0; i < cfg.kafkaSlices && kgoDur < cfg.deadline; i++ {
+		one := cfg
+		one.records = per
+		if i == cfg.kafkaSlices-1 {
+			one.records = max(1, cfg.records-per*(cfg.kafkaSlices-1))
+		}
+		before, err := fileSyncs(httpc, base)
+		if err != nil {
+			return result{}, result{}, 0, err
+		}
+		lat, d, err := load(one, send)
+		if err != nil {
+			return result{}, result{}, 0, fmt.Errorf("kgo produce: %w", err)
+		}
+		after, err := fileSyncs(httpc, base)
+		if err != nil {
+			return result{}, result{}, 0, err
+		}
+		perReplica := max((after-before)/float64(rf), 1)
+		batch := max(1, int(math.Round(float64(len(lat))/perReplica)))
+		minBatch, maxBatch = min(minBatch, batch), max(maxBatch, batch)
+		blat, bd, n, err := loadBare(cfg, committers, batch, len(lat))
+		if err != nil {
+			return result{}, result{}, 0, fmt.Errorf("bare group commit: %w", err)
+		}
+		kgoLat, kgoDur = append(kgoLat, lat...), kgoDur+d
+		bareLat, bareDur, bareRecords = append(bareLat, blat...), bareDur+bd, bareRecords+n
+		syncs += after - before
+		produced += int64(len(lat))
+		ratios = append(ratios, (float64(len(lat))/d.Seconds())/(float64(n)/bd.Seconds()))
+	}
+	records := len(kgoLat)
+	prod, err = summarise(fmt.Sprintf("pystream kgo produce rf=%d p=%d", rf, cfg.kafkaPartitions), cfg.clients, cfg.records, kgoLat, kgoDur)
+	if err != nil {
+		return result{}, result{}, 0, fmt.Errorf("kgo produce: %w", err)
+	}
+	perFsync := float64(records) / max(syncs/float64(rf), 1)
+	prod.kind, prod.pair = kindKafka, rf
+	prod.Note = cmpOrString(prod.Note, fmt.Sprintf("%.1f records per fsync per replica, %s partitioner", perFsync, cfg.kafkaPartitioner))
+	slices.Sort(ratios)
+	prod.PairedMedian, prod.PairedMin, prod.PairedMax, prod.Slices = median(ratios), ratios[0], ratios[len(ratios)-1], len(ratios)
+
+	// The bare row's latencies are per batch; its rate counts records.
+	bare, err = summarise(fmt.Sprintf("bare group commit rf=%d p=%d batch=%d", rf, cfg.kafkaPartitions, int(math.Round(perFsync))),
+		cfg.kafkaPartitions, len(bareLat), bareLat, bareDur)
+	if err != nil {
+		return result{}, result{}, 0, fmt.Errorf("bare group commit: %w", err)
+	}
+	bare.Records = bareRecords
+	bare.PerSecond = float64(bareRecords) / bareDur.Seconds()
+	bare.kind, bare.pair = kindBare, rf
+	bare.Note = fmt.Sprintf("batches of %d-%d records over the slices, latencies per batch", minBatch, maxBatch)
+	return prod, bare, produced, nil
+}
+
+// median is the middle of sorted, or the mean of its two middles.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+func cmpOrString(a, b string) string {
+	if a != "" {
+		return a + "; " + b
+	}
+	return b
+}
+
+// brokerCount is the number of brokers the server is started with: the
+// most replicas any PyStream topic of the run needs, and, when there are
+// Kafka rows, at least one broker per partition of their topics, so that
+// each partition's leader is a broker of its own (placement gives
+// partition p the leader p mod n).
+func brokerCount(cfg config) int {
 	n := max(cfg.rf, 1)
 	for _, rf := range cfg.kafkaRF {
-		n = max(n, rf)
+		n = max(n, rf, cfg.kafkaPartitions)
 	}
 	return n
 }
@@ -161,53 +278,79 @@ func fileSyncs(c *http.Client, base string) (float64, error) {
 	return 0, errors.New("no fsync count in /metrics")
 }
 
-// benchBare runs the bare group-commit loop over rf scratch files, leader
-// first, with one committer handing it batches of batch 100-byte records
-// (their log frames, concatenated) until records are durable.
-func benchBare(cfg config, rf, batch, records int) (result, error) {
+// openBare starts one bare group-commit loop per partition, each over rf
+// scratch files, leader first, one directory per broker as brokers keep
+// their logs (partition p's replica k on broker (p+k) mod partitions, as
+// placement puts it). closeAll stops the loops and removes the files.
+func openBare(partitions, rf int) (committers []*logtest.BareCommitter, closeAll func(), err error) {
 	dir, err := os.MkdirTemp("", "peerbench-bare-")
 	if err != nil {
-		return result{}, err
+		return nil, nil, err
 	}
-	defer os.RemoveAll(dir)
 	var files []durable.File
-	for i := range rf {
-		// One directory per replica, as brokers keep their logs.
-		sub := filepath.Join(dir, fmt.Sprintf("broker-%d", i+1))
-		if err := os.Mkdir(sub, 0o755); err != nil {
-			return result{}, err
+	closeAll = func() {
+		for _, g := range committers {
+			g.Close()
 		}
-		f, err := durable.OS.OpenFile(filepath.Join(sub, "bare.bin"), os.O_RDWR|os.O_CREATE, 0o644)
+		for _, f := range files {
+			f.Close()
+		}
+		os.RemoveAll(dir)
+	}
+	brokers := max(partitions, rf)
+	for b := range brokers {
+		if err := os.Mkdir(filepath.Join(dir, fmt.Sprintf("broker-%d", b+1)), 0o755); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+	}
+	for p := range partitions {
+		var replicas []durable.File
+		for k := range rf {
+			name := filepath.Join(dir, fmt.Sprintf("broker-%d", (p+k)%brokers+1), fmt.Sprintf("p%d.bin", p))
+			f, err := durable.OS.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			files = append(files, f)
+			replicas = append(replicas, f)
+		}
+		g, err := logtest.NewBareCommitter(true, replicas...)
 		if err != nil {
-			return result{}, err
+			closeAll()
+			return nil, nil, err
 		}
-		defer f.Close()
-		files = append(files, f)
+		committers = append(committers, g)
 	}
-	g, err := logtest.NewBareCommitter(true, files...)
-	if err != nil {
-		return result{}, err
-	}
+	return committers, closeAll, nil
+}
+
+// loadBare makes at least records records durable through committers, in
+// batches of batch records (their log frames, concatenated): one goroutine
+// per committer hands it one batch at a time, as one Kafka connection's
+// produces reach its partition's disk, taking batches from a shared count
+// so that a faster partition takes more. It returns each batch's latency,
+// the time taken and the records made durable.
+func loadBare(cfg config, committers []*logtest.BareCommitter, batch, records int) ([]time.Duration, time.Duration, int64, error) {
 	var frame []byte
 	for range batch {
 		frame = log.AppendFrame(frame, log.Record{Payload: make([]byte, cfg.size)})
 	}
-	one := cfg
-	one.clients = 1
-	one.records = max(1, records/batch)
-	done := make(chan error, 1)
-	r, err := drive(one, fmt.Sprintf("bare group commit rf=%d batch=%d", rf, batch), func(int) error {
-		return g.Commit(frame, done)
-	})
-	g.Close()
-	if err != nil {
-		return result{}, err
+	dones := make([]chan error, len(committers))
+	for i := range dones {
+		dones[i] = make(chan error, 1)
 	}
-	// One op was one batch: count records.
-	r.Records *= int64(batch)
-	r.PerSecond *= float64(batch)
-	r.kind, r.pair = kindBare, rf
-	return r, nil
+	one := cfg
+	one.clients = len(committers)
+	one.records = max(1, (records+batch-1)/batch)
+	lat, d, err := load(one, func(w int) error {
+		return committers[w].Commit(frame, dones[w])
+	})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return lat, d, int64(len(lat)) * int64(batch), nil
 }
 
 // benchConsume reads want records of topic back from the earliest offset
@@ -252,7 +395,7 @@ func benchLatency(cfg config, seeds []string, topic string, rate float64) (resul
 		return result{}, err
 	}
 	defer cons.Close()
-	prod, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	prod, err := kgo.NewClient(producerOpts(cfg, seeds, topic)...)
 	if err != nil {
 		return result{}, err
 	}
@@ -292,7 +435,11 @@ func benchLatency(cfg config, seeds []string, topic string, rate float64) (resul
 		}
 		v := make([]byte, max(cfg.size, 8))
 		binary.BigEndian.PutUint64(v, uint64(time.Now().UnixNano()))
-		prod.Produce(ctx, &kgo.Record{Value: v}, func(_ *kgo.Record, err error) {
+		r := &kgo.Record{Value: v}
+		if cfg.kafkaPartitioner == partitionerWorker {
+			r.Partition = int32(i % cfg.kafkaPartitions)
+		}
+		prod.Produce(ctx, r, func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				prodErr = cmpOr(prodErr, err)

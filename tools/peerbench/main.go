@@ -49,6 +49,10 @@ type config struct {
 	client     string
 	ceiling    bool
 	kafkaRF    []int
+
+	kafkaPartitions  int    // partitions of the Kafka rows' topics
+	kafkaSlices      int    // paired slices of each kgo produce row and its bare row
+	kafkaPartitioner string // how kgo picks a record's partition
 }
 
 // The systems peerbench measures, as -only names them.
@@ -75,6 +79,13 @@ type result struct {
 	MaxMillis float64 `json:"max_ms"`
 	Note      string  `json:"note,omitempty"`
 
+	// A kgo produce row's ratio to its bare group-commit row, slice by
+	// slice: the median, least and greatest over its paired slices.
+	PairedMedian float64 `json:"paired_ratio_median,omitempty"`
+	PairedMin    float64 `json:"paired_ratio_min,omitempty"`
+	PairedMax    float64 `json:"paired_ratio_max,omitempty"`
+	Slices       int     `json:"paired_slices,omitempty"`
+
 	kind string // kindNATS, kindPyStream, kindCeiling, kindKafka, ...
 	load string // the HTTP load generator, "net/http" or "raw-http"
 	pair int    // a Kafka row's replication factor, shared with its bare row
@@ -98,6 +109,9 @@ func main() {
 	flag.IntVar(&cfg.rf, "rf", 1, "replication factor of the PyStream topic")
 	flag.StringVar(&cfg.only, "only", "", "run only one system: nats, pystream (HTTP and Kafka rows), kafka (PyStream's Kafka rows) or ceiling (the do-nothing HTTP server)")
 	kafkaRF := flag.String("kafka-rf", "1,3", "replication factors of the Kafka rows (kgo produce, bare group commit, kgo consume), comma-separated; empty: no Kafka rows")
+	flag.IntVar(&cfg.kafkaPartitions, "kafka-partitions", 3, "partitions of the Kafka rows' topics; the server gets at least as many brokers, so each partition's leader is a broker of its own")
+	flag.IntVar(&cfg.kafkaSlices, "kafka-slices", 10, "slices each kgo produce row is cut into, each followed by a slice of its bare group-commit row fed the batch size the server wrote in it")
+	flag.StringVar(&cfg.kafkaPartitioner, "kafka-partitioner", partitionerRoundRobin, "how kgo spreads the records over partitions: roundrobin (record by record), worker (goroutine i produces to partition i mod N) or sticky (kgo's default: one partition until 64 KiB are produced)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
 	flag.StringVar(&cfg.client, "client", "both", "HTTP load generator for PyStream and the ceiling: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
 	flag.BoolVar(&cfg.ceiling, "ceiling", true, "when both systems run, also measure the HTTP ceiling: the same load generators against a do-nothing HTTP server")
@@ -112,6 +126,16 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.kafkaRF = append(cfg.kafkaRF, rf)
+	}
+	if cfg.kafkaPartitions < 1 || cfg.kafkaPartitions > 64 || cfg.kafkaSlices < 1 {
+		fmt.Fprintln(os.Stderr, "peerbench: -kafka-partitions must be from 1 to 64, -kafka-slices >= 1")
+		os.Exit(2)
+	}
+	switch cfg.kafkaPartitioner {
+	case partitionerRoundRobin, partitionerWorker, partitionerSticky:
+	default:
+		fmt.Fprintln(os.Stderr, "peerbench: -kafka-partitioner must be roundrobin, worker or sticky")
+		os.Exit(2)
 	}
 	if cfg.clients < 1 || cfg.records < 1 || cfg.size < 0 {
 		fmt.Fprintln(os.Stderr, "peerbench: -clients and -records must be >= 1, -size >= 0")
@@ -202,7 +226,8 @@ func printRatios(results []result) {
 		}
 		for _, b := range results {
 			if b.kind == kindBare && b.pair == r.pair && b.PerSecond > 0 {
-				fmt.Printf("ratio %s / %s: %.2fx\n", r.System, b.System, r.PerSecond/b.PerSecond)
+				fmt.Printf("ratio %s / %s: %.2fx over the run; per slice median %.2fx (%.2f-%.2f over %d paired slices)\n",
+					r.System, b.System, r.PerSecond/b.PerSecond, r.PairedMedian, r.PairedMin, r.PairedMax, r.Slices)
 			}
 		}
 	}
@@ -211,6 +236,17 @@ func printRatios(results []result) {
 // drive runs send from cfg.clients goroutines until cfg.records calls have
 // been made or the deadline passes, and summarises the latencies.
 func drive(cfg config, name string, send func(worker int) error) (result, error) {
+	latency, elapsed, err := load(cfg, send)
+	if err != nil {
+		return result{}, err
+	}
+	return summarise(name, cfg.clients, cfg.records, latency, elapsed)
+}
+
+// load runs send from cfg.clients goroutines until cfg.records calls have
+// been made or the deadline passes, and returns each call's latency and
+// the time the whole load took.
+func load(cfg config, send func(worker int) error) ([]time.Duration, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.deadline)
 	defer cancel()
 	var (
@@ -243,9 +279,15 @@ func drive(cfg config, name string, send func(worker int) error) (result, error)
 	wg.Wait()
 	elapsed := time.Since(start)
 	if err, _ := failed.Load().(error); err != nil {
-		return result{}, err
+		return nil, 0, err
 	}
-	r := result{System: name, Clients: cfg.clients, Records: int64(len(latency)), Seconds: elapsed.Seconds()}
+	return latency, elapsed, nil
+}
+
+// summarise makes the row of a load of clients goroutines that wanted
+// records calls and made len(latency) of them in elapsed. It sorts latency.
+func summarise(name string, clients, records int, latency []time.Duration, elapsed time.Duration) (result, error) {
+	r := result{System: name, Clients: clients, Records: int64(len(latency)), Seconds: elapsed.Seconds()}
 	if len(latency) == 0 {
 		return r, errors.New("no record was sent before the deadline")
 	}
@@ -260,7 +302,7 @@ func drive(cfg config, name string, send func(worker int) error) (result, error)
 	r.P50Millis = ms(latency[len(latency)/2])
 	r.P99Millis = ms(latency[len(latency)*99/100])
 	r.MaxMillis = ms(latency[len(latency)-1])
-	if len(latency) < cfg.records {
+	if len(latency) < records {
 		r.Note = "stopped at the deadline"
 	}
 	return r, nil
@@ -343,7 +385,7 @@ func benchPyStream(cfg config) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	brokers := maxRF(cfg)
+	brokers := brokerCount(cfg)
 	kport, err := kafkaPorts(brokers)
 	if err != nil {
 		return nil, err
