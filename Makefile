@@ -2,6 +2,10 @@
 # MODULES; longer logic lives in .ci/. Run `make help` for the list.
 
 MODULES := log topic client cluster server tools
+# LAYERS are the library modules a learner may depend on alone; APPS the
+# rest of MODULES.
+LAYERS := log topic client cluster
+APPS := server tools
 # Modules outside go.work that use PyStream as an outside program would: each
 # is built and tested on its own (GOWORK=off), through its replace line.
 EXAMPLES := docs/examples/onelayer
@@ -48,15 +52,24 @@ cluster:
 build:
 	$(GO) build work
 
-# The race detector runs once, over the whole workspace; the per-module pass
-# without it proves that each go.mod works on its own: every package and
-# test builds, and the tests run with -short (the multi-node cluster tests,
-# which wait for elections, ran in the first pass).
+# The race detector runs once, over the whole workspace, four packages at a
+# time: the multi-node tests mostly wait for elections and timeouts, so
+# they overlap with the packages that use the CPU. The per-module pass
+# without it proves that each go.mod works on its own. The layers a learner
+# may depend on alone (LAYERS) run their tests again there, with -short
+# (the multi-node cluster tests, which wait for elections, and the long
+# crash-at-every-step runs ran in the first pass); the applications
+# (server, tools) have every package and test type-checked and vetted
+# there, and their tests are not run a second time.
 test:
-	$(GO) test -race -count=1 work
-	@set -e; for m in $(MODULES); do \
+	$(GO) test -race -count=1 -p 4 work
+	@set -e; for m in $(LAYERS); do \
 		echo "== $$m (GOWORK=off)"; \
 		(cd $$m && GOWORK=off $(GO) test -short -count=1 ./...); \
+	done
+	@set -e; for m in $(APPS); do \
+		echo "== $$m (GOWORK=off, build and vet)"; \
+		(cd $$m && GOWORK=off $(GO) vet ./...); \
 	done
 	@set -e; for e in $(EXAMPLES); do \
 		echo "== $$e (GOWORK=off, outside go.work)"; \

@@ -318,6 +318,9 @@ func TestCrashSimClusterCreateTopicAtEveryStep(t *testing.T) {
 // broker would sync the root as a side effect): the crashed copy must hold
 // exactly what it reported.
 func TestCrashSimClusterRestartAfterProcessCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crash at every step of a long run: it runs in make test's workspace pass, not under -short")
+	}
 	firstLife := func(fsys durable.FS, root string) {
 		cl, err := OpenWithOptions(root, Options{FS: fsys})
 		if err != nil {

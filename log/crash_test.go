@@ -85,6 +85,9 @@ func crashIterations(normal int) int {
 // acknowledged write is on stable storage) and docs/design.md § Torn tail
 // against SIGKILL.
 func TestLogCrashOneAppender(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crash at every step of a long run: it runs in make test's workspace pass, not under -short")
+	}
 	t.Parallel()
 	runCrashLoop(t, 1, crashIterations(200))
 }
@@ -93,6 +96,9 @@ func TestLogCrashOneAppender(t *testing.T) {
 // in the child: group commit must be invisible to correctness
 // (docs/phase-1-log.md § Group commit).
 func TestLogCrashManyAppenders(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crash at every step of a long run: it runs in make test's workspace pass, not under -short")
+	}
 	t.Parallel()
 	runCrashLoop(t, 16, crashIterations(200))
 }

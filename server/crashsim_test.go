@@ -24,6 +24,9 @@ import (
 // every record the second server served and acknowledged: every entry on the
 // way to the data directory must be durable, not only those inside it.
 func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a crash at every step of a long run: it runs in make test's workspace pass, not under -short")
+	}
 	const brokers = 3
 	start := func(fsys durable.FS, dataDir string) (*Server, error) {
 		cfg := Defaults()
