@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/clusternode"
 )
@@ -25,22 +23,9 @@ import (
 // HTTP, and one committed over HTTP is fetched through Kafka.
 // Keys, headers and the producer's timestamp cross both ways.
 func TestKafkaInteropRecordsAndOffsets(t *testing.T) {
-	cfg := Defaults()
-	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
-	srv, err := New(cfg, NewLogger(io.Discard, cfg))
-	require.NoError(t, err)
-	srv.kafkaFreePorts = true
-	r := serveExisting(t, srv)
-	require.NoError(t, srv.Cluster().CreateTopic("orders", 1, 1))
-	logtest.WaitFor(t, 5*time.Second, "kafka listener", func() (bool, string) {
-		return srv.KafkaAddr(1) != "", "not listening"
-	})
+	_, r, cl := startKafkaServer(t, "orders", 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumeTopics("orders"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	require.NoError(t, err)
-	defer cl.Close()
 
 	// Kafka in, HTTP out.
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Key: []byte("k1"), Value: []byte("from kafka"),

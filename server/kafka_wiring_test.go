@@ -17,21 +17,7 @@ import (
 // per broker next to the HTTP API; a record kgo produces is consumed back
 // and counted in /metrics by API.
 func TestKafkaWiringServesTheEmbeddedCluster(t *testing.T) {
-	cfg := Defaults()
-	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
-	srv, err := New(cfg, NewLogger(io.Discard, cfg))
-	require.NoError(t, err)
-	srv.kafkaFreePorts = true
-	r := serveExisting(t, srv)
-	require.NoError(t, srv.Cluster().CreateTopic("orders", 1, 3))
-	logtest.WaitFor(t, 5*time.Second, "kafka listeners", func() (bool, string) {
-		return srv.KafkaAddr(1) != "" && srv.KafkaAddr(2) != "" && srv.KafkaAddr(3) != "", "not all listening"
-	})
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumeTopics("orders"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	require.NoError(t, err)
-	defer cl.Close()
+	_, r, cl := startKafkaServer(t, "orders", 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Key: []byte("k"), Value: []byte("v")}).FirstErr())
@@ -45,4 +31,27 @@ func TestKafkaWiringServesTheEmbeddedCluster(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	require.Contains(t, string(body), `pystream_kafka_requests_total{api="Produce"} 1`)
+}
+
+// startKafkaServer serves an embedded 3-broker server with its Kafka
+// listeners on free loopback ports, creates topic (one partition of
+// replication factor rf), and returns a kgo client seeded with broker 1
+// that consumes the topic from its start.
+func startKafkaServer(t *testing.T, topic string, rf int) (*Server, *running, *kgo.Client) {
+	t.Helper()
+	cfg := Defaults()
+	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.kafkaFreePorts = true
+	r := serveExisting(t, srv)
+	require.NoError(t, srv.Cluster().CreateTopic(topic, 1, rf))
+	logtest.WaitFor(t, 5*time.Second, "kafka listeners", func() (bool, string) {
+		return srv.KafkaAddr(1) != "" && srv.KafkaAddr(2) != "" && srv.KafkaAddr(3) != "", "not all listening"
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	t.Cleanup(cl.Close)
+	return srv, r, cl
 }
