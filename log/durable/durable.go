@@ -25,17 +25,7 @@ const TempSuffix = ".tmp"
 // the new content may or may not survive a crash).
 func WriteFile(fsys FS, path string, data []byte) error {
 	tmp := path + TempSuffix
-	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("durable: write %s: %w", path, err)
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := WriteSynced(fsys, tmp, data)
 	if err == nil {
 		err = fsys.Rename(tmp, path)
 	}
@@ -49,6 +39,26 @@ func WriteFile(fsys FS, path string, data []byte) error {
 		return fmt.Errorf("durable: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// WriteSynced creates (or truncates) the file at path, writes data and
+// fsyncs the file before closing it. It does not sync the directory:
+// WriteFile renames the file first, and a caller that keeps the name
+// (a segment's sidecar, which a checksum guards against a cut write) syncs
+// the directory itself.
+func WriteSynced(fsys FS, path string, data []byte) error {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReadFile reads a whole file through fsys.

@@ -204,3 +204,14 @@ func TestReadSmallFile(t *testing.T) {
 	_, err = durable.ReadSmallFile(durable.OS, filepath.Join(dir, "missing"), 5)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// WriteSynced creates a file, or replaces what one held, with exactly
+// data.
+func TestDurableWriteSynced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, durable.WriteSynced(durable.OS, path, []byte("longer content")))
+	require.NoError(t, durable.WriteSynced(durable.OS, path, []byte("short")))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "short", string(got))
+}

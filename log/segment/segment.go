@@ -419,17 +419,7 @@ func (l *Log) openActive(base uint64) (*activeSegment, error) {
 // a crash fails its checksum and is rebuilt, and one left on the last
 // segment is dropped (doc.go § Recovery).
 func writeSidecar(fsys durable.FS, path string, data []byte) error {
-	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("segment: write sidecar %s: %w", path, err)
-	}
-	_, err = f.WriteAt(data, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err := durable.WriteSynced(fsys, path, data)
 	if err == nil {
 		err = durable.SyncDir(fsys, filepath.Dir(path))
 	}
