@@ -1,0 +1,30 @@
+// Package group is PyStream's group coordinator: it lets several
+// consumers share a topic's partitions, each partition read by one member
+// of the group at a time, and picks up committed offsets where the last
+// owner stopped.
+//
+// Two protocols reach it, one per kind of client:
+//
+//   - Classic is Kafka's join/sync protocol (JoinGroup, SyncGroup,
+//     Heartbeat, LeaveGroup): the coordinator gathers the members, picks
+//     the assignment protocol they all support and relays the assignment
+//     the group's leader computed. It never assigns partitions itself, so
+//     eager and cooperative-sticky clients both work.
+//   - Consumer is the model of Kafka's newer consumer protocol, fitted to
+//     HTTP: each member heartbeats, and the coordinator assigns
+//     partitions itself, moving one only after its previous owner released
+//     it or timed out.
+//
+// A group speaks one protocol at a time (Registry): while a group has
+// members of one kind, a member of the other kind is refused with
+// ProtocolMismatchError.
+//
+// Membership is soft state, kept in memory only: after a server restart
+// members join again, as Kafka clients do when a coordinator moves.
+// Committed offsets are not kept here: they are phase 3's durable
+// offsets, the group id being the consumer id, so nothing about offsets
+// changes on disk.
+//
+// The package holds no network code; the Kafka listener (server/kafka)
+// and the HTTP API (server) translate their requests into its calls.
+package group

@@ -1,0 +1,79 @@
+package group
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Protocol is the membership protocol a group speaks.
+type Protocol string
+
+// The protocols of a group.
+const (
+	// Classic is Kafka's join/sync protocol: the group's leader assigns.
+	Classic Protocol = "classic"
+	// Consumer is the HTTP heartbeat protocol: the coordinator assigns.
+	Consumer Protocol = "consumer"
+)
+
+// ProtocolMismatchError is the answer to a member that joins a group
+// whose members speak the other protocol.
+type ProtocolMismatchError struct {
+	Group string
+	// Has is the protocol the group's members speak; Want the one the
+	// refused member asked for.
+	Has, Want Protocol
+}
+
+func (e *ProtocolMismatchError) Error() string {
+	return fmt.Sprintf("group %q has %s members; a %s member cannot join it until they leave", e.Group, e.Has, e.Want)
+}
+
+// Registry records which protocol each group with members speaks, so
+// that the two coordinators never share a group. It is safe for
+// concurrent use.
+type Registry struct {
+	// mu guards owners.
+	mu sync.Mutex
+	// owners maps a group with members to its protocol.
+	owners map[string]Protocol
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{owners: map[string]Protocol{}}
+}
+
+// Claim marks group as speaking p. It succeeds when the group has no
+// members or already speaks p, and returns *ProtocolMismatchError
+// otherwise. A coordinator claims a group before it admits its first
+// member.
+func (r *Registry) Claim(group string, p Protocol) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if has, ok := r.owners[group]; ok && has != p {
+		return &ProtocolMismatchError{Group: group, Has: has, Want: p}
+	}
+	r.owners[group] = p
+	return nil
+}
+
+// Release frees group when it speaks p: a coordinator releases a group
+// once its last member has left or timed out. Releasing a group of the
+// other protocol changes nothing.
+func (r *Registry) Release(group string, p Protocol) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owners[group] == p {
+		delete(r.owners, group)
+	}
+}
+
+// Protocol is the protocol group speaks; ok is false when it has no
+// members.
+func (r *Registry) Protocol(group string) (p Protocol, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok = r.owners[group]
+	return p, ok
+}

@@ -1,0 +1,33 @@
+package group
+
+import (
+	"errors"
+	"testing"
+)
+
+// A group speaks one protocol at a time: the other kind is refused while
+// it has members, and welcome once they have left.
+func TestRegistryOneProtocolAtATime(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Claim("g", Classic); err != nil {
+		t.Fatalf("first claim: %v", err)
+	}
+	if err := r.Claim("g", Classic); err != nil {
+		t.Fatalf("same protocol again: %v", err)
+	}
+	var mismatch *ProtocolMismatchError
+	if err := r.Claim("g", Consumer); !errors.As(err, &mismatch) || mismatch.Has != Classic || mismatch.Want != Consumer {
+		t.Fatalf("other protocol: got %v, want a ProtocolMismatchError from classic to consumer", err)
+	}
+	r.Release("g", Consumer) // not its protocol: changes nothing
+	if p, ok := r.Protocol("g"); !ok || p != Classic {
+		t.Fatalf("after a foreign release: protocol %q %v, want classic", p, ok)
+	}
+	r.Release("g", Classic)
+	if _, ok := r.Protocol("g"); ok {
+		t.Fatal("released group still has a protocol")
+	}
+	if err := r.Claim("g", Consumer); err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+}
