@@ -61,3 +61,13 @@ type TopicPartitions struct {
 	Topic      string
 	Partitions []int32
 }
+
+// Lister is what a coordinator tells about its groups; both
+// coordinators are one, so that a listing over either protocol shows
+// every group.
+type Lister interface {
+	// List is every group with members, ascending by id.
+	List() []Summary
+	// Describe is one group; ok is false when it has no members here.
+	Describe(group string) (d Description, ok bool)
+}

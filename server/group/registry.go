@@ -1,9 +1,16 @@
 package group
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 )
+
+// ErrManaged is the answer to a commit made without membership (Kafka's
+// generation -1, or PUT /api/consumers/{id}/offsets/...) for a group
+// that has members: their coordinator owns the group's progress while
+// they are there.
+var ErrManaged = errors.New("group has members; commit as one of them")
 
 // Protocol is the membership protocol a group speaks.
 type Protocol string
@@ -76,4 +83,15 @@ func (r *Registry) Protocol(group string) (p Protocol, ok bool) {
 	defer r.mu.Unlock()
 	p, ok = r.owners[group]
 	return p, ok
+}
+
+// Unmanaged returns nil when group has no members, so that a commit made
+// without membership may store its offset, and an error wrapping
+// ErrManaged otherwise. It is the one rule both protocols' plain commits
+// follow.
+func (r *Registry) Unmanaged(group string) error {
+	if p, ok := r.Protocol(group); ok {
+		return fmt.Errorf("group %q (%s): %w", group, p, ErrManaged)
+	}
+	return nil
 }

@@ -31,3 +31,24 @@ func TestRegistryOneProtocolAtATime(t *testing.T) {
 		t.Fatalf("claim after release: %v", err)
 	}
 }
+
+// A commit without membership is refused while the group has members of
+// either protocol, and accepted once it has none.
+func TestRegistryUnmanagedCommit(t *testing.T) {
+	r := NewRegistry()
+	if err := r.Unmanaged("g"); err != nil {
+		t.Fatalf("no members: %v", err)
+	}
+	for _, p := range []Protocol{Classic, Consumer} {
+		if err := r.Claim("g", p); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Unmanaged("g"); !errors.Is(err, ErrManaged) {
+			t.Fatalf("%s members: got %v, want ErrManaged", p, err)
+		}
+		r.Release("g", p)
+	}
+	if err := r.Unmanaged("g"); err != nil {
+		t.Fatalf("members gone: %v", err)
+	}
+}
