@@ -47,7 +47,7 @@ func (s *Server) clusterNodes() (apiclient.ClusterNodesResponse, *apiError) {
 	}
 	out := apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: controller, Nodes: make([]apiclient.ClusterNode, len(nodes))}
 	for i, n := range nodes {
-		out.Nodes[i] = apiclient.ClusterNode{ID: n.ID, Addr: n.Addr, HTTPAddr: n.HTTPAddr, Voter: n.Voter, Leader: n.Leader}
+		out.Nodes[i] = apiclient.ClusterNode{ID: n.ID, Addr: n.Addr, HTTPAddr: n.HTTPAddr, KafkaAddr: n.KafkaAddr, Voter: n.Voter, Leader: n.Leader}
 	}
 	return out, nil
 }

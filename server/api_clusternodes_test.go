@@ -38,6 +38,7 @@ func startClusterNode(t *testing.T, id int, peers ClusterList, join bool) *runni
 	cfg.LogLevel = LogLevel(LevelError)
 	cfg.Port = Port(ln.Addr().(*net.TCPAddr).Port)
 	cfg.NodeID, cfg.Cluster, cfg.Join = NodeID(id), peers, Switch(join)
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	if err != nil {
 		require.NoError(t, ln.Close())

@@ -22,6 +22,7 @@ func serveWithClusterOptions(t *testing.T, brokers int, opts cluster.Options) *r
 	cfg := Defaults()
 	cfg.DataDir = t.TempDir()
 	cfg.Brokers = BrokerCount(brokers)
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	cfg.LogLevel = LogLevel(LevelError)
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)

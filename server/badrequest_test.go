@@ -73,6 +73,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 	cfg.DataDir = dir
 	cfg.MaxRequestBytes = 4096
 	cfg.LogLevel = LogLevel(LevelError)
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)
 	r := serveExisting(t, srv)

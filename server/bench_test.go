@@ -29,6 +29,7 @@ func BenchmarkHTTPNotFound(b *testing.B) {
 func benchGet(b *testing.B, path string, want int) {
 	cfg := Defaults()
 	cfg.DataDir = b.TempDir()
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	s, err := New(cfg, NewLogger(io.Discard, cfg))
 	if err != nil {
 		b.Fatal(err)

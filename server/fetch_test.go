@@ -53,6 +53,7 @@ func TestFetchBoundedInBytes(t *testing.T) {
 	cfg := Defaults()
 	cfg.DataDir = t.TempDir()
 	cfg.Brokers = 1
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	cfg.LogLevel = LogLevel(LevelError)
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *bytes.Buffer) {
 	if cfg.DataDir == Defaults().DataDir {
 		cfg.DataDir = t.TempDir()
 	}
+	cfg.KafkaPort = 0 // no fixed ports in tests
 	s, err := New(cfg, NewLogger(&logs, cfg))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })

@@ -189,6 +189,9 @@ type ClusterNode struct {
 	// HTTPAddr is its client address once it has registered as a broker;
 	// "" before.
 	HTTPAddr string `json:"http_addr"`
+	// KafkaAddr is the address its Kafka listener advertises once it has
+	// registered; "" before, or when it serves no Kafka listener.
+	KafkaAddr string `json:"kafka_addr,omitempty"`
 	// Voter is true for a member of the metadata group; a registered
 	// broker that was removed from the group is listed with Voter false.
 	Voter bool `json:"voter"`

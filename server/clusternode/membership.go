@@ -15,10 +15,12 @@ import (
 // NodeView is one node of the metadata group as an operator sees it.
 type NodeView struct {
 	ID int
-	// Addr is its internal address; HTTPAddr its client address, once it
-	// has registered.
-	Addr     string
-	HTTPAddr string
+	// Addr is its internal address; HTTPAddr its client address and
+	// KafkaAddr the address its Kafka listener advertises ("" when it
+	// serves none), once it has registered.
+	Addr      string
+	HTTPAddr  string
+	KafkaAddr string
 	// Voter is true for a member of the Raft configuration; a registered
 	// broker that was removed is listed with Voter false.
 	Voter bool
@@ -45,7 +47,7 @@ func (n *Node) ClusterNodes() (controller int, nodes []NodeView, err error) {
 			v = &NodeView{ID: info.ID, Addr: info.Addr}
 			byID[info.ID] = v
 		}
-		v.HTTPAddr = info.HTTPAddr
+		v.HTTPAddr, v.KafkaAddr = info.HTTPAddr, info.KafkaAddr
 	}
 	for _, id := range sortedIDs(byID) {
 		nodes = append(nodes, *byID[id])

@@ -119,12 +119,14 @@ func freePort(t testing.TB) int {
 }
 
 // command prepares the binary with only the given PYSTREAM_* variables (and
-// PATH), in an empty working directory so no .env is read.
+// PATH), in an empty working directory so no .env is read. The Kafka
+// listener is off unless env asks for one: tests never bind the default
+// 9092.
 func command(t testing.TB, ctx context.Context, bin string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "PYSTREAM_KAFKA_PORT=0"}, env...)
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

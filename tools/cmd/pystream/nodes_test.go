@@ -12,10 +12,11 @@ import (
 )
 
 // startNode runs a cluster-mode server: node id of peers (id=host:port,...),
-// with PYSTREAM_JOIN=on when join. It returns the server's URL.
-func startNode(t *testing.T, id int, peers string, join bool) string {
+// with PYSTREAM_JOIN=on when join, and more environment. It returns the
+// server's URL.
+func startNode(t *testing.T, id int, peers string, join bool, more ...string) string {
 	t.Helper()
-	env := []string{fmt.Sprintf("PYSTREAM_NODE_ID=%d", id), "PYSTREAM_CLUSTER=" + peers}
+	env := append([]string{fmt.Sprintf("PYSTREAM_NODE_ID=%d", id), "PYSTREAM_CLUSTER=" + peers}, more...)
 	if join {
 		env = append(env, "PYSTREAM_JOIN=on")
 	}
@@ -38,17 +39,20 @@ func waitClusterNodes(t *testing.T, url, what string, ok func(apiclient.ClusterN
 }
 
 // docs/cli.md, cluster nodes: a node started with PYSTREAM_JOIN=on is added
-// with add-node, listed by cluster nodes once registered, and removed with
+// with add-node, listed by cluster nodes once registered (with its Kafka
+// listener's address, "-" for a node that serves none), and removed with
 // remove-node (its broker stays listed, no longer a voter).
 func TestCLIClusterNodes(t *testing.T) {
 	addr1, addr2 := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	url1 := startNode(t, 1, "1="+addr1, false)
+	kport := freePort(t)
+	kafka1 := fmt.Sprintf("127.0.0.1:%d", kport)
+	url1 := startNode(t, 1, "1="+addr1, false, fmt.Sprintf("PYSTREAM_KAFKA_PORT=%d", kport))
 	http1 := strings.TrimPrefix(url1, "http://")
 	waitClusterNodes(t, url1, "node 1 leads", func(res apiclient.ClusterNodesResponse) bool {
 		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
 	})
 	r := ok(t, url1, "", "cluster", "nodes")
-	require.Equal(t, [][]string{{"ID", "ADDR", "HTTP-ADDR", "VOTER", "CONTROLLER"}, {"1", addr1, http1, "yes", "yes"}}, tableCells(r.stdout))
+	require.Equal(t, [][]string{{"ID", "ADDR", "HTTP-ADDR", "KAFKA-ADDR", "VOTER", "CONTROLLER"}, {"1", addr1, http1, kafka1, "yes", "yes"}}, tableCells(r.stdout))
 
 	url2 := startNode(t, 2, "1="+addr1+",2="+addr2, true)
 	http2 := strings.TrimPrefix(url2, "http://")
@@ -58,8 +62,8 @@ func TestCLIClusterNodes(t *testing.T) {
 		return len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr != ""
 	})
 	r = ok(t, url1, "", "cluster", "nodes")
-	require.Equal(t, [][]string{{"ID", "ADDR", "HTTP-ADDR", "VOTER", "CONTROLLER"},
-		{"1", addr1, http1, "yes", "yes"}, {"2", addr2, http2, "yes", "no"}}, tableCells(r.stdout))
+	require.Equal(t, [][]string{{"ID", "ADDR", "HTTP-ADDR", "KAFKA-ADDR", "VOTER", "CONTROLLER"},
+		{"1", addr1, http1, kafka1, "yes", "yes"}, {"2", addr2, http2, "-", "yes", "no"}}, tableCells(r.stdout))
 
 	// Refusals exit 1 with the server's message; nothing changes.
 	r = pys(t, url1, "", "cluster", "remove-node", "3")
@@ -74,10 +78,10 @@ func TestCLIClusterNodes(t *testing.T) {
 	var res apiclient.ClusterNodesResponse
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res))
 	require.Equal(t, apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1, Nodes: []apiclient.ClusterNode{
-		{ID: 1, Addr: addr1, HTTPAddr: http1, Voter: true, Leader: true},
+		{ID: 1, Addr: addr1, HTTPAddr: http1, KafkaAddr: kafka1, Voter: true, Leader: true},
 		{ID: 2, Addr: addr2, HTTPAddr: http2, Voter: false}}}, res)
 	r = ok(t, url1, "", "cluster", "nodes")
-	require.Equal(t, []string{"2", addr2, http2, "no", "no"}, tableCells(r.stdout)[2])
+	require.Equal(t, []string{"2", addr2, http2, "-", "no", "no"}, tableCells(r.stdout)[2])
 
 	// Added again and removed again, in text.
 	r = ok(t, url1, "", "cluster", "add-node", "2", addr2, "--json")

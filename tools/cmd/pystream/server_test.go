@@ -85,6 +85,9 @@ func startServerAt(t *testing.T, dir string, port, brokers int, env ...string) (
 		"PYSTREAM_DATA_DIR="+filepath.Join(dir, "data"),
 		fmt.Sprintf("PYSTREAM_BROKERS=%d", brokers),
 		"PYSTREAM_LOG_LEVEL=ERROR",
+		// No Kafka listener unless a test asks for one on a free port:
+		// tests never bind the default 9092.
+		"PYSTREAM_KAFKA_PORT=0",
 	)
 	cmd.Env = append(cmd.Env, env...)
 	logPath := filepath.Join(dir, "server.log")

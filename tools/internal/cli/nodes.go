@@ -18,7 +18,8 @@ func (a *app) clusterNodesCommand() *cobra.Command {
 		Short: "List the nodes of a cluster-mode cluster: voters, registered brokers, the controller",
 		Long: `Lists the nodes of a cluster-mode cluster (PYSTREAM_NODE_ID, PYSTREAM_CLUSTER) as
 the server at --server knows them: ID, internal ADDR, HTTP-ADDR ("-" until the
-node has registered), VOTER (a member of the metadata group; a removed node
+node has registered), KAFKA-ADDR (its Kafka listener; "-" when it serves none),
+VOTER (a member of the metadata group; a removed node
 stays listed as a broker, no) and CONTROLLER (the group's leader). An embedded
 server has no nodes and says so. --json prints the API's answer.`,
 		Args: noArgs,
@@ -40,9 +41,9 @@ server has no nodes and says so. --json prints the API's answer.`,
 			}
 			rows := make([][]string, len(res.Nodes))
 			for i, n := range res.Nodes {
-				rows[i] = []string{strconv.Itoa(n.ID), n.Addr, orDash(n.HTTPAddr), yesNo(n.Voter), yesNo(n.Leader)}
+				rows[i] = []string{strconv.Itoa(n.ID), n.Addr, orDash(n.HTTPAddr), orDash(n.KafkaAddr), yesNo(n.Voter), yesNo(n.Leader)}
 			}
-			return writeTable(a.env.Stdout, []string{"ID", "ADDR", "HTTP-ADDR", "VOTER", "CONTROLLER"}, rows)
+			return writeTable(a.env.Stdout, []string{"ID", "ADDR", "HTTP-ADDR", "KAFKA-ADDR", "VOTER", "CONTROLLER"}, rows)
 		},
 	}
 }
