@@ -19,12 +19,14 @@ import (
 // comes once every active replica has fsynced the records, for acks=1 as
 // for acks=all: PyStream's Kafka path is never weaker than its HTTP path.
 // acks=0 writes the same way and answers nothing. Partitions are written
-// in parallel.
+// in parallel; a request for one partition (the usual one, with
+// one leader per broker) is written by the connection's own goroutine.
 func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards x.code across the partitions' goroutines
+	one := len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1
 	for _, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic = t.Topic
@@ -33,9 +35,7 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			write := func() {
 				code, msg := s.producePartition(x, t.Topic, p, rp)
 				mu.Lock()
 				rp.ErrorCode = x.code(code)
@@ -46,7 +46,14 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 						rp.ErrorMessage = kmsg.StringPtr(msg)
 					}
 				}
-			}()
+			}
+			if one {
+				// A lone partition is written by the connection's own
+				// goroutine: no hand-over to wait for.
+				write()
+				continue
+			}
+			wg.Go(write)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
