@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
@@ -16,6 +17,16 @@ import (
 // embedded is the embedded cluster as a kafka.Cluster, as the server's
 // wiring hands it over.
 type embedded struct{ *cluster.Cluster }
+
+// ListAllOffsets is the offset store's listing, as the server's backend
+// gives it.
+func (e embedded) ListAllOffsets() ([]client.StoredOffset, error) {
+	store, err := e.OffsetStore()
+	if err != nil {
+		return nil, err
+	}
+	return store.ListAll()
+}
 
 func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
 	return cluster.NewProducer(e.Cluster, name).SendBatchTo(*partition, msgs)
