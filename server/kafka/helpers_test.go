@@ -10,6 +10,7 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
 )
@@ -37,6 +38,10 @@ func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]clu
 type fixture struct {
 	c   *cluster.Cluster
 	srv *kafka.Server
+	// groups and registry are the group coordinator and its registry
+	// when the fixture was started with withGroups.
+	groups   *group.ClassicCoordinator
+	registry *group.Registry
 }
 
 // start opens a cluster of brokers with topic "events" (partitions,
@@ -56,6 +61,7 @@ func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config
 	}
 	srv, err := kafka.New(embedded{c}, cfg)
 	require.NoError(t, err)
+	f := &fixture{c: c, srv: srv}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
@@ -65,7 +71,24 @@ func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config
 		require.NoError(t, <-done)
 		require.NoError(t, c.Close())
 	})
-	return &fixture{c: c, srv: srv}
+	return f
+}
+
+// startGroups is start with a group coordinator of the test's own that
+// takes session timeouts from 50 ms, so that a test sees a session
+// expire without waiting Kafka's 6 s minimum.
+func startGroups(t *testing.T, brokers, partitions, rf int, edit ...func(*group.ClassicConfig)) *fixture {
+	t.Helper()
+	cfg := group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	reg := group.NewRegistry()
+	groups := group.NewClassicCoordinator(reg, cfg)
+	t.Cleanup(groups.Close)
+	f := start(t, brokers, partitions, rf, func(c *kafka.Config) { c.Groups = groups })
+	f.groups, f.registry = groups, reg
+	return f
 }
 
 // client is a kgo client seeded with every broker's listener.
