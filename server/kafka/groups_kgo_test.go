@@ -203,9 +203,6 @@ func TestKafkaGroupKgoSplitAndLeave(t *testing.T) {
 		"cooperative-sticky": kgo.CooperativeStickyBalancer(),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if testing.Short() && name == "range" {
-				t.Skip("-short: the cooperative-sticky run covers the path")
-			}
 			const partitions, per = 6, 20
 			f := startGroups(t, 3, partitions, 1)
 			f.produceEach(t, partitions, per)
