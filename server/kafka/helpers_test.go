@@ -46,7 +46,7 @@ type fixture struct {
 
 // start opens a cluster of brokers with topic "events" (partitions,
 // replication factor rf) and serves it until the test ends.
-func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
+func start(t testing.TB, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
 	t.Helper()
 	c, err := cluster.Open(t.TempDir())
 	require.NoError(t, err)
@@ -92,7 +92,7 @@ func startGroups(t *testing.T, brokers, partitions, rf int, edit ...func(*group.
 }
 
 // client is a kgo client seeded with every broker's listener.
-func (f *fixture) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+func (f *fixture) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	var seeds []string
 	for _, b := range f.c.Brokers() {
@@ -108,7 +108,7 @@ func (f *fixture) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 }
 
 // ctx is a context bounded for one test step.
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return c
