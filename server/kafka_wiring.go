@@ -44,8 +44,8 @@ func (c Config) kafkaAddr() string {
 // cluster mode (kafka.Directory): the metadata group's leader, which is
 // where the controller runs too. One node, so that a group's membership
 // lives in one process; a new leader starts with no groups, and members
-// sent back to FindCoordinator join it again (docs/kafka.md § Consumer
-// groups).
+// sent back to FindCoordinator join it again, as
+// docs/kafka.md § Consumer groups tells.
 func (b nodeBackend) GroupCoordinator() int { return b.Controller() }
 
 // KafkaAddrs maps every registered node that serves Kafka to its
