@@ -129,20 +129,19 @@ func (c *ClassicCoordinator) joinLocked(req JoinRequest, now time.Time) (JoinRes
 		return JoinResult{}, ch, err
 	}
 	if req.MemberID == "" {
-		if len(g.members)+len(g.pending) >= c.cfg.MaxMembers {
-			return JoinResult{}, nil, fmt.Errorf("group %q: %d members: %w", req.Group, c.cfg.MaxMembers, ErrGroupFull)
-		}
 		prefix := req.ClientID
 		if req.InstanceID != "" {
 			prefix = req.InstanceID
 		}
 		id := newMemberID(prefix)
-		if req.InstanceID != "" {
-			if old, ok := g.static[req.InstanceID]; ok {
-				res, ch := c.replaceStaticLocked(g, old, id, req, now)
-				return res, ch, nil
-			}
-		} else if req.RequireKnownMemberID {
+		if old, ok := g.static[req.InstanceID]; ok && req.InstanceID != "" {
+			res, ch := c.replaceStaticLocked(g, old, id, req, now)
+			return res, ch, nil
+		}
+		if len(g.members)+len(g.pending) >= c.cfg.MaxMembers {
+			return JoinResult{}, nil, fmt.Errorf("group %q: %d members: %w", req.Group, c.cfg.MaxMembers, ErrGroupFull)
+		}
+		if req.InstanceID == "" && req.RequireKnownMemberID {
 			g.pending[id] = now.Add(req.SessionTimeout)
 			return JoinResult{MemberID: id, Generation: -1}, nil, fmt.Errorf("group %q: %w", req.Group, ErrMemberIDRequired)
 		}

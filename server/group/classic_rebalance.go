@@ -78,7 +78,9 @@ func (c *ClassicCoordinator) replaceStaticLocked(g *classicGroup, oldID, newID s
 		delete(g.pendingSync, oldID)
 		g.pendingSync[newID] = true
 	}
-	m.deadline = now.Add(req.SessionTimeout)
+	if !m.isNew { // a new member keeps its first join's longer bound
+		m.deadline = now.Add(req.SessionTimeout)
+	}
 	m.protocols, m.sessionTimeout, m.rebalanceTimeout = req.Protocols, req.SessionTimeout, req.RebalanceTimeout
 	m.clientID, m.clientHost = req.ClientID, req.ClientHost
 	c.cfg.Logger.Info("kafka group: static member rejoined", "group", g.id, "instance", m.instanceID, "member", newID, "fenced", oldID, "state", g.state)

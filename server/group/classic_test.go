@@ -585,3 +585,23 @@ func TestClassicWaitEnds(t *testing.T) {
 		require.True(t, errors.Is(answered(t, bJoin).err, ErrClosed))
 	})
 }
+
+// A group holds at most ClassicConfig.MaxMembers members, those given an
+// id and not yet joined included; a static member's restart takes no
+// new place and is admitted when the group is full.
+func TestClassicMaxMembers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, func(c *ClassicConfig) { c.MaxMembers = 2 })
+		s := joinReq("")
+		s.InstanceID = "s"
+		first := answered(t, f.join(s))
+		require.NoError(t, first.err)
+		f.syncLeader(t, first.res, nil)
+		pending := joinReq("")
+		pending.RequireKnownMemberID = true
+		require.ErrorIs(t, answered(t, f.join(pending)).err, ErrMemberIDRequired)
+		require.ErrorIs(t, answered(t, f.join(pending)).err, ErrGroupFull)
+		restart := answered(t, f.join(s))
+		require.NoError(t, restart.err, "a static restart takes its own place")
+	})
+}
