@@ -54,6 +54,21 @@ type Config struct {
 	// to connect to; empty means Host.
 	KafkaAdvertisedHost string `split_words:"true" desc:"Host name or address Kafka clients are told to connect to; empty = PYSTREAM_HOST"`
 
+	// GroupInitialDelay is how long a new consumer group's first
+	// rebalance waits for more members before it completes, each new
+	// member extending it (Kafka's group.initial.rebalance.delay.ms,
+	// 3 s there). PyStream's default is 0: a small single-server log has
+	// its consumers start together, and a learner would otherwise wait
+	// 3 s at every first join; raise it when many members of one group
+	// start at once and each extra rebalance costs more than the wait.
+	GroupInitialDelay GroupDelay `split_words:"true" default:"0s" desc:"How long a new Kafka consumer group's first rebalance waits for more members (Kafka's group.initial.rebalance.delay.ms, 3s there): a duration such as 0s or 3s, up to 5m"`
+
+	// GroupMinSessionTimeout is the shortest session timeout a Kafka
+	// group member may ask for (Kafka's group.min.session.timeout.ms);
+	// a join asking for less is refused INVALID_SESSION_TIMEOUT. Lower it
+	// to watch session timeouts without waiting (tests, demonstrations).
+	GroupMinSessionTimeout GroupSessionTimeout `split_words:"true" default:"6s" desc:"Shortest session timeout a Kafka consumer group member may ask for (Kafka's group.min.session.timeout.ms): a duration such as 6s or 100ms, from 1ms to 30m"`
+
 	// LogLevel is the lowest level that is logged.
 	LogLevel LogLevel `split_words:"true" default:"INFO" desc:"DEBUG, INFO, WARNING (or WARN), ERROR or CRITICAL, in any case"`
 
@@ -168,6 +183,9 @@ func Defaults() Config {
 		Host:      "127.0.0.1",
 		Port:      8000,
 		KafkaPort: 9092,
+
+		GroupMinSessionTimeout: GroupSessionTimeout(6 * time.Second),
+
 		LogLevel:  LogLevel(LevelInfo),
 		LogFormat: FormatText,
 		DataDir:   "./data",

@@ -52,6 +52,8 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_PORT"] = strconv.Itoa(int(d.Port))
 	want["PYSTREAM_KAFKA_PORT"] = strconv.Itoa(int(d.KafkaPort))
 	want["PYSTREAM_KAFKA_ADVERTISED_HOST"] = ""
+	want["PYSTREAM_GROUP_INITIAL_DELAY"] = d.GroupInitialDelay.String()
+	want["PYSTREAM_GROUP_MIN_SESSION_TIMEOUT"] = d.GroupMinSessionTimeout.String()
 	want["PYSTREAM_LOG_LEVEL"] = d.LogLevel.String()
 	want["PYSTREAM_LOG_FORMAT"] = string(d.LogFormat)
 	want["PYSTREAM_DATA_DIR"] = d.DataDir
@@ -102,6 +104,10 @@ func TestConfigOverrides(t *testing.T) {
 		// envconfig alone reads integers in base 0, where 010 is 8.
 		{"leading zero is decimal", []string{"PYSTREAM_PORT=010"}, withDefaults(func(c *Config) { c.Port = 10 })},
 		{"kafka off", []string{"PYSTREAM_KAFKA_PORT=0"}, withDefaults(func(c *Config) { c.KafkaPort = 0 })},
+		{"group timings", []string{"PYSTREAM_GROUP_INITIAL_DELAY=3s", "PYSTREAM_GROUP_MIN_SESSION_TIMEOUT=100ms"},
+			withDefaults(func(c *Config) {
+				c.GroupInitialDelay, c.GroupMinSessionTimeout = GroupDelay(3*time.Second), GroupSessionTimeout(100*time.Millisecond)
+			})},
 		{"kafka port and advertised host", []string{"PYSTREAM_KAFKA_PORT=19092", "PYSTREAM_KAFKA_ADVERTISED_HOST=broker.example"},
 			withDefaults(func(c *Config) { c.KafkaPort, c.KafkaAdvertisedHost = 19092, "broker.example" })},
 		// Without split_words envconfig would read PYSTREAM_LOGLEVEL instead.
@@ -160,7 +166,7 @@ func TestConfigOverrides(t *testing.T) {
 		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, KafkaPort: 19092, KafkaAdvertisedHost: "kafka.example", LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
 			FailoverAfter: FailoverDelay(2 * time.Second), RetentionMs: 3600000, RetentionBytes: 1 << 20, SegmentBytes: 65536, SegmentMs: 60000,
-			RetentionCheckInterval: CheckInterval(30 * time.Second)}},
+			RetentionCheckInterval: CheckInterval(30 * time.Second), GroupMinSessionTimeout: GroupSessionTimeout(6 * time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,6 +209,12 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_KAFKA_PORT=65536", "PYSTREAM_KAFKA_PORT"},
 		{"PYSTREAM_KAFKA_PORT=65535", "PYSTREAM_KAFKA_PORT"}, // broker 3 would be on 65537
 		{"PYSTREAM_KAFKA_ADVERTISED_HOST=a b", "PYSTREAM_KAFKA_ADVERTISED_HOST"},
+		{"PYSTREAM_GROUP_INITIAL_DELAY=3", "PYSTREAM_GROUP_INITIAL_DELAY"},
+		{"PYSTREAM_GROUP_INITIAL_DELAY=-1s", "PYSTREAM_GROUP_INITIAL_DELAY"},
+		{"PYSTREAM_GROUP_INITIAL_DELAY=6m", "PYSTREAM_GROUP_INITIAL_DELAY"},
+		{"PYSTREAM_GROUP_MIN_SESSION_TIMEOUT=0s", "PYSTREAM_GROUP_MIN_SESSION_TIMEOUT"},
+		{"PYSTREAM_GROUP_MIN_SESSION_TIMEOUT=6", "PYSTREAM_GROUP_MIN_SESSION_TIMEOUT"},
+		{"PYSTREAM_GROUP_MIN_SESSION_TIMEOUT=31m", "PYSTREAM_GROUP_MIN_SESSION_TIMEOUT"},
 		{"PYSTREAM_FAILOVER_AFTER=3", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=-1s", "PYSTREAM_FAILOVER_AFTER"},
 		{"PYSTREAM_FAILOVER_AFTER=2h", "PYSTREAM_FAILOVER_AFTER"},

@@ -40,6 +40,14 @@ func (c Config) kafkaAddr() string {
 	return net.JoinHostPort(host, strconv.Itoa(int(c.KafkaPort)))
 }
 
+// GroupCoordinator is the node that coordinates consumer groups in
+// cluster mode (kafka.Directory): the metadata group's leader, which is
+// where the controller runs too. One node, so that a group's membership
+// lives in one process; a new leader starts with no groups, and members
+// sent back to FindCoordinator join it again, as
+// docs/kafka.md § Consumer groups tells.
+func (b nodeBackend) GroupCoordinator() int { return b.Controller() }
+
 // KafkaAddrs maps every registered node that serves Kafka to its
 // advertised address (kafka.Directory).
 func (b nodeBackend) KafkaAddrs() map[int]string {
@@ -82,6 +90,10 @@ func (s *Server) startKafka() (stop func()) {
 			FetchMaxBytes:    s.fetchBytes,
 			Logger:           s.logger.With(slog.String("protocol", "kafka")),
 			Registerer:       s.metrics.registry,
+			Groups:           s.classic,
+			// OtherGroups: the HTTP consumer-group coordinator, once
+			// the server has one, so that ListGroups and DescribeGroups
+			// show its groups too.
 		})
 		if err != nil {
 			s.logger.Error("kafka listener not started", "err", err)

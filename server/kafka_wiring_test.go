@@ -33,14 +33,49 @@ func TestKafkaWiringServesTheEmbeddedCluster(t *testing.T) {
 	require.Contains(t, string(body), `pystream_kafka_requests_total{api="Produce"} 1`)
 }
 
+// TestKafkaWiringGroups: the server's classic group coordinator takes
+// PYSTREAM_GROUP_MIN_SESSION_TIMEOUT, a kgo group consumer joins it
+// through the Kafka listener and commits into the consumer's durable
+// offsets, and /metrics shows the group's members and generation.
+func TestKafkaWiringGroups(t *testing.T) {
+	srv, r, cl := startKafkaServer(t, "orders", 1, func(c *Config) { c.GroupMinSessionTimeout = GroupSessionTimeout(100 * time.Millisecond) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr())
+	member, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SessionTimeout(500*time.Millisecond), kgo.HeartbeatInterval(100*time.Millisecond), kgo.DisableAutoCommit())
+	require.NoError(t, err)
+	defer member.Close()
+	fs := member.PollFetches(ctx)
+	require.NoError(t, fs.Err())
+	require.Len(t, fs.Records(), 1)
+	require.NoError(t, member.CommitUncommittedOffsets(ctx))
+	off, ok, err := srv.cluster.LoadOffset("billing", "orders", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(1), off)
+
+	resp, err := http.Get(r.base + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(body), `pystream_group_members{group="billing",protocol="classic"} 1`)
+	require.Contains(t, string(body), `pystream_group_generation{group="billing",protocol="classic"} 1`)
+	require.Contains(t, string(body), `pystream_group_rebalances_total{group="billing",protocol="classic"} 1`)
+}
+
 // startKafkaServer serves an embedded 3-broker server with its Kafka
 // listeners on free loopback ports, creates topic (one partition of
 // replication factor rf), and returns a kgo client seeded with broker 1
 // that consumes the topic from its start.
-func startKafkaServer(t *testing.T, topic string, rf int) (*Server, *running, *kgo.Client) {
+func startKafkaServer(t *testing.T, topic string, rf int, edit ...func(*Config)) (*Server, *running, *kgo.Client) {
 	t.Helper()
 	cfg := Defaults()
 	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
+	for _, e := range edit {
+		e(&cfg)
+	}
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)
 	srv.kafkaFreePorts = true

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 )
 
@@ -92,6 +93,13 @@ type Server struct {
 	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
 	kafka          *kafka.Server
 	kafkaFreePorts bool
+	// groups keeps each consumer group to one membership protocol;
+	// every coordinator of the server shares it, and groupMetrics
+	// (groups.go). classic is Kafka's classic group coordinator, which
+	// the Kafka listener serves.
+	groups       *group.Registry
+	groupMetrics *group.Metrics
+	classic      *group.ClassicCoordinator
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -117,6 +125,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 // logtest.CrashFS).
 func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error) {
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics()}
+	if err := s.openGroups(); err != nil {
+		return nil, err
+	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxRequestBytes
 	}
@@ -239,6 +250,9 @@ func (s *Server) startController() error {
 // closing twice is harmless.
 func (s *Server) Close() error {
 	var errs []error
+	if s.classic != nil {
+		s.classic.Close()
+	}
 	if s.stopRetention != nil {
 		s.stopRetention()
 		s.stopRetention = nil

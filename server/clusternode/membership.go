@@ -55,6 +55,13 @@ func (n *Node) ClusterNodes() (controller int, nodes []NodeView, err error) {
 	return controller, nodes, nil
 }
 
+// Controller is the node that leads the metadata group (the
+// controller) as this node knows it now; 0 when none is known.
+func (n *Node) Controller() int {
+	id, _ := n.raft.Leader()
+	return id
+}
+
 func sortedIDs(m map[int]*NodeView) []int {
 	ids := make([]int, 0, len(m))
 	for id := range m {

@@ -56,14 +56,23 @@ type Cluster interface {
 	LoadOffset(consumerID, topicName string, partition int) (offset uint64, ok bool, err error)
 	// ListOffsets is every offset a consumer committed.
 	ListOffsets(consumerID string) ([]client.CommittedOffset, error)
+	// ListAllOffsets is every offset every consumer committed: the
+	// groups without members that ListGroups lists (Empty).
+	ListAllOffsets() ([]client.StoredOffset, error)
 }
 
 // Directory is what a node of a cluster of processes adds to Cluster
 // (Config.NodeID): where every broker's Kafka listener is, as the
-// cluster's replicated metadata registers it. Metadata lists these
-// addresses, so that a client goes to each partition's leader directly.
+// cluster's replicated metadata registers it, and which node coordinates
+// consumer groups. Metadata lists these addresses, so that a client goes
+// to each partition's leader directly.
 type Directory interface {
 	// KafkaAddrs maps every registered broker that serves Kafka to the
 	// host:port its listener advertises.
 	KafkaAddrs() map[int]string
+	// GroupCoordinator is the node that coordinates every consumer
+	// group: the one node whose listener keeps group membership
+	// (FindCoordinator names it; the others answer group requests
+	// NOT_COORDINATOR). 0 while no node is known to be it.
+	GroupCoordinator() int
 }

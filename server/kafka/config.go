@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pystream/pystream/server/group"
 )
 
 // Defaults of Config's zero fields.
@@ -75,8 +77,19 @@ type Config struct {
 	// Logger receives a line per listener change and per refused
 	// connection or request; nil discards them.
 	Logger *slog.Logger
-	// Registerer receives the per-API metrics; nil registers nothing.
+	// Registerer receives the per-API metrics (and the group metrics of
+	// a coordinator New builds); nil registers nothing.
 	Registerer prometheus.Registerer
+	// Groups is the classic group coordinator JoinGroup, SyncGroup,
+	// Heartbeat, LeaveGroup and OffsetCommit use; the server shares it
+	// with whoever shares its group.Registry. Nil makes New build one
+	// of its own, with Kafka's defaults but no initial delay, closed
+	// with the listener.
+	Groups *group.ClassicCoordinator
+	// OtherGroups lists and describes the groups of the other membership
+	// protocol (the HTTP API's consumer groups), so that ListGroups and
+	// DescribeGroups show every group; nil when there are none.
+	OtherGroups group.Lister
 }
 
 // withDefaults fills c's zero fields.

@@ -103,7 +103,7 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		return dst, err
 	}
 	start := time.Now()
-	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, clientID: r.clientID}
+	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID}
 	var resp kmsg.Response
 	if r.version < a.min || r.version > a.max {
 		resp = a.fail(r.req, x.code(kerr.UnsupportedVersion.Code))

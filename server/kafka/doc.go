@@ -38,7 +38,7 @@
 //
 // handlers.go holds one row per API key: the versions served and the
 // functions of the key's file (produce.go, fetch.go, listoffsets.go,
-// metadata.go, apiversions.go). ApiVersions advertises exactly the
+// metadata.go, apiversions.go, joingroup.go, ...). ApiVersions advertises exactly the
 // table. A version outside a row's range that kmsg still decodes is
 // answered UNSUPPORTED_VERSION; an ApiVersions newer than v3 gets the v0
 // answer with error 35 and the key list, as brokers give; an unknown key
@@ -56,10 +56,24 @@
 // writes the same and answers nothing. A fetch returns records below the
 // high watermark as uncompressed batches.
 //
+// # Consumer groups
+//
+// JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups and
+// ListGroups (one file each, groups.go for what they share) are Kafka's
+// classic group protocol over package server/group's ClassicCoordinator,
+// which holds the state machine; this package decodes, checks that the
+// listener coordinates groups (coordinatorCode: always in the embedded
+// cluster, whose brokers share one coordinator; only on the metadata
+// leader's node in a cluster of processes), and maps the coordinator's
+// errors to Kafka's codes. A JoinGroup or a follower's SyncGroup waits
+// for the rebalance on its connection. OffsetCommit asks the coordinator
+// whether the committer may commit before it stores anything.
+//
 // # Deliberately left out
 //
 // Idempotent and transactional producers (no InitProducerID: kgo and
 // librdkafka fall back to plain produce), fetch sessions (answered with
-// session id 0), consumer groups, SASL and TLS on this listener, and
-// OffsetForLeaderEpoch (so clients skip log truncation checks).
+// session id 0), Kafka's new consumer group protocol (KIP-848) and
+// DeleteGroups, SASL and TLS on this listener, and OffsetForLeaderEpoch
+// (so clients skip log truncation checks).
 package kafka

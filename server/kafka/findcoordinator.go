@@ -9,16 +9,24 @@ import (
 // transactions (1) and share groups (2) are not served.
 const coordinatorGroup = 0
 
-// findCoordinator answers FindCoordinator (key 10) v0-v4. PyStream keeps
-// committed offsets in one store that every broker reaches, so any
-// broker coordinates any group: the answer is the broker the request
-// reached. Only groups have coordinators here; another key type
+// findCoordinator answers FindCoordinator (key 10) v0-v4. In the
+// embedded cluster every broker's listener shares the server's one group
+// coordinator, so any broker coordinates any group: the answer is the
+// broker the request reached, alive since it answers. In a cluster of
+// processes group membership lives on one node, the Directory's
+// GroupCoordinator (the metadata group's leader), and every node names
+// it; COORDINATOR_NOT_AVAILABLE while none is known, which clients
+// retry. Only groups have coordinators here; another key type
 // (transactional ids, share groups) is INVALID_REQUEST, final, since no
 // broker would ever answer otherwise.
 func (s *Server) findCoordinator(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.FindCoordinatorRequest)
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
-	host, port, _ := s.advertisedNow(x.broker)
+	id := x.broker
+	if s.dir != nil {
+		id = s.dir.GroupCoordinator()
+	}
+	host, port, ok := s.advertisedNow(id)
 	answer := func(key string) kmsg.FindCoordinatorResponseCoordinator {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key, c.NodeID, c.Host, c.Port = key, -1, "", -1
@@ -27,7 +35,12 @@ func (s *Server) findCoordinator(x *exchange, r kmsg.Request) kmsg.Response {
 			c.ErrorMessage = kmsg.StringPtr("PyStream coordinates consumer groups only (key type 0): no transactions or share groups")
 			return c
 		}
-		c.NodeID, c.Host, c.Port = int32(x.broker), host, port
+		if id <= 0 || !ok {
+			c.ErrorCode = x.code(kerr.CoordinatorNotAvailable.Code)
+			c.ErrorMessage = kmsg.StringPtr("no node is known to coordinate groups yet (the metadata group has no leader, or its Kafka address is not registered)")
+			return c
+		}
+		c.NodeID, c.Host, c.Port = int32(id), host, port
 		return c
 	}
 	if req.Version >= 4 {

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"net"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -29,21 +30,31 @@ func (s *Server) table() []api {
 		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets},
 		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata},
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions},
-		// Administration and offsets stored without group membership.
+		// Administration, and committed offsets (with or without group
+		// membership).
 		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics},
 		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics},
 		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator},
 		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit},
 		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch},
+		// Consumer groups: Kafka's classic protocol (groups.go).
+		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup},
+		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup},
+		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat},
+		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup},
+		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups},
+		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups},
 	}
 }
 
 // exchange is one request being answered: the broker whose listener it
-// reached and the error codes its answer carries (for the metrics).
+// reached, the client's address and id, and the error codes its answer
+// carries (for the metrics).
 type exchange struct {
 	s        *Server
 	broker   int
 	ctx      context.Context
+	remote   net.Addr
 	clientID *string
 	codes    []int16
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
 )
@@ -16,6 +18,16 @@ import (
 // embedded is the embedded cluster as a kafka.Cluster, as the server's
 // wiring hands it over.
 type embedded struct{ *cluster.Cluster }
+
+// ListAllOffsets is the offset store's listing, as the server's backend
+// gives it.
+func (e embedded) ListAllOffsets() ([]client.StoredOffset, error) {
+	store, err := e.OffsetStore()
+	if err != nil {
+		return nil, err
+	}
+	return store.ListAll()
+}
 
 func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
 	return cluster.NewProducer(e.Cluster, name).SendBatchTo(*partition, msgs)
@@ -26,11 +38,15 @@ func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]clu
 type fixture struct {
 	c   *cluster.Cluster
 	srv *kafka.Server
+	// groups and registry are the group coordinator and its registry
+	// when the fixture was started with withGroups.
+	groups   *group.ClassicCoordinator
+	registry *group.Registry
 }
 
 // start opens a cluster of brokers with topic "events" (partitions,
 // replication factor rf) and serves it until the test ends.
-func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
+func start(t testing.TB, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
 	t.Helper()
 	c, err := cluster.Open(t.TempDir())
 	require.NoError(t, err)
@@ -45,6 +61,7 @@ func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config
 	}
 	srv, err := kafka.New(embedded{c}, cfg)
 	require.NoError(t, err)
+	f := &fixture{c: c, srv: srv}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
@@ -54,11 +71,28 @@ func start(t *testing.T, brokers, partitions, rf int, edit ...func(*kafka.Config
 		require.NoError(t, <-done)
 		require.NoError(t, c.Close())
 	})
-	return &fixture{c: c, srv: srv}
+	return f
+}
+
+// startGroups is start with a group coordinator of the test's own that
+// takes session timeouts from 50 ms, so that a test sees a session
+// expire without waiting Kafka's 6 s minimum.
+func startGroups(t *testing.T, brokers, partitions, rf int, edit ...func(*group.ClassicConfig)) *fixture {
+	t.Helper()
+	cfg := group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	reg := group.NewRegistry()
+	groups := group.NewClassicCoordinator(reg, cfg)
+	t.Cleanup(groups.Close)
+	f := start(t, brokers, partitions, rf, func(c *kafka.Config) { c.Groups = groups })
+	f.groups, f.registry = groups, reg
+	return f
 }
 
 // client is a kgo client seeded with every broker's listener.
-func (f *fixture) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+func (f *fixture) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
 	var seeds []string
 	for _, b := range f.c.Brokers() {
@@ -74,7 +108,7 @@ func (f *fixture) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 }
 
 // ctx is a context bounded for one test step.
-func ctx(t *testing.T) context.Context {
+func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return c

@@ -19,7 +19,7 @@ func (f *fixture) kcat(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
 	path, err := exec.LookPath("kcat")
 	if err != nil {
-		t.Skip("kcat is not installed (apt-get install kcat): skipping the kcat tests")
+		t.Skip("kcat is not installed: skipping the kcat tests (install kcat: apt-get install kcat)")
 	}
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -66,4 +66,32 @@ func TestKafkaFetchEmptyIsNotNull(t *testing.T) {
 	require.Zero(t, got.ErrorCode)
 	require.NotNil(t, got.RecordBatches, "an empty record set, not a null one")
 	require.Empty(t, got.RecordBatches)
+}
+
+// TestKafkaGroupKcat: kcat's balanced consumer (-G, librdkafka's
+// high-level consumer: a third implementation of the join/sync
+// protocol) joins a group, is assigned both partitions, reads every
+// record from the earliest offset, commits on its way out and leaves;
+// a second run of the same group reads only what came after.
+func TestKafkaGroupKcat(t *testing.T) {
+	f := startGroups(t, 1, 2, 1)
+	f.produceEach(t, 2, 2)
+	group := []string{"-G", "kcat-billing", "-q", "-f", "%p %o %s\n", "-X", "auto.offset.reset=earliest",
+		"-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=100"}
+	out := f.kcat(t, "", append(group, "-c", "4", "events")...)
+	require.ElementsMatch(t, []string{"0 0 p0-0", "0 1 p0-1", "1 0 p1-0", "1 1 p1-1"}, strings.Split(strings.TrimSpace(out), "\n"))
+	store, err := f.c.OffsetStore()
+	require.NoError(t, err)
+	for p := range 2 {
+		off, ok, err := store.Load("kcat-billing", "events", p)
+		require.NoError(t, err)
+		require.True(t, ok, "partition %d committed", p)
+		require.Equal(t, uint64(2), off)
+	}
+	_, ok := f.groups.Describe("kcat-billing")
+	require.False(t, ok, "kcat left the group")
+
+	f.produceEach(t, 1, 1)
+	out = f.kcat(t, "", append(group, "-c", "1", "events")...)
+	require.Equal(t, "0 2 p0-0\n", out)
 }

@@ -8,17 +8,23 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/topic"
 )
 
-// offsetCommit answers OffsetCommit (key 8) v0-v8 for offsets stored
-// without group membership: the phase-3 durable offsets, the group id
-// being the consumer id (Cluster.CommitOffset). Kafka's simple commit —
-// generation -1, no member id — is the only kind served: a commit that
-// names a generation is ILLEGAL_GENERATION and one that names a member
-// UNKNOWN_MEMBER_ID, since group membership (JoinGroup, SyncGroup,
-// Heartbeat) is not served yet, so no member or generation exists. The
-// offset's metadata string is not kept.
+// offsetCommit answers OffsetCommit (key 8) v0-v8: PyStream's phase-3
+// durable offsets, the group id being the consumer id
+// (Cluster.CommitOffset). Group membership is checked first
+// (group.ClassicCoordinator.CheckCommit), every partition answered the
+// same when it refuses: in a group with classic members only a member of
+// the current generation commits (ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, and REBALANCE_IN_PROGRESS while
+// the generation's assignment is not known yet); Kafka's simple commit —
+// generation -1, no member id — stores offsets for a group without
+// members of either protocol and is UNKNOWN_MEMBER_ID while it has some,
+// as Kafka answers it. v0 names no generation or member: it is a simple
+// commit. In a cluster of processes commits go to the group coordinator
+// (NOT_COORDINATOR elsewhere). The offset's metadata string is not kept.
 //
 // PyStream's commit rules hold on this path too: a commit is durable
 // before it is answered, takes offsets from the one committed up to the
@@ -28,18 +34,19 @@ import (
 func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-	groupCode := int16(0)
-	switch {
-	case topic.ValidateName(req.Group) != nil:
+	groupCode := s.coordinatorCode()
+	if topic.ValidateName(req.Group) != nil {
 		groupCode = kerr.InvalidGroupID.Code
-	case req.Version >= 1 && req.Generation >= 0:
-		groupCode = kerr.IllegalGeneration.Code
-	case req.Version >= 1 && req.MemberID != "", req.InstanceID != nil && *req.InstanceID != "":
-		groupCode = kerr.UnknownMemberID.Code
 	}
-	if groupCode == kerr.IllegalGeneration.Code || groupCode == kerr.UnknownMemberID.Code {
-		s.cfg.Logger.Info("kafka offset commit refused: group membership is not served; commit with generation -1 and no member id",
-			"group", req.Group, "generation", req.Generation, "member", req.MemberID)
+	if groupCode == 0 {
+		generation, member := req.Generation, group.MemberRef{MemberID: req.MemberID, InstanceID: deref(req.InstanceID)}
+		if req.Version == 0 {
+			generation, member = -1, group.MemberRef{}
+		}
+		if err := s.groups.CheckCommit(req.Group, generation, member); err != nil {
+			groupCode = groupErrorCode(err)
+			s.cfg.Logger.Debug("kafka offset commit refused", "group", req.Group, "generation", generation, "member", member.MemberID, "err", err)
+		}
 	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
@@ -60,17 +67,17 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // commitOffset stores one offset and returns its error code.
-func (s *Server) commitOffset(group, topicName string, partition int32, offset int64) int16 {
+func (s *Server) commitOffset(groupID, topicName string, partition int32, offset int64) int16 {
 	if partition < 0 {
 		return kerr.UnknownTopicOrPartition.Code
 	}
 	if offset < 0 {
 		return kerr.OffsetOutOfRange.Code
 	}
-	err := s.c.CommitOffset(group, topicName, int(partition), uint64(offset))
+	err := s.c.CommitOffset(groupID, topicName, int(partition), uint64(offset))
 	code := offsetCode(err)
 	if code == kerr.OffsetOutOfRange.Code || code == kerr.KafkaStorageError.Code || code == kerr.UnknownServerError.Code {
-		s.cfg.Logger.Info("kafka offset commit refused", "group", group, "topic", topicName, "partition", partition, "offset", offset, "err", err)
+		s.cfg.Logger.Info("kafka offset commit refused", "group", groupID, "topic", topicName, "partition", partition, "offset", offset, "err", err)
 	}
 	return code
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/pystream/pystream/server/group"
 )
 
 // Server is the Kafka listener of every logical broker: it keeps one TCP
@@ -22,6 +24,12 @@ type Server struct {
 	metrics  *metrics
 	notify   *notifier
 	inflight *budget
+	// groups is the classic group coordinator (Config.Groups), others
+	// the other protocol's groups (Config.OtherGroups, maybe nil);
+	// ownGroups is set when New built groups, which Close then closes.
+	groups    *group.ClassicCoordinator
+	others    group.Lister
+	ownGroups bool
 
 	// mu guards the fields below it.
 	mu sync.Mutex
@@ -74,6 +82,15 @@ func New(c Cluster, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.groups, s.others = cfg.Groups, cfg.OtherGroups
+	if s.groups == nil {
+		gm, err := group.NewMetrics(cfg.Registerer)
+		if err != nil {
+			return nil, err
+		}
+		s.groups = group.NewClassicCoordinator(group.NewRegistry(), group.ClassicConfig{Metrics: gm, Logger: cfg.Logger})
+		s.ownGroups = true
+	}
 	return s, nil
 }
 
@@ -270,4 +287,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.conns.Wait()
+	if s.ownGroups {
+		s.groups.Close()
+	}
 }
