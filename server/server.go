@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 )
 
@@ -92,6 +93,15 @@ type Server struct {
 	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
 	kafka          *kafka.Server
 	kafkaFreePorts bool
+	// groups keeps each consumer group to one protocol, HTTP or Kafka's
+	// classic, for both coordinators (groups.go).
+	groups *group.Registry
+	// consumerGroups coordinates the HTTP consumer groups
+	// (api_groups.go).
+	consumerGroups *group.ConsumerCoordinator
+	// classicGroups lists the groups of Kafka's classic protocol for GET
+	// /api/groups; nil while no classic coordinator is wired.
+	classicGroups group.Lister
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -158,6 +168,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
+	if err := s.openGroups(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
 
 	schemas := newSchemaSet()
