@@ -279,10 +279,10 @@ func (gm *groupMember) awaitAssignment(ctx context.Context) error {
 	}
 }
 
-// apply makes the fetch loop hold a's partitions: those taken away are
-// committed (unless the member is lost) and dropped, new ones start at
-// the group's committed offset. It then tells the heartbeat goroutine
-// what it holds.
+// apply makes the fetch loop hold a's partitions: every partition held is
+// committed at a's epoch (unless the member is lost), those taken away
+// are dropped, new ones start at the group's committed offset. It then
+// tells the heartbeat goroutine what it holds.
 func (gm *groupMember) apply(ctx context.Context, a assignment) error {
 	cs := gm.cs
 	gm.memberID, gm.epoch = a.memberID, a.epoch
@@ -298,15 +298,17 @@ func (gm *groupMember) apply(ctx context.Context, a assignment) error {
 	var kept []*cursor
 	var errs []error
 	for _, cur := range cs.cursors {
-		if want[[2]any{cur.topic, cur.partition}] && !a.lost {
-			kept = append(kept, cur)
-			delete(want, [2]any{cur.topic, cur.partition})
-			continue
-		}
+		// Every partition held is committed at the new epoch: those
+		// taken away before they go, those kept because a commit at the
+		// old epoch may have been refused.
 		if !a.lost {
 			if err := gm.commit(ctx, cur); err != nil && !errors.Is(err, errStaleMember) {
 				errs = append(errs, err)
 			}
+		}
+		if want[[2]any{cur.topic, cur.partition}] && !a.lost {
+			kept = append(kept, cur)
+			delete(want, [2]any{cur.topic, cur.partition})
 		}
 	}
 	for _, tp := range a.parts {
