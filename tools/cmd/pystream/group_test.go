@@ -18,29 +18,51 @@ import (
 )
 
 // groupMemberProcess is one `pystream consume -G` process, its records
-// printed one a line into a file.
+// printed one a line into a file, its stderr into another.
 type groupMemberProcess struct {
-	cmd *exec.Cmd
-	out string
+	cmd      *exec.Cmd
+	out, err string
 }
 
 func startGroupMember(t *testing.T, url string) *groupMemberProcess {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "out")
-	f, err := os.Create(out)
+	dir := t.TempDir()
+	p := &groupMemberProcess{out: filepath.Join(dir, "out"), err: filepath.Join(dir, "err")}
+	out, err := os.Create(p.out)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = f.Close() })
+	errOut, err := os.Create(p.err)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = out.Close(), errOut.Close() })
 	cmd := exec.Command(pystreamBin, "consume", "-G", "billing", "orders", "-f", `%v\n`)
 	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
-	cmd.Stdout, cmd.Stderr = f, f
+	cmd.Stdout, cmd.Stderr = out, errOut
 	require.NoError(t, cmd.Start())
+	p.cmd = cmd
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 		}
 	})
-	return &groupMemberProcess{cmd: cmd, out: out}
+	return p
+}
+
+// stderr is what the process wrote to stderr so far.
+func (p *groupMemberProcess) stderr(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(p.err)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// interrupt sends SIGINT (Ctrl-C) or SIGTERM and requires exit status 0:
+// the member committed and left.
+func (p *groupMemberProcess) interrupt(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(sig))
+	err := p.cmd.Wait()
+	var exit *exec.ExitError
+	require.False(t, errors.As(err, &exit), "%v: commit, leave, exit 0: %v\n%s", sig, err, p.stderr(t))
 }
 
 // records is what the process printed so far.
@@ -108,10 +130,13 @@ func noLag(d *apiclient.GroupDescription) bool {
 }
 
 // docs/groups.md § Timeouts, with the real binaries: two `pystream consume
-// -G` processes split a topic; one is killed with SIGKILL (no commit, no
-// leave). Its partitions stay with it until its session times out, then
-// the other takes them and goes on from the committed offsets: no record
-// committed by either is missing from what the two printed.
+// -G` processes split a topic. A third that joins and is interrupted
+// (Ctrl-C) commits and leaves: its partitions move at once. Then one is
+// killed with SIGKILL (no commit, no leave): its partitions stay with it
+// until its session times out, then the other takes them and goes on from
+// the committed offsets. The survivor, stopped (SIGSTOP) past its own
+// session timeout, is forgotten; continued, it joins again and reads on.
+// No record committed by any of them is missing from what they printed.
 func TestCLIConsumeGroupKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a server and two consumers through a session timeout")
@@ -139,6 +164,19 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	want = append(want, produceRecords(t, c, "second", 40)...)
 	awaitBilling(t, c, "both read the second batch", noLag)
 
+	third := startGroupMember(t, url)
+	awaitBilling(t, c, "three members", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{1, 1, 2}) && d.State == "Stable"
+	})
+	want = append(want, produceRecords(t, c, "shared", 40)...)
+	awaitBilling(t, c, "the three read theirs", noLag)
+	left := time.Now()
+	third.interrupt(t, syscall.SIGINT)
+	awaitBilling(t, c, "the third left", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable"
+	})
+	require.Less(t, time.Since(left), session, "a member that leaves hands over at once, not after its session timeout")
+
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
 	_ = a.cmd.Wait()
 	killed := time.Now()
@@ -152,13 +190,19 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	})
 	require.GreaterOrEqual(t, time.Since(killed), session-200*time.Millisecond, "not before the session timeout")
 
-	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
-	err = b.cmd.Wait()
-	var exit *exec.ExitError
-	require.False(t, errors.As(err, &exit), "SIGTERM: commit, leave, exit 0: %v\n%s", err, strings.Join(b.records(t), "\n"))
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGSTOP))
+	time.Sleep(session + 500*time.Millisecond)
+	awaitBilling(t, c, "the stopped member is forgotten", func(d *apiclient.GroupDescription) bool { return len(d.Members) == 0 })
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGCONT))
+	want = append(want, produceRecords(t, c, "fourth", 40)...)
+	awaitBilling(t, c, "it joined again and read on", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{4}) && noLag(d)
+	})
+	require.Contains(t, b.stderr(t), "joining again")
 
+	b.interrupt(t, syscall.SIGTERM)
 	got := map[string]bool{}
-	for _, r := range append(a.records(t), b.records(t)...) {
+	for _, r := range slices.Concat(a.records(t), b.records(t), third.records(t)) {
 		got[r] = true
 	}
 	for _, w := range want {
