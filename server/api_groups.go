@@ -28,10 +28,16 @@ type heartbeatBody struct {
 // maxClientID bounds the client id a member describes itself with.
 const maxClientID = 255
 
+// MaxHeartbeatWait caps how long a heartbeat is held (max_wait_ms), below
+// WriteTimeout, whatever PYSTREAM_GROUP_HEARTBEAT_INTERVAL says: the
+// server must answer before it would cut the connection.
+const MaxHeartbeatWait = WriteTimeout * 2 / 3
+
 // handleGroupHeartbeat answers POST /api/groups/{group}/heartbeat: a
 // member joins (member_epoch 0), leaves (-1) or heartbeats, and learns
 // what it may hold now. With max_wait_ms the answer may wait, up to the
-// heartbeat interval, for the member's assignment to change.
+// heartbeat interval (and MaxHeartbeatWait), for the member's assignment
+// to change.
 func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 	g, ae := nameParam(r, "group", "group id")
 	if ae != nil {
@@ -62,7 +68,7 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
-		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: time.Duration(body.MaxWaitMS) * time.Millisecond}
+		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: min(time.Duration(body.MaxWaitMS)*time.Millisecond, MaxHeartbeatWait)}
 	if hb.ClientID == "" {
 		hb.ClientID = clip(r.UserAgent())
 	}
