@@ -22,6 +22,10 @@ var (
 	ErrOffsetBeyondEnd = errors.New("client: offset past the end of the partition")
 	// ErrOffsetOutOfRange is matched by *OffsetOutOfRangeError.
 	ErrOffsetOutOfRange = errors.New("client: offset below the partition's log start")
+	// ErrDeleteUnfinished is returned by OffsetStore.DeleteConsumer when
+	// the offsets are deleted (durably) but their renamed directory could
+	// not be removed; the next DeleteConsumer removes it.
+	ErrDeleteUnfinished = errors.New("client: offsets deleted, their directory not removed yet")
 )
 
 // OffsetOutOfRangeError is returned by a read from an offset below the

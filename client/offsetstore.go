@@ -65,11 +65,15 @@ type OffsetStore struct {
 	root string
 	fs   durable.FS
 
-	// mu guards locks, failed, dirs and synced.
+	// mu guards locks, consumers, failed, dirs and synced.
 	mu sync.Mutex
 	// locks holds one mutex per offset file path; a commit holds its
 	// file's mutex from reading the old value to writing the new one.
 	locks map[string]*sync.Mutex
+	// consumers holds one lock per consumer id: a commit or reset holds
+	// its consumer's shared, before its file's mutex; DeleteConsumer
+	// holds it exclusive (offsetstore_delete.go).
+	consumers map[string]*sync.RWMutex
 	// failed holds the sticky write error of each consumer whose write
 	// failed, by consumer id: the failure's scope is the consumer's
 	// directory, whose entries (and its topic directories') a failed
@@ -293,6 +297,9 @@ func (s *OffsetStore) write(op, consumerID, topicName string, partition int, off
 	if err != nil {
 		return err
 	}
+	cl := s.consumerLock(consumerID)
+	cl.RLock()
+	defer cl.RUnlock()
 	l := s.lockFor(path)
 	l.Lock()
 	defer l.Unlock()

@@ -91,3 +91,15 @@ func (c *Cluster) offsetWithinHW(op, consumerID, topicName string, partition int
 	}
 	return c.OffsetStore()
 }
+
+// DeleteOffsets deletes every committed offset of a consumer (a consumer
+// group deleted) and returns how many there were:
+// client.OffsetStore.DeleteConsumer, durable and all or nothing. A
+// consumer that never committed has none to delete.
+func (c *Cluster) DeleteOffsets(consumerID string) (int, error) {
+	store, err := c.OffsetStore()
+	if err != nil {
+		return 0, err
+	}
+	return store.DeleteConsumer(consumerID)
+}

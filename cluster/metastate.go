@@ -127,6 +127,9 @@ const (
 	OpCommitOffset MetaOp = "commit-offset"
 	// OpResetOffset sets Consumer's Offset, backwards too.
 	OpResetOffset MetaOp = "reset-offset"
+	// OpDeleteOffsets removes every offset of Consumer (a consumer group
+	// deleted); a consumer without offsets is no error.
+	OpDeleteOffsets MetaOp = "delete-offsets"
 	// OpJournal appends Entry to the journal and changes nothing else.
 	OpJournal MetaOp = "journal"
 )
@@ -271,6 +274,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.changePartition(c)
 	case OpCommitOffset, OpResetOffset:
 		return s.setOffset(c)
+	case OpDeleteOffsets:
+		return s.deleteOffsets(c)
 	case OpJournal:
 		if c.Entry == nil {
 			return MetaResult{}, fmt.Errorf("cluster: journal command without an entry: %w", ErrInvalidArgument)
@@ -539,6 +544,20 @@ func (s *MetaState) setOffset(c MetaCommand) (MetaResult, error) {
 	}
 	s.Offsets[k] = c.Offset
 	return MetaResult{Summary: fmt.Sprintf("consumer %q at offset %d of %s/%d", c.Consumer, c.Offset, c.Topic, c.Partition)}, nil
+}
+
+func (s *MetaState) deleteOffsets(c MetaCommand) (MetaResult, error) {
+	if err := topic.ValidateName(c.Consumer); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: %s: consumer id: %w", c.Op, err)
+	}
+	n := 0
+	for k := range s.Offsets {
+		if k.Consumer == c.Consumer {
+			delete(s.Offsets, k)
+			n++
+		}
+	}
+	return MetaResult{Summary: fmt.Sprintf("consumer %q: %d offset(s) deleted", c.Consumer, n)}, nil
 }
 
 // metaStateVersion is the version of EncodeMetaState's form.

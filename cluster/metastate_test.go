@@ -573,6 +573,29 @@ func TestMetaStateOffsets(t *testing.T) {
 	}
 }
 
+// Rule (OpDeleteOffsets): every offset of the consumer goes, no other
+// consumer's; a consumer without offsets is no error; an invalid consumer
+// id is refused; nothing is journaled.
+func TestMetaStateDeleteOffsets(t *testing.T) {
+	s := newMetaState(t, 2)
+	mustApply(t, s, MetaCommand{Op: OpCreateTopic, Time: metaT0, Topic: "orders", Partitions: 2, ReplicationFactor: 2})
+	for _, c := range []MetaCommand{
+		{Op: OpCommitOffset, Consumer: "billing", Topic: "orders", Partition: 0, Offset: 3},
+		{Op: OpCommitOffset, Consumer: "billing", Topic: "orders", Partition: 1, Offset: 4},
+		{Op: OpCommitOffset, Consumer: "audit", Topic: "orders", Partition: 0, Offset: 5},
+	} {
+		c.Time = metaT0
+		mustApply(t, s, c)
+	}
+	end := s.JournalEnd()
+	res := mustApply(t, s, MetaCommand{Op: OpDeleteOffsets, Time: metaT0, Consumer: "billing"})
+	require.Equal(t, `consumer "billing": 2 offset(s) deleted`, res.Summary)
+	require.Equal(t, map[OffsetKey]uint64{{Consumer: "audit", Topic: "orders", Partition: 0}: 5}, s.Offsets)
+	mustApply(t, s, MetaCommand{Op: OpDeleteOffsets, Time: metaT0, Consumer: "billing"})
+	require.ErrorIs(t, applyRefused(t, s, MetaCommand{Op: OpDeleteOffsets, Time: metaT0, Consumer: "../x"}), topic.ErrInvalidName)
+	require.Equal(t, end, s.JournalEnd(), "offsets are not journaled")
+}
+
 // Rule (OpJournal): the entry is validated and appended, stamped with the
 // next journal offset and the command's time (whatever the entry itself
 // says); an invalid entry, or none, is ErrInvalidArgument and changes

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/group"
 )
 
 // handleConsumerOffsets answers GET /api/consumers/{id}/offsets: every
@@ -34,25 +35,11 @@ type offsetTarget struct {
 }
 
 func (s *Server) offsetTarget(r *http.Request) (offsetTarget, *apiError) {
-	var t offsetTarget
-	var ae *apiError
-	if t.consumer, ae = nameParam(r, "id", "consumer id"); ae != nil {
-		return t, ae
+	id, ae := nameParam(r, "id", "consumer id")
+	if ae != nil {
+		return offsetTarget{}, ae
 	}
-	if t.topic, ae = nameParam(r, "topic", "topic"); ae != nil {
-		return t, ae
-	}
-	if t.partition, ae = partitionParam(r); ae != nil {
-		return t, ae
-	}
-	info, err := s.cluster.Topic(t.topic)
-	if err != nil {
-		return t, classify(err)
-	}
-	if t.partition >= info.PartitionCount {
-		return t, notFound("topic %q has %d partition(s), no partition %d", t.topic, info.PartitionCount, t.partition)
-	}
-	return t, nil
+	return s.partitionTarget(r, id)
 }
 
 // answer loads the target's committed offset and writes it.
@@ -84,10 +71,15 @@ func (s *Server) handleConsumerOffset(w http.ResponseWriter, r *http.Request) {
 // with {"offset": N}: the phase-3 commit, durable and never backwards (a
 // lower offset is a 409 carrying the committed and requested offsets), and
 // never past the partition's high watermark (a 409 carrying the high
-// watermark and the requested offset).
+// watermark and the requested offset). A consumer id that is a group with
+// members is a 409: its members commit (unmanaged).
 func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.unmanaged(t.consumer); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -107,6 +99,10 @@ func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.unmanaged(t.consumer); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -139,4 +135,23 @@ func (s *Server) offsetRequest(w http.ResponseWriter, r *http.Request) (offsetTa
 // or null offset is refused rather than read as 0.
 type offsetBody struct {
 	Offset *uint64 `json:"offset"`
+}
+
+// unmanaged refuses a commit or reset made without membership for a
+// consumer id that is a group with members, of either protocol
+// (group.Registry.Unmanaged): its members own its progress while they
+// are there.
+func (s *Server) unmanaged(consumer string) *apiError {
+	err := s.groups.Unmanaged(consumer)
+	if err == nil {
+		return nil
+	}
+	how := "PUT /api/groups/" + consumer + "/offsets/{topic}/{p} with its member id and epoch"
+	if p, _ := s.groups.Protocol(consumer); p == group.Classic {
+		how = "Kafka's OffsetCommit with its generation"
+	}
+	e := newAPIError(http.StatusConflict, CodeConflict,
+		"consumer %q is a consumer group with members: only they commit its offsets (%s), until they have left", consumer, how)
+	e.cause = err
+	return e
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/group"
 )
 
 // The routes of the phase-6 API and their OpenAPI descriptions. Schemas come
@@ -47,6 +48,7 @@ var (
 	paramPartition = indexParam("p", "Partition index, a decimal integer from 0.", 0)
 	paramConsumer  = namePathParam("id", "Consumer id: same rules as a topic name ("+nameRule+").", "billing")
 	paramReplica   = indexParam("broker", "Broker id of the replica, from 1.", 1)
+	paramGroup     = namePathParam("group", "Group id: a consumer id, the same rules ("+nameRule+").", "billing")
 )
 
 // okJSON is a 2xx answer with a schema and an example.
@@ -289,6 +291,60 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
 				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 409, 413, 415, 503),
 		}},
+		{Method: http.MethodPost, Path: "/api/groups/{group}/heartbeat", Handler: s.handleGroupHeartbeat, Role: RoleWrite, Operation: &operation{
+			OperationID: "heartbeatGroup", Summary: "Join, heartbeat in or leave a consumer group", Tags: []string{"groups"},
+			Description: "Kafka's consumer group protocol (KIP-848) over HTTP: the server assigns the partitions. member_epoch 0 joins with topics (the server picks " +
+				"the member id); -1 leaves; any other value is the epoch of the last answer, with owned: every partition the member holds now (omitted: none). " +
+				"The answer is the member's id, epoch, assignment and heartbeat interval. A partition of owned that is not in the assignment must be released: " +
+				"commit it, stop reading it, leave it out of the next owned; a partition moves to another member only once released, or once its member's " +
+				"session timed out (PYSTREAM_GROUP_SESSION_TIMEOUT). max_wait_ms holds an answer that would change nothing, up to the heartbeat interval, " +
+				"until the assignment changes. A stale epoch is 409 fenced_member_epoch, an unknown member 409 unknown_member_id: join again. " +
+				"A group of classic (Kafka client) members is 409. In cluster mode only the controller coordinates groups: another node answers 421 not_coordinator.",
+			Parameters: []parameter{paramGroup},
+			RequestBody: jsonBody("The member's heartbeat.", sc.of(apiclient.GroupHeartbeatRequest{}), apiclient.GroupHeartbeatRequest{
+				MemberID: exampleMemberID, MemberEpoch: 3, Owned: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, MaxWaitMS: 5000}),
+			Responses: errs(map[string]response{"200": okJSON("The member's id, epoch, assignment and heartbeat interval.", sc.of(apiclient.GroupHeartbeatResponse{}),
+				apiclient.GroupHeartbeatResponse{MemberID: exampleMemberID, MemberEpoch: 4, HeartbeatIntervalMS: 5000,
+					Assignment: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0}}}}),
+				"409": memberConflictResponse(), "421": notCoordinatorResponse()}, 400, 413, 415, 503),
+		}},
+		{Method: http.MethodPut, Path: "/api/groups/{group}/offsets/{topic}/{p}", Handler: s.handleGroupCommit, Role: RoleWrite, Operation: &operation{
+			OperationID: "commitGroupOffset", Summary: "Commit a group's offset, as a member that holds the partition", Tags: []string{"groups"},
+			Description: "The commit of PUT /api/consumers/{id}/offsets/{topic}/{p} for consumer id {group}, by one of its members: member_id and member_epoch " +
+				"must be the member's current ones, and the member must hold the partition (assigned, or not released yet); else 409. " +
+				"Durable, never backwards, never past the high watermark.",
+			Parameters:  []parameter{paramGroup, paramTopic, paramPartition},
+			RequestBody: jsonBody("The member and the next offset the group reads.", sc.of(apiclient.GroupCommitRequest{}), apiclient.GroupCommitRequest{MemberID: exampleMemberID, MemberEpoch: 4, Offset: 5}),
+			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset),
+				"409": memberConflictResponse(), "421": notCoordinatorResponse()}, 400, 404, 413, 415, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/groups", Handler: s.handleListGroups, Role: RoleRead, Operation: &operation{
+			OperationID: "listGroups", Summary: "Every consumer group", Tags: []string{"groups"},
+			Description: "Groups with members, HTTP (protocol consumer) and Kafka (classic), and every consumer id with committed offsets and no members (state Empty, no protocol), by id.",
+			Responses: errs(map[string]response{"200": okJSON("The groups.", sc.of(apiclient.GroupsResponse{}), apiclient.GroupsResponse{Groups: []apiclient.GroupSummary{
+				{Group: "audit", State: group.StateEmpty}, {Group: "billing", Protocol: string(group.Consumer), State: group.StateStable, Members: 2}}}),
+				"421": notCoordinatorResponse()}, 503),
+		}},
+		{Method: http.MethodGet, Path: "/api/groups/{group}", Handler: s.handleDescribeGroup, Role: RoleRead, Operation: &operation{
+			OperationID: "describeGroup", Summary: "A consumer group: members, assignments, offsets, lag", Tags: []string{"groups"},
+			Description: "kafka-consumer-groups --describe: the state, epoch and members with their assignments, and per partition the group committed or is assigned " +
+				"its committed offset, log end (high watermark), lag and member. A group with no members and no committed offsets is 404.",
+			Parameters: []parameter{paramGroup},
+			Responses: errs(map[string]response{"200": okJSON("The group.", sc.of(apiclient.GroupDescription{}), apiclient.GroupDescription{
+				Group: "billing", Protocol: string(group.Consumer), State: group.StateStable, ProtocolType: "consumer", Assignor: group.AssignorName, Epoch: 4,
+				Members: []apiclient.GroupMember{{MemberID: exampleMemberID, ClientID: "pystream", ClientHost: "127.0.0.1",
+					Assignment: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0}}}}},
+				Offsets: []apiclient.GroupPartitionOffset{{Topic: "orders", Partition: 0, CommittedOffset: u64(5), LogEndOffset: u64(7), Lag: u64(2), MemberID: exampleMemberID}}}),
+				"421": notCoordinatorResponse()}, 400, 404, 503),
+		}},
+		{Method: http.MethodDelete, Path: "/api/groups/{group}", Handler: s.handleDeleteGroup, Role: RoleAdmin, Operation: &operation{
+			OperationID: "deleteGroupOffsets", Summary: "Delete a consumer group's committed offsets", Tags: []string{"groups"},
+			Description: "Kafka's DeleteGroups: every offset the group (consumer id) committed is deleted, durably and all or nothing. " +
+				"A group with members is 409 (they must leave first); one with nothing to delete 404. No body.",
+			Parameters: []parameter{paramGroup},
+			Responses: errs(map[string]response{"200": okJSON("What was deleted.", sc.of(apiclient.DeleteGroupResponse{}),
+				apiclient.DeleteGroupResponse{Group: "billing", OffsetsDeleted: 3}), "421": notCoordinatorResponse()}, 400, 404, 409, 503),
+		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/partitions/{p}/failover", Handler: s.handleFailover, Role: RoleAdmin, Operation: &operation{
 			OperationID: "failoverPartition", Summary: "Replace a failed leader", Tags: []string{"operations"},
 			Description: "The active follower with the longest log wins (ties to the lowest id). 409 while the leader is available, 503 when no follower can take over. No body.",
@@ -368,6 +424,28 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				sc.of(apiclient.TopicConfigResponse{}), configExample)}, 400, 404, 413, 415, 503),
 		}},
 	}
+}
+
+// exampleMemberID is the member id of the groups' examples.
+const exampleMemberID = "9f0c5c1e2b7d4a8e9d3f6a1b2c4d5e6f"
+
+// memberConflictResponse is a group member's 409, its example built by the
+// function that builds the real answer.
+func memberConflictResponse() response {
+	e := memberError(&group.MemberError{Group: "billing", MemberID: exampleMemberID, Epoch: 3, Current: 4, Err: group.ErrFencedMemberEpoch})
+	return response{Description: "A stale member epoch (code fenced_member_epoch) or an unknown member (unknown_member_id): give up the partitions " +
+		"and join again with member_epoch 0. A commit for a partition the member does not hold, a commit below the committed offset or past the " +
+		"high watermark, a group held by classic (Kafka client) members, or a full group: conflict.",
+		Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: e.body})}
+}
+
+// notCoordinatorResponse is cluster mode's 421, its example built by the
+// function that builds the real answer.
+func notCoordinatorResponse() response {
+	e := notCoordinatorError(2, "127.0.0.1:8002")
+	return response{Description: "Cluster mode: this node does not coordinate groups; coordinator names the node that does (the controller), " +
+		"where to send the request again (apiclient does).",
+		Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: e.body})}
 }
 
 // configExample is a topic with retention.ms set to one hour.

@@ -13,6 +13,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/raftmeta"
 	"github.com/pystream/pystream/server/replication"
 	"github.com/pystream/pystream/topic"
@@ -81,6 +82,8 @@ func classifyCause(err error) *apiError {
 		topicMet *topic.MetadataError
 		batch    *topic.BatchError
 		remote   *replication.Error
+		member   *group.MemberError
+		mismatch *group.ProtocolMismatchError
 	)
 	switch {
 	case errors.Is(err, cluster.ErrDeleteUnfinished):
@@ -122,6 +125,13 @@ func classifyCause(err error) *apiError {
 		}
 		e.body.BrokerIDs = []int{div.BrokerID}
 		return e
+	case errors.As(err, &member):
+		return memberError(member)
+	case errors.As(err, &mismatch):
+		return newAPIError(http.StatusConflict, CodeConflict, "group %q has %s members; %s members cannot join it until they have left",
+			mismatch.Group, protocolWords(mismatch.Has), protocolWords(mismatch.Want))
+	case errors.Is(err, group.ErrInvalidHeartbeat):
+		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(err.Error()))
 	case errors.As(err, &oor):
 		return offsetOutOfRange(oor)
 	case errors.As(err, &regr):
@@ -221,6 +231,39 @@ func classifyCause(err error) *apiError {
 		return newAPIError(http.StatusInternalServerError, CodeInternal, "%s", m)
 	}
 	return newAPIError(http.StatusInternalServerError, CodeInternal, "internal server error; the server log has the cause")
+}
+
+// memberError is a group member's request refused: a stale epoch or an
+// unknown member is 409 with a code of its own, which tells the member to
+// join again; a partition it does not hold, or a full group, is a plain
+// conflict.
+func memberError(e *group.MemberError) *apiError {
+	switch e.Err {
+	case group.ErrFencedMemberEpoch:
+		return newAPIError(http.StatusConflict, CodeFencedMemberEpoch,
+			"group %q: member %s sent member epoch %d, its epoch is %d: it is fenced; it must give up its partitions and join again (member_epoch 0)",
+			e.Group, quoted(e.MemberID), e.Epoch, e.Current)
+	case group.ErrNotOwned:
+		return newAPIError(http.StatusConflict, CodeConflict,
+			"group %q: member %s does not hold %s/%d; only the member assigned a partition commits it (its last heartbeat answer lists them)",
+			e.Group, quoted(e.MemberID), e.Topic, e.Partition)
+	case group.ErrGroupFull:
+		return newAPIError(http.StatusConflict, CodeConflict, "group %q has %d members, the most a group admits", e.Group, group.MaxMembers)
+	}
+	return newAPIError(http.StatusConflict, CodeUnknownMemberID,
+		"group %q has no member %s (it left, its session timed out, or it never joined); join again with member_epoch 0",
+		e.Group, quoted(e.MemberID))
+}
+
+// protocolWords names a group protocol for people.
+func protocolWords(p group.Protocol) string {
+	switch p {
+	case group.Classic:
+		return "classic (Kafka client)"
+	case group.Consumer:
+		return "HTTP (consumer protocol)"
+	}
+	return string(p)
 }
 
 // offsetOutOfRange is a read below the log start: 416, with the range

@@ -50,13 +50,15 @@ var wantRoles = map[string]Role{
 	"alterTopicConfig":    RoleAdmin,
 	"resetConsumerOffset": RoleAdmin, "failoverPartition": RoleAdmin, "catchUpReplica": RoleAdmin,
 	"recoverReplica": RoleAdmin, "moveLeaderToReplica": RoleAdmin,
+	"heartbeatGroup": RoleWrite, "commitGroupOffset": RoleWrite, "listGroups": RoleRead, "describeGroup": RoleRead,
+	"deleteGroupOffsets": RoleAdmin,
 }
 
 // routeRequest builds a request for rt with every path parameter filled
 // in (topic: topicName), the body and headers a program sends, and token.
 func routeRequest(rt route, topicName, token string) *http.Request {
 	path := rt.Path
-	for name, v := range map[string]string{"{topic}": topicName, "{p}": "0", "{id}": "1", "{broker}": "2"} {
+	for name, v := range map[string]string{"{topic}": topicName, "{p}": "0", "{id}": "1", "{broker}": "2", "{group}": "billing"} {
 		path = strings.ReplaceAll(path, name, v)
 	}
 	if strings.HasPrefix(rt.Path, "/api/consumers/") {

@@ -51,6 +51,9 @@ type Backend interface {
 	ListAllOffsets() ([]client.StoredOffset, error)
 	CommitOffset(consumerID, topicName string, partition int, offset uint64) error
 	ResetOffset(consumerID, topicName string, partition int, offset uint64) error
+	// DeleteOffsets deletes every committed offset of a consumer (a
+	// consumer group deleted) and returns how many there were.
+	DeleteOffsets(consumerID string) (int, error)
 	Journal(since uint64, max int) ([]cluster.JournalEntry, error)
 	StopBroker(id int) error
 	StartBroker(id int) error

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kelseyhightower/envconfig"
 
+	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -126,6 +127,17 @@ type Config struct {
 	// partition's preferred replica once it is active and caught up.
 	LeaderRebalance Switch `split_words:"true" default:"on" desc:"Move leadership back to the preferred replica once it is caught up: on or off"`
 
+	// GroupSessionTimeout is how long a member of an HTTP consumer group
+	// may go without a heartbeat before it is removed and its partitions
+	// move to the others; GroupHeartbeatInterval how often members
+	// heartbeat (the server tells them), and the longest a heartbeat waits
+	// for a rebalance before it is answered. Their defaults are Kafka's
+	// group.consumer.session.timeout.ms (45 s) and
+	// group.consumer.heartbeat.interval.ms (5 s); the interval must be
+	// shorter than the session timeout (docs/groups.md § Timeouts).
+	GroupSessionTimeout    GroupTimeout `split_words:"true" default:"45s" desc:"HTTP consumer groups: a member without a heartbeat this long is removed and its partitions move: a duration such as 45s or 500ms, from 10ms to 1h"`
+	GroupHeartbeatInterval GroupTimeout `split_words:"true" default:"5s" desc:"HTTP consumer groups: how often members heartbeat (and the longest a heartbeat waits for a rebalance), shorter than PYSTREAM_GROUP_SESSION_TIMEOUT: a duration from 10ms to 1h"`
+
 	// RetentionMs, RetentionBytes, SegmentBytes and SegmentMs are the
 	// server-wide topic configuration: every topic's retention.ms,
 	// retention.bytes, segment.bytes and segment.ms unless the topic
@@ -203,6 +215,8 @@ func Defaults() Config {
 		SegmentBytes:           topic.DefaultSegmentBytes,
 		SegmentMs:              topic.DefaultSegmentMs,
 		RetentionCheckInterval: CheckInterval(5 * time.Minute),
+		GroupSessionTimeout:    GroupTimeout(group.DefaultSessionTimeout),
+		GroupHeartbeatInterval: GroupTimeout(group.DefaultHeartbeatInterval),
 	}
 }
 
@@ -241,6 +255,10 @@ func (c Config) validate() error {
 		// every such request would be told to retry for ever.
 		return &ConfigError{Var: EnvPrefix + "_MAX_REQUEST_BYTES", Value: strconv.FormatInt(int64(c.MaxRequestBytes), 10),
 			Allowed: fmt.Sprintf("at most PYSTREAM_MAX_INFLIGHT_BYTES (%d)", int64(c.MaxInflightBytes))}
+	}
+	if c.GroupHeartbeatInterval > 0 && c.GroupSessionTimeout > 0 && c.GroupHeartbeatInterval >= c.GroupSessionTimeout {
+		return &ConfigError{Var: EnvPrefix + "_GROUP_HEARTBEAT_INTERVAL", Value: c.GroupHeartbeatInterval.String(),
+			Allowed: "shorter than PYSTREAM_GROUP_SESSION_TIMEOUT (" + c.GroupSessionTimeout.String() + "), or a member would time out between two heartbeats"}
 	}
 	if err := c.validateClusterMode(); err != nil {
 		return err

@@ -65,6 +65,8 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_FAILOVER_AFTER"] = d.FailoverAfter.String()
 	want["PYSTREAM_LEADER_REBALANCE"] = d.LeaderRebalance.String()
 	want["PYSTREAM_RETENTION_CHECK_INTERVAL"] = d.RetentionCheckInterval.String()
+	want["PYSTREAM_GROUP_SESSION_TIMEOUT"] = d.GroupSessionTimeout.String()
+	want["PYSTREAM_GROUP_HEARTBEAT_INTERVAL"] = d.GroupHeartbeatInterval.String()
 	want["PYSTREAM_TLS_CERT"] = ""
 	want["PYSTREAM_TLS_KEY"] = ""
 	want["PYSTREAM_TLS_CLIENT_CA"] = ""
@@ -130,6 +132,10 @@ func TestConfigOverrides(t *testing.T) {
 		{"rebalance off", []string{"PYSTREAM_LEADER_REBALANCE=off"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
 		{"rebalance FALSE", []string{"PYSTREAM_LEADER_REBALANCE=FALSE"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
 		{"rebalance on", []string{"PYSTREAM_LEADER_REBALANCE=on"}, Defaults()},
+		{"group timeouts", []string{"PYSTREAM_GROUP_SESSION_TIMEOUT=1s", "PYSTREAM_GROUP_HEARTBEAT_INTERVAL=100ms"},
+			withDefaults(func(c *Config) {
+				c.GroupSessionTimeout, c.GroupHeartbeatInterval = GroupTimeout(time.Second), GroupTimeout(100*time.Millisecond)
+			})},
 		// The topic defaults follow the topic layer's rule for their key.
 		{"retention for ever", []string{"PYSTREAM_RETENTION_MS=-1"}, withDefaults(func(c *Config) { c.RetentionMs = -1 })},
 		{"retention zero", []string{"PYSTREAM_RETENTION_MS=0"}, withDefaults(func(c *Config) { c.RetentionMs = 0 })},
@@ -166,7 +172,8 @@ func TestConfigOverrides(t *testing.T) {
 		}, Config{AppName: "a", Host: "10.0.0.1", Port: 8080, KafkaPort: 19092, KafkaAdvertisedHost: "kafka.example", LogLevel: LogLevel(LevelError), LogFormat: FormatText, DataDir: "d", Brokers: 64, MaxRequestBytes: 2048,
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
 			FailoverAfter: FailoverDelay(2 * time.Second), RetentionMs: 3600000, RetentionBytes: 1 << 20, SegmentBytes: 65536, SegmentMs: 60000,
-			RetentionCheckInterval: CheckInterval(30 * time.Second), GroupMinSessionTimeout: GroupSessionTimeout(6 * time.Second)}},
+			RetentionCheckInterval: CheckInterval(30 * time.Second), GroupMinSessionTimeout: GroupSessionTimeout(6 * time.Second),
+			GroupSessionTimeout: GroupTimeout(45 * time.Second), GroupHeartbeatInterval: GroupTimeout(5 * time.Second)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,6 +229,11 @@ func TestConfigInvalid(t *testing.T) {
 		{"PYSTREAM_LEADER_REBALANCE=maybe", "PYSTREAM_LEADER_REBALANCE"},
 		{"PYSTREAM_RETENTION_CHECK_INTERVAL=10ms", "PYSTREAM_RETENTION_CHECK_INTERVAL"},
 		{"PYSTREAM_RETENTION_CHECK_INTERVAL=5", "PYSTREAM_RETENTION_CHECK_INTERVAL"},
+		{"PYSTREAM_GROUP_SESSION_TIMEOUT=5ms", "PYSTREAM_GROUP_SESSION_TIMEOUT"},
+		{"PYSTREAM_GROUP_SESSION_TIMEOUT=45", "PYSTREAM_GROUP_SESSION_TIMEOUT"},
+		{"PYSTREAM_GROUP_HEARTBEAT_INTERVAL=2h", "PYSTREAM_GROUP_HEARTBEAT_INTERVAL"},
+		// A member would time out between two heartbeats.
+		{"PYSTREAM_GROUP_HEARTBEAT_INTERVAL=45s", "PYSTREAM_GROUP_HEARTBEAT_INTERVAL"},
 		{"PYSTREAM_MAX_OPEN_LOGS=-1", "PYSTREAM_MAX_OPEN_LOGS"},
 		{"PYSTREAM_MAX_OPEN_LOGS=16777217", "PYSTREAM_MAX_OPEN_LOGS"},
 		{"PYSTREAM_BROKERS=65", "PYSTREAM_BROKERS"},

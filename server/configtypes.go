@@ -235,6 +235,34 @@ func (d *CheckInterval) Decode(s string) error {
 	return nil
 }
 
+// GroupTimeout is PYSTREAM_GROUP_SESSION_TIMEOUT and
+// PYSTREAM_GROUP_HEARTBEAT_INTERVAL: a duration from MinGroupTimeout to an
+// hour. Kafka's own minimums (45 s and 5 s) are not kept: tests and demos
+// run with timeouts of a second or less.
+type GroupTimeout time.Duration
+
+// MinGroupTimeout is the shortest group timeout accepted.
+const MinGroupTimeout = 10 * time.Millisecond
+
+// Duration returns the timeout as a time.Duration.
+func (d GroupTimeout) Duration() time.Duration { return time.Duration(d) }
+
+// String returns the timeout as time.Duration prints it, e.g. "45s".
+func (d GroupTimeout) String() string { return time.Duration(d).String() }
+
+// Decode accepts a Go duration ("45s", "500ms") from 10ms to 1h.
+func (d *GroupTimeout) Decode(s string) error {
+	v, err := time.ParseDuration(s)
+	if err == nil && (v < MinGroupTimeout || v > time.Hour) {
+		err = &strconv.NumError{Func: "ParseDuration", Num: s, Err: strconv.ErrRange}
+	}
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a duration such as 45s or 500ms, from 10ms to 1h", Err: err}
+	}
+	*d = GroupTimeout(v)
+	return nil
+}
+
 // Switch is an on/off setting.
 type Switch bool
 

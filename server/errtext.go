@@ -255,7 +255,7 @@ func fileFailure(err error) string {
 var packages = map[string]bool{
 	"cluster": true, "log": true, "topic": true, "client": true,
 	"durable": true, "server": true, "logtest": true,
-	"clusternode": true, "raftmeta": true, "replication": true,
+	"clusternode": true, "raftmeta": true, "replication": true, "group": true,
 }
 
 // tidy renders a library's error text for a client: package prefixes

@@ -207,7 +207,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	require.NotEmpty(t, info["version"])
 
 	paths := doc["paths"].(map[string]any)
-	require.Len(t, s.routes, 30, "health, ready, 25 API routes, metrics, openapi, docs")
+	require.Len(t, s.routes, 35, "health, ready, 30 API routes, metrics, openapi, docs")
 	ids := map[string]bool{}
 	for _, r := range s.routes {
 		item, ok := paths[openAPIPath(r.Path)].(map[string]any)

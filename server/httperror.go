@@ -21,6 +21,9 @@ const (
 	CodeInternal             = apiclient.CodeInternal
 	CodeInsufficientStorage  = apiclient.CodeInsufficientStorage
 	CodeOffsetOutOfRange     = apiclient.CodeOffsetOutOfRange
+	CodeFencedMemberEpoch    = apiclient.CodeFencedMemberEpoch
+	CodeUnknownMemberID      = apiclient.CodeUnknownMemberID
+	CodeNotCoordinator       = apiclient.CodeNotCoordinator
 )
 
 // ErrorResponse is the JSON body of every error answer:

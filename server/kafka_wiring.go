@@ -91,9 +91,8 @@ func (s *Server) startKafka() (stop func()) {
 			Logger:           s.logger.With(slog.String("protocol", "kafka")),
 			Registerer:       s.metrics.registry,
 			Groups:           s.classic,
-			// OtherGroups: the HTTP consumer-group coordinator, once
-			// the server has one, so that ListGroups and DescribeGroups
-			// show its groups too.
+			// ListGroups and DescribeGroups show the HTTP groups too.
+			OtherGroups: s.consumerGroups,
 		})
 		if err != nil {
 			s.logger.Error("kafka listener not started", "err", err)

@@ -139,6 +139,17 @@ func (s *schemaSet) refine() {
 		addr.Pattern = addrPattern
 		addr.Description = "The node's internal address, host:port: an IP address or a host name, and a port from 1 to 65535."
 	}
+	if req := s.schemas["GroupHeartbeatRequest"]; req != nil {
+		epoch := req.Properties["member_epoch"]
+		epoch.Minimum, epoch.Maximum = num(-1), num(math.MaxInt32)
+		epoch.Description = "0 joins, -1 leaves, else the member epoch of the last answer."
+		req.Properties["topics"].Items = nameSchema("Topic name: " + nameRule + ".")
+		req.Properties["member_id"].Description = "The id the join answered; omitted (or empty) to join as a new member."
+	}
+	if tp := s.schemas["GroupTopicPartitions"]; tp != nil {
+		tp.Properties["topic"] = nameSchema("Topic name: " + nameRule + ".")
+		tp.Properties["partitions"].Items = &schema{Type: "integer", Format: "int32", Minimum: num(0), Maximum: num(maxIndex)}
+	}
 	if req := s.schemas["ProduceRequest"]; req != nil {
 		req.Properties["records"].MinItems = ptr(1)
 	}

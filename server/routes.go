@@ -50,6 +50,7 @@ func apiTags() []tag {
 		{Name: "topics", Description: "Create and inspect replicated topics."},
 		{Name: "records", Description: "Produce records and fetch them, never past the high watermark."},
 		{Name: "consumers", Description: "Durable consumer offsets: read, commit (never backwards), reset."},
+		{Name: "groups", Description: "Consumer groups: members heartbeat and share a topic's partitions, the server assigns them; list, describe, delete."},
 		{Name: "operations", Description: "Failover, catch-up, recovery and leader moves of partitions and replicas."},
 		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document."},
 	}

@@ -93,13 +93,13 @@ type Server struct {
 	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
 	kafka          *kafka.Server
 	kafkaFreePorts bool
-	// groups keeps each consumer group to one membership protocol;
-	// every coordinator of the server shares it, and groupMetrics
-	// (groups.go). classic is Kafka's classic group coordinator, which
-	// the Kafka listener serves.
-	groups       *group.Registry
-	groupMetrics *group.Metrics
-	classic      *group.ClassicCoordinator
+	// groups keeps each consumer group to one membership protocol, HTTP
+	// or Kafka's classic, for both coordinators (groups.go): classic,
+	// which the Kafka listener serves, and consumerGroups, the HTTP
+	// groups' (api_groups.go).
+	groups         *group.Registry
+	classic        *group.ClassicCoordinator
+	consumerGroups *group.ConsumerCoordinator
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -169,6 +169,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
+	if err := s.openGroups(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
 
 	schemas := newSchemaSet()

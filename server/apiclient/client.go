@@ -435,10 +435,39 @@ func (c *Client) doStatus(ctx context.Context, method, path string, q url.Values
 	return status, err
 }
 
-// send performs one request and decodes the answer. The response body is
-// always read to the end and closed so the connection returns to the pool.
+// send performs one request and decodes the answer. A not_coordinator
+// answer naming the coordinator is followed once: the request is sent
+// again there.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, ctype string, body []byte, out any, status *int) error {
-	u := c.base + path
+	err := c.sendTo(ctx, c.base, method, path, q, ctype, body, out, status)
+	var e *Error
+	if errors.As(err, &e) && e.Code == CodeNotCoordinator {
+		if base, ok := c.coordinatorBase(e.Coordinator); ok {
+			return c.sendTo(ctx, base, method, path, q, ctype, body, out, status)
+		}
+	}
+	return err
+}
+
+// coordinatorBase is the base URL of the coordinator at addr (a
+// host:port), in the client's own scheme; false for anything else.
+func (c *Client) coordinatorBase(addr string) (string, bool) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || port == "" || strings.ContainsAny(addr, "/@?#") {
+		return "", false
+	}
+	scheme, _, ok := strings.Cut(c.base, "://")
+	if !ok {
+		return "", false
+	}
+	return scheme + "://" + addr, true
+}
+
+// sendTo performs one request to the server at base and decodes the
+// answer. The response body is always read to the end and closed so the
+// connection returns to the pool.
+func (c *Client) sendTo(ctx context.Context, base, method, path string, q url.Values, ctype string, body []byte, out any, status *int) error {
+	u := base + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
@@ -519,6 +548,7 @@ func decodeError(resp *http.Response) error {
 	}
 	e.BrokerIDs, e.Committed, e.Requested, e.HighWatermark = b.BrokerIDs, b.Committed, b.Requested, b.HighWatermark
 	e.LogStart = b.LogStart
+	e.Coordinator = b.Coordinator
 	e.Records = b.Records
 	if e.Records == nil {
 		e.Records = env.Records

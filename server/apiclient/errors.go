@@ -41,6 +41,16 @@ var (
 	// ErrOffsetOutOfRange: a fetch below the partition's log start; the
 	// error is an *OffsetOutOfRangeError (416).
 	ErrOffsetOutOfRange = errors.New("apiclient: offset out of range")
+	// ErrFencedMemberEpoch: a group member's heartbeat or commit sent an
+	// epoch that is not its current one; it joins again (409, also
+	// ErrConflict).
+	ErrFencedMemberEpoch = errors.New("apiclient: fenced member epoch")
+	// ErrUnknownMemberID: the group has no such member (it left or timed
+	// out); it joins again (409, also ErrConflict).
+	ErrUnknownMemberID = errors.New("apiclient: unknown member id")
+	// ErrNotCoordinator: a group request reached a node that does not
+	// coordinate groups, and the Client could not follow it (421).
+	ErrNotCoordinator = errors.New("apiclient: not the group coordinator")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -64,6 +74,16 @@ var codeSentinels = map[string]error{
 	CodeUnauthenticated:      ErrUnauthenticated,
 	CodePermissionDenied:     ErrPermissionDenied,
 	CodeOffsetOutOfRange:     ErrOffsetOutOfRange,
+	CodeFencedMemberEpoch:    ErrFencedMemberEpoch,
+	CodeUnknownMemberID:      ErrUnknownMemberID,
+	CodeNotCoordinator:       ErrNotCoordinator,
+}
+
+// codeKinds maps a code that refines another to the sentinel it also
+// matches: a fenced or unknown member is a conflict.
+var codeKinds = map[string]error{
+	CodeFencedMemberEpoch: ErrConflict,
+	CodeUnknownMemberID:   ErrConflict,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.
@@ -92,6 +112,9 @@ type Error struct {
 	// Records is set on a failed produce: per input record, its placement
 	// or its own error.
 	Records []ProduceResult
+	// Coordinator is the host:port of the node that coordinates groups,
+	// on CodeNotCoordinator.
+	Coordinator string
 }
 
 // Error implements error with the server's message, and the request id
@@ -107,8 +130,12 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("apiclient: %s (HTTP %d %s%s)", e.Message, e.Status, e.Code, id)
 }
 
-// Is reports whether target is the sentinel of e's code.
+// Is reports whether target is the sentinel of e's code, or the one that
+// code refines (ErrConflict for the group member codes).
 func (e *Error) Is(target error) bool {
+	if k, ok := codeKinds[e.Code]; ok && k == target {
+		return true
+	}
 	s, ok := codeSentinels[e.Code]
 	return ok && s == target
 }

@@ -101,6 +101,9 @@ type ErrorBody struct {
 	// Reasons is set when GET /api/ready answers 503: why the cluster
 	// cannot serve every partition, one sentence each.
 	Reasons []string `json:"reasons,omitempty"`
+	// Coordinator is set on not_coordinator (421): the host:port of the
+	// node that coordinates consumer groups, where to send the request.
+	Coordinator string `json:"coordinator,omitempty"`
 }
 
 // RecordError is the error of one record of a failed produce batch.

@@ -525,6 +525,24 @@ func (n *Node) setOffset(op cluster.MetaOp, verb, consumerID, topicName string, 
 	return err
 }
 
+// DeleteOffsets deletes every offset of a consumer through Raft and
+// returns how many this node's copy held just before.
+func (n *Node) DeleteOffsets(consumerID string) (int, error) {
+	if err := topic.ValidateName(consumerID); err != nil {
+		return 0, fmt.Errorf("cluster: delete offsets: consumer id: %w", err)
+	}
+	list, err := n.ListOffsets(consumerID)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(n.ctx, requestTimeout)
+	defer cancel()
+	if _, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpDeleteOffsets, Consumer: consumerID}); err != nil {
+		return 0, err
+	}
+	return len(list), nil
+}
+
 // Journal reads the journal from offset since, at most max entries.
 func (n *Node) Journal(since uint64, max int) ([]cluster.JournalEntry, error) {
 	var out []cluster.JournalEntry

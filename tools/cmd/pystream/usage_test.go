@@ -50,6 +50,16 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"consume", "orders", "-p", "0", "-f", "%q"},
 		{"consume", "orders", "-p", "0", "-n", "-1"},
 		{"consume", "orders", "-p", "0", "-f", "%v", "--json"},
+		{"consume", "a", "b"},
+		{"consume", "-G", "g"},
+		{"consume", "-G", "g", "orders", "-p", "0"},
+		{"consume", "-G", "g", "orders", "-o", "start"},
+		{"consume", "-G", "g", "orders", "--commit-as", "x"},
+		{"group", "bogus"},
+		{"group", "list", "extra"},
+		{"group", "describe"},
+		{"group", "delete"},
+		{"group", "delete", "g"}, // stdin is not a terminal: --yes is needed
 		{"offsets", "describe"},
 		{"offsets", "describe", "c", "t", "extra"},
 		{"offsets", "reset", "c", "orders:0"},
@@ -97,7 +107,7 @@ func TestCLIUsageErrors(t *testing.T) {
 // (TestCLIServerNotRunning, TestCLITour).
 func TestCLIHelp(t *testing.T) {
 	for _, args := range [][]string{{}, {"--help"}, {"log"}, {"log", "dump", "-h"}, {"bench"},
-		{"topic"}, {"offsets"}, {"partition"}, {"broker"}, {"cluster", "--help"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
+		{"topic"}, {"offsets"}, {"group"}, {"partition"}, {"broker"}, {"cluster", "--help"}, {"cluster", "journal", "--help"}, {"consume", "--help"}} {
 		r := run(t, "", "", args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Contains(t, r.stdout, "Usage:")

@@ -39,13 +39,17 @@ type consumeOptions struct {
 	commitAs  string
 	// reset is --offset-reset: earliest (the default), latest or none.
 	reset string
+	// group is -G: consume as a member of this HTTP consumer group, the
+	// partitions of topics the server assigns (consume_group.go).
+	group  string
+	topics []string
 }
 
 func (a *app) consumeCommand() *cobra.Command {
 	var o consumeOptions
 	var format string
 	cmd := &cobra.Command{
-		Use:   "consume TOPIC [-p PARTITION]",
+		Use:   "consume TOPIC [-p PARTITION] | consume -G GROUP TOPIC...",
 		Short: "Print the records of a topic (or one partition), following it for new ones",
 		Long: `Reads every partition of TOPIC, or with -p only that one, from an offset and
 prints each record: by default one JSON object per line ({"topic","partition",
@@ -83,8 +87,25 @@ log start (retention deleted those records; Kafka's auto.offset.reset):
             record too, as kafka-console-consumer --from-beginning)
   latest    go on from the high watermark: only records produced from now on
   none      stop: exit 1 naming the log start and the high watermark
-Every reset is reported on stderr with the records it skipped.`,
-		Args: exactArgs(1),
+Every reset is reported on stderr with the records it skipped.
+
+-G GROUP joins the HTTP consumer group GROUP (kcat's -G; docs/groups.md) and
+reads the partitions of TOPIC... the server assigns this member, each from the
+group's committed offset (the log start when none), committing as it goes. It
+heartbeats at the server's interval, long-polling so that a rebalance is
+learnt at once; a partition taken away is committed, then released. Ctrl-C
+(or SIGTERM) commits, leaves the group and exits 0. With -e it exits once every
+partition it holds is at its high watermark. -G excludes -p, -o and
+--commit-as: the group id is the consumer id.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("group") {
+				if len(args) == 0 {
+					return usageErrorf("%s -G takes one TOPIC or more (usage: %s)", cmd.CommandPath(), cmd.UseLine())
+				}
+				return nil
+			}
+			return exactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.topic = args[0]
 			o.all = !cmd.Flags().Changed("partition")
@@ -109,6 +130,14 @@ Every reset is reported on stderr with the records it skipped.`,
 			default:
 				return usageErrorf("--offset-reset %q: earliest, latest or none", o.reset)
 			}
+			if cmd.Flags().Changed("group") {
+				for _, f := range []string{"partition", "offset", "commit-as"} {
+					if cmd.Flags().Changed(f) {
+						return usageErrorf("-G and --%s exclude each other: the group's members share its partitions, from its committed offsets", f)
+					}
+				}
+				o.topics = args
+			}
 			if o.offset != "" {
 				spec, err := parseOffsetSpec(o.offset)
 				if err != nil {
@@ -124,6 +153,9 @@ Every reset is reported on stderr with the records it skipped.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if o.group != "" {
+				return a.consumeGroup(ctx, stop, c, o)
+			}
 			return a.consume(ctx, stop, c, o)
 		},
 	}
@@ -135,6 +167,7 @@ Every reset is reported on stderr with the records it skipped.`,
 	f.StringVarP(&format, "format", "f", "", `output format, e.g. '%p %o\t%v\n' (default: JSON lines)`)
 	f.StringVar(&o.commitAs, "commit-as", "", "consumer id whose committed offsets to start from and advance")
 	f.StringVar(&o.reset, "offset-reset", "earliest", "below the log start (records deleted): earliest, latest or none")
+	f.StringVarP(&o.group, "group", "G", "", "join this HTTP consumer group and read the partitions it assigns (TOPIC... may be several)")
 	return cmd
 }
 
@@ -151,6 +184,7 @@ var _ consumeAPI = (*apiclient.Client)(nil)
 
 // cursor is where consume is in one partition.
 type cursor struct {
+	topic     string
 	partition int
 	// pos is the next offset to fetch (one past the last printed record).
 	pos uint64
@@ -184,6 +218,9 @@ type consumer struct {
 	cursors []*cursor
 	// printed counts the records printed, over every partition (-n).
 	printed int
+	// commitGroup commits a cursor as a member of the group of -G
+	// (consume_group.go); nil without -G.
+	commitGroup func(ctx context.Context, cur *cursor) error
 }
 
 func (a *app) consume(ctx context.Context, stopSignals func(), c consumeAPI, o consumeOptions) error {
@@ -217,7 +254,7 @@ func (a *app) consume(ctx context.Context, stopSignals func(), c consumeAPI, o c
 
 // where names a partition in messages.
 func (cs *consumer) where(cur *cursor) string {
-	return fmt.Sprintf("%s/%d", cs.o.topic, cur.partition)
+	return fmt.Sprintf("%s/%d", cur.topic, cur.partition)
 }
 
 // start lists the partitions to read and resolves each one's first offset
@@ -229,11 +266,11 @@ func (cs *consumer) start(ctx context.Context) error {
 			return cs.a.apiError("consume "+cs.o.topic, err)
 		}
 		for _, p := range td.Partitions {
-			cs.cursors = append(cs.cursors, &cursor{partition: p.Partition, hw: p.HighWatermark, hwKnown: true})
+			cs.cursors = append(cs.cursors, &cursor{topic: cs.o.topic, partition: p.Partition, hw: p.HighWatermark, hwKnown: true})
 		}
 		slices.SortFunc(cs.cursors, func(x, y *cursor) int { return x.partition - y.partition })
 	} else {
-		cs.cursors = []*cursor{{partition: cs.o.partition}}
+		cs.cursors = []*cursor{{topic: cs.o.topic, partition: cs.o.partition}}
 	}
 	spec := offsetSpec{kind: offsetStart}
 	if cs.o.offset != "" {
@@ -243,7 +280,7 @@ func (cs *consumer) start(ctx context.Context) error {
 	}
 	for _, cur := range cs.cursors {
 		if cs.o.commitAs != "" {
-			co, err := cs.c.ConsumerOffset(ctx, cs.o.commitAs, cs.o.topic, cur.partition)
+			co, err := cs.c.ConsumerOffset(ctx, cs.o.commitAs, cur.topic, cur.partition)
 			if err != nil {
 				return cs.a.apiError(fmt.Sprintf("consume %s: read the committed offset of %s", cs.where(cur), cs.o.commitAs), err)
 			}
@@ -253,7 +290,7 @@ func (cs *consumer) start(ctx context.Context) error {
 			// A fetch of zero records is not allowed (max >= 1); one
 			// record from offset 0 tells the high watermark and checks
 			// the partition.
-			res, err := cs.c.Fetch(ctx, cs.o.topic, cur.partition, 0, 1)
+			res, err := cs.c.Fetch(ctx, cur.topic, cur.partition, 0, 1)
 			if err != nil {
 				return cs.a.apiError("consume "+cs.where(cur), err)
 			}
@@ -320,7 +357,7 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 	if cs.o.limit > 0 {
 		max = min(max, cs.o.limit-cs.printed)
 	}
-	res, err := cs.c.Fetch(ctx, cs.o.topic, cur.partition, cur.pos, max)
+	res, err := cs.c.Fetch(ctx, cur.topic, cur.partition, cur.pos, max)
 	for resets := 0; err != nil; resets++ {
 		var oor *apiclient.OffsetOutOfRangeError
 		if !errors.As(err, &oor) || resets == maxResets {
@@ -329,11 +366,11 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 		if err := cs.reset(cur, oor); err != nil {
 			return 0, false, err
 		}
-		res, err = cs.c.Fetch(ctx, cs.o.topic, cur.partition, cur.pos, max)
+		res, err = cs.c.Fetch(ctx, cur.topic, cur.partition, cur.pos, max)
 	}
 	cur.hw, cur.hwKnown = res.HighWatermark, true
 	for _, r := range res.Records {
-		if err := cs.print(cur.partition, r); err != nil {
+		if err := cs.print(cur, r); err != nil {
 			return n, false, err
 		}
 		cur.pos = r.Offset + 1
@@ -410,9 +447,9 @@ func max64(a, b uint64) uint64 {
 	return b
 }
 
-// print writes one record in the chosen form.
-func (cs *consumer) print(partition int, r apiclient.FetchedRecord) error {
-	rec := consumedRecord{Topic: cs.o.topic, Partition: partition, FetchedRecord: r}
+// print writes one record of cur's partition in the chosen form.
+func (cs *consumer) print(cur *cursor, r apiclient.FetchedRecord) error {
+	rec := consumedRecord{Topic: cur.topic, Partition: cur.partition, FetchedRecord: r}
 	if cs.o.format == nil {
 		return jsonLine(cs.out, toConsumeJSON(rec))
 	}
@@ -422,8 +459,12 @@ func (cs *consumer) print(partition int, r apiclient.FetchedRecord) error {
 }
 
 // commit stores cur's position as the committed offset of --commit-as for
-// its partition, when it moves the offset forward.
+// its partition, when it moves the offset forward; with -G, as a member of
+// the group (commitGroup).
 func (cs *consumer) commit(ctx context.Context, cur *cursor) error {
+	if cs.commitGroup != nil {
+		return cs.commitGroup(ctx, cur)
+	}
 	if cs.o.commitAs == "" || !cur.consumed {
 		return nil
 	}
@@ -435,7 +476,7 @@ func (cs *consumer) commit(ctx context.Context, cur *cursor) error {
 		}
 		return nil
 	}
-	res, err := cs.c.CommitOffset(ctx, cs.o.commitAs, cs.o.topic, cur.partition, cur.pos)
+	res, err := cs.c.CommitOffset(ctx, cs.o.commitAs, cur.topic, cur.partition, cur.pos)
 	if err != nil {
 		if errors.Is(err, apiclient.ErrConflict) {
 			return cs.a.apiError(fmt.Sprintf("consume: commit %s at %d as %s (another consumer with this id moved it?)", cs.where(cur), cur.pos, cs.o.commitAs), err)

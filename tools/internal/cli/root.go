@@ -95,8 +95,8 @@ func NewRoot(env Env) *cobra.Command {
 
 	root := groupCommand("pystream", "Work with PyStream logs, topics and servers")
 	root.Long = "pystream is the command-line tool of PyStream, a Kafka-inspired event log.\n\n" +
-		"Client commands (topic, produce, consume, offsets, cluster, broker, partition,\n" +
-		"bench produce|consume) talk to a running server at --server. File tools (log\n" +
+		"Client commands (topic, produce, consume, offsets, group, cluster, broker,\n" +
+		"partition, bench produce|consume) talk to a running server at --server. File tools (log\n" +
 		"dump, log verify, log repair, bench log) work on a data directory directly and\n" +
 		"need no server. Exit codes: 0 ok, 1 operational error or problems\n" +
 		"found, 2 usage error."
@@ -135,6 +135,7 @@ func NewRoot(env Env) *cobra.Command {
 		a.produceCommand(),
 		a.consumeCommand(),
 		a.offsetsCommand(),
+		a.groupCommand(),
 		a.clusterCommand(),
 		a.brokerCommand(),
 		a.partitionCommand(),

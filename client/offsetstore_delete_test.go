@@ -1,0 +1,159 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/topic"
+)
+
+// commitAll commits the offsets of billing (three) and of audit (one).
+func commitAll(t *testing.T, s *OffsetStore) {
+	t.Helper()
+	require.NoError(t, s.Commit("billing", "orders", 0, 5))
+	require.NoError(t, s.Commit("billing", "orders", 1, 7))
+	require.NoError(t, s.Commit("billing", "payments", 0, 2))
+	require.NoError(t, s.Commit("audit", "orders", 0, 9))
+}
+
+// DeleteConsumer removes every offset of one consumer and no other's; a
+// commit afterwards starts afresh (the store forgot the directories it had
+// made durable, so it makes them again).
+func TestOffsetStoreDeleteConsumer(t *testing.T) {
+	s, root := newStore(t)
+	commitAll(t, s)
+
+	n, err := s.DeleteConsumer("billing")
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	list, err := s.List("billing")
+	require.NoError(t, err)
+	require.Empty(t, list)
+	_, err = os.Stat(filepath.Join(root, "billing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(filepath.Join(root, "billing"+DeletedSuffix))
+	require.ErrorIs(t, err, os.ErrNotExist, "the renamed directory is removed")
+	all, err := s.ListAll()
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.Equal(t, "audit", all[0].ConsumerID)
+
+	require.NoError(t, s.Commit("billing", "orders", 0, 1), "a deleted consumer commits from scratch, lower too")
+	off, ok, err := s.Load("billing", "orders", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(1), off)
+
+	n, err = s.DeleteConsumer("nobody")
+	require.NoError(t, err)
+	require.Zero(t, n)
+	_, err = s.DeleteConsumer("..")
+	require.ErrorIs(t, err, topic.ErrInvalidName)
+}
+
+// A renamed directory left by an interrupted delete is invisible to
+// readers and removed by the next delete.
+func TestOffsetStoreDeleteSweepsLeftovers(t *testing.T) {
+	s, root := newStore(t)
+	commitAll(t, s)
+	require.NoError(t, os.Rename(filepath.Join(root, "audit"), filepath.Join(root, "audit"+DeletedSuffix)))
+	all, err := s.ListAll()
+	require.NoError(t, err)
+	for _, o := range all {
+		require.Equal(t, "billing", o.ConsumerID)
+	}
+	_, err = s.DeleteConsumer("billing")
+	require.NoError(t, err)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
+
+// docs/design.md § Sticky failure: after a failed write the store refuses
+// to delete the consumer's offsets, as it refuses to commit them.
+func TestOffsetStoreDeleteRefusedAfterFailure(t *testing.T) {
+	ffs := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: ffs})
+	require.NoError(t, err)
+	require.NoError(t, s.Commit("billing", "orders", 0, 5))
+	ffs.SetFault(func(op logtest.Op, _ string) error {
+		if op == logtest.OpSyncDir {
+			return errors.New("injected")
+		}
+		return nil
+	})
+	require.Error(t, s.Commit("billing", "orders", 0, 6))
+	ffs.SetFault(nil)
+	_, err = s.DeleteConsumer("billing")
+	require.ErrorIs(t, err, ErrStoreFailed)
+}
+
+// Deleting a consumer's offsets is all or nothing under a power loss
+// before any of its file-system steps: the crashed store lists every
+// offset of the consumer or none, the other consumer's always, and once
+// DeleteConsumer returned, none. Another delete in the crashed store
+// finishes the job.
+func TestCrashSimDeleteConsumerAtEveryStep(t *testing.T) {
+	counter := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
+	require.NoError(t, err)
+	commitAll(t, s)
+	before := counter.Total()
+	_, err = s.DeleteConsumer("billing")
+	require.NoError(t, err)
+	steps := counter.Total() - before
+	require.Greater(t, steps, 2)
+
+	for n := 1; n <= steps+1; n++ {
+		t.Run(fmt.Sprintf("before step %d", n), func(t *testing.T) {
+			base := t.TempDir()
+			c, err := logtest.NewCrashFS(base)
+			require.NoError(t, err)
+			ffs := logtest.NewFaultFS(c)
+			root := filepath.Join(base, "offsets")
+			s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: ffs})
+			require.NoError(t, err)
+			commitAll(t, s)
+			dst := filepath.Join(t.TempDir(), "crashed")
+			seen, crashed := 0, false
+			ffs.SetFault(func(logtest.Op, string) error {
+				seen++
+				if seen == n {
+					crashed = true
+					require.NoError(t, c.Crash(dst))
+				}
+				return nil
+			})
+			_, err = s.DeleteConsumer("billing")
+			require.NoError(t, err)
+			if !crashed {
+				require.NoError(t, c.Crash(dst))
+			}
+
+			crashedStore, err := OpenOffsetStoreWithOptions(filepath.Join(dst, "offsets"), OffsetStoreOptions{FS: durable.OS})
+			require.NoError(t, err)
+			billing, err := crashedStore.List("billing")
+			require.NoError(t, err)
+			require.Contains(t, []int{0, 3}, len(billing), "all or nothing")
+			if !crashed {
+				require.Empty(t, billing, "a returned delete survives")
+			}
+			audit, err := crashedStore.List("audit")
+			require.NoError(t, err)
+			require.Len(t, audit, 1)
+
+			_, err = crashedStore.DeleteConsumer("billing")
+			require.NoError(t, err)
+			entries, err := os.ReadDir(filepath.Join(dst, "offsets"))
+			require.NoError(t, err)
+			require.Len(t, entries, 1, "only audit is left")
+		})
+	}
+}

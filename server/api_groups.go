@@ -1,0 +1,187 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/group"
+)
+
+// The HTTP consumer groups' heartbeat and commit (docs/groups.md): the
+// coordinator is package server/group's ConsumerCoordinator; these
+// handlers read the request, check it is at the coordinator, and map its
+// answers and errors (classify) to the API's.
+
+// heartbeatBody is apiclient.GroupHeartbeatRequest as the server reads
+// it: a missing member_epoch is refused rather than read as 0 (a join).
+type heartbeatBody struct {
+	MemberID    string                           `json:"member_id"`
+	MemberEpoch *int32                           `json:"member_epoch"`
+	Topics      []string                         `json:"topics"`
+	Owned       []apiclient.GroupTopicPartitions `json:"owned"`
+	MaxWaitMS   uint32                           `json:"max_wait_ms"`
+	ClientID    string                           `json:"client_id"`
+}
+
+// maxClientID bounds the client id a member describes itself with.
+const maxClientID = 255
+
+// MaxHeartbeatWait caps how long a heartbeat is held (max_wait_ms), below
+// WriteTimeout, whatever PYSTREAM_GROUP_HEARTBEAT_INTERVAL says: the
+// server must answer before it would cut the connection.
+const MaxHeartbeatWait = WriteTimeout * 2 / 3
+
+// handleGroupHeartbeat answers POST /api/groups/{group}/heartbeat: a
+// member joins (member_epoch 0), leaves (-1) or heartbeats, and learns
+// what it may hold now. With max_wait_ms the answer may wait, up to the
+// heartbeat interval (and MaxHeartbeatWait), for the member's assignment
+// to change.
+func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	var body heartbeatBody
+	if ae := s.readJSON(w, r, &body); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if body.MemberEpoch == nil {
+		writeAPIError(w, badRequest(`"member_epoch" is required: 0 to join, -1 to leave, else the epoch of the last answer`))
+		return
+	}
+	for i, tp := range body.Owned {
+		if tp.Partitions == nil {
+			writeAPIError(w, badRequest(`"owned[%d].partitions" is required: the partitions of %s the member holds`, i, quoted(tp.Topic)))
+			return
+		}
+	}
+	if len(body.ClientID) > maxClientID || !printable(body.ClientID) {
+		writeAPIError(w, badRequest(`"client_id" must be printable text of at most %d bytes`, maxClientID))
+		return
+	}
+	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
+		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: min(time.Duration(body.MaxWaitMS)*time.Millisecond, MaxHeartbeatWait)}
+	if hb.ClientID == "" {
+		hb.ClientID = clip(r.UserAgent())
+	}
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		hb.ClientHost = host
+	}
+	a, err := s.consumerGroups.Heartbeat(r.Context(), g, hb)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, apiclient.GroupHeartbeatResponse{MemberID: a.MemberID, MemberEpoch: a.MemberEpoch,
+		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), Assignment: toWire(a.Partitions)})
+}
+
+// groupCommitBody is apiclient.GroupCommitRequest as the server reads
+// it: every field required.
+type groupCommitBody struct {
+	MemberID    *string `json:"member_id"`
+	MemberEpoch *int32  `json:"member_epoch"`
+	Offset      *uint64 `json:"offset"`
+}
+
+// handleGroupCommit answers PUT /api/groups/{group}/offsets/{topic}/{p}
+// with {"member_id", "member_epoch", "offset"}: a member commits the
+// group's offset of a partition it holds, at its current epoch; then the
+// commit is the phase-3 one of consumer id {group} (durable, never
+// backwards, never past the high watermark). The check and the commit
+// are two steps: a member that loses the partition between them commits
+// once more, which moves the offset only forward.
+func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	t, ae := s.partitionTarget(r, g)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	var body groupCommitBody
+	if ae := s.readJSON(w, r, &body); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	switch {
+	case body.MemberID == nil:
+		ae = badRequest(`"member_id" is required: the id the group's heartbeat answered`)
+	case body.MemberEpoch == nil:
+		ae = badRequest(`"member_epoch" is required: the epoch of the member's last heartbeat answer`)
+	case body.Offset == nil:
+		ae = badRequest(`"offset" is required: a JSON integer from 0`)
+	}
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if p, ok := s.groups.Protocol(g); ok && p != group.Consumer {
+		writeAPIError(w, classify(&group.ProtocolMismatchError{Group: g, Has: p, Want: group.Consumer}))
+		return
+	}
+	if err := s.consumerGroups.CheckCommit(g, *body.MemberID, *body.MemberEpoch, t.topic, int32(t.partition)); err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	if err := s.cluster.CommitOffset(g, t.topic, t.partition, *body.Offset); err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	s.answerOffset(w, t)
+}
+
+// partitionTarget is an offset target of consumer id: the {topic} and
+// {p} of the path, checked to exist.
+func (s *Server) partitionTarget(r *http.Request, consumer string) (offsetTarget, *apiError) {
+	t := offsetTarget{consumer: consumer}
+	var ae *apiError
+	if t.topic, ae = nameParam(r, "topic", "topic"); ae != nil {
+		return t, ae
+	}
+	if t.partition, ae = partitionParam(r); ae != nil {
+		return t, ae
+	}
+	info, err := s.cluster.Topic(t.topic)
+	if err != nil {
+		return t, classify(err)
+	}
+	if t.partition >= info.PartitionCount {
+		return t, notFound("topic %q has %d partition(s), no partition %d", t.topic, info.PartitionCount, t.partition)
+	}
+	return t, nil
+}
+
+// fromWire and toWire convert partition lists between the API and the
+// coordinator.
+func fromWire(in []apiclient.GroupTopicPartitions) []group.TopicPartitions {
+	out := make([]group.TopicPartitions, len(in))
+	for i, tp := range in {
+		out[i] = group.TopicPartitions{Topic: tp.Topic, Partitions: tp.Partitions}
+	}
+	return out
+}
+
+// toWire is never nil, so that an empty list encodes as [].
+func toWire(in []group.TopicPartitions) []apiclient.GroupTopicPartitions {
+	out := make([]apiclient.GroupTopicPartitions, len(in))
+	for i, tp := range in {
+		out[i] = apiclient.GroupTopicPartitions{Topic: tp.Topic, Partitions: tp.Partitions}
+	}
+	return out
+}

@@ -1,0 +1,192 @@
+package server
+
+import (
+	"cmp"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/group"
+)
+
+// Listing, describing and deleting groups, of either protocol
+// (docs/groups.md § Listing, describing, deleting).
+
+// handleListGroups answers GET /api/groups: every group with members, of
+// either protocol, and every consumer id with committed offsets and no
+// members, state Empty, as Kafka lists groups that only have offsets.
+func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	byID := map[string]apiclient.GroupSummary{}
+	for _, l := range s.groupListers() {
+		for _, g := range l.List() {
+			byID[g.Group] = apiclient.GroupSummary{Group: g.Group, Protocol: string(g.Protocol), State: g.State, Members: g.Members}
+		}
+	}
+	offsets, err := s.cluster.ListAllOffsets()
+	if err != nil && offsets == nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	// Offset files that cannot be read still name their consumer; the
+	// metrics report them (pystream_consumer_offset_unreadable_files).
+	for _, o := range offsets {
+		if _, ok := byID[o.ConsumerID]; !ok {
+			byID[o.ConsumerID] = apiclient.GroupSummary{Group: o.ConsumerID, State: group.StateEmpty}
+		}
+	}
+	out := apiclient.GroupsResponse{Groups: make([]apiclient.GroupSummary, 0, len(byID))}
+	for _, id := range sortedNames(byID) {
+		out.Groups = append(out.Groups, byID[id])
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// describeGroup is the group's members (from whichever coordinator has
+// them), ok false when neither has any.
+func (s *Server) describeGroup(g string) (group.Description, bool) {
+	for _, l := range s.groupListers() {
+		if d, ok := l.Describe(g); ok {
+			return d, true
+		}
+	}
+	return group.Description{}, false
+}
+
+// handleDescribeGroup answers GET /api/groups/{group}: state, epoch,
+// members and their assignments, and per partition the group committed
+// or is assigned: the committed offset, the log end (high watermark) and
+// the lag, and the member that holds it. A group with no members and no
+// committed offset is 404.
+func (s *Server) handleDescribeGroup(w http.ResponseWriter, r *http.Request) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	d, found := s.describeGroup(g)
+	committed, err := s.cluster.ListOffsets(g)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	if !found && len(committed) == 0 {
+		writeAPIError(w, notFound("group %q has no members and no committed offsets", g))
+		return
+	}
+	out := apiclient.GroupDescription{Group: g, State: group.StateEmpty, Members: []apiclient.GroupMember{}}
+	if found {
+		out.Protocol, out.State, out.ProtocolType, out.Assignor, out.Epoch = string(d.Protocol), d.State, d.ProtocolType, d.Assignor, d.Generation
+	}
+	type key struct {
+		topic string
+		p     int
+	}
+	rows := map[key]*apiclient.GroupPartitionOffset{}
+	row := func(topic string, p int) *apiclient.GroupPartitionOffset {
+		k := key{topic, p}
+		if rows[k] == nil {
+			rows[k] = &apiclient.GroupPartitionOffset{Topic: topic, Partition: p}
+		}
+		return rows[k]
+	}
+	for _, m := range d.Members {
+		out.Members = append(out.Members, apiclient.GroupMember{MemberID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID,
+			ClientHost: m.ClientHost, Assignment: toWire(m.Assigned)})
+		for _, tp := range m.Assigned {
+			for _, p := range tp.Partitions {
+				row(tp.Topic, int(p)).MemberID = m.ID
+			}
+		}
+	}
+	for _, o := range committed {
+		off := o.Offset
+		row(o.Topic, o.Partition).CommittedOffset = &off
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p))
+	}) {
+		rw := rows[k]
+		if hw, err := s.cluster.HighWatermark(k.topic, k.p); err == nil {
+			rw.LogEndOffset = &hw
+			if rw.CommittedOffset != nil {
+				lag := uint64(0)
+				if hw > *rw.CommittedOffset {
+					lag = hw - *rw.CommittedOffset
+				}
+				rw.Lag = &lag
+			}
+		}
+		out.Offsets = append(out.Offsets, *rw)
+	}
+	if out.Offsets == nil {
+		out.Offsets = []apiclient.GroupPartitionOffset{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDeleteGroup answers DELETE /api/groups/{group}: the group's
+// committed offsets are deleted (durably, all or nothing), as Kafka's
+// DeleteGroups. A group with members of either protocol is 409; one with
+// nothing to delete is 404.
+func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.noBody(w, r); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	if p, ok := s.groups.Protocol(g); ok {
+		n := 0
+		if d, ok := s.describeGroup(g); ok {
+			n = len(d.Members)
+		}
+		writeAPIError(w, newAPIError(http.StatusConflict, CodeConflict,
+			"group %q has %d %s member(s); a group is deleted once its members have left", g, n, protocolWords(p)))
+		return
+	}
+	n, err := s.cluster.DeleteOffsets(g)
+	if errors.Is(err, client.ErrDeleteUnfinished) {
+		// The offsets are gone; a directory no reader sees is left,
+		// removed at the next delete.
+		s.logger.Warn("group deleted, a directory of its offsets is left", "group", g, "err", err)
+		err = nil
+	}
+	if err != nil {
+		writeAPIError(w, s.opError("delete group", err))
+		return
+	}
+	if n == 0 {
+		writeAPIError(w, notFound("group %q has no committed offsets and no members", g))
+		return
+	}
+	s.logger.Info("group deleted", "group", g, "offsets", n)
+	writeJSON(w, http.StatusOK, apiclient.DeleteGroupResponse{Group: g, OffsetsDeleted: n})
+}
+
+// sortedNames returns the keys of m, ascending.
+func sortedNames[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/stretchr/testify/require"
+)
+
+// groupMemberProcess is one `pystream consume -G` process, its records
+// printed one a line into a file, its stderr into another.
+type groupMemberProcess struct {
+	cmd      *exec.Cmd
+	out, err string
+}
+
+func startGroupMember(t *testing.T, url string) *groupMemberProcess {
+	t.Helper()
+	dir := t.TempDir()
+	p := &groupMemberProcess{out: filepath.Join(dir, "out"), err: filepath.Join(dir, "err")}
+	out, err := os.Create(p.out)
+	require.NoError(t, err)
+	errOut, err := os.Create(p.err)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = out.Close(), errOut.Close() })
+	cmd := exec.Command(pystreamBin, "consume", "-G", "billing", "orders", "-f", `%v\n`)
+	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	require.NoError(t, cmd.Start())
+	p.cmd = cmd
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return p
+}
+
+// stderr is what the process wrote to stderr so far.
+func (p *groupMemberProcess) stderr(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(p.err)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// interrupt sends SIGINT (Ctrl-C) or SIGTERM and requires exit status 0:
+// the member committed and left.
+func (p *groupMemberProcess) interrupt(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(sig))
+	err := p.cmd.Wait()
+	var exit *exec.ExitError
+	require.False(t, errors.As(err, &exit), "%v: commit, leave, exit 0: %v\n%s", sig, err, p.stderr(t))
+}
+
+// records is what the process printed so far.
+func (p *groupMemberProcess) records(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(p.out)
+	require.NoError(t, err)
+	return strings.Fields(string(b))
+}
+
+// produceRecords produces n records "<prefix>-<i>" round robin.
+func produceRecords(t *testing.T, c *apiclient.Client, prefix string, n int) []string {
+	t.Helper()
+	var vals []string
+	var recs []apiclient.ProduceRecord
+	for i := range n {
+		vals = append(vals, fmt.Sprintf("%s-%d", prefix, i))
+		recs = append(recs, apiclient.ProduceRecord{Value: []byte(vals[i])})
+	}
+	_, err := c.Produce(context.Background(), "orders", recs)
+	require.NoError(t, err)
+	return vals
+}
+
+// awaitBilling polls group billing until ok accepts it (bounded).
+func awaitBilling(t *testing.T, c *apiclient.Client, what string, ok func(*apiclient.GroupDescription) bool) {
+	t.Helper()
+	var last *apiclient.GroupDescription
+	var lastErr error
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		d, err := c.Group(context.Background(), "billing")
+		if err == nil && ok(d) {
+			return
+		}
+		last, lastErr = d, err
+	}
+	t.Fatalf("%s: last %+v, %v", what, last, lastErr)
+}
+
+// assigned is how many partitions each member holds, ascending.
+func assigned(d *apiclient.GroupDescription) []int {
+	var n []int
+	for _, m := range d.Members {
+		k := 0
+		for _, tp := range m.Assignment {
+			k += len(tp.Partitions)
+		}
+		n = append(n, k)
+	}
+	slices.Sort(n)
+	return n
+}
+
+// noLag is true once the group committed every partition to its end.
+func noLag(d *apiclient.GroupDescription) bool {
+	if len(d.Offsets) != 4 {
+		return false
+	}
+	for _, o := range d.Offsets {
+		if o.Lag == nil || *o.Lag != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// docs/groups.md § Timeouts, with the real binaries: two `pystream consume
+// -G` processes split a topic. A third that joins and is interrupted
+// (Ctrl-C) commits and leaves: its partitions move at once. Then one is
+// killed with SIGKILL (no commit, no leave): its partitions stay with it
+// until its session times out, then the other takes them and goes on from
+// the committed offsets. The survivor, stopped (SIGSTOP) past its own
+// session timeout, is forgotten; continued, it joins again and reads on.
+// No record committed by any of them is missing from what they printed.
+func TestCLIConsumeGroupKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server and two consumers through a session timeout")
+	}
+	const session = 1500 * time.Millisecond
+	url := startServer(t, 1, "PYSTREAM_KAFKA_PORT=0", "PYSTREAM_GROUP_SESSION_TIMEOUT="+session.String(),
+		"PYSTREAM_GROUP_HEARTBEAT_INTERVAL=100ms")
+	c := apiclient.New(url)
+	_, _, err := c.CreateTopic(context.Background(), "orders", 4, 1)
+	require.NoError(t, err)
+	want := produceRecords(t, c, "first", 40)
+
+	a := startGroupMember(t, url)
+	b := startGroupMember(t, url)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("a printed %v\nb printed %v", a.records(t), b.records(t))
+			td, _ := c.Topic(context.Background(), "orders")
+			t.Logf("topic %+v", td.Partitions)
+		}
+	})
+	awaitBilling(t, c, "two members, two partitions each, all read", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable" && noLag(d)
+	})
+	want = append(want, produceRecords(t, c, "second", 40)...)
+	awaitBilling(t, c, "both read the second batch", noLag)
+
+	third := startGroupMember(t, url)
+	awaitBilling(t, c, "three members", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{1, 1, 2}) && d.State == "Stable"
+	})
+	want = append(want, produceRecords(t, c, "shared", 40)...)
+	awaitBilling(t, c, "the three read theirs", noLag)
+	left := time.Now()
+	third.interrupt(t, syscall.SIGINT)
+	awaitBilling(t, c, "the third left", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable"
+	})
+	require.Less(t, time.Since(left), session, "a member that leaves hands over at once, not after its session timeout")
+
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
+	_ = a.cmd.Wait()
+	killed := time.Now()
+	want = append(want, produceRecords(t, c, "third", 40)...)
+	d, err := c.Group(context.Background(), "billing")
+	require.NoError(t, err)
+	require.Equal(t, []int{2, 2}, assigned(d), "the killed member keeps its partitions until its session ends")
+
+	awaitBilling(t, c, "the survivor took every partition and read them", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{4}) && noLag(d)
+	})
+	require.GreaterOrEqual(t, time.Since(killed), session-200*time.Millisecond, "not before the session timeout")
+
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGSTOP))
+	time.Sleep(session + 500*time.Millisecond)
+	awaitBilling(t, c, "the stopped member is forgotten", func(d *apiclient.GroupDescription) bool { return len(d.Members) == 0 })
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGCONT))
+	want = append(want, produceRecords(t, c, "fourth", 40)...)
+	awaitBilling(t, c, "it joined again and read on", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{4}) && noLag(d)
+	})
+	require.Contains(t, b.stderr(t), "joining again")
+
+	b.interrupt(t, syscall.SIGTERM)
+	got := map[string]bool{}
+	for _, r := range slices.Concat(a.records(t), b.records(t), third.records(t)) {
+		got[r] = true
+	}
+	for _, w := range want {
+		require.True(t, got[w], "record %s was committed but printed by neither member", w)
+	}
+	list, err := c.Groups(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []apiclient.GroupSummary{{Group: "billing", State: "Empty"}}, list.Groups, "the survivor left")
+}
