@@ -33,7 +33,7 @@ export function drawBrokers(state, act) {
     for (const f of p.followers) (follow[f] ||= []).push(name);
   }
   replace(document.getElementById("brokers"), state.brokers.map((b) => el("li",
-    { class: "broker" + (b.available ? "" : " stopped"), "data-broker": b.id, "data-available": b.available },
+    { class: "broker" + (b.available ? "" : " stopped"), "data-broker": b.id, "data-available": String(b.available) },
     el("h3", {}, `Broker ${b.id} `, el("span", { class: "state" }, b.available ? "● running" : "✕ stopped")),
     el("p", {}, "leads: " + (lead[b.id] || ["nothing"]).join(", ")),
     el("p", {}, "follows: " + (follow[b.id] || ["nothing"]).join(", ")),
@@ -102,7 +102,7 @@ export function drawEntry(e) {
   const list = document.getElementById("timeline");
   const cands = candidates(e), c = cut(e);
   const r = RULES[e.event];
-  list.prepend(el("li", { "data-event": e.event, "data-phase": e.phase, "data-offset": e.offset, class: e.phase },
+  list.prepend(el("li", { value: e.offset, "data-event": e.event, "data-phase": e.phase, "data-offset": e.offset, class: e.phase },
     el("span", { class: "what" }, `${e.event} ${e.phase}`), " ",
     el("span", { class: "by" }, `by ${e.by}, ${new Date(e.time).toLocaleTimeString()}`),
     el("div", {}, explain(e)),

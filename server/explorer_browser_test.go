@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// The explorer in a real browser: headless Chromium drives /explorer on a
+// server listening on a loopback port. Each test saves a screenshot in its
+// temporary directory and logs the path. Without a browser they skip.
+
+// chromeBinary finds the browser: PYSTREAM_CHROME, else chromium on PATH.
+func chromeBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PYSTREAM_CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium found: install one (apt-get install chromium) or name a Chrome binary in PYSTREAM_CHROME")
+	return ""
+}
+
+// browserTab opens a tab of a new headless browser at 1280x800, and
+// collects what the page logs as an error (an exception, a refused
+// script or style: the CSP). The browser closes with the test.
+func browserTab(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromeBinary(t)),
+		chromedp.NoSandbox, chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx)) // start the browser now
+
+	var mu sync.Mutex
+	var problems []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if (m.Type == chromedp.ConsoleError || m.IsException()) && !strings.Contains(m.Text, "Failed to load resource") {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// screenshot saves the whole page as name.png under the test's temporary
+// directory, or under PYSTREAM_SCREENSHOT_DIR to keep it.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	dir := os.Getenv("PYSTREAM_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+// waitJS waits until the JavaScript expression is true.
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second)))
+	require.NoError(t, err, "waiting for %s (%s)", what, expr)
+}
+
+// explorerServer starts a server with three brokers and the topic orders
+// (one partition, three replicas) and opens the explorer in a browser.
+func explorerServer(t *testing.T, opts ...func(*Config)) (*running, context.Context, func() []string) {
+	t.Helper()
+	r := startServer(t, t.TempDir(), 3, opts...)
+	_, _, err := r.client.CreateTopic(t.Context(), "orders", 1, 3)
+	require.NoError(t, err)
+	ctx, problems := browserTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
+	return r, ctx, problems
+}
+
+const partSel = `document.querySelector('[data-part="orders/0"]')`
+
+// The page shows the three brokers, running, and the topic's three
+// replicas, the leader crowned.
+func TestExplorerBrowserShowsBrokersAndReplicas(t *testing.T) {
+	r, ctx, problems := explorerServer(t)
+	waitJS(t, ctx, "three running brokers", `document.querySelectorAll('li[data-broker][data-available="true"]').length === 3`)
+	waitJS(t, ctx, "three replicas", partSel+`?.querySelectorAll('.replica').length === 3`)
+	d, err := r.client.Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	leader := d.Partitions[0].Leader
+	waitJS(t, ctx, "the leader's crown", fmt.Sprintf(partSel+`.querySelector('.replica.leader[data-broker="%d"] .crown') !== null`, leader))
+	screenshot(t, ctx, "brokers-and-replicas")
+	require.Empty(t, problems())
+}
+
+// docs/phase-4-replication.md § High watermark: producing from the form
+// moves every active replica's log end, and the high watermark with them.
+func TestExplorerBrowserProduceMovesLogEndsAndHighWatermark(t *testing.T) {
+	_, ctx, problems := explorerServer(t)
+	waitJS(t, ctx, "the partition", partSel+`?.dataset.hw === "0"`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue("#produce-value", "first"), chromedp.Click("#produce-send"),
+	))
+	waitJS(t, ctx, "the first record acknowledged", `document.getElementById("outcome").textContent.includes("offset 0")`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#produce-key", "k"), chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "high watermark 2", partSel+`.dataset.hw === "2"`)
+	waitJS(t, ctx, "every log end at 2", `[...`+partSel+`.querySelectorAll('.replica')].every(r => r.dataset.logEnd === "2")`)
+	screenshot(t, ctx, "produced")
+	require.Empty(t, problems())
+}
+
+// docs/phase-5-failover.md § Candidate selection and safety checks:
+// stopping the leader from the page, then failing over from it, shows the
+// failover in the timeline with the candidates it compared, and the crown
+// on the new leader.
+func TestExplorerBrowserStopLeaderShowsFailover(t *testing.T) {
+	r, ctx, problems := explorerServer(t, manual)
+	d, err := r.client.Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	old := d.Partitions[0].Leader
+	waitJS(t, ctx, "the stop button", fmt.Sprintf(`document.getElementById("broker-%d-toggle") !== null`, old))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(fmt.Sprintf("#broker-%d-toggle", old))))
+	waitJS(t, ctx, "the fail-over button", `document.getElementById("failover-orders/0") !== null`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`[id="failover-orders/0"]`)))
+	waitJS(t, ctx, "the failover in the timeline", `document.querySelector('#timeline li[data-event="failover"][data-phase="done"]') !== null`)
+	waitJS(t, ctx, "the candidates compared", `document.querySelectorAll('#timeline li[data-event="failover"] [data-candidate]').length === 2`)
+	waitJS(t, ctx, "a new leader, epoch 1", fmt.Sprintf(partSel+`.dataset.leader !== "%d" && `+partSel+`.dataset.epoch === "1"`, old))
+	waitJS(t, ctx, "the new leader's crown", partSel+`.querySelector('.replica.leader .crown') !== null && `+
+		partSel+`.querySelector('.replica.leader').dataset.broker === `+partSel+`.dataset.leader`)
+	screenshot(t, ctx, "failover")
+	require.Empty(t, problems())
+}
+
+// docs/phase-5-failover.md § Worked example, run from the page: the
+// scenario "Recovery cuts what was never acknowledged" goes to its end,
+// and the timeline shows the record recovery cut, at offset 3.
+func TestExplorerBrowserScenarioRunsToItsEnd(t *testing.T) {
+	r, ctx, problems := explorerServer(t)
+	waitJS(t, ctx, "the scenarios", `document.getElementById("scenario-recovery-cuts") !== null`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-recovery-cuts")))
+	for step := 0; step < 10; step++ {
+		done, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("scenario").dataset.done`))
+		require.NoError(t, err)
+		if done == "true" {
+			break
+		}
+		waitJS(t, ctx, "the Next button", `!document.getElementById("scenario-next").disabled`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-next")))
+		waitJS(t, ctx, fmt.Sprintf("step %d done", step+1),
+			fmt.Sprintf(`document.getElementById("scenario").dataset.step !== "%d" || document.getElementById("outcome").className === "bad"`, step))
+		outcome, err := chromedp.Run(ctx, chromedp.Text("#outcome"))
+		require.NoError(t, err)
+		t.Logf("step %d: %s", step+1, outcome)
+		class, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("outcome").className`))
+		require.NoError(t, err)
+		require.NotEqual(t, "bad", class, "step %d failed: %s", step+1, outcome)
+	}
+	waitJS(t, ctx, "the scenario's end", `document.getElementById("scenario").dataset.done === "true"`)
+	waitJS(t, ctx, "the quarantined offset", `document.querySelector('#timeline [data-quarantine="3-3"]') !== null`)
+	screenshot(t, ctx, "scenario-recovery-cuts")
+
+	// The state the phase page describes: every replica active again,
+	// and a consumer reads r0 r1 r2 r3.
+	topics, err := r.client.Topics(t.Context())
+	require.NoError(t, err)
+	var demo string
+	for _, tp := range topics.Topics {
+		if strings.HasPrefix(tp.Name, "demo-") {
+			demo = tp.Name
+		}
+	}
+	require.NotEmpty(t, demo)
+	d, err := r.client.Topic(t.Context(), demo)
+	require.NoError(t, err)
+	require.Len(t, d.Partitions[0].Active, 3)
+	f, err := r.client.Fetch(t.Context(), demo, 0, 0, 10)
+	require.NoError(t, err)
+	var values []string
+	for _, rec := range f.Records {
+		values = append(values, string(rec.Value))
+	}
+	require.Equal(t, []string{"r0", "r1", "r2", "r3"}, values)
+	require.Empty(t, problems())
+}
