@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/explorer"
@@ -18,12 +19,20 @@ import (
 type explorerSource struct {
 	s *Server
 
-	// mu guards end.
+	// mu guards the fields below.
 	mu sync.Mutex
 	// end is the journal's end as last read (cluster mode reads on from
 	// there).
 	end uint64
+	// consumers are the committed offsets as last listed, at listed: a
+	// listing reads a directory per consumer, so it is done at most once
+	// per consumersEvery rather than on every poll.
+	consumers []apiclient.ConsumerPosition
+	listed    time.Time
 }
+
+// consumersEvery is how often the explorer lists committed offsets.
+const consumersEvery = time.Second
 
 var _ explorer.Source = (*explorerSource)(nil)
 
@@ -32,7 +41,7 @@ var _ explorer.Source = (*explorerSource)(nil)
 func (x *explorerSource) State() (apiclient.ClusterState, error) {
 	s := x.s
 	st := apiclient.ClusterState{Mode: apiclient.ModeEmbedded, Controller: s.controllerStatus(),
-		Brokers: s.brokerStatuses(), Topics: []apiclient.TopicState{}, Consumers: []apiclient.ConsumerPosition{}}
+		Brokers: s.brokerStatuses(), Topics: []apiclient.TopicState{}}
 	if s.node != nil {
 		st.Mode = apiclient.ModeCluster
 	}
@@ -52,15 +61,32 @@ func (x *explorerSource) State() (apiclient.ClusterState, error) {
 		}
 		st.Topics = append(st.Topics, ts)
 	}
-	offsets, err := s.cluster.ListAllOffsets()
+	consumers, err := x.consumerPositions()
 	if err != nil {
 		return apiclient.ClusterState{}, err
 	}
-	for _, o := range offsets {
-		st.Consumers = append(st.Consumers, apiclient.ConsumerPosition{ConsumerID: o.ConsumerID, Topic: o.Topic,
-			Partition: o.Partition, Offset: o.Offset})
-	}
+	st.Consumers = consumers
 	return st, nil
+}
+
+// consumerPositions lists every committed offset, at most once per
+// consumersEvery.
+func (x *explorerSource) consumerPositions() ([]apiclient.ConsumerPosition, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.consumers != nil && time.Since(x.listed) < consumersEvery {
+		return x.consumers, nil
+	}
+	offsets, err := x.s.cluster.ListAllOffsets()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apiclient.ConsumerPosition, 0, len(offsets))
+	for _, o := range offsets {
+		out = append(out, apiclient.ConsumerPosition{ConsumerID: o.ConsumerID, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+	}
+	x.consumers, x.listed = out, time.Now()
+	return out, nil
 }
 
 // Journal reads entries as GET /api/journal answers them.
