@@ -13,8 +13,9 @@ import (
 	"strings"
 )
 
-// The events stream, GET /api/events (docs/explorer.md § The events
-// stream): server-sent events, one "update" message at most every 100 ms
+// The events stream, GET /api/events:
+// docs/explorer.md § The events stream
+// Server-sent events, one "update" message at most every 100 ms
 // per client, each carrying the cluster's state when it changed and the
 // journal entries written since the last message. A message that
 // carries journal entries has an id, the offset of its last entry; a
