@@ -13,6 +13,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apiclient"
 )
 
 // The explorer in a real browser: headless Chromium drives /explorer on a
@@ -34,18 +36,28 @@ func chromeBinary(t *testing.T) string {
 	return ""
 }
 
-// browserTab opens a tab of a new headless browser at 1280x800, and
-// collects what the page logs as an error (an exception, a refused
-// script or style: the CSP). The browser closes with the test.
-func browserTab(t *testing.T) (context.Context, func() []string) {
+// startBrowser starts a headless browser at 1280x800 for the test and
+// its subtests; it closes with the test.
+func startBrowser(t *testing.T) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromeBinary(t)),
 		chromedp.NoSandbox, chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx)) // start it now
+	return ctx
+}
+
+// browserTab opens a tab of browser for one test, and collects what the
+// page logs as an error (an exception, a refused script or style: the
+// CSP). The tab closes with the test.
+func browserTab(t *testing.T, browser context.Context) (context.Context, func() []string) {
+	t.Helper()
+	ctx, cancelTab := chromedp.NewContext(browser)
 	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(ctx)) // start the browser now
+	t.Cleanup(func() { cancelTime(); cancelTab() })
+	require.NoError(t, chromedp.Do(ctx)) // open it now
 
 	var mu sync.Mutex
 	var problems []string
@@ -91,23 +103,40 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 }
 
 // explorerServer starts a server with three brokers and the topic orders
-// (one partition, three replicas) and opens the explorer in a browser.
-func explorerServer(t *testing.T, opts ...func(*Config)) (*running, context.Context, func() []string) {
+// (one partition, three replicas) and opens the explorer in a tab of
+// browser.
+func explorerServer(t *testing.T, browser context.Context, opts ...func(*Config)) (*running, context.Context, func() []string) {
 	t.Helper()
 	r := startServer(t, t.TempDir(), 3, opts...)
-	_, _, err := r.client.CreateTopic(t.Context(), "orders", 1, 3)
-	require.NoError(t, err)
-	ctx, problems := browserTab(t)
+	require.NoError(t, r.srv.Cluster().CreateTopic("orders", 1, 3))
+	ctx, problems := browserTab(t, browser)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
 	return r, ctx, problems
+}
+
+// TestExplorerBrowser runs the page's tests in one browser, a tab each.
+func TestExplorerBrowser(t *testing.T) {
+	browser := startBrowser(t)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, context.Context)
+	}{
+		{"ShowsBrokersAndReplicas", browserShowsBrokersAndReplicas},
+		{"ProduceMovesLogEndsAndHighWatermark", browserProduceMovesLogEndsAndHighWatermark},
+		{"StopLeaderShowsFailover", browserStopLeaderShowsFailover},
+		{"ScenarioRunsToItsEnd", browserScenarioRunsToItsEnd},
+		{"UsesTheAPIChecks", browserUsesTheAPIChecks},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
+	}
 }
 
 const partSel = `document.querySelector('[data-part="orders/0"]')`
 
 // The page shows the three brokers, running, and the topic's three
 // replicas, the leader crowned.
-func TestExplorerBrowserShowsBrokersAndReplicas(t *testing.T) {
-	r, ctx, problems := explorerServer(t)
+func browserShowsBrokersAndReplicas(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
 	waitJS(t, ctx, "three running brokers", `document.querySelectorAll('li[data-broker][data-available="true"]').length === 3`)
 	waitJS(t, ctx, "three replicas", partSel+`?.querySelectorAll('.replica').length === 3`)
 	d, err := r.client.Topic(t.Context(), "orders")
@@ -120,8 +149,8 @@ func TestExplorerBrowserShowsBrokersAndReplicas(t *testing.T) {
 
 // docs/phase-4-replication.md § High watermark: producing from the form
 // moves every active replica's log end, and the high watermark with them.
-func TestExplorerBrowserProduceMovesLogEndsAndHighWatermark(t *testing.T) {
-	_, ctx, problems := explorerServer(t)
+func browserProduceMovesLogEndsAndHighWatermark(t *testing.T, browser context.Context) {
+	_, ctx, problems := explorerServer(t, browser)
 	waitJS(t, ctx, "the partition", partSel+`?.dataset.hw === "0"`)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue("#produce-value", "first"), chromedp.Click("#produce-send"),
@@ -138,8 +167,8 @@ func TestExplorerBrowserProduceMovesLogEndsAndHighWatermark(t *testing.T) {
 // stopping the leader from the page, then failing over from it, shows the
 // failover in the timeline with the candidates it compared, and the crown
 // on the new leader.
-func TestExplorerBrowserStopLeaderShowsFailover(t *testing.T) {
-	r, ctx, problems := explorerServer(t, manual)
+func browserStopLeaderShowsFailover(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, manual)
 	d, err := r.client.Topic(t.Context(), "orders")
 	require.NoError(t, err)
 	old := d.Partitions[0].Leader
@@ -159,8 +188,8 @@ func TestExplorerBrowserStopLeaderShowsFailover(t *testing.T) {
 // docs/phase-5-failover.md § Worked example, run from the page: the
 // scenario "Recovery cuts what was never acknowledged" goes to its end,
 // and the timeline shows the record recovery cut, at offset 3.
-func TestExplorerBrowserScenarioRunsToItsEnd(t *testing.T) {
-	r, ctx, problems := explorerServer(t)
+func browserScenarioRunsToItsEnd(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
 	waitJS(t, ctx, "the scenarios", `document.getElementById("scenario-recovery-cuts") !== null`)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-recovery-cuts")))
 	for step := 0; step < 10; step++ {
@@ -205,5 +234,33 @@ func TestExplorerBrowserScenarioRunsToItsEnd(t *testing.T) {
 		values = append(values, string(rec.Value))
 	}
 	require.Equal(t, []string{"r0", "r1", "r2", "r3"}, values)
+	require.Empty(t, problems())
+}
+
+// The page has no private way in: on a server with an auth file its
+// stream and its buttons pass the same role checks as curl. Without a
+// token it draws nothing; with a read token it draws the cluster, and
+// its produce is refused for the role; with a write token it goes
+// through (docs/security.md § Authentication and roles).
+func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, func(c *Config) { c.AuthFile = writeAuthFile(t) })
+	waitJS(t, ctx, "the stream refused", `document.getElementById("conn").className === "down"`)
+	setToken := func(token string) {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+			`(() => { const i = document.getElementById("token"); i.value = %q; i.dispatchEvent(new Event("change")); })()`, token)))
+		require.NoError(t, err)
+	}
+	setToken(tokenRead)
+	waitJS(t, ctx, "the cluster, with the read token", `document.querySelectorAll('li[data-broker]').length === 3`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "the produce refused", `document.getElementById("outcome").textContent.includes("needs write")`)
+	setToken(tokenWrite)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "the produce acknowledged", `document.getElementById("outcome").textContent.includes("offset 0")`)
+	screenshot(t, ctx, "auth")
+	d, err := apiclient.New(r.base, apiclient.WithToken(tokenRead)).Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), d.Partitions[0].HighWatermark)
 	require.Empty(t, problems())
 }
