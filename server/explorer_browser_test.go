@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,6 +128,7 @@ func TestExplorerBrowser(t *testing.T) {
 		{"StopLeaderShowsFailover", browserStopLeaderShowsFailover},
 		{"ScenarioRunsToItsEnd", browserScenarioRunsToItsEnd},
 		{"UsesTheAPIChecks", browserUsesTheAPIChecks},
+		{"ReconnectsAfterRestart", browserReconnectsAfterRestart},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -262,5 +265,37 @@ func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
 	d, err := apiclient.New(r.base, apiclient.WithToken(tokenRead)).Topic(t.Context(), "orders")
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), d.Partitions[0].HighWatermark)
+	require.Empty(t, problems())
+}
+
+// The page reconnects after a server restart: the stream breaks, the page
+// says so, and once a server listens at the address again it follows the
+// new one from the last journal entry it had (Last-Event-ID) — what
+// happens next shows, nothing shows twice.
+func browserReconnectsAfterRestart(t *testing.T, browser context.Context) {
+	dir := t.TempDir()
+	a := startServer(t, dir, 3)
+	require.NoError(t, a.srv.Cluster().CreateTopic("orders", 1, 3))
+	ctx, problems := browserTab(t, browser)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.base+"/explorer")))
+	waitJS(t, ctx, "the journal so far", `document.querySelectorAll('#timeline li').length > 0`)
+	a.stop()
+	waitJS(t, ctx, "the stream broken", `document.getElementById("conn").className === "down"`)
+
+	cfg := Defaults()
+	cfg.DataDir, cfg.Brokers, cfg.KafkaPort, cfg.LogLevel = dir, 3, 0, LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", strings.TrimPrefix(a.base, "http://"))
+	require.NoError(t, err)
+	b := serveOn(t, srv, ln)
+	waitJS(t, ctx, "the stream back", `document.getElementById("conn").className === ""`)
+	_, err = b.client.StopBroker(t.Context(), 2)
+	require.NoError(t, err)
+	waitJS(t, ctx, "an entry of the new server", `document.querySelector('#timeline li[data-event="broker-stop"]') !== null`)
+	waitJS(t, ctx, "broker 2 stopped", `document.querySelector('li[data-broker="2"]').dataset.available === "false"`)
+	waitJS(t, ctx, "no entry twice", `(() => { const o = [...document.querySelectorAll('#timeline li')].map(l => l.dataset.offset);
+		return new Set(o).size === o.length; })()`)
+	screenshot(t, ctx, "reconnected")
 	require.Empty(t, problems())
 }

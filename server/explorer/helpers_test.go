@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,8 +161,6 @@ func upTo(n uint64) []uint64 {
 	}
 	return out
 }
-
-func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
