@@ -1,4 +1,4 @@
-package server
+package explorer_test
 
 import (
 	"context"
@@ -16,12 +16,77 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/server"
 	"github.com/pystream/pystream/server/apiclient"
 )
 
 // The explorer in a real browser: headless Chromium drives /explorer on a
-// server listening on a loopback port. Each test saves a screenshot in its
-// temporary directory and logs the path. Without a browser they skip.
+// real server listening on a loopback port. Each test saves a screenshot in
+// its temporary directory and logs the path. Without a browser they skip.
+// They live in this external test package, beside the package they test,
+// so that their test binary runs beside the server package's.
+
+// running is a server serving on a loopback port, with a client of it.
+type running struct {
+	srv    *server.Server
+	base   string
+	client *apiclient.Client
+	stop   func()
+}
+
+// config is the tests' server configuration: brokers logical brokers
+// under dir, no Kafka port, errors only in the log.
+func config(dir string, brokers int, opts ...func(*server.Config)) server.Config {
+	cfg := server.Defaults()
+	cfg.DataDir, cfg.Brokers, cfg.KafkaPort = dir, server.BrokerCount(brokers), 0
+	cfg.LogLevel = server.LogLevel(server.LevelError)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// serveAt builds a server from cfg and serves it at addr ("127.0.0.1:0":
+// a free port) until the test ends or stop is called.
+func serveAt(t *testing.T, cfg server.Config, addr string) *running {
+	t.Helper()
+	srv, err := server.New(cfg, server.NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	r := &running{srv: srv, base: base, client: apiclient.New(base)}
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-served)
+			require.NoError(t, srv.Close())
+		})
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+// manual is phase 5's manual mode (PYSTREAM_FAILOVER_AFTER=0).
+func manual(c *server.Config) { c.FailoverAfter = 0 }
+
+// Tokens of withAuth's file.
+const (
+	tokenRead  = "read-secret-0123456789abcdef"
+	tokenWrite = "write-secret-0123456789abcdef"
+)
+
+// withAuth gives the server an auth file with a read and a write token.
+func withAuth(t *testing.T) func(*server.Config) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	content := "reader read " + server.HashToken(tokenRead) + "\nwriter write " + server.HashToken(tokenWrite) + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return func(c *server.Config) { c.AuthFile = path }
+}
 
 // chromeBinary finds the browser: PYSTREAM_CHROME, else chromium on PATH.
 func chromeBinary(t *testing.T) string {
@@ -107,9 +172,9 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 // explorerServer starts a server with three brokers and the topic orders
 // (one partition, three replicas) and opens the explorer in a tab of
 // browser.
-func explorerServer(t *testing.T, browser context.Context, opts ...func(*Config)) (*running, context.Context, func() []string) {
+func explorerServer(t *testing.T, browser context.Context, opts ...func(*server.Config)) (*running, context.Context, func() []string) {
 	t.Helper()
-	r := startServer(t, t.TempDir(), 3, opts...)
+	r := serveAt(t, config(t.TempDir(), 3, opts...), "127.0.0.1:0")
 	require.NoError(t, r.srv.Cluster().CreateTopic("orders", 1, 3))
 	ctx, problems := browserTab(t, browser)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
@@ -246,7 +311,7 @@ func browserScenarioRunsToItsEnd(t *testing.T, browser context.Context) {
 // its produce is refused for the role; with a write token it goes
 // through (docs/security.md § Authentication and roles).
 func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
-	r, ctx, problems := explorerServer(t, browser, func(c *Config) { c.AuthFile = writeAuthFile(t) })
+	r, ctx, problems := explorerServer(t, browser, withAuth(t))
 	waitJS(t, ctx, "the stream refused", `document.getElementById("conn").className === "down"`)
 	setToken := func(token string) {
 		t.Helper()
@@ -274,7 +339,7 @@ func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
 // happens next shows, nothing shows twice.
 func browserReconnectsAfterRestart(t *testing.T, browser context.Context) {
 	dir := t.TempDir()
-	a := startServer(t, dir, 3)
+	a := serveAt(t, config(dir, 3), "127.0.0.1:0")
 	require.NoError(t, a.srv.Cluster().CreateTopic("orders", 1, 3))
 	ctx, problems := browserTab(t, browser)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.base+"/explorer")))
@@ -282,15 +347,9 @@ func browserReconnectsAfterRestart(t *testing.T, browser context.Context) {
 	a.stop()
 	waitJS(t, ctx, "the stream broken", `document.getElementById("conn").className === "down"`)
 
-	cfg := Defaults()
-	cfg.DataDir, cfg.Brokers, cfg.KafkaPort, cfg.LogLevel = dir, 3, 0, LogLevel(LevelError)
-	srv, err := New(cfg, NewLogger(io.Discard, cfg))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", strings.TrimPrefix(a.base, "http://"))
-	require.NoError(t, err)
-	b := serveOn(t, srv, ln)
+	b := serveAt(t, config(dir, 3), strings.TrimPrefix(a.base, "http://"))
 	waitJS(t, ctx, "the stream back", `document.getElementById("conn").className === ""`)
-	_, err = b.client.StopBroker(t.Context(), 2)
+	_, err := b.client.StopBroker(t.Context(), 2)
 	require.NoError(t, err)
 	waitJS(t, ctx, "an entry of the new server", `document.querySelector('#timeline li[data-event="broker-stop"]') !== null`)
 	waitJS(t, ctx, "broker 2 stopped", `document.querySelector('li[data-broker="2"]').dataset.available === "false"`)
