@@ -15,17 +15,37 @@ export function el(tag, attrs = {}, ...children) {
   return n;
 }
 
-// replace swaps a container's children, keeping keyboard focus on the
-// element with the same id, so that a live update never steals it.
+// replace swaps a container's children for new ones. A button whose id
+// was there before stays the same element, its label and data brought up
+// to date: a click that is under way when an update comes (pressed on the
+// old drawing, released on the new one) still lands on it, and keyboard
+// focus stays where it was. Buttons carry their action in data-act and
+// data-args; one listener (explorer.js) acts on every click.
 export function replace(container, children) {
   const focused = document.activeElement && container.contains(document.activeElement) ? document.activeElement.id : "";
+  const old = new Map([...container.querySelectorAll("button[id]")].map((b) => [b.id, b]));
+  for (const c of children) {
+    if (!(c instanceof Element)) continue;
+    for (const b of [c, ...c.querySelectorAll("button[id]")]) {
+      const keep = b.tagName === "BUTTON" && old.get(b.id);
+      if (!keep) continue;
+      keep.replaceChildren(...b.childNodes);
+      for (const a of [...keep.attributes]) if (!b.hasAttribute(a.name)) keep.removeAttribute(a.name);
+      for (const a of [...b.attributes]) keep.setAttribute(a.name, a.value);
+      if (b === c) children[children.indexOf(c)] = keep; else b.replaceWith(keep);
+    }
+  }
   container.replaceChildren(...children);
   if (focused) document.getElementById(focused)?.focus();
 }
 
+// button is a button that asks explorer.js to act(what, ...args).
+const button = (id, what, args, label, cls) =>
+  el("button", { type: "button", id, class: cls, "data-act": what, "data-args": JSON.stringify(args) }, label);
+
 const docLink = (r) => r && el("a", { href: r.href, target: "_blank", rel: "noopener" }, `docs/${r.page} § ${r.heading}`);
 
-export function drawBrokers(state, act) {
+export function drawBrokers(state) {
   const lead = {}, follow = {};
   for (const t of state.topics) for (const p of t.partitions) {
     const name = `${t.name}/${p.partition}`;
@@ -38,21 +58,19 @@ export function drawBrokers(state, act) {
     el("p", {}, "leads: " + (lead[b.id] || ["nothing"]).join(", ")),
     el("p", {}, "follows: " + (follow[b.id] || ["nothing"]).join(", ")),
     b.reason && el("p", { class: "note" }, b.reason),
-    el("button", { type: "button", id: `broker-${b.id}-toggle`, class: "quiet",
-      onclick: () => act(b.available ? "stop" : "start", b.id) }, b.available ? `Stop broker ${b.id}` : `Start broker ${b.id}`))));
+    button(`broker-${b.id}-toggle`, b.available ? "stop" : "start", [b.id], b.available ? `Stop broker ${b.id}` : `Start broker ${b.id}`, "quiet"))));
 
   const c = state.controller;
   replace(document.getElementById("healing"), [
     c.automatic ? `Automatic healing is on: the controller acts after ${c.failover_after_ms} ms. `
       : "Automatic healing is off: failover, recovery and the active set are yours. ",
-    c.switchable && el("button", { type: "button", id: "healing-toggle", class: "quiet", onclick: () => act("healing", !c.automatic) },
-      c.automatic ? "Turn automatic healing off" : "Turn automatic healing on"),
+    c.switchable && button("healing-toggle", "healing", [!c.automatic], c.automatic ? "Turn automatic healing off" : "Turn automatic healing on", "quiet"),
     " ", docLink(RULES.healing)]);
 }
 
 // drawPartitions draws every partition: one bar per replica from log
 // start to log end, the high watermark across them.
-export function drawPartitions(state, rates, act) {
+export function drawPartitions(state, rates) {
   const cards = [];
   for (const t of state.topics) for (const p of t.partitions) {
     const name = `${t.name}/${p.partition}`;
@@ -77,25 +95,25 @@ export function drawPartitions(state, rates, act) {
         el("span", {}, known ? `end ${r.log_end}` : "end unknown", r.lag !== null && !isLeader ? ` · lag ${r.lag}` : ""));
     });
     const buttons = [];
-    if (leader && !leader.available) buttons.push(el("button", { type: "button", id: `failover-${name}`, onclick: () => act("failover", t.name, p.partition) }, "Fail over"));
+    if (leader && !leader.available) buttons.push(button(`failover-${name}`, "failover", [t.name, p.partition], "Fail over"));
     for (const r of p.replicas) {
       if (r.broker_id === p.leader || !r.available) continue;
-      if (!r.active) buttons.push(el("button", { type: "button", id: `recover-${name}-${r.broker_id}`,
-        onclick: () => act("recover", t.name, p.partition, r.broker_id) }, `Recover broker ${r.broker_id}`));
-      else if (r.lag > 0) buttons.push(el("button", { type: "button", id: `catchup-${name}-${r.broker_id}`,
-        onclick: () => act("catchUp", t.name, p.partition, r.broker_id) }, `Catch up broker ${r.broker_id}`));
+      if (!r.active) buttons.push(button(`recover-${name}-${r.broker_id}`, "recover", [t.name, p.partition, r.broker_id], `Recover broker ${r.broker_id}`));
+      else if (r.lag > 0) buttons.push(button(`catchup-${name}-${r.broker_id}`, "catchUp", [t.name, p.partition, r.broker_id], `Catch up broker ${r.broker_id}`));
     }
     cards.push(el("div", { class: "part", "data-part": name, "data-hw": p.high_watermark, "data-leader": p.leader, "data-epoch": p.leader_epoch },
       el("h3", {}, name,
         el("span", {}, "leader ", el("span", { class: "crown", "aria-hidden": "true" }, "♛"), ` broker ${p.leader}, epoch ${p.leader_epoch}`),
         el("span", {}, `high watermark ${p.high_watermark}`),
         el("span", {}, `active [${p.active.join(" ")}]`),
-        el("span", { class: "rate", "data-rate": name }, `${(rates[name] || 0).toFixed(1)} records/s`)),
+        el("span", { class: "rate", "data-rate": name }, rateText(rates[name]))),
       rows, buttons.length > 0 && el("div", { class: "row actions" }, buttons)));
   }
   if (cards.length === 0) cards.push(el("p", {}, "No topic yet: create one (Do something), or start a scenario."));
   replace(document.getElementById("partitions"), cards);
 }
+
+export const rateText = (r) => `${(r || 0).toFixed(1)} records/s`;
 
 // drawEntry adds one journal entry at the top of the timeline.
 export function drawEntry(e) {

@@ -3,7 +3,7 @@
 
 import { api, headers, setToken } from "./api.js";
 import { follow } from "./stream.js";
-import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawRecords } from "./draw.js";
+import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawRecords, rateText } from "./draw.js";
 import { SCENARIOS } from "./scenarios.js";
 
 const $ = (id) => document.getElementById(id);
@@ -27,25 +27,36 @@ function onUpdate(u) {
   redraw();
 }
 
-function redraw() {
+function measureRates() {
   const now = performance.now();
   for (const [name, s] of Object.entries(samples)) {
     const [t0, n0] = s[0], n1 = s[s.length - 1][1];
     rates[name] = now - t0 > 200 ? Math.max(0, n1 - n0) / ((now - t0) / 1000) : 0;
   }
-  drawBrokers(state, act);
-  drawPartitions(state, rates, act);
+}
+
+function redraw() {
+  measureRates();
+  drawBrokers(state);
+  drawPartitions(state, rates);
   drawConsumers(state);
   fillSelects();
 }
 
-// Every second the rates decay when nothing arrives.
+// Every second the rates decay when nothing arrives: only their text is
+// redrawn.
 setInterval(() => {
-  if (!state) return;
   const now = performance.now();
   for (const s of Object.values(samples)) { s.push([now, s[s.length - 1][1]]); while (s.length > 2 && now - s[1][0] > 5000) s.shift(); }
-  redraw();
+  measureRates();
+  for (const span of document.querySelectorAll("[data-rate]")) span.textContent = rateText(rates[span.dataset.rate]);
 }, 1000);
+
+// One listener for every action button of the drawing (draw.js).
+document.addEventListener("click", (ev) => {
+  const b = ev.target.closest("button[data-act]");
+  if (b) act(b.dataset.act, ...JSON.parse(b.dataset.args));
+});
 
 function fillSelects() {
   const names = state.topics.map((t) => t.name);
