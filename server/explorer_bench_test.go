@@ -19,8 +19,8 @@ import (
 // producers: durable produce (one 100-byte record per request, 64
 // concurrent clients, a topic of 3 partitions on 3 brokers, replication
 // factor 3) with five events-stream clients connected, each decoding
-// every message as the page does, against none — in alternating slices of
-// one run (ABBA order, so that a drift of the disk or the machine falls
+// every message as the page does, against none — in 40 alternating pairs of
+// quarter-second slices of one run (ABBA order, so that a drift of the disk or the machine falls
 // on both sides alike):
 //
 //	go test -run '^$' -bench BenchmarkExplorerProducePaired -benchtime 1x ./server
@@ -31,8 +31,8 @@ import (
 // connect (none or five clients) alike before each slice.
 func BenchmarkExplorerProducePaired(b *testing.B) {
 	const (
-		pairs     = 16
-		slice     = 500 * time.Millisecond
+		pairs     = 40
+		slice     = 250 * time.Millisecond
 		producers = 64
 		pages     = 5
 	)
