@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 
 	"github.com/pystream/pystream/server/apiclient"
@@ -37,10 +36,7 @@ func ExampleNew() {
 		return
 	}
 	defer ex.Close()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/events", ex.ServeEvents)
-	mux.HandleFunc("GET /explorer", ex.ServePage)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(ex.Handler())
 	defer srv.Close()
 
 	c := apiclient.New(srv.URL)

@@ -65,3 +65,15 @@ func serveFile(w http.ResponseWriter, r *http.Request, name string) {
 	}
 	_, _ = w.Write(body) // the client going away is not our error
 }
+
+// Handler serves the page, its files and the events stream on their own
+// paths (GET /explorer, /explorer/{file}, /api/events), for a program that
+// embeds the explorer without the server's route table. The server mounts
+// the methods one by one instead, each behind its role.
+func (e *Explorer) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /explorer", e.ServePage)
+	mux.HandleFunc("GET /explorer/{file}", e.ServeFile)
+	mux.HandleFunc("GET /api/events", e.ServeEvents)
+	return mux
+}
