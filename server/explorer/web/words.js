@@ -28,7 +28,13 @@ const where = (e) => (e.topic ? e.topic + (e.partition !== undefined ? "/" + e.p
 
 // explain says what an entry means, in one or two sentences.
 export function explain(e) {
-  const p = where(e), b = e.broker;
+  const p = where(e), b = e.broker, what = `${e.event} of ${p || "broker " + b}`;
+  switch (e.phase) {
+    case "refused": return `The controller decided on a ${what}, and the operation refused it: nothing changed. The error says why.`;
+    case "failed": return `The ${what} failed; the error says why.`;
+    case "rolled-back": return `The server stopped before this ${what} took effect; starting again, it rolled it back.`;
+    case "completed": return `The server stopped after this ${what} took effect; starting again, it recorded it as done.`;
+  }
   switch (e.event) {
     case "failover":
       return e.phase === "intent"
