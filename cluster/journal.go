@@ -42,6 +42,11 @@ const (
 	// ConfigAfter are the overrides before and after the change (an
 	// empty one: none, the server's defaults).
 	EventAlterConfig JournalEvent = "alter-config"
+	// EventHealing is the operator switching the server's automatic
+	// healing (its controller's failover, recovery and active-set
+	// changes) off or on at run time (JournalHealing). Its entries name
+	// no partition and no broker.
+	EventHealing JournalEvent = "healing"
 )
 
 // JournalPhase says where in its operation an entry was written.
@@ -187,7 +192,7 @@ func (e JournalEntry) validate() error {
 		return fmt.Errorf("cluster: journal entry: "+format+": %w", append(args, ErrInvalidArgument)...)
 	}
 	switch e.Event {
-	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic, EventRetention, EventAlterConfig:
+	case EventCatchUp, EventDeactivate, EventFailover, EventRecover, EventMoveLeader, EventBrokerStop, EventBrokerStart, EventDeleteTopic, EventRetention, EventAlterConfig, EventHealing:
 	default:
 		return bad("unknown event %q", e.Event)
 	}
@@ -242,6 +247,12 @@ func (e JournalEntry) validate() error {
 			if r.Broker < 1 || r.Next <= r.Base {
 				return bad("removed segment %+v is not a broker's offsets [base, next)", r)
 			}
+		}
+		return nil
+	}
+	if e.Event == EventHealing {
+		if e.Topic != "" || e.Before != nil || e.After != nil {
+			return bad("a change of automatic healing names no partition")
 		}
 		return nil
 	}
@@ -386,6 +397,25 @@ func (c *Cluster) JournalRefusal(a Action, refusal error) error {
 		return fmt.Errorf("cluster: journal the refusal of %s: %w", a, err)
 	}
 	return nil
+}
+
+// JournalHealing records that the operator turned the server's automatic
+// healing on or off, with summary saying what that means and the
+// operator's reason. The cluster itself heals nothing: the switch lives
+// in the server's controller, and the journal keeps the decision beside
+// the ones it changes. It returns the entry's offset.
+func (c *Cluster) JournalHealing(on bool, summary, reason string) (uint64, error) {
+	state := "off"
+	if on {
+		state = "on"
+	}
+	e := JournalEntry{Event: EventHealing, Phase: PhaseDone, By: ByOperator,
+		Summary: fmt.Sprintf("automatic healing %s: %s", state, summary), Reason: reason}
+	off, err := c.journal.append(e)
+	if err != nil {
+		return 0, fmt.Errorf("cluster: journal automatic healing %s: %w", state, err)
+	}
+	return off, nil
 }
 
 // ErrJournalFailed is wrapped when an operation took effect but its

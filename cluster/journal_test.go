@@ -493,3 +493,26 @@ func TestCrashSimBrokerJoin(t *testing.T) {
 		require.True(t, seen[p], "some kill ends with %q; seen %v", p, seen)
 	}
 }
+
+// The operator's switch of automatic healing is a journal entry of its
+// own, naming no partition, with the reason given, and survives a reopen
+// like every other entry.
+func TestJournalHealing(t *testing.T) {
+	c, root := newCluster(t, 1)
+	off, err := c.JournalHealing(false, "the controller changes no metadata", "watching a failover by hand")
+	require.NoError(t, err)
+	_, err = c.JournalHealing(true, "failover after 3s", "")
+	require.NoError(t, err)
+	c = reopen(t, c, root, 1)
+	entries := journalOf(t, c)
+	require.Greater(t, len(entries), int(off)+1)
+	e := entries[off]
+	require.Equal(t, EventHealing, e.Event)
+	require.Equal(t, PhaseDone, e.Phase)
+	require.Equal(t, ByOperator, e.By)
+	require.Equal(t, "automatic healing off: the controller changes no metadata", e.Summary)
+	require.Equal(t, "watching a failover by hand", e.Reason)
+	require.Empty(t, e.Topic)
+	require.Equal(t, "automatic healing on: failover after 3s", entries[off+1].Summary)
+	require.Contains(t, e.String(), "operator healing done -: automatic healing off")
+}

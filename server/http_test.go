@@ -97,7 +97,7 @@ func TestHTTPRootPointsToDocs(t *testing.T) {
 	require.Equal(t, "/docs", resp.Header.Get("Location"))
 	var body rootResponse
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
-	require.Equal(t, rootResponse{Docs: "/docs", OpenAPI: "/openapi.json", Health: "/api/health"}, body)
+	require.Equal(t, rootResponse{Docs: "/docs", Explorer: "/explorer", OpenAPI: "/openapi.json", Health: "/api/health"}, body)
 	resp = do(t, s, http.MethodPost, "/")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
@@ -207,7 +207,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	require.NotEmpty(t, info["version"])
 
 	paths := doc["paths"].(map[string]any)
-	require.Len(t, s.routes, 35, "health, ready, 30 API routes, metrics, openapi, docs")
+	require.Len(t, s.routes, 40, "health, ready, 30 API routes, the explorer's 5, metrics, openapi, docs")
 	ids := map[string]bool{}
 	for _, r := range s.routes {
 		item, ok := paths[openAPIPath(r.Path)].(map[string]any)

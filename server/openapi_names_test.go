@@ -77,7 +77,8 @@ func TestOpenAPIHeadServed(t *testing.T) {
 	hc := &http.Client{}
 	t.Cleanup(hc.CloseIdleConnections)
 	for _, path := range []string{"/api/health", "/api/ready", "/api/cluster", "/api/topics", "/api/topics/nope",
-		"/api/topics/a%20b", "/api/journal", "/api/journal?max=0", "/metrics", "/openapi.json", "/docs"} {
+		"/api/topics/a%20b", "/api/journal", "/api/journal?max=0", "/metrics", "/openapi.json", "/docs",
+		"/explorer", "/explorer/explorer.js", "/explorer/nope.js", "/api/events", "/api/events?tail=x", "/api/controller"} {
 		get, err := hc.Get(r.base + path)
 		require.NoError(t, err)
 		require.NoError(t, get.Body.Close())

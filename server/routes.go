@@ -29,6 +29,7 @@ type route struct {
 func (s *Server) routeTable(sc *schemaSet) []route {
 	routes := []route{s.healthRoute(), s.readyRoute(sc)}
 	routes = append(routes, s.apiRoutes(sc)...)
+	routes = append(routes, s.explorerRoutes(sc)...)
 	return append(routes, s.metricsRoute(), s.openAPIRoute(), s.docsRoute())
 }
 
@@ -52,15 +53,16 @@ func apiTags() []tag {
 		{Name: "consumers", Description: "Durable consumer offsets: read, commit (never backwards), reset."},
 		{Name: "groups", Description: "Consumer groups: members heartbeat and share a topic's partitions, the server assigns them; list, describe, delete."},
 		{Name: "operations", Description: "Failover, catch-up, recovery and leader moves of partitions and replicas."},
-		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document."},
+		{Name: "documentation", Description: "This documentation, as a page and as an OpenAPI document; the explorer, which draws the cluster live."},
 	}
 }
 
 // rootResponse is the body of GET /, which redirects to /docs.
 type rootResponse struct {
-	Docs    string `json:"docs"`
-	OpenAPI string `json:"openapi"`
-	Health  string `json:"health"`
+	Docs     string `json:"docs"`
+	Explorer string `json:"explorer"`
+	OpenAPI  string `json:"openapi"`
+	Health   string `json:"health"`
 }
 
 // jsonFallbacks answers, with the JSON error body, the requests that the mux
@@ -83,7 +85,7 @@ func jsonFallbacks(mux *http.ServeMux) http.Handler {
 			// The root is where a newcomer's browser lands: send it to
 			// the documentation, and tell a curl user where that is.
 			w.Header().Set("Location", "/docs")
-			writeJSON(w, http.StatusFound, rootResponse{Docs: "/docs", OpenAPI: "/openapi.json", Health: "/api/health"})
+			writeJSON(w, http.StatusFound, rootResponse{Docs: "/docs", Explorer: "/explorer", OpenAPI: "/openapi.json", Health: "/api/health"})
 			return
 		}
 		h, pattern := mux.Handler(r)

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
+	"github.com/pystream/pystream/server/explorer"
 	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 )
@@ -100,6 +101,15 @@ type Server struct {
 	groups         *group.Registry
 	classic        *group.ClassicCoordinator
 	consumerGroups *group.ConsumerCoordinator
+	// readTimeout and writeTimeout are ReadTimeout and WriteTimeout (tests
+	// lower them before serving, to show that the events stream outlives
+	// them).
+	readTimeout, writeTimeout time.Duration
+	// ctl is the embedded cluster's controller, whose automatic healing
+	// PUT /api/controller switches; nil in cluster mode.
+	ctl *controller.Controller
+	// explorer serves /explorer and GET /api/events (explorer_wiring.go).
+	explorer *explorer.Explorer
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -124,7 +134,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 // newServer is New on the file system fsys (tests simulate crashes with a
 // logtest.CrashFS).
 func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error) {
-	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics()}
+	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics(),
+		readTimeout: ReadTimeout, writeTimeout: WriteTimeout}
 	if err := s.openGroups(); err != nil {
 		return nil, err
 	}
@@ -169,7 +180,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
-	if err := s.openGroups(); err != nil {
+	if err := s.openExplorer(); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
@@ -240,7 +251,7 @@ func (s *Server) startController() error {
 		defer close(done)
 		k.Run(ctx)
 	}()
-	s.controller = k
+	s.controller, s.ctl = k, k
 	s.stopController = func() {
 		cancel()
 		<-done
@@ -253,6 +264,9 @@ func (s *Server) startController() error {
 // closing twice is harmless.
 func (s *Server) Close() error {
 	var errs []error
+	if s.explorer != nil {
+		s.explorer.Close()
+	}
 	if s.classic != nil {
 		s.classic.Close()
 	}
@@ -315,12 +329,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
+		ReadTimeout:       s.readTimeout,
+		WriteTimeout:      s.writeTimeout,
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), LevelWarning),
 	}
+	// The events streams never end on their own: a shutdown ends them,
+	// or it would wait ShutdownTimeout for them.
+	srv.RegisterOnShutdown(s.explorer.EndStreams)
 	addr := ln.Addr().String()
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
@@ -334,7 +351,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		attrs = append(attrs, "brokers", int(s.cfg.Brokers))
 	}
 	attrs = append(attrs, "open_files_soft", s.fileLimit.Soft, "open_files_hard", s.fileLimit.Hard,
-		"max_open_logs", s.maxOpenLogs, "health", base+"/api/health", "docs", base+"/docs")
+		"max_open_logs", s.maxOpenLogs, "health", base+"/api/health", "docs", base+"/docs", "explorer", base+"/explorer")
 	s.logger.Info("pystream-server listening", attrs...)
 
 	served := make(chan error, 1)

@@ -514,7 +514,8 @@ type JournalEntry struct {
 	Time string `json:"time"`
 	// Event is what the entry is about: catch-up, deactivate, failover,
 	// recover, move-leader, broker-stop, broker-start, delete-topic,
-	// alter-config or retention.
+	// alter-config, retention or healing (automatic healing switched at run
+	// time: PUT /api/controller).
 	Event string `json:"event"`
 	// Phase is intent, done, failed, completed or rolled-back.
 	Phase string `json:"phase"`

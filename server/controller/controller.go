@@ -77,6 +77,9 @@ type Controller struct {
 	// refused remembers the last refusal of each action, so that the same
 	// refusal is logged and journaled once, and retried only after a while.
 	refused map[actionKey]refusal
+	// failoverAfter is Config.FailoverAfter until SetFailoverAfter
+	// changes it at run time; zero is manual mode.
+	failoverAfter time.Duration
 	// passes counts completed passes.
 	passes int
 	// notReady holds the reasons of the last pass; ready needs passes > 0.
@@ -124,7 +127,7 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 		cfg.Interval = DefaultInterval
 	}
 	if cfg.FailoverAfter < 0 {
-		return nil, fmt.Errorf("controller: failover delay %v is negative", cfg.FailoverAfter)
+		return nil, fmt.Errorf("%w: %v", ErrNegativeDelay, cfg.FailoverAfter)
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -134,7 +137,7 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 		cl: cl, cfg: cfg, log: logger, now: time.Now,
 		down: map[int]time.Time{}, leaderLost: map[partKey]time.Time{},
 		diverged: map[replicaKey]bool{}, behind: map[replicaKey]lag{}, refused: map[actionKey]refusal{},
-		wake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), failoverAfter: cfg.FailoverAfter,
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -169,6 +172,32 @@ func (k *Controller) Wake() {
 	case k.wake <- struct{}{}:
 	default:
 	}
+}
+
+// ErrNegativeDelay is returned for a negative failover delay.
+var ErrNegativeDelay = errors.New("controller: a failover delay cannot be negative")
+
+// SetFailoverAfter changes Config.FailoverAfter at run time: zero turns
+// automatic healing off (manual mode: the controller changes no metadata
+// from its next pass on), a positive delay turns it on. A broker already
+// unavailable counts from when the controller first saw it so, not from
+// the change. The change lasts until the process ends.
+func (k *Controller) SetFailoverAfter(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%w: %v", ErrNegativeDelay, d)
+	}
+	k.mu.Lock()
+	k.failoverAfter = d
+	k.mu.Unlock()
+	k.Wake()
+	return nil
+}
+
+// FailoverAfter is the failover delay in force; zero is manual mode.
+func (k *Controller) FailoverAfter() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.failoverAfter
 }
 
 // Ready reports whether every partition has an available leader and every
@@ -254,9 +283,9 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 		}
 	}
 	now := k.now()
-	in := cluster.PlanInput{FailoverAfter: k.cfg.FailoverAfter, Rebalance: k.cfg.Rebalance}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	in := cluster.PlanInput{FailoverAfter: k.failoverAfter, Rebalance: k.cfg.Rebalance}
 	for _, name := range gone {
 		k.forgetTopicLocked(name)
 	}
@@ -416,7 +445,7 @@ func (k *Controller) act(a cluster.Action) error {
 	if err == nil {
 		delete(k.refused, key)
 	} else {
-		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(max(k.cfg.FailoverAfter, time.Second))}
+		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(max(k.failoverAfter, time.Second))}
 	}
 	k.mu.Unlock()
 	if err == nil && !res.Changed {

@@ -232,6 +232,29 @@ func TestManualModeChangesNoMetadata(t *testing.T) {
 	require.Equal(t, 1.0, testutil.ToFloat64(f.k.metrics.notReady), "one partition not ready")
 }
 
+// Automatic healing switched off at run time is manual mode from the next
+// pass on, and switched on again it fails over a leader that has been
+// down since before the switch: the delay counts from when the controller
+// first saw the broker unavailable (docs/design.md § The controller).
+func TestSetFailoverAfterAtRunTime(t *testing.T) {
+	f := newFixture(t, Config{FailoverAfter: time.Second, Rebalance: true})
+	f.step(t)
+	require.NoError(t, f.k.SetFailoverAfter(0))
+	require.Zero(t, f.k.FailoverAfter())
+	before := f.cl.Metadata()
+	require.NoError(t, f.cl.StopBroker(1))
+	f.step(t)
+	f.clock.Advance(time.Hour)
+	require.Empty(t, f.step(t), "manual mode: no failover")
+	require.Equal(t, before, f.cl.Metadata())
+
+	require.NoError(t, f.k.SetFailoverAfter(time.Second))
+	require.Equal(t, time.Second, f.k.FailoverAfter())
+	require.Contains(t, f.step(t), cluster.ActionFailover, "down for an hour already")
+	require.NotEqual(t, 1, f.status(t).Leader)
+	require.ErrorIs(t, f.k.SetFailoverAfter(-time.Second), ErrNegativeDelay)
+}
+
 // Run makes passes until its context ends; Wake makes one at once.
 func TestRunStopsWithContext(t *testing.T) {
 	f := newFixture(t, Config{FailoverAfter: time.Second, Interval: time.Hour})
@@ -258,7 +281,7 @@ func TestNewRefusesNegativeDelay(t *testing.T) {
 	require.NoError(t, err)
 	defer cl.Close()
 	_, err = New(cl, Config{FailoverAfter: -time.Second})
-	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNegativeDelay)
 }
 
 // A deleted topic is no longer planned, and ForgetTopic drops what the

@@ -19,6 +19,8 @@
 // controller changes no metadata: failover, recovery, shrinking the active
 // set and leader moves are left to the operator, as in phase 5. It still
 // catches up followers a crash left behind, which changes no metadata.
+// SetFailoverAfter switches between the two at run time (the server's
+// PUT /api/controller), for as long as the process lives.
 //
 // The package imports cluster and Prometheus, never the HTTP server: the
 // server builds a Controller and asks it whether the cluster is ready.

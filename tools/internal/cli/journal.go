@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,8 +21,12 @@ const (
 	// journalPage is the entries asked for per request (the server's
 	// largest max).
 	journalPage = 1000
-	// journalPoll is how often `cluster journal -f` asks for new entries.
+	// journalPoll is how often `cluster journal -f` asks for new entries
+	// of a server without the events stream.
 	journalPoll = 200 * time.Millisecond
+	// journalRetry is the wait before `cluster journal -f` reconnects to
+	// a stream that broke (the server restarted).
+	journalRetry = time.Second
 )
 
 func (a *app) clusterJournalCommand() *cobra.Command {
@@ -38,8 +44,12 @@ broker, and the summary, then the controller's reason, the quarantine file of
 records a recovery cut (relative to the data directory) and the error, when
 there are any. --json prints the API's entry objects, one per line.
 
-With -f it keeps asking for new entries every 200 ms until Ctrl-C (SIGINT, or
-SIGTERM), which exits 0.`,
+With -f it then follows the server's events stream (GET /api/events): each
+new entry is printed as the journal gets it, until Ctrl-C (SIGINT, or
+SIGTERM), which exits 0. When the stream breaks (the server restarted) it
+reconnects every second and resumes after the last entry printed, so none is
+missed and none printed twice. A server without the stream is asked every
+200 ms instead.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := a.client()
@@ -64,6 +74,7 @@ SIGTERM), which exits 0.`,
 // for new ones until ctx is done (which is not an error).
 func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, follow bool) error {
 	out := bufio.NewWriter(a.env.Stdout)
+	polling := false
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false) // summaries say "leader 1 -> 2"
 	for {
@@ -90,10 +101,58 @@ func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, fo
 		if !follow {
 			return nil
 		}
+		if !polling {
+			err := a.followJournal(ctx, c, out, enc, since)
+			var apiErr *apiclient.Error
+			if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+				return err
+			}
+			polling = true // a server from before the events stream
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(journalPoll):
+		}
+	}
+}
+
+// followJournal prints the journal entries of the events stream from
+// offset since on, until ctx is done (nil). A stream that breaks is
+// opened again after journalRetry, resuming after the last entry
+// printed; an answer that is not the stream (no such route: 404; no
+// permission) is returned.
+func (a *app) followJournal(ctx context.Context, c *apiclient.Client, out *bufio.Writer, enc *json.Encoder, since uint64) error {
+	opts := apiclient.EventsOptions{Since: &since}
+	for {
+		var printErr error
+		last, err := c.Events(ctx, opts, func(u apiclient.Update) error {
+			for _, e := range u.Journal {
+				if printErr = a.printJournalEntry(out, enc, e); printErr != nil {
+					return printErr
+				}
+			}
+			printErr = out.Flush()
+			return printErr
+		})
+		if ctx.Err() != nil {
+			return nil
+		}
+		if printErr != nil {
+			return printErr
+		}
+		var apiErr *apiclient.Error
+		if errors.As(err, &apiErr) {
+			return a.apiError("cluster journal -f", err)
+		}
+		if last != nil {
+			opts = apiclient.EventsOptions{LastEventID: last}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(journalRetry):
 		}
 	}
 }

@@ -1,0 +1,375 @@
+package explorer_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server"
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// The explorer in a real browser: headless Chromium drives /explorer on a
+// real server listening on a loopback port. Each test saves a screenshot in
+// its temporary directory and logs the path. Without a browser they skip.
+// They live in this external test package, beside the package they test,
+// so that their test binary runs beside the server package's.
+
+// running is a server serving on a loopback port, with a client of it.
+type running struct {
+	srv    *server.Server
+	base   string
+	client *apiclient.Client
+	stop   func()
+}
+
+// config is the tests' server configuration: brokers logical brokers
+// under dir, no Kafka port, errors only in the log.
+func config(dir string, brokers int, opts ...func(*server.Config)) server.Config {
+	cfg := server.Defaults()
+	cfg.DataDir, cfg.Brokers, cfg.KafkaPort = dir, server.BrokerCount(brokers), 0
+	cfg.LogLevel = server.LogLevel(server.LevelError)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// serveAt builds a server from cfg and serves it at addr ("127.0.0.1:0":
+// a free port) until the test ends or stop is called.
+func serveAt(t *testing.T, cfg server.Config, addr string) *running {
+	t.Helper()
+	srv, err := server.New(cfg, server.NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+	r := &running{srv: srv, base: base, client: apiclient.New(base)}
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-served)
+			require.NoError(t, srv.Close())
+		})
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+// manual is phase 5's manual mode (PYSTREAM_FAILOVER_AFTER=0).
+func manual(c *server.Config) { c.FailoverAfter = 0 }
+
+// Tokens of withAuth's file.
+const (
+	tokenRead  = "read-secret-0123456789abcdef"
+	tokenWrite = "write-secret-0123456789abcdef"
+)
+
+// withAuth gives the server an auth file with a read and a write token.
+func withAuth(t *testing.T) func(*server.Config) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	content := "reader read " + server.HashToken(tokenRead) + "\nwriter write " + server.HashToken(tokenWrite) + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return func(c *server.Config) { c.AuthFile = path }
+}
+
+// chromeBinary finds the browser: PYSTREAM_CHROME, else chromium on PATH.
+func chromeBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PYSTREAM_CHROME"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium found: install one (apt-get install chromium) or name a Chrome binary in PYSTREAM_CHROME")
+	return ""
+}
+
+// startBrowser starts a headless browser at 1280x800 for the test and
+// its subtests; it closes with the test.
+func startBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromeBinary(t)),
+		chromedp.NoSandbox, chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	require.NoError(t, chromedp.Do(ctx)) // start it now
+	return ctx
+}
+
+// browserTab opens a tab of browser for one test, and collects what the
+// page logs as an error (an exception, a refused script or style: the
+// CSP). The tab closes with the test.
+func browserTab(t *testing.T, browser context.Context) (context.Context, func() []string) {
+	t.Helper()
+	ctx, cancelTab := chromedp.NewContext(browser)
+	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelTab() })
+	require.NoError(t, chromedp.Do(ctx)) // open it now
+
+	var mu sync.Mutex
+	var problems []string
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			if (m.Type == chromedp.ConsoleError || m.IsException()) && !strings.Contains(m.Text, "Failed to load resource") {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), problems...)
+	}
+}
+
+// screenshot saves the whole page as name.png under the test's temporary
+// directory, or under PYSTREAM_SCREENSHOT_DIR to keep it.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	dir := os.Getenv("PYSTREAM_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	path := filepath.Join(dir, name+".png")
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+// waitJS waits until the JavaScript expression is true.
+func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(15*time.Second)))
+	require.NoError(t, err, "waiting for %s (%s)", what, expr)
+}
+
+// explorerServer starts a server with three brokers and the topic orders
+// (one partition, three replicas) and opens the explorer in a tab of
+// browser.
+func explorerServer(t *testing.T, browser context.Context, opts ...func(*server.Config)) (*running, context.Context, func() []string) {
+	t.Helper()
+	r := serveAt(t, config(t.TempDir(), 3, opts...), "127.0.0.1:0")
+	require.NoError(t, r.srv.Cluster().CreateTopic("orders", 1, 3))
+	ctx, problems := browserTab(t, browser)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
+	return r, ctx, problems
+}
+
+// TestExplorerBrowser runs the page's tests in one browser, a tab each.
+func TestExplorerBrowser(t *testing.T) {
+	browser := startBrowser(t)
+	for _, tc := range []struct {
+		name string
+		run  func(*testing.T, context.Context)
+	}{
+		{"ShowsBrokersAndReplicas", browserShowsBrokersAndReplicas},
+		{"ProduceMovesLogEndsAndHighWatermark", browserProduceMovesLogEndsAndHighWatermark},
+		{"StopLeaderShowsFailover", browserStopLeaderShowsFailover},
+		{"ScenariosRunToTheirEnd", browserScenariosRunToTheirEnd},
+		{"UsesTheAPIChecks", browserUsesTheAPIChecks},
+		{"ReconnectsAfterRestart", browserReconnectsAfterRestart},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
+	}
+}
+
+const partSel = `document.querySelector('[data-part="orders/0"]')`
+
+// The page shows the three brokers, running, and the topic's three
+// replicas, the leader crowned.
+func browserShowsBrokersAndReplicas(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
+	waitJS(t, ctx, "three running brokers", `document.querySelectorAll('li[data-broker][data-available="true"]').length === 3`)
+	waitJS(t, ctx, "three replicas", partSel+`?.querySelectorAll('.replica').length === 3`)
+	d, err := r.client.Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	leader := d.Partitions[0].Leader
+	waitJS(t, ctx, "the leader's crown", fmt.Sprintf(partSel+`.querySelector('.replica.leader[data-broker="%d"] .crown') !== null`, leader))
+	screenshot(t, ctx, "brokers-and-replicas")
+	require.Empty(t, problems())
+}
+
+// docs/phase-4-replication.md § High watermark: producing from the form
+// moves every active replica's log end, and the high watermark with them.
+func browserProduceMovesLogEndsAndHighWatermark(t *testing.T, browser context.Context) {
+	_, ctx, problems := explorerServer(t, browser)
+	waitJS(t, ctx, "the partition", partSel+`?.dataset.hw === "0"`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue("#produce-value", "first"), chromedp.Click("#produce-send"),
+	))
+	waitJS(t, ctx, "the first record acknowledged", `document.getElementById("outcome").textContent.includes("offset 0")`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#produce-key", "k"), chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "high watermark 2", partSel+`.dataset.hw === "2"`)
+	waitJS(t, ctx, "every log end at 2", `[...`+partSel+`.querySelectorAll('.replica')].every(r => r.dataset.logEnd === "2")`)
+	screenshot(t, ctx, "produced")
+	require.Empty(t, problems())
+}
+
+// docs/phase-5-failover.md § Candidate selection and safety checks:
+// stopping the leader from the page, then failing over from it, shows the
+// failover in the timeline with the candidates it compared, and the crown
+// on the new leader.
+func browserStopLeaderShowsFailover(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, manual)
+	d, err := r.client.Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	old := d.Partitions[0].Leader
+	waitJS(t, ctx, "the stop button", fmt.Sprintf(`document.getElementById("broker-%d-toggle") !== null`, old))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(fmt.Sprintf("#broker-%d-toggle", old))))
+	waitJS(t, ctx, "the fail-over button", `document.getElementById("failover-orders/0") !== null`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`[id="failover-orders/0"]`)))
+	waitJS(t, ctx, "the failover in the timeline", `document.querySelector('#timeline li[data-event="failover"][data-phase="done"]') !== null`)
+	waitJS(t, ctx, "the candidates compared", `document.querySelectorAll('#timeline li[data-event="failover"] [data-candidate]').length === 2`)
+	waitJS(t, ctx, "a new leader, epoch 1", fmt.Sprintf(partSel+`.dataset.leader !== "%d" && `+partSel+`.dataset.epoch === "1"`, old))
+	waitJS(t, ctx, "the new leader's crown", partSel+`.querySelector('.replica.leader .crown') !== null && `+
+		partSel+`.querySelector('.replica.leader').dataset.broker === `+partSel+`.dataset.leader`)
+	screenshot(t, ctx, "failover")
+	require.Empty(t, problems())
+}
+
+// The three guided scenarios, run from the page, each to its end and to
+// the state its phase page describes: every replica active again, and a
+// consumer reading what was acknowledged — for "Recovery cuts what was
+// never acknowledged", the run of docs/phase-5-failover.md § Worked example:
+// r0 r1 r2 r3 and never x, the cut offset 3 shown in the timeline. The
+// server fails over after 300 ms, so that the steps that wait for the
+// controller are short.
+func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, func(c *server.Config) { c.FailoverAfter = server.FailoverDelay(300 * time.Millisecond) })
+	seen := map[string]bool{"orders": true}
+	for _, sc := range []struct {
+		id   string
+		want []string
+	}{
+		{"leader-dies", []string{"r0", "r1", "r2", "after failover"}},
+		{"follower-behind", []string{"r0", "r1", "r2", "two copies"}},
+		{"recovery-cuts", []string{"r0", "r1", "r2", "r3"}},
+	} {
+		waitJS(t, ctx, "the scenarios", `document.getElementById("scenario-`+sc.id+`") !== null`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-"+sc.id)))
+		for step := 0; step < 10; step++ {
+			done, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("scenario").dataset.done`))
+			require.NoError(t, err)
+			if done == "true" {
+				break
+			}
+			waitJS(t, ctx, "the Next button", `!document.getElementById("scenario-next").disabled`)
+			require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-next")))
+			waitJS(t, ctx, fmt.Sprintf("%s: step %d done", sc.id, step+1),
+				fmt.Sprintf(`document.getElementById("scenario").dataset.step !== "%d" || document.getElementById("outcome").className === "bad"`, step))
+			outcome, err := chromedp.Run(ctx, chromedp.Text("#outcome"))
+			require.NoError(t, err)
+			t.Logf("%s, step %d: %s", sc.id, step+1, outcome)
+			class, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("outcome").className`))
+			require.NoError(t, err)
+			require.NotEqual(t, "bad", class, "%s: step %d failed: %s", sc.id, step+1, outcome)
+		}
+		waitJS(t, ctx, sc.id+": its end", `document.getElementById("scenario").dataset.done === "true"`)
+		if sc.id == "recovery-cuts" {
+			waitJS(t, ctx, "the quarantined offset", `document.querySelector('#timeline [data-quarantine="3-3"]') !== null`)
+		}
+		screenshot(t, ctx, "scenario-"+sc.id)
+
+		topics, err := r.client.Topics(t.Context())
+		require.NoError(t, err)
+		var demo string
+		for _, tp := range topics.Topics {
+			if !seen[tp.Name] {
+				demo, seen[tp.Name] = tp.Name, true
+			}
+		}
+		require.NotEmpty(t, demo, sc.id)
+		require.Eventually(t, func() bool {
+			d, err := r.client.Topic(t.Context(), demo)
+			return err == nil && len(d.Partitions[0].Active) == 3
+		}, 10*time.Second, 10*time.Millisecond, "%s: every replica active again", sc.id)
+		f, err := r.client.Fetch(t.Context(), demo, 0, 0, 10)
+		require.NoError(t, err)
+		var values []string
+		for _, rec := range f.Records {
+			values = append(values, string(rec.Value))
+		}
+		require.Equal(t, sc.want, values, sc.id)
+	}
+	require.Empty(t, problems())
+}
+
+// The page has no private way in: on a server with an auth file its
+// stream and its buttons pass the same role checks as curl. Without a
+// token it draws nothing; with a read token it draws the cluster, and
+// its produce is refused for the role; with a write token it goes
+// through (docs/security.md § Authentication and roles).
+func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, withAuth(t))
+	waitJS(t, ctx, "the stream refused", `document.getElementById("conn").className === "down"`)
+	setToken := func(token string) {
+		t.Helper()
+		_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+			`(() => { const i = document.getElementById("token"); i.value = %q; i.dispatchEvent(new Event("change")); })()`, token)))
+		require.NoError(t, err)
+	}
+	setToken(tokenRead)
+	waitJS(t, ctx, "the cluster, with the read token", `document.querySelectorAll('li[data-broker]').length === 3`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "the produce refused", `document.getElementById("outcome").textContent.includes("needs write")`)
+	setToken(tokenWrite)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#produce-send")))
+	waitJS(t, ctx, "the produce acknowledged", `document.getElementById("outcome").textContent.includes("offset 0")`)
+	screenshot(t, ctx, "auth")
+	d, err := apiclient.New(r.base, apiclient.WithToken(tokenRead)).Topic(t.Context(), "orders")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), d.Partitions[0].HighWatermark)
+	require.Empty(t, problems())
+}
+
+// The page reconnects after a server restart: the stream breaks, the page
+// says so, and once a server listens at the address again it follows the
+// new one from the last journal entry it had (Last-Event-ID) — what
+// happens next shows, nothing shows twice.
+func browserReconnectsAfterRestart(t *testing.T, browser context.Context) {
+	dir := t.TempDir()
+	a := serveAt(t, config(dir, 3), "127.0.0.1:0")
+	require.NoError(t, a.srv.Cluster().CreateTopic("orders", 1, 3))
+	ctx, problems := browserTab(t, browser)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.base+"/explorer")))
+	waitJS(t, ctx, "the journal so far", `document.querySelectorAll('#timeline li').length > 0`)
+	a.stop()
+	waitJS(t, ctx, "the stream broken", `document.getElementById("conn").className === "down"`)
+
+	b := serveAt(t, config(dir, 3), strings.TrimPrefix(a.base, "http://"))
+	waitJS(t, ctx, "the stream back", `document.getElementById("conn").className === ""`)
+	_, err := b.client.StopBroker(t.Context(), 2)
+	require.NoError(t, err)
+	waitJS(t, ctx, "an entry of the new server", `document.querySelector('#timeline li[data-event="broker-stop"]') !== null`)
+	waitJS(t, ctx, "broker 2 stopped", `document.querySelector('li[data-broker="2"]').dataset.available === "false"`)
+	waitJS(t, ctx, "no entry twice", `(() => { const o = [...document.querySelectorAll('#timeline li')].map(l => l.dataset.offset);
+		return new Set(o).size === o.length; })()`)
+	screenshot(t, ctx, "reconnected")
+	require.Empty(t, problems())
+}

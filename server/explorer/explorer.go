@@ -1,0 +1,174 @@
+package explorer
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// Defaults of Config.
+const (
+	// DefaultInterval is how often the shared poller looks for changes.
+	DefaultInterval = 100 * time.Millisecond
+	// DefaultMinGap is the least time between two messages to one client:
+	// ten messages a second at most.
+	DefaultMinGap = 100 * time.Millisecond
+	// DefaultWriteStall is how long one write to a client may make no
+	// progress before the client is dropped.
+	DefaultWriteStall = 10 * time.Second
+	// DefaultKeepAlive is the time between two comment lines on a quiet
+	// stream, which find a vanished client and keep proxies from closing
+	// the connection.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultMaxClients is the most streams served at once.
+	DefaultMaxClients = 256
+	// DefaultMaxEntries is the most journal entries in one message.
+	DefaultMaxEntries = 500
+)
+
+// Errors of the explorer. Each is also answered to the client, as the
+// JSON error body the server's other routes use.
+var (
+	// ErrTooManyClients refuses a stream beyond Config.MaxClients.
+	ErrTooManyClients = errors.New("explorer: too many events streams open")
+	// ErrShuttingDown refuses a stream while the explorer closes.
+	ErrShuttingDown = errors.New("explorer: the server is shutting down")
+	// ErrBadRequest is wrapped by a malformed since or Last-Event-ID.
+	ErrBadRequest = errors.New("explorer: bad events request")
+	// ErrNoSource is returned by New without a Source.
+	ErrNoSource = errors.New("explorer: no source")
+)
+
+// Source is what the explorer reads, in the HTTP API's wire shapes. Its
+// methods are called from the poller and from the streams' goroutines
+// concurrently; it must be safe for that.
+type Source interface {
+	// State is the cluster as it is now.
+	State() (apiclient.ClusterState, error)
+	// Journal returns up to max entries from offset since on, oldest
+	// first (none past the end).
+	Journal(since uint64, max int) ([]apiclient.JournalEntry, error)
+	// JournalEnd is the offset the next entry will get.
+	JournalEnd() (uint64, error)
+}
+
+// Config is an Explorer's settings; zero fields take the defaults.
+type Config struct {
+	// Source is required.
+	Source Source
+	// Logger receives dropped clients and failed polls; nil discards.
+	Logger *slog.Logger
+	// Interval is the poller's period (DefaultInterval).
+	Interval time.Duration
+	// MinGap is the least time between two messages to one client
+	// (DefaultMinGap).
+	MinGap time.Duration
+	// WriteStall drops a client whose write makes no progress this long
+	// (DefaultWriteStall).
+	WriteStall time.Duration
+	// KeepAlive is the time between comment lines on a quiet stream
+	// (DefaultKeepAlive).
+	KeepAlive time.Duration
+	// MaxClients bounds the streams served at once (DefaultMaxClients).
+	MaxClients int
+	// MaxEntries bounds the journal entries of one message
+	// (DefaultMaxEntries).
+	MaxEntries int
+}
+
+// Explorer serves the page and the events stream. It is safe for
+// concurrent use: every stream runs in its request's goroutine, and one
+// poller goroutine runs while any stream is open.
+type Explorer struct {
+	src Source
+	cfg Config
+	log *slog.Logger
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// clients are the open streams.
+	clients map[*client]struct{}
+	// state is the last state the poller read, encoded; version counts
+	// its changes (0: none read yet).
+	state   []byte
+	version uint64
+	// journalEnd is the journal's end as last polled.
+	journalEnd uint64
+	// polling is true while the poller runs; pollDone is closed when it
+	// has stopped.
+	polling  bool
+	pollDone chan struct{}
+	// ending is closed by EndStreams, which every open stream watches;
+	// a new one replaces it.
+	ending chan struct{}
+	// closed refuses new streams once Close has run.
+	closed bool
+}
+
+// client is one open stream, as the poller sees it.
+type client struct {
+	// changed has room for one wake-up: more changes before the stream
+	// takes it coalesce into it.
+	changed chan struct{}
+}
+
+// New returns an explorer that reads cfg.Source.
+func New(cfg Config) (*Explorer, error) {
+	if cfg.Source == nil {
+		return nil, ErrNoSource
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&cfg.Interval, DefaultInterval)
+	def(&cfg.MinGap, DefaultMinGap)
+	def(&cfg.WriteStall, DefaultWriteStall)
+	def(&cfg.KeepAlive, DefaultKeepAlive)
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.MaxEntries <= 0 {
+		cfg.MaxEntries = DefaultMaxEntries
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ending: make(chan struct{})}, nil
+}
+
+// Clients is the number of open streams.
+func (e *Explorer) Clients() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.clients)
+}
+
+// EndStreams ends every open stream (a server shutting down calls it, so
+// that its graceful shutdown does not wait for streams that never end).
+// Streams opened afterwards are served as usual.
+func (e *Explorer) EndStreams() {
+	e.mu.Lock()
+	close(e.ending)
+	e.ending = make(chan struct{})
+	e.mu.Unlock()
+}
+
+// Close ends every stream, refuses new ones and waits for the poller to
+// stop. Closing twice is harmless.
+func (e *Explorer) Close() {
+	e.mu.Lock()
+	e.closed = true
+	close(e.ending)
+	e.ending = make(chan struct{})
+	done := e.pollDone
+	e.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}

@@ -1,0 +1,168 @@
+// Drawing: the state and the journal into the page. Every function here
+// rebuilds its part of the page from data; none calls the server.
+
+import { RULES, explain, candidates, cut } from "./words.js";
+
+// el builds an element: el("p", { class: "x" }, "text", child, ...).
+export function el(tag, attrs = {}, ...children) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
+    else n.setAttribute(k, v === true ? "" : v);
+  }
+  n.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+  return n;
+}
+
+// replace swaps a container's children for new ones. A button whose id
+// was there before stays the same element, its label and data brought up
+// to date: a click that is under way when an update comes (pressed on the
+// old drawing, released on the new one) still lands on it, and keyboard
+// focus stays where it was. Buttons carry their action in data-act and
+// data-args; one listener (explorer.js) acts on every click.
+export function replace(container, children) {
+  const focused = document.activeElement && container.contains(document.activeElement) ? document.activeElement.id : "";
+  const old = new Map([...container.querySelectorAll("button[id]")].map((b) => [b.id, b]));
+  for (const c of children) {
+    if (!(c instanceof Element)) continue;
+    for (const b of [c, ...c.querySelectorAll("button[id]")]) {
+      const keep = b.tagName === "BUTTON" && old.get(b.id);
+      if (!keep) continue;
+      keep.replaceChildren(...b.childNodes);
+      for (const a of [...keep.attributes]) if (!b.hasAttribute(a.name)) keep.removeAttribute(a.name);
+      for (const a of [...b.attributes]) keep.setAttribute(a.name, a.value);
+      if (b === c) children[children.indexOf(c)] = keep; else b.replaceWith(keep);
+    }
+  }
+  container.replaceChildren(...children);
+  if (focused) document.getElementById(focused)?.focus();
+}
+
+// button is a button that asks explorer.js to act(what, ...args).
+const button = (id, what, args, label, cls) =>
+  el("button", { type: "button", id, class: cls, "data-act": what, "data-args": JSON.stringify(args) }, label);
+
+const docLink = (r) => r && el("a", { href: r.href, target: "_blank", rel: "noopener" }, `docs/${r.page} § ${r.heading}`);
+
+export function drawBrokers(state) {
+  const lead = {}, follow = {};
+  for (const t of state.topics) for (const p of t.partitions) {
+    const name = `${t.name}/${p.partition}`;
+    (lead[p.leader] ||= []).push(name);
+    for (const f of p.followers) (follow[f] ||= []).push(name);
+  }
+  replace(document.getElementById("brokers"), state.brokers.map((b) => el("li",
+    { class: "broker" + (b.available ? "" : " stopped"), "data-broker": b.id, "data-available": String(b.available) },
+    el("h3", {}, `Broker ${b.id} `, el("span", { class: "state" }, b.available ? "● running" : "✕ stopped")),
+    el("p", {}, "leads: " + (lead[b.id] || ["nothing"]).join(", ")),
+    el("p", {}, "follows: " + (follow[b.id] || ["nothing"]).join(", ")),
+    b.reason && el("p", { class: "note" }, b.reason),
+    button(`broker-${b.id}-toggle`, b.available ? "stop" : "start", [b.id], b.available ? `Stop broker ${b.id}` : `Start broker ${b.id}`, "quiet"))));
+
+  const c = state.controller;
+  replace(document.getElementById("healing"), [
+    c.automatic ? `Automatic healing is on: the controller acts after ${c.failover_after_ms} ms. `
+      : "Automatic healing is off: failover, recovery and the active set are yours. ",
+    c.switchable && button("healing-toggle", "healing", [!c.automatic], c.automatic ? "Turn automatic healing off" : "Turn automatic healing on", "quiet"),
+    " ", docLink(RULES.healing)]);
+}
+
+// drawPartitions draws every partition: one bar per replica from log
+// start to log end, the high watermark across them.
+export function drawPartitions(state, rates) {
+  const cards = [];
+  for (const t of state.topics) for (const p of t.partitions) {
+    const name = `${t.name}/${p.partition}`;
+    const ends = p.replicas.map((r) => r.log_end ?? 0);
+    const scale = Math.max(1, p.high_watermark, ...ends);
+    const pct = (n) => (100 * n / scale).toFixed(2) + "%";
+    const leader = p.replicas.find((r) => r.broker_id === p.leader);
+    const rows = p.replicas.map((r) => {
+      const isLeader = r.broker_id === p.leader, known = r.log_end !== null;
+      const bar = el("div", { class: "bar" });
+      bar.style.left = pct(p.log_start);
+      bar.style.width = known ? pct(Math.max(0, r.log_end - p.log_start)) : "100%";
+      const hw = el("div", { class: "hw", title: `high watermark ${p.high_watermark}` });
+      hw.style.left = pct(p.high_watermark);
+      return el("div", { class: ["replica", isLeader && "leader", !r.active && "inactive", !known && "unknown"].filter(Boolean).join(" "),
+        "data-broker": r.broker_id, "data-log-end": known ? r.log_end : "unknown" },
+        el("span", {}, isLeader && el("span", { class: "crown", "aria-label": "leader" }, "♛ "), `broker ${r.broker_id}`,
+          el("span", { class: "tag" }, isLeader ? "leader" : "follower"),
+          el("span", { class: "tag" }, r.active ? "active" : "inactive")),
+        el("div", { class: "track", role: "img", "aria-label": known
+          ? `log from ${p.log_start} to ${r.log_end}, high watermark ${p.high_watermark}` : "log end unknown: broker stopped" }, bar, hw),
+        el("span", {}, known ? `end ${r.log_end}` : "end unknown", r.lag !== null && !isLeader ? ` · lag ${r.lag}` : ""));
+    });
+    const buttons = [];
+    if (leader && !leader.available) buttons.push(button(`failover-${name}`, "failover", [t.name, p.partition], "Fail over"));
+    for (const r of p.replicas) {
+      if (r.broker_id === p.leader || !r.available) continue;
+      if (!r.active) buttons.push(button(`recover-${name}-${r.broker_id}`, "recover", [t.name, p.partition, r.broker_id], `Recover broker ${r.broker_id}`));
+      else if (r.lag > 0) buttons.push(button(`catchup-${name}-${r.broker_id}`, "catchUp", [t.name, p.partition, r.broker_id], `Catch up broker ${r.broker_id}`));
+    }
+    cards.push(el("div", { class: "part", "data-part": name, "data-hw": p.high_watermark, "data-leader": p.leader, "data-epoch": p.leader_epoch },
+      el("h3", {}, name,
+        el("span", {}, "leader ", el("span", { class: "crown", "aria-hidden": "true" }, "♛"), ` broker ${p.leader}, epoch ${p.leader_epoch}`),
+        el("span", {}, `high watermark ${p.high_watermark}`),
+        el("span", {}, `active [${p.active.join(" ")}]`),
+        el("span", { class: "rate", "data-rate": name }, rateText(rates[name]))),
+      rows, buttons.length > 0 && el("div", { class: "row actions" }, buttons)));
+  }
+  if (cards.length === 0) cards.push(el("p", {}, "No topic yet: create one (Do something), or start a scenario."));
+  replace(document.getElementById("partitions"), cards);
+}
+
+export const rateText = (r) => `${(r || 0).toFixed(1)} records/s`;
+
+// drawEntry adds one journal entry at the top of the timeline.
+export function drawEntry(e) {
+  const list = document.getElementById("timeline");
+  const cands = candidates(e), c = cut(e);
+  const r = RULES[e.event];
+  list.prepend(el("li", { value: e.offset, "data-event": e.event, "data-phase": e.phase, "data-offset": e.offset, class: e.phase },
+    el("span", { class: "what" }, `${e.event} ${e.phase}`), " ",
+    el("span", { class: "by" }, `by ${e.by}, ${new Date(e.time).toLocaleTimeString()}`),
+    el("div", {}, explain(e)),
+    cands.length > 0 && el("div", {}, "Candidates compared (log end):",
+      el("ul", { class: "cands" }, cands.map((k, i) => el("li", { "data-candidate": k.broker },
+        `broker ${k.broker}: log end ${k.logEnd}`, i === 0 ? " — chosen" : "")))),
+    c && el("div", { class: "quarantine", "data-quarantine": `${c.from}-${c.to}` },
+      `Quarantined: offsets ${c.from} to ${c.to} (${c.count} record${c.count === 1 ? "" : "s"}), never acknowledged`,
+      e.quarantine ? `, kept in ${e.quarantine}` : "", ". ", docLink(RULES.unacked)),
+    el("div", { class: "note" }, e.summary, e.reason ? ` — because ${e.reason}` : "", e.error ? ` — error: ${e.error}` : ""),
+    r && el("div", {}, "Rule: ", docLink(r))));
+  while (list.children.length > 300) list.lastChild.remove();
+}
+
+export function drawConsumers(state) {
+  const hw = {};
+  for (const t of state.topics) for (const p of t.partitions) hw[`${t.name}/${p.partition}`] = p.high_watermark;
+  const rows = state.consumers.map((c) => {
+    const name = `${c.topic}/${c.partition}`, h = hw[name] ?? 0;
+    return el("tr", {}, el("td", {}, c.consumer_id), el("td", {}, name), el("td", {}, String(c.offset)),
+      el("td", {}, String(h)), el("td", {}, String(Math.max(0, h - c.offset))));
+  });
+  // Consumer groups, once the server has them, get rows of their own here.
+  if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 5 }, "No committed offsets yet (PUT /api/consumers/{id}/offsets/...).")));
+  replace(document.querySelector("#consumers tbody"), rows);
+}
+
+const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(" ");
+const decode = (s, asHex) => {
+  if (s === null || s === undefined) return "(null)";
+  const bytes = Uint8Array.from(atob(s), (ch) => ch.charCodeAt(0));
+  return asHex ? hex(bytes) : new TextDecoder().decode(bytes);
+};
+
+export function drawRecords(resp, asHex) {
+  const rows = resp.records.map((r) => el("tr", { "data-offset": r.offset },
+    el("td", {}, String(r.offset)), el("td", {}, new Date(r.timestamp_ms).toISOString()),
+    el("td", {}, decode(r.key, asHex)), el("td", {}, decode(r.value, asHex)),
+    el("td", {}, (r.headers || []).map((h) => `${h.key}=${decode(h.value, asHex)}`).join(", "))));
+  replace(document.getElementById("records"), [
+    el("p", { class: "note" }, `log start ${resp.log_start}, high watermark ${resp.high_watermark}, leader's log end ${resp.log_end}: ` +
+      "a fetch stops at the high watermark."),
+    el("table", {}, el("thead", {}, el("tr", {}, ["offset", "time", "key", "value", "headers"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, rows))]);
+}

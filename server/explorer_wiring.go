@@ -1,0 +1,167 @@
+package server
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/explorer"
+)
+
+// The explorer (server/explorer): the page at /explorer and the events
+// stream GET /api/events, built over explorerSource and mounted like every
+// other route — the stream behind the read role, the page open as /docs
+// is. Serve ends the streams when it shuts down (RegisterOnShutdown).
+
+// explorerSource is the explorer's view of the server: the state as the
+// API's wire shapes, and the journal with its paths made relative.
+type explorerSource struct {
+	s *Server
+
+	// mu guards the fields below.
+	mu sync.Mutex
+	// end is the journal's end as last read (cluster mode reads on from
+	// there).
+	end uint64
+	// consumers are the committed offsets as last listed, at listed: a
+	// listing reads a directory per consumer, so it is done at most once
+	// per consumersEvery rather than on every poll.
+	consumers []apiclient.ConsumerPosition
+	listed    time.Time
+}
+
+// consumersEvery is how often the explorer lists committed offsets.
+const consumersEvery = time.Second
+
+var _ explorer.Source = (*explorerSource)(nil)
+
+// State reads every broker, every partition's status and log start, the
+// controller's mode and every committed consumer offset.
+func (x *explorerSource) State() (apiclient.ClusterState, error) {
+	s := x.s
+	st := apiclient.ClusterState{Mode: apiclient.ModeEmbedded, Controller: s.controllerStatus(),
+		Brokers: s.brokerStatuses(), Topics: []apiclient.TopicState{}}
+	if s.node != nil {
+		st.Mode = apiclient.ModeCluster
+	}
+	for _, t := range s.cluster.Topics() {
+		ts := apiclient.TopicState{Name: t.Name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor,
+			Partitions: make([]apiclient.PartitionState, 0, t.PartitionCount)}
+		for p := range t.PartitionCount {
+			ps, err := s.cluster.Status(t.Name, p)
+			if err != nil {
+				break // deleted since Topics; the next poll has it gone
+			}
+			state := apiclient.PartitionState{PartitionStatus: partitionStatus(ps)}
+			if start, _, err := s.cluster.Bounds(t.Name, p); err == nil {
+				state.LogStart = start
+			}
+			ts.Partitions = append(ts.Partitions, state)
+		}
+		st.Topics = append(st.Topics, ts)
+	}
+	consumers, err := x.consumerPositions()
+	if err != nil {
+		return apiclient.ClusterState{}, err
+	}
+	st.Consumers = consumers
+	return st, nil
+}
+
+// consumerPositions lists every committed offset, at most once per
+// consumersEvery.
+func (x *explorerSource) consumerPositions() ([]apiclient.ConsumerPosition, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.consumers != nil && time.Since(x.listed) < consumersEvery {
+		return x.consumers, nil
+	}
+	offsets, err := x.s.cluster.ListAllOffsets()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apiclient.ConsumerPosition, 0, len(offsets))
+	for _, o := range offsets {
+		out = append(out, apiclient.ConsumerPosition{ConsumerID: o.ConsumerID, Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
+	}
+	x.consumers, x.listed = out, time.Now()
+	return out, nil
+}
+
+// Journal reads entries as GET /api/journal answers them.
+func (x *explorerSource) Journal(since uint64, max int) ([]apiclient.JournalEntry, error) {
+	entries, err := x.s.cluster.Journal(since, max)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]apiclient.JournalEntry, len(entries))
+	for i, e := range entries {
+		je := journalEntry(e)
+		je.Summary, je.Reason, je.Error = x.s.relativePaths(je.Summary), x.s.relativePaths(je.Reason), x.s.relativePaths(je.Error)
+		out[i] = je
+	}
+	return out, nil
+}
+
+// JournalEnd is the embedded cluster's journal end; in cluster mode, the
+// offset after the last entry, read on from the end last seen.
+func (x *explorerSource) JournalEnd() (uint64, error) {
+	if x.s.local != nil {
+		return x.s.local.JournalEnd()
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for {
+		entries, err := x.s.cluster.Journal(x.end, MaxJournalEntries)
+		if err != nil {
+			return 0, err
+		}
+		if len(entries) > 0 {
+			x.end = entries[len(entries)-1].Offset + 1
+		}
+		if len(entries) < MaxJournalEntries {
+			return x.end, nil
+		}
+	}
+}
+
+// openExplorer builds the explorer over the server.
+func (s *Server) openExplorer() error {
+	ex, err := explorer.New(explorer.Config{Source: &explorerSource{s: s}, Logger: s.logger})
+	if err != nil {
+		return err
+	}
+	s.explorer = ex
+	return nil
+}
+
+// handleEvents answers GET /api/events.
+func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
+	stream, err := s.explorer.Open(r)
+	if err != nil {
+		status, code := explorer.StatusOf(err)
+		if status == http.StatusInternalServerError {
+			writeAPIError(w, s.opError("open the events stream", err))
+			return
+		}
+		writeError(w, status, code, err.Error())
+		return
+	}
+	stream.Serve(w, r)
+}
+
+// handleExplorer answers GET /explorer.
+func (s *Server) handleExplorer(w http.ResponseWriter, r *http.Request) {
+	s.explorer.ServePage(w, r)
+}
+
+// handleExplorerFile answers GET /explorer/{file}.
+func (s *Server) handleExplorerFile(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	if !explorer.HasFile(name) {
+		writeAPIError(w, notFound("the explorer has no file %s", quoted(name)))
+		return
+	}
+	s.explorer.ServeFile(w, r)
+}
