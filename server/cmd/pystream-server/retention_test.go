@@ -33,8 +33,11 @@ import (
 // on a loopback port, its embedded three-broker cluster, and the real
 // pystream CLI for everything a user would type.
 
-// retentionCheckEvery is PYSTREAM_RETENTION_CHECK_INTERVAL in these tests.
-const retentionCheckEvery = "PYSTREAM_RETENTION_CHECK_INTERVAL=200ms"
+// retentionCheckInterval is PYSTREAM_RETENTION_CHECK_INTERVAL in these
+// tests, and retentionCheckEvery its setting.
+const retentionCheckInterval = 200 * time.Millisecond
+
+var retentionCheckEvery = "PYSTREAM_RETENTION_CHECK_INTERVAL=" + retentionCheckInterval.String()
 
 // sidecarAllowance is the most a sealed segment's sidecar may add to a
 // replica's disk use in these tests: a segment of at most 1 KiB has a
@@ -178,9 +181,14 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 			}
 		}
 	}
-	// bounded waits until every replica is within the bound and the fetch
-	// answer reports the log start every replica starts at.
+	// settled waits until every replica is within the bound and the fetch
+	// answer has reported the same log start for several check
+	// intervals: a pass deletes segment by segment, and its first
+	// deletions may already bring a replica within the bound and its
+	// one-segment slack.
 	settled := func(retentionBytes int64) (logStart, hw uint64) {
+		var seen uint64
+		var since time.Time
 		waitFor(t, 10*time.Second, "the retention pass bounds every replica", func() (bool, string) {
 			res, err := s.client.Fetch(ctx, "t", 0, uint64(len(acked)-1), 1)
 			if err != nil {
@@ -189,6 +197,13 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 			logStart, hw = res.LogStart, res.HighWatermark
 			if logStart == 0 {
 				return false, "log start still 0"
+			}
+			if logStart != seen {
+				seen, since = logStart, time.Now()
+				return false, fmt.Sprintf("log start moved to %d", logStart)
+			}
+			if time.Since(since) < 3*retentionCheckInterval {
+				return false, fmt.Sprintf("log start %d, waiting for passes that delete nothing", logStart)
 			}
 			for id := 1; id <= 3; id++ {
 				if ok, why := diskOf(t, dataDir, id, "t", 0).withinBound(retentionBytes, 1024); !ok {
