@@ -31,7 +31,7 @@ func (s *Server) explorerRoutes(sc *schemaSet) []route {
 		{Method: http.MethodGet, Path: "/api/events", Handler: s.handleEvents, Role: RoleRead, Operation: &operation{
 			OperationID: "streamEvents", Summary: "Cluster changes and journal entries as they happen (server-sent events)", Tags: []string{"cluster"},
 			Description: "A text/event-stream of \"update\" messages, at most ten a second per client: data is a JSON object with time, " +
-				"cluster (the whole state — brokers, every partition's replicas, log start, high watermark, the controller's mode, consumer offsets — " +
+				"cluster (the whole state — brokers, every partition's replicas, log start, high watermark, the controller's mode, consumer offsets, consumer groups with members — " +
 				"when it changed since the client's last message) and journal (the entries written since). A message with journal entries has " +
 				"an id, the offset of its last entry: send it back in the Last-Event-ID header (a decimal offset) to resume after it. since starts the journal at an offset, " +
 				"tail with the most recent entries (0 to " + strconv.Itoa(explorer.MaxTail) + "); neither: only new entries. " +

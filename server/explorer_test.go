@@ -71,6 +71,47 @@ func TestExplorerEventsFollowTheCluster(t *testing.T) {
 	})
 }
 
+// A consumer group joined over HTTP is in the stream's state as GET
+// /api/groups/{group} describes it: its protocol, state and epoch, the
+// member and the partitions it holds, and per partition the committed
+// offset against the high watermark, and the lag
+// (docs/groups.md § Listing, describing, deleting).
+func TestExplorerEventsShowGroups(t *testing.T) {
+	r := startServer(t, t.TempDir(), 3, manual)
+	ctx := t.Context()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 1, 3)
+	require.NoError(t, err)
+	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("a")}, {Value: []byte("b")}, {Value: []byte("c")}})
+	require.NoError(t, err)
+	hb, err := r.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{Topics: []string{"orders"}, ClientID: "explorer-test"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		hb, err = r.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: hb.MemberID, MemberEpoch: hb.MemberEpoch,
+			Owned: hb.Assignment})
+		return err == nil && len(hb.Assignment) == 1
+	}, 10*time.Second, 20*time.Millisecond, "the member gets orders/0")
+	_, err = r.client.CommitGroupOffset(ctx, "billing", "orders", 0, hb.MemberID, hb.MemberEpoch, 1)
+	require.NoError(t, err)
+	want, err := r.client.Group(ctx, "billing")
+	require.NoError(t, err)
+	require.Equal(t, uint64(2), *want.Offsets[0].Lag, "the describe this test compares with")
+
+	var got apiclient.GroupDescription
+	follow(t, r.client, apiclient.EventsOptions{}, 10*time.Second, func(u apiclient.Update) bool {
+		if u.Cluster == nil || len(u.Cluster.Groups) != 1 {
+			return false
+		}
+		got = u.Cluster.Groups[0]
+		return len(got.Offsets) == 1 && got.Offsets[0].CommittedOffset != nil
+	})
+	require.Equal(t, *want, got)
+	require.Equal(t, "consumer", got.Protocol)
+	require.Equal(t, hb.MemberID, got.Members[0].MemberID)
+	require.Equal(t, "explorer-test", got.Members[0].ClientID)
+	require.Equal(t, hb.MemberID, got.Offsets[0].MemberID)
+	require.Equal(t, uint64(3), *got.Offsets[0].LogEndOffset)
+}
+
 // The events stream needs the read role like GET /api/journal; the page
 // and its files are open like /docs, with a CSP that keeps them to their
 // own files and this server.

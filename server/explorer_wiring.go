@@ -37,11 +37,13 @@ const consumersEvery = time.Second
 var _ explorer.Source = (*explorerSource)(nil)
 
 // State reads every broker, every partition's status and log start, the
-// controller's mode and every committed consumer offset.
+// controller's mode, every committed consumer offset and every consumer
+// group with members.
 func (x *explorerSource) State() (apiclient.ClusterState, error) {
 	s := x.s
 	st := apiclient.ClusterState{Mode: apiclient.ModeEmbedded, Controller: s.controllerStatus(),
 		Brokers: s.brokerStatuses(), Topics: []apiclient.TopicState{}}
+	hw := map[partKey]uint64{}
 	if s.node != nil {
 		st.Mode = apiclient.ModeCluster
 	}
@@ -58,6 +60,7 @@ func (x *explorerSource) State() (apiclient.ClusterState, error) {
 				state.LogStart = start
 			}
 			ts.Partitions = append(ts.Partitions, state)
+			hw[partKey{t.Name, p}] = ps.HighWatermark
 		}
 		st.Topics = append(st.Topics, ts)
 	}
@@ -66,6 +69,7 @@ func (x *explorerSource) State() (apiclient.ClusterState, error) {
 		return apiclient.ClusterState{}, err
 	}
 	st.Consumers = consumers
+	st.Groups = s.explorerGroups(consumers, hw)
 	return st, nil
 }
 

@@ -39,8 +39,8 @@ type Update struct {
 }
 
 // ClusterState is what the explorer draws: every broker, every
-// partition's replicas, the controller's mode and every committed
-// consumer offset.
+// partition's replicas, the controller's mode, every committed consumer
+// offset and every consumer group with members.
 type ClusterState struct {
 	// Mode is ModeEmbedded or ModeCluster.
 	Mode string `json:"mode"`
@@ -49,9 +49,16 @@ type ClusterState struct {
 	Brokers    []BrokerStatus   `json:"brokers"`
 	Topics     []TopicState     `json:"topics"`
 	// Consumers are the committed offsets of every consumer, by consumer,
-	// topic and partition. (Consumer groups, once they exist, add their
-	// own list beside it.)
+	// topic and partition. A group's offsets are among them too, under
+	// the group id (a group commits as the consumer of its id).
 	Consumers []ConsumerPosition `json:"consumers"`
+	// Groups are the consumer groups with members, of either protocol
+	// (HTTP's consumer groups and Kafka's classic ones), ascending by id,
+	// each as GET /api/groups/{group} describes it: protocol, state,
+	// epoch, members and their partitions, and per partition the
+	// committed offset, the high watermark and the lag. In cluster mode
+	// only the node that coordinates groups (the controller) lists them.
+	Groups []GroupDescription `json:"groups"`
 }
 
 // TopicState is a topic and the replication status of its partitions.

@@ -194,6 +194,7 @@ func TestExplorerBrowser(t *testing.T) {
 		{"ScenariosRunToTheirEnd", browserScenariosRunToTheirEnd},
 		{"UsesTheAPIChecks", browserUsesTheAPIChecks},
 		{"ReconnectsAfterRestart", browserReconnectsAfterRestart},
+		{"ShowsGroups", browserShowsGroups},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -371,5 +372,34 @@ func browserReconnectsAfterRestart(t *testing.T, browser context.Context) {
 	waitJS(t, ctx, "no entry twice", `(() => { const o = [...document.querySelectorAll('#timeline li')].map(l => l.dataset.offset);
 		return new Set(o).size === o.length; })()`)
 	screenshot(t, ctx, "reconnected")
+	require.Empty(t, problems())
+}
+
+// A consumer group joined over HTTP (POST /api/groups/{group}/heartbeat)
+// appears in the consumers panel with its member and the partition the
+// member holds, its committed offset against the high watermark, and the
+// lag (docs/groups.md § Listing, describing, deleting).
+func browserShowsGroups(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
+	c := r.client
+	_, err := c.Produce(t.Context(), "orders", []apiclient.ProduceRecord{{Value: []byte("a")}, {Value: []byte("b")}})
+	require.NoError(t, err)
+	hb, err := c.GroupHeartbeat(t.Context(), "billing", apiclient.GroupHeartbeatRequest{Topics: []string{"orders"}})
+	require.NoError(t, err)
+	for i := 0; i < 100 && len(hb.Assignment) == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+		hb, err = c.GroupHeartbeat(t.Context(), "billing", apiclient.GroupHeartbeatRequest{MemberID: hb.MemberID, MemberEpoch: hb.MemberEpoch})
+		require.NoError(t, err)
+	}
+	require.NotEmpty(t, hb.Assignment, "the member gets orders/0")
+	_, err = c.CommitGroupOffset(t.Context(), "billing", "orders", 0, hb.MemberID, hb.MemberEpoch, 1)
+	require.NoError(t, err)
+	group := `document.querySelector('[data-group="billing"]')`
+	waitJS(t, ctx, "the group's member", fmt.Sprintf(group+`?.querySelector('[data-member="%s"]')?.textContent.includes("orders/0")`, hb.MemberID))
+	waitJS(t, ctx, "its committed offset and lag", group+`.querySelector('tr[data-part="orders/0"] [data-lag]')?.dataset.lag === "1"`)
+	text, err := chromedp.Run(ctx, chromedp.Text(`[data-group="billing"]`))
+	require.NoError(t, err)
+	require.Contains(t, text, "consumer protocol")
+	screenshot(t, ctx, "groups")
 	require.Empty(t, problems())
 }

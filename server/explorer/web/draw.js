@@ -143,9 +143,30 @@ export function drawConsumers(state) {
     return el("tr", {}, el("td", {}, c.consumer_id), el("td", {}, name), el("td", {}, String(c.offset)),
       el("td", {}, String(h)), el("td", {}, String(Math.max(0, h - c.offset))));
   });
-  // Consumer groups, once the server has them, get rows of their own here.
   if (rows.length === 0) rows.push(el("tr", {}, el("td", { colspan: 5 }, "No committed offsets yet (PUT /api/consumers/{id}/offsets/...).")));
   replace(document.querySelector("#consumers tbody"), rows);
+}
+
+// drawGroups draws every consumer group with members: its protocol,
+// state and epoch, each member with the partitions it holds, and per
+// partition the committed offset against the high watermark, and the lag.
+export function drawGroups(state) {
+  const parts = (tps) => tps.flatMap((tp) => tp.partitions.map((p) => `${tp.topic}/${p}`)).join(", ");
+  const num = (n) => (n === null || n === undefined ? "—" : String(n));
+  const cards = (state.groups || []).map((g) => el("div", { class: "group card", "data-group": g.group, "data-state": g.state },
+    el("h4", {}, `Group ${g.group} `, el("span", { class: "note" },
+      `${g.protocol === "classic" ? "Kafka classic protocol" : "consumer protocol (HTTP)"}, ${g.state}, epoch ${g.epoch}`)),
+    el("ul", { class: "members" }, g.members.map((m) => el("li", { "data-member": m.member_id },
+      `member ${m.member_id}`, m.client_id ? ` (${m.client_id})` : "", ": ",
+      m.assignment.length > 0 ? "holds " + parts(m.assignment) : "holds no partition yet"))),
+    g.offsets.length > 0 && el("table", {},
+      el("thead", {}, el("tr", {}, ["Partition", "Member", "Committed", "High watermark", "Lag"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, g.offsets.map((o) => el("tr", { "data-part": `${o.topic}/${o.partition}` },
+        el("td", {}, `${o.topic}/${o.partition}`), el("td", {}, o.member_id || "none"), el("td", {}, num(o.committed_offset)),
+        el("td", {}, num(o.log_end_offset)), el("td", { "data-lag": num(o.lag) }, num(o.lag))))))));
+  if (cards.length === 0) cards.push(el("p", { class: "note" }, "No consumer group has members: POST /api/groups/{group}/heartbeat joins one, ",
+    "so does pystream consume -G, or a Kafka client's consumer group."));
+  replace(document.getElementById("groups"), cards);
 }
 
 const hex = (bytes) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(" ");

@@ -3,7 +3,7 @@
 
 import { api, headers, setToken } from "./api.js";
 import { follow } from "./stream.js";
-import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawRecords, rateText } from "./draw.js";
+import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawGroups, drawRecords, rateText } from "./draw.js";
 import { SCENARIOS } from "./scenarios.js";
 
 const $ = (id) => document.getElementById(id);
@@ -40,6 +40,7 @@ function redraw() {
   drawBrokers(state);
   drawPartitions(state, rates);
   drawConsumers(state);
+  drawGroups(state);
   fillSelects();
 }
 
