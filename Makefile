@@ -1,10 +1,12 @@
 # PyStream's Makefile: thin on purpose. Every target is .PHONY and loops over
 # MODULES; longer logic lives in .ci/. Run `make help` for the list.
 
-MODULES := log topic client cluster server tools
+MODULES := docs log topic client cluster server tools
 # LAYERS are the library modules a learner may depend on alone; APPS the
-# rest of MODULES.
-LAYERS := log topic client cluster
+# programs. docs (the Markdown pages, embedded for the server to serve) is
+# neither: its tests run in the first pass, and the per-module pass tests
+# it alone like a layer.
+LAYERS := docs log topic client cluster
 APPS := server tools
 # Modules outside go.work that use PyStream as an outside program would: each
 # is built and tested on its own (GOWORK=off), through its replace line.

@@ -41,7 +41,7 @@ func writeAuthFile(t *testing.T) string {
 // each route needs. A route missing here fails TestAuthRouteTableRoles,
 // so a new route must be placed in the rule.
 var wantRoles = map[string]Role{
-	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen,
+	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen, "listDocPages": RoleOpen, "getDocPage": RoleOpen,
 	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "getTopicConfig": RoleRead, "fetchRecords": RoleRead, "getPartitionOffsets": RoleRead,
 	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
 	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,

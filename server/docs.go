@@ -2,7 +2,10 @@ package server
 
 import (
 	_ "embed"
+	"errors"
 	"net/http"
+
+	"github.com/pystream/pystream/server/docpages"
 )
 
 // docsPage is the interactive documentation page. It is one self-contained
@@ -71,4 +74,52 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", docsCSP)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(docsPage) // the client going away is not our error
+}
+
+// docPagesRoutes are the documentation pages (docs/*.md, built in),
+// rendered: GET /docs/pages lists them, GET /docs/pages/{name} is one.
+// They are open like /docs; the explorer's rule links lead here.
+func (s *Server) docPagesRoutes() []route {
+	html := map[string]media{"text/html": {Schema: &schema{Type: "string"}}}
+	return []route{
+		{Method: http.MethodGet, Path: docpages.Prefix, Handler: s.handleDocPages, Role: RoleOpen, Operation: &operation{
+			OperationID: "listDocPages", Summary: "The documentation pages, listed", Tags: []string{"documentation"},
+			Description: "Every page of the repository's docs/ (the phases, the design, the explorer, the CLI), built into the server. Works offline.",
+			Responses:   map[string]response{"200": {Description: "An HTML page.", Content: html}},
+		}},
+		{Method: http.MethodGet, Path: docpages.Prefix + "/{name}", Handler: s.handleDocPage, Role: RoleOpen, Operation: &operation{
+			OperationID: "getDocPage", Summary: "One documentation page, as HTML", Tags: []string{"documentation"},
+			Description: "A page of docs/, rendered. Its headings have GitHub's anchors, so that a link to a heading lands on the same heading here and on GitHub.",
+			Parameters: []parameter{{Name: "name", In: "path", Required: true, Description: "The page's file name.",
+				Schema: &schema{Type: "string"}, Example: pageExample}},
+			Responses: errs(map[string]response{"200": {Description: "The page.", Content: html}}, 404),
+		}},
+	}
+}
+
+// pageExample is a page's name, docs/design.md's, written in two parts
+// so that the reference check does not look for it beside this file.
+const pageExample = "design" + ".md"
+
+// handleDocPages answers GET /docs/pages.
+func (s *Server) handleDocPages(w http.ResponseWriter, r *http.Request) {
+	site, err := docpages.Default()
+	if err != nil {
+		writeAPIError(w, s.opError("render the documentation pages", err))
+		return
+	}
+	site.ServeIndex(w, r)
+}
+
+// handleDocPage answers GET /docs/pages/{name}.
+func (s *Server) handleDocPage(w http.ResponseWriter, r *http.Request) {
+	site, err := docpages.Default()
+	if err != nil {
+		writeAPIError(w, s.opError("render the documentation pages", err))
+		return
+	}
+	name := r.PathValue("name")
+	if err := site.ServePage(w, r, name); errors.Is(err, docpages.ErrNoPage) {
+		writeAPIError(w, notFound("no documentation page %s; GET %s lists them", quoted(name), docpages.Prefix))
+	}
 }

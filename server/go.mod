@@ -58,12 +58,15 @@ require (
 require (
 	github.com/IBM/sarama v1.61.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/pystream/pystream/docs v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	github.com/yuin/goldmark v1.8.7
 )
 
 replace (
 	github.com/pystream/pystream/client => ../client
 	github.com/pystream/pystream/cluster => ../cluster
+	github.com/pystream/pystream/docs => ../docs
 	github.com/pystream/pystream/log => ../log
 	github.com/pystream/pystream/topic => ../topic
 )

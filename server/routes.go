@@ -30,7 +30,8 @@ func (s *Server) routeTable(sc *schemaSet) []route {
 	routes := []route{s.healthRoute(), s.readyRoute(sc)}
 	routes = append(routes, s.apiRoutes(sc)...)
 	routes = append(routes, s.explorerRoutes(sc)...)
-	return append(routes, s.metricsRoute(), s.openAPIRoute(), s.docsRoute())
+	routes = append(routes, s.metricsRoute(), s.openAPIRoute(), s.docsRoute())
+	return append(routes, s.docPagesRoutes()...)
 }
 
 // apiInfo is the top of the OpenAPI document.

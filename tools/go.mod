@@ -21,6 +21,7 @@ require (
 replace (
 	github.com/pystream/pystream/client => ../client
 	github.com/pystream/pystream/cluster => ../cluster
+	github.com/pystream/pystream/docs => ../docs
 	github.com/pystream/pystream/log => ../log
 	github.com/pystream/pystream/server => ../server
 	github.com/pystream/pystream/topic => ../topic

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/docs"
 	"github.com/pystream/pystream/server"
 	"github.com/pystream/pystream/server/apiclient"
 )
@@ -195,6 +197,7 @@ func TestExplorerBrowser(t *testing.T) {
 		{"UsesTheAPIChecks", browserUsesTheAPIChecks},
 		{"ReconnectsAfterRestart", browserReconnectsAfterRestart},
 		{"ShowsGroups", browserShowsGroups},
+		{"RuleLinksWorkOffline", browserRuleLinksWorkOffline},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -401,5 +404,43 @@ func browserShowsGroups(t *testing.T, browser context.Context) {
 	require.NoError(t, err)
 	require.Contains(t, text, "consumer protocol")
 	screenshot(t, ctx, "groups")
+	require.Empty(t, problems())
+}
+
+// Every link from the explorer to the rule behind what it shows leads to
+// a page this server serves (GET /docs/pages/{name}), at a heading that
+// page has: the anchor the page's links compute is the one the server
+// gives the heading (docs.Anchor). No link leaves the server, so they
+// work offline; the page opens under its CSP without a complaint.
+func browserRuleLinksWorkOffline(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
+	waitJS(t, ctx, "the healing rule's link", `document.querySelector('#healing a[href]') !== null`)
+	type rule struct{ Page, Heading, Href string }
+	rules, err := chromedp.Run(ctx, chromedp.Evaluate[[]rule](
+		`import("/explorer/words.js").then(m => Object.values(m.RULES).map(r => ({page: r.page, heading: r.heading, href: r.href})))`,
+		chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.NotEmpty(t, rules)
+	hrefs, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("a[href]")].map(a => a.getAttribute("href"))`))
+	require.NoError(t, err)
+	for _, h := range hrefs {
+		require.True(t, strings.HasPrefix(h, "/"), "the page links to %s, off this server", h)
+	}
+	for _, rl := range rules {
+		anchor := docs.Anchor(rl.Heading)
+		require.Equal(t, "/docs/pages/"+rl.Page+"#"+anchor, rl.Href, "%s § %s", rl.Page, rl.Heading)
+		resp, err := http.Get(r.base + "/docs/pages/" + rl.Page)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, rl.Page)
+		require.Contains(t, string(body), `id="`+anchor+`"`, "%s has no heading %q", rl.Page, rl.Heading)
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+rules[0].Href)))
+	_, frag, _ := strings.Cut(rules[0].Href, "#")
+	waitJS(t, ctx, "the rule's heading", fmt.Sprintf(`document.getElementById(%q)?.tagName.startsWith("H")`, frag))
+	waitJS(t, ctx, "the page's style sheet, allowed by the CSP", `getComputedStyle(document.querySelector("main")).maxWidth !== "none"`)
+	screenshot(t, ctx, "rule-page")
 	require.Empty(t, problems())
 }

@@ -1,12 +1,17 @@
 // Journal entries in plain words, each with the page that explains the
-// rule behind it. The pages are the repository's docs/ (also in your
-// checkout of PyStream, under docs/).
+// rule behind it. The pages are the repository's docs/, which the server
+// holds and serves at /docs/pages/{page}: the links work offline.
 
-const DOCS = "https://github.com/pystream/pystream/blob/main/docs/";
+// anchor is a heading's id on the served page (and on GitHub): lower
+// case, every character but a letter, a digit, '_', '-' and the space
+// dropped, each space then '-'. The server renders the headings with the
+// same rule (docs.Anchor, in the repository's docs/doc.go); a browser
+// test checks that they agree for every rule below.
+export const anchor = (heading) =>
+  heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\p{Mn}_ -]/gu, "").replace(/ /g, "-");
 
 // rule names a page and a heading of it.
-const rule = (page, heading) => ({ page, heading,
-  href: DOCS + page + "#" + heading.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-") });
+const rule = (page, heading) => ({ page, heading, href: `/docs/pages/${page}#${anchor(heading)}` });
 
 export const RULES = {
   failover: rule("phase-5-failover.md", "Candidate selection and safety checks"),

@@ -1,0 +1,3 @@
+module github.com/pystream/pystream/docs
+
+go 1.26
