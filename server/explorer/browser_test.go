@@ -52,9 +52,19 @@ func config(dir string, brokers int, opts ...func(*server.Config)) server.Config
 // a free port) until the test ends or stop is called.
 func serveAt(t *testing.T, cfg server.Config, addr string) *running {
 	t.Helper()
-	srv, err := server.New(cfg, server.NewLogger(io.Discard, cfg))
-	require.NoError(t, err)
 	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	return serveOn(t, cfg, ln)
+}
+
+// serveOn builds a server from cfg and serves it on ln until the test
+// ends or stop is called.
+func serveOn(t *testing.T, cfg server.Config, ln net.Listener) *running {
+	t.Helper()
+	srv, err := server.New(cfg, server.NewLogger(io.Discard, cfg))
+	if err != nil {
+		_ = ln.Close()
+	}
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -198,6 +208,7 @@ func TestExplorerBrowser(t *testing.T) {
 		{"ReconnectsAfterRestart", browserReconnectsAfterRestart},
 		{"ShowsGroups", browserShowsGroups},
 		{"RuleLinksWorkOffline", browserRuleLinksWorkOffline},
+		{"ClusterMode", browserClusterMode},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -442,5 +453,39 @@ func browserRuleLinksWorkOffline(t *testing.T, browser context.Context) {
 	waitJS(t, ctx, "the rule's heading", fmt.Sprintf(`document.getElementById(%q)?.tagName.startsWith("H")`, frag))
 	waitJS(t, ctx, "the page's style sheet, allowed by the CSP", `getComputedStyle(document.querySelector("main")).maxWidth !== "none"`)
 	screenshot(t, ctx, "rule-page")
+	require.Empty(t, problems())
+}
+
+// In cluster mode automatic healing is each node's PYSTREAM_FAILOVER_AFTER
+// and cannot be switched from the page (PUT /api/controller answers 409):
+// the page says so, offers no switch, and turns the guided scenarios off
+// with a sentence that says why (docs/explorer.md § Automatic healing at run time).
+// A one-node cluster.
+func browserClusterMode(t *testing.T, browser context.Context) {
+	raft, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	raftAddr := raft.Addr().String()
+	require.NoError(t, raft.Close())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cfg := server.Defaults()
+	cfg.DataDir, cfg.KafkaPort, cfg.LogLevel = t.TempDir(), 0, server.LogLevel(server.LevelError)
+	cfg.Port = server.Port(ln.Addr().(*net.TCPAddr).Port)
+	cfg.NodeID, cfg.Cluster = 1, server.ClusterList{1: raftAddr}
+	r := serveOn(t, cfg, ln)
+	ctx, problems := browserTab(t, browser)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
+	waitJS(t, ctx, "the broker", `document.querySelectorAll('li[data-broker]').length === 1`)
+	waitJS(t, ctx, "the healing line", `document.getElementById("healing").textContent.includes("cannot be switched from here")`)
+	healing, err := chromedp.Run(ctx, chromedp.Text("#healing"))
+	require.NoError(t, err)
+	require.NotContains(t, healing, "false")
+	require.NotContains(t, healing, "Turn automatic healing")
+	waitJS(t, ctx, "the scenarios turned off", `[...document.querySelectorAll("#scenario-buttons button")].every(b => b.disabled) && `+
+		`!document.getElementById("scenario-note").hidden && document.getElementById("scenario-note").textContent.includes("cluster mode")`)
+	body, err := chromedp.Run(ctx, chromedp.Text("main"))
+	require.NoError(t, err)
+	require.NotRegexp(t, `(^|\W)(false|undefined|null)(\W|$)`, body)
+	screenshot(t, ctx, "cluster-mode")
 	require.Empty(t, problems())
 }

@@ -22,6 +22,8 @@ export function el(tag, attrs = {}, ...children) {
 // focus stays where it was. Buttons carry their action in data-act and
 // data-args; one listener (explorer.js) acts on every click.
 export function replace(container, children) {
+  // A part left out (cond && el(...), which gives false) is no child.
+  children = children.flat().filter((c) => c !== null && c !== undefined && c !== false && c !== "");
   const focused = document.activeElement && container.contains(document.activeElement) ? document.activeElement.id : "";
   const old = new Map([...container.querySelectorAll("button[id]")].map((b) => [b.id, b]));
   for (const c of children) {
@@ -64,6 +66,7 @@ export function drawBrokers(state) {
   replace(document.getElementById("healing"), [
     c.automatic ? `Automatic healing is on: the controller acts after ${c.failover_after_ms} ms. `
       : "Automatic healing is off: failover, recovery and the active set are yours. ",
+    !c.switchable && "Each node's PYSTREAM_FAILOVER_AFTER sets it (cluster mode): it cannot be switched from here. ",
     c.switchable && button("healing-toggle", "healing", [!c.automatic], c.automatic ? "Turn automatic healing off" : "Turn automatic healing on", "quiet"),
     " ", docLink(RULES.healing)]);
 }

@@ -42,6 +42,20 @@ function redraw() {
   drawConsumers(state);
   drawGroups(state);
   fillSelects();
+  scenariosAllowed(state.controller.switchable);
+}
+
+// scenariosAllowed turns the guided scenarios off, with a sentence that
+// says why, where automatic healing cannot be switched from the page
+// (cluster mode): every scenario turns it off to let you make each move.
+function scenariosAllowed(ok) {
+  const note = $("scenario-note");
+  note.hidden = ok;
+  note.textContent = ok ? "" : "The guided scenarios are off here: each turns automatic healing off so that you make every move, " +
+    "and in cluster mode healing is set by each node's PYSTREAM_FAILOVER_AFTER, not from the page. " +
+    "Run them against a single server (make run).";
+  for (const b of $("scenario-buttons").querySelectorAll("button")) b.disabled = !ok;
+  if (!ok && running) $("scenario-next").disabled = true;
 }
 
 // Every second the rates decay when nothing arrives: only their text is
