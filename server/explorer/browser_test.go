@@ -269,22 +269,41 @@ func browserStopLeaderShowsFailover(t *testing.T, browser context.Context) {
 }
 
 // The three guided scenarios, run from the page, each to its end and to
-// the state its phase page describes: every replica active again, and a
-// consumer reading what was acknowledged — for "Recovery cuts what was
-// never acknowledged", the run of docs/phase-5-failover.md § Worked example:
-// r0 r1 r2 r3 and never x, the cut offset 3 shown in the timeline. The
-// server fails over after 300 ms, so that the steps that wait for the
+// the state its phase page describes. The steps that show a rule refusing
+// a write must see it refused (automatic healing is off then: nothing
+// acts first). The end states:
+//   - "The leader dies": docs/phase-5-failover.md § Candidate selection and safety checks
+//     fails over to a follower at epoch 1; with healing back on, the
+//     controller's last rule (docs/design.md § The controller's rules)
+//     gives the preferred replica its leadership back at epoch 2; every
+//     replica active, the high watermark over all four records.
+//   - "A follower falls behind": docs/phase-4-replication.md § Catch-up
+//     moves the high watermark over the record the leader kept (3); then
+//     the controller shrinks the active set and recovers the follower:
+//     leader and epoch 0 unchanged, every replica active, high watermark 4.
+//   - "Recovery cuts what was never acknowledged": the run of
+//     docs/phase-5-failover.md § Worked example — common prefix 3, offset 3
+//     cut and quarantined, r0 r1 r2 r3 and never x — and then leadership
+//     back to the preferred replica at epoch 2.
+//
+// The server fails over after 300 ms, so that the steps that wait for the
 // controller are short.
 func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 	r, ctx, problems := explorerServer(t, browser, func(c *server.Config) { c.FailoverAfter = server.FailoverDelay(300 * time.Millisecond) })
 	seen := map[string]bool{"orders": true}
 	for _, sc := range []struct {
-		id   string
-		want []string
+		id string
+		// refusal is the step (from 1) whose write the rule refuses.
+		refusal int
+		// outcomes are texts a step's outcome must contain, by step.
+		outcomes map[int]string
+		want     []string
+		epoch    uint64
 	}{
-		{"leader-dies", []string{"r0", "r1", "r2", "after failover"}},
-		{"follower-behind", []string{"r0", "r1", "r2", "two copies"}},
-		{"recovery-cuts", []string{"r0", "r1", "r2", "r3"}},
+		{"leader-dies", 2, map[int]string{3: "epoch 1", 6: "leads again at epoch 2"}, []string{"r0", "r1", "r2", "after failover"}, 2},
+		{"follower-behind", 2, map[int]string{4: "high watermark 3"}, []string{"r0", "r1", "r2", "two copies"}, 0},
+		{"recovery-cuts", 2, map[int]string{4: "epoch 1", 6: "Common prefix 3; cut 1 record(s), offsets 3 to 3", 7: "leads again at epoch 2"},
+			[]string{"r0", "r1", "r2", "r3"}, 2},
 	} {
 		waitJS(t, ctx, "the scenarios", `document.getElementById("scenario-`+sc.id+`") !== null`)
 		require.NoError(t, chromedp.Do(ctx, chromedp.Click("#scenario-"+sc.id)))
@@ -304,6 +323,12 @@ func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 			class, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("outcome").className`))
 			require.NoError(t, err)
 			require.NotEqual(t, "bad", class, "%s: step %d failed: %s", sc.id, step+1, outcome)
+			if step+1 == sc.refusal {
+				require.Contains(t, outcome, "was refused, as the rule says", "%s: step %d", sc.id, step+1)
+			}
+			if want, ok := sc.outcomes[step+1]; ok {
+				require.Contains(t, outcome, want, "%s: step %d", sc.id, step+1)
+			}
 		}
 		waitJS(t, ctx, sc.id+": its end", `document.getElementById("scenario").dataset.done === "true"`)
 		if sc.id == "recovery-cuts" {
@@ -320,10 +345,13 @@ func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 			}
 		}
 		require.NotEmpty(t, demo, sc.id)
-		require.Eventually(t, func() bool {
-			d, err := r.client.Topic(t.Context(), demo)
-			return err == nil && len(d.Partitions[0].Active) == 3
-		}, 10*time.Second, 10*time.Millisecond, "%s: every replica active again", sc.id)
+		d, err := r.client.Topic(t.Context(), demo)
+		require.NoError(t, err)
+		p := d.Partitions[0]
+		require.Equal(t, p.Preferred, p.Leader, "%s: the preferred replica leads", sc.id)
+		require.Equal(t, sc.epoch, p.LeaderEpoch, sc.id)
+		require.Equal(t, uint64(len(sc.want)), p.HighWatermark, sc.id)
+		require.Len(t, p.Active, 3, "%s: every replica active", sc.id)
 		f, err := r.client.Fetch(t.Context(), demo, 0, 0, 10)
 		require.NoError(t, err)
 		var values []string
