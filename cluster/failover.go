@@ -147,6 +147,7 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 	before := p.metadataLocked()
 	next := before.withLeader(win.BrokerID, deactivated)
 	o := c.newOp(cs, EventFailover, p, old)
+	o.candidates = JournalCandidates(win, cands)
 	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): %s; leaving the active set: %v",
 		p, old, win.BrokerID, next.LeaderEpoch, describeCandidates(win, cands, passed), deactivated)
 	if err := o.begin(summary, before, next, ""); err != nil {
@@ -160,6 +161,19 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 	res := FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: next.LeaderEpoch,
 		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(next.Active)}
 	return res, o.done(fmt.Sprintf("%s: %s, log end %d", p, describeLeadership(next), win.LogEnd))
+}
+
+// JournalCandidates lists the failover candidates that are active and
+// available, the winner first, the rest in their order, with their log
+// ends: a failover entry's Candidates.
+func JournalCandidates(win Candidate, cands []Candidate) []JournalCandidate {
+	out := []JournalCandidate{{Broker: win.BrokerID, LogEnd: win.LogEnd}}
+	for _, cand := range cands {
+		if cand.Active && cand.Available && cand.BrokerID != win.BrokerID {
+			out = append(out, JournalCandidate{Broker: cand.BrokerID, LogEnd: cand.LogEnd})
+		}
+	}
+	return out
 }
 
 // describeCandidates lists the failover candidates, the winner first, with

@@ -114,12 +114,41 @@ type JournalEntry struct {
 	ConfigBefore map[string]string `json:"config_before,omitempty"`
 	ConfigAfter  map[string]string `json:"config_after,omitempty"`
 	// Quarantine is the file, relative to the cluster root, that keeps the
-	// records a recovery cut from a replica.
+	// records a recovery cut from a replica (its intent and its done
+	// entry).
 	Quarantine string `json:"quarantine,omitempty"`
+	// Candidates are the followers a failover compared, the winner first,
+	// then the rest by broker id, each with its log end: the numbers of
+	// the election rule (a failover's intent; in cluster mode its done
+	// entry). The summary says the same in words; entries written before
+	// this field existed have it only there.
+	Candidates []JournalCandidate `json:"candidates,omitempty"`
+	// Cut is the offsets a recovery cut from the replica, never
+	// acknowledged (a recover intent and done entry that cut something;
+	// in cluster mode the follower's own cut). Entries written before this
+	// field existed have the range only in their summary.
+	Cut *JournalCut `json:"cut,omitempty"`
+	// Automatic is what a healing entry switched automatic healing to
+	// (entries written before this field existed say it in their summary
+	// only).
+	Automatic *bool `json:"automatic,omitempty"`
 	// Removed are the segments a retention pass deleted, per broker.
 	Removed []RemovedSegment `json:"removed,omitempty"`
 	// Error says why an operation failed.
 	Error string `json:"error,omitempty"`
+}
+
+// JournalCandidate is one follower a failover compared.
+type JournalCandidate struct {
+	Broker int    `json:"broker"`
+	LogEnd uint64 `json:"log_end"`
+}
+
+// JournalCut is a range of offsets a recovery cut: From up to, not
+// including, To.
+type JournalCut struct {
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
 }
 
 // String renders the entry as one line for people — the one rendering,
@@ -234,6 +263,15 @@ func (e JournalEntry) validate() error {
 	}
 	if len(e.Removed) > 0 && e.Event != EventRetention {
 		return bad("only a retention pass removes segments")
+	}
+	if len(e.Candidates) > 0 && e.Event != EventFailover {
+		return bad("only a failover compares candidates")
+	}
+	if e.Automatic != nil && e.Event != EventHealing {
+		return bad("only a healing entry switches automatic healing")
+	}
+	if e.Cut != nil && (e.Event != EventRecover || e.Cut.From >= e.Cut.To) {
+		return bad("only a recovery cuts, a range from one offset up to a higher one")
 	}
 	if e.Event == EventRetention {
 		// A retention pass changes replica logs, not cluster.meta.
@@ -410,7 +448,7 @@ func (c *Cluster) JournalHealing(on bool, summary, reason string) (uint64, error
 		state = "on"
 	}
 	e := JournalEntry{Event: EventHealing, Phase: PhaseDone, By: ByOperator,
-		Summary: fmt.Sprintf("automatic healing %s: %s", state, summary), Reason: reason}
+		Summary: fmt.Sprintf("automatic healing %s: %s", state, summary), Reason: reason, Automatic: &on}
 	off, err := c.journal.append(e)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: journal automatic healing %s: %w", state, err)
@@ -442,6 +480,11 @@ type op struct {
 	p      *partition
 	broker int
 	intent *uint64
+	// candidates go on a failover's intent; cut and quarantine on a
+	// recovery's intent and done entry.
+	candidates []JournalCandidate
+	cut        *JournalCut
+	quarantine string
 	// topic names the topic of an operation on no one partition (p nil).
 	topic string
 }
@@ -475,6 +518,7 @@ func (o *op) append(e JournalEntry) (uint64, error) {
 func (o *op) begin(summary string, before, after PartitionMetadata, quarantine string) error {
 	e := o.entry(PhaseIntent, summary)
 	e.Before, e.After, e.Quarantine = &before, &after, quarantine
+	e.Candidates, e.Cut, o.quarantine = o.candidates, o.cut, quarantine
 	off, err := o.append(e)
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
@@ -486,7 +530,11 @@ func (o *op) begin(summary string, before, after PartitionMetadata, quarantine s
 // done records success. The operation has taken effect whatever happens
 // here: a failure is reported wrapping ErrJournalFailed.
 func (o *op) done(summary string) error {
-	if _, err := o.append(o.entry(PhaseDone, summary)); err != nil {
+	e := o.entry(PhaseDone, summary)
+	if o.cut != nil {
+		e.Cut, e.Quarantine = o.cut, o.quarantine
+	}
+	if _, err := o.append(e); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return nil

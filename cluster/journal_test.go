@@ -188,6 +188,8 @@ func FuzzParseJournalEntry(f *testing.F) {
 	f.Add([]byte(`{"event":"catch-up","phase":"done","by":"operator","topic":"t","partition":0,"broker":2,"summary":"s"}`))
 	f.Add([]byte(`{"event":"failover","phase":"intent","by":"controller","topic":"t","partition":0,"broker":1,"summary":"s","reason":"r","before":{"partition":0,"leader":1,"leader_epoch":0,"replicas":[1,2],"active":[1,2]},"after":{"partition":0,"leader":2,"leader_epoch":1,"replicas":[1,2],"active":[2]}}`))
 	f.Add([]byte(`{"event":"recover","phase":"rolled-back","by":"startup","partition":0,"broker":1,"summary":"s","intent":4,"quarantine":"q"}`))
+	f.Add([]byte(`{"event":"recover","phase":"done","by":"operator","topic":"t","partition":0,"broker":1,"summary":"s","quarantine":"q","cut":{"from":3,"to":4}}`))
+	f.Add([]byte(`{"event":"failover","phase":"done","by":"controller","topic":"t","partition":0,"broker":1,"summary":"s","candidates":[{"broker":2,"log_end":3}]}`))
 	f.Add([]byte(`{"event":"delete-topic","phase":"intent","by":"operator","topic":"orders","partition":0,"broker":0,"summary":"s"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := ParseJournalEntry(data)
@@ -511,8 +513,92 @@ func TestJournalHealing(t *testing.T) {
 	require.Equal(t, PhaseDone, e.Phase)
 	require.Equal(t, ByOperator, e.By)
 	require.Equal(t, "automatic healing off: the controller changes no metadata", e.Summary)
+	require.False(t, *e.Automatic)
+	require.True(t, *entries[off+1].Automatic)
 	require.Equal(t, "watching a failover by hand", e.Reason)
 	require.Empty(t, e.Topic)
 	require.Equal(t, "automatic healing on: failover after 3s", entries[off+1].Summary)
 	require.Contains(t, e.String(), "operator healing done -: automatic healing off")
+}
+
+// A failover's intent names the candidates it compared with their log
+// ends, the winner first (docs/phase-5-failover.md § Candidate selection and safety checks);
+// a recovery that cuts names the range it cut, [3, 4), and the quarantine
+// file on its intent and on its done entry, the one written once the cut
+// is made (docs/phase-5-failover.md § Worked example). The summaries say
+// the same in words, unchanged.
+func TestJournalStructuredFacts(t *testing.T) {
+	c, _ := newCluster(t, 3)
+	require.NoError(t, c.CreateTopic("orders", 1, 3))
+	prod := NewProducer(c, "orders")
+	sendN(t, prod, "", 3)
+	require.NoError(t, c.StopBroker(2))
+	require.NoError(t, c.StopBroker(3))
+	_, err := prod.Send(nil, []byte("x"))
+	require.Error(t, err)
+	require.NoError(t, c.StopBroker(1))
+	for _, b := range []int{2, 3} {
+		_, err = c.StartBroker(b)
+		require.NoError(t, err)
+	}
+	start := len(journalOf(t, c))
+	_, err = c.Failover("orders", 0)
+	require.NoError(t, err)
+	_, err = prod.Send(nil, []byte("r3"))
+	require.NoError(t, err)
+	_, err = c.StartBroker(1)
+	require.NoError(t, err)
+	_, err = c.RecoverReplica("orders", 0, 1)
+	require.NoError(t, err)
+
+	entries := journalOf(t, c)[start:]
+	require.Equal(t, []string{"failover intent operator", "failover done operator", "broker-start done operator",
+		"recover intent operator", "recover done operator"}, events(entries))
+	fo := entries[0]
+	require.Equal(t, []JournalCandidate{{Broker: 2, LogEnd: 3}, {Broker: 3, LogEnd: 3}}, fo.Candidates)
+	require.Contains(t, fo.Summary, "candidates 2 (log end 3), 3 (3)")
+	require.Nil(t, entries[1].Candidates)
+	intent, done := entries[3], entries[4]
+	for _, e := range []JournalEntry{intent, done} {
+		require.Equal(t, &JournalCut{From: 3, To: 4}, e.Cut, "%s %s", e.Event, e.Phase)
+		require.NotEmpty(t, e.Quarantine, "%s %s", e.Event, e.Phase)
+	}
+	require.Equal(t, intent.Quarantine, done.Quarantine)
+	require.Contains(t, intent.Summary, "cuts offsets 3..3 (1 records, never acknowledged)")
+}
+
+// Entries written before the structured fields existed still decode, with
+// none of them: a journal on disk from an earlier version reads as it did.
+// The fields are checked like the rest: candidates on a failover only, a
+// cut on a recovery only and never empty.
+func TestJournalEntryWithoutStructuredFacts(t *testing.T) {
+	for _, old := range []string{
+		`{"event":"failover","phase":"intent","by":"controller","topic":"orders","partition":0,"broker":1,` +
+			`"summary":"orders/0: leader 1 -\u003e 2 (epoch 1): candidates 2 (log end 3), 3 (3); leaving the active set: [1]","reason":"r",` +
+			`"before":{"partition":0,"leader":1,"leader_epoch":0,"replicas":[1,2,3],"active":[1,2,3]},` +
+			`"after":{"partition":0,"leader":2,"leader_epoch":1,"replicas":[1,2,3],"active":[2,3]}}`,
+		`{"event":"recover","phase":"intent","by":"operator","topic":"orders","partition":0,"broker":1,` +
+			`"summary":"orders/0: broker 1 rejoins: common prefix 3 with leader 2 (log end 4); cuts offsets 3..3 (1 records, never acknowledged)",` +
+			`"before":{"partition":0,"leader":2,"leader_epoch":1,"replicas":[1,2,3],"active":[2,3]},` +
+			`"after":{"partition":0,"leader":2,"leader_epoch":1,"replicas":[1,2,3],"active":[1,2,3]},"quarantine":"q.bin"}`,
+		`{"event":"recover","phase":"done","by":"operator","topic":"orders","partition":0,"broker":1,"summary":"s","intent":7}`,
+	} {
+		e, err := ParseJournalEntry([]byte(old))
+		require.NoError(t, err, old)
+		require.Nil(t, e.Candidates)
+		require.Nil(t, e.Cut)
+	}
+	good := `{"event":"failover","phase":"done","by":"controller","topic":"t","partition":0,"broker":1,"summary":"s","candidates":[{"broker":2,"log_end":3}]}`
+	e, err := ParseJournalEntry([]byte(good))
+	require.NoError(t, err)
+	require.Equal(t, []JournalCandidate{{Broker: 2, LogEnd: 3}}, e.Candidates)
+	for name, data := range map[string]string{
+		"candidates on a catch-up": strings.Replace(good, `"failover"`, `"catch-up"`, 1),
+		"a cut on a failover":      strings.Replace(good, `"candidates":[{"broker":2,"log_end":3}]`, `"cut":{"from":3,"to":4}`, 1),
+		"an empty cut": strings.Replace(strings.Replace(good, `"failover"`, `"recover"`, 1),
+			`"candidates":[{"broker":2,"log_end":3}]`, `"cut":{"from":4,"to":4}`, 1),
+	} {
+		_, err := ParseJournalEntry([]byte(data))
+		require.ErrorIs(t, err, ErrInvalidArgument, name)
+	}
 }

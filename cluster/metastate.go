@@ -161,6 +161,9 @@ type MetaCommand struct {
 	// Quarantine names the file an activation's recovery kept its cut
 	// records in, for the journal.
 	Quarantine string `json:"quarantine,omitempty"`
+	// Candidates are the followers a failover compared, for the journal
+	// (JournalEntry.Candidates).
+	Candidates []JournalCandidate `json:"candidates,omitempty"`
 	// Config is a new topic's configuration overrides (create), or the
 	// keys an alter-config sets; DeleteConfig the keys it removes.
 	Config       map[string]string `json:"config,omitempty"`
@@ -517,8 +520,12 @@ func (s *MetaState) changePartition(c MetaCommand) (MetaResult, error) {
 	if c.Op == OpFailover {
 		acted = before.Leader
 	}
+	var cands []JournalCandidate
+	if c.Op == OpFailover {
+		cands = c.Candidates
+	}
 	s.journal(c, JournalEntry{Event: ev, Phase: PhaseDone, By: by(c), Topic: c.Topic, Partition: c.Partition, Broker: acted,
-		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine})
+		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine, Candidates: cands})
 	return MetaResult{Summary: summary, Partition: &a}, nil
 }
 

@@ -99,6 +99,7 @@ func (c *Cluster) recoverReplica(topicName string, partition, brokerID int, cs c
 	if common < rEnd {
 		qpath = QuarantinePath(rl.Dir(), common, rEnd, c.now())
 		summary += fmt.Sprintf("; cuts offsets %d..%d (%d records, never acknowledged)", common, rEnd-1, rEnd-common)
+		o.cut = &JournalCut{From: common, To: rEnd}
 	}
 	if ls := ll.LogStart(); min(rEnd, common) < ls {
 		summary += fmt.Sprintf("; its log ends at %d, below the leader's log start %d: reset to start there", min(rEnd, common), ls)

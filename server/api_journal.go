@@ -87,6 +87,16 @@ func journalEntry(e cluster.JournalEntry) apiclient.JournalEntry {
 		intent := *e.Intent
 		out.Intent = &intent
 	}
+	for _, c := range e.Candidates {
+		out.Candidates = append(out.Candidates, apiclient.JournalCandidate{Broker: c.Broker, LogEnd: c.LogEnd})
+	}
+	if e.Automatic != nil {
+		on := *e.Automatic
+		out.Automatic = &on
+	}
+	if e.Cut != nil {
+		out.Cut = &apiclient.JournalCut{From: e.Cut.From, To: e.Cut.To}
+	}
 	for _, r := range e.Removed {
 		out.Removed = append(out.Removed, apiclient.RemovedSegment{Broker: r.Broker, Base: r.Base, Next: r.Next})
 	}

@@ -534,8 +534,20 @@ type JournalEntry struct {
 	// Intent is the offset of the intent an outcome belongs to.
 	Intent *uint64 `json:"intent,omitempty"`
 	// Quarantine is the file, relative to the data directory, that keeps
-	// the records a recovery cut.
+	// the records a recovery cut (its intent and done entries).
 	Quarantine string `json:"quarantine,omitempty"`
+	// Candidates are the followers a failover compared, the winner first,
+	// each with its log end (a failover's intent; in cluster mode its done
+	// entry). Omitted elsewhere, and on entries written before the field
+	// existed, whose summary alone says it.
+	Candidates []JournalCandidate `json:"candidates,omitempty"`
+	// Cut is the offsets a recovery cut, never acknowledged: from up to,
+	// not including, to (a recover entry that cut something). Omitted
+	// elsewhere, and on entries written before the field existed.
+	Cut *JournalCut `json:"cut,omitempty"`
+	// Automatic is what a healing entry switched automatic healing to;
+	// omitted elsewhere, and on entries written before the field existed.
+	Automatic *bool `json:"automatic,omitempty"`
 	// ConfigBefore and ConfigAfter are a topic's configuration overrides
 	// before and after an alter-config (omitted when there were none).
 	ConfigBefore map[string]string `json:"config_before,omitempty"`
@@ -545,6 +557,19 @@ type JournalEntry struct {
 	Removed []RemovedSegment `json:"removed,omitempty"`
 	// Error says why an operation failed.
 	Error string `json:"error,omitempty"`
+}
+
+// JournalCandidate is one follower a failover compared.
+type JournalCandidate struct {
+	Broker int    `json:"broker"`
+	LogEnd uint64 `json:"log_end"`
+}
+
+// JournalCut is a range of offsets a recovery cut: From up to, not
+// including, To.
+type JournalCut struct {
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
 }
 
 // RemovedSegment is one segment file a retention pass deleted.

@@ -127,11 +127,11 @@ func (v *controlView) Apply(a cluster.Action) (cluster.ApplyResult, error) {
 	case cluster.ActionDeactivate:
 		cmd.Op = cluster.OpDeactivate
 	case cluster.ActionFailover:
-		winner, leave, err := v.failoverCandidate(a)
+		winner, leave, cands, err := v.failoverCandidate(a)
 		if err != nil {
 			return cluster.ApplyResult{}, err
 		}
-		cmd.Op, cmd.Broker, cmd.Leave = cluster.OpFailover, winner, leave
+		cmd.Op, cmd.Broker, cmd.Leave, cmd.Candidates = cluster.OpFailover, winner, leave, cands
 	case cluster.ActionRecover:
 		if err := v.readyToRejoin(a); err != nil {
 			return cluster.ApplyResult{}, err
@@ -150,14 +150,15 @@ func (v *controlView) Apply(a cluster.Action) (cluster.ApplyResult, error) {
 // failoverCandidate chooses the new leader among the active followers
 // whose brokers report (cluster.ChooseLeader: the longest log, ties to the
 // lowest id); the active replicas that do not report leave the active set
-// with the old leader. Every active follower holds every acknowledged
-// record, so a report a heartbeat old chooses safely.
-func (v *controlView) failoverCandidate(a cluster.Action) (winner int, leave []int, err error) {
+// with the old leader; cands are the candidates compared, for the
+// journal. Every active follower holds every acknowledged record, so a
+// report a heartbeat old chooses safely.
+func (v *controlView) failoverCandidate(a cluster.Action) (winner int, leave []int, cands []cluster.JournalCandidate, err error) {
 	st, err := v.Status(a.Topic, a.Partition)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
-	var cands []cluster.Candidate
+	var all []cluster.Candidate
 	for _, r := range st.Replicas {
 		if r.BrokerID == st.Leader {
 			continue
@@ -168,15 +169,15 @@ func (v *controlView) failoverCandidate(a cluster.Action) (winner int, leave []i
 		} else if r.Active {
 			leave = append(leave, r.BrokerID)
 		}
-		cands = append(cands, c)
+		all = append(all, c)
 	}
-	win, ok := cluster.ChooseLeader(cands)
+	win, ok := cluster.ChooseLeader(all)
 	if !ok {
-		return 0, nil, &cluster.NoEligibleReplicaError{Topic: a.Topic, Partition: a.Partition, LeaderBrokerID: st.Leader,
+		return 0, nil, nil, &cluster.NoEligibleReplicaError{Topic: a.Topic, Partition: a.Partition, LeaderBrokerID: st.Leader,
 			Reason: "no active follower reports a readable log"}
 	}
 	sort.Ints(leave)
-	return win.BrokerID, leave, nil
+	return win.BrokerID, leave, cluster.JournalCandidates(win, all), nil
 }
 
 // readyToRejoin checks that the replica has proved itself a prefix of its

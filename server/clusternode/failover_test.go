@@ -97,9 +97,13 @@ func TestFailoverLeaderCrash(t *testing.T) {
 	}
 	entries, err := c.node(survivors[0]).Journal(0, 0)
 	require.NoError(t, err)
-	require.True(t, slices.ContainsFunc(entries, func(e cluster.JournalEntry) bool {
+	i := slices.IndexFunc(entries, func(e cluster.JournalEntry) bool {
 		return e.Event == cluster.EventFailover && e.By == cluster.ByController && e.Topic == name && e.Partition == 0
-	}), "the journal records the controller's failover: %v", entries)
+	})
+	require.GreaterOrEqual(t, i, 0, "the journal records the controller's failover: %v", entries)
+	fo := entries[i]
+	require.NotEmpty(t, fo.Candidates, "the failover names the candidates it compared")
+	require.Equal(t, fo.After.Leader, fo.Candidates[0].Broker, "the winner first")
 
 	// The victim returns on its own data directory and address.
 	c.restart(victim)

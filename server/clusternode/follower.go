@@ -155,7 +155,7 @@ func (n *Node) syncLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 			Topic: r.topic, Partition: r.partition, Broker: n.cfg.ID,
 			Summary: fmt.Sprintf("%s/%d: broker %d cuts offsets %d..%d (%d records, never acknowledged) to follow leader %d at epoch %d",
 				r.topic, r.partition, n.cfg.ID, common, end-1, end-common, pm.Leader, pm.LeaderEpoch),
-			Quarantine: n.relative(path)})
+			Quarantine: n.relative(path), Cut: &cluster.JournalCut{From: common, To: end}})
 	}
 	r.synced, r.syncedEpoch, r.caughtUp, r.diverged = true, pm.LeaderEpoch, false, false
 	return nil

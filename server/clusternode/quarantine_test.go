@@ -90,6 +90,12 @@ func TestQuarantineDivergedFollower(t *testing.T) {
 		return nil
 	}))
 	sameRecords(t, junk, cut, "the quarantine file keeps the cut records as they were")
+	entries, err := c.node(victim).Journal(0, 0)
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(entries, func(e cluster.JournalEntry) bool {
+		return e.Event == cluster.EventRecover && e.Phase == cluster.PhaseDone && e.Broker == victim &&
+			e.Cut != nil && *e.Cut == cluster.JournalCut{From: 3, To: 6} && e.Quarantine != ""
+	}), "the journal names the range the follower cut: %v", entries)
 
 	// Its log now equals the leader's, and every acknowledged record is
 	// readable.

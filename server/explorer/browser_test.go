@@ -332,7 +332,12 @@ func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 		}
 		waitJS(t, ctx, sc.id+": its end", `document.getElementById("scenario").dataset.done === "true"`)
 		if sc.id == "recovery-cuts" {
-			waitJS(t, ctx, "the quarantined offset", `document.querySelector('#timeline [data-quarantine="3-3"]') !== null`)
+			// The cut is drawn on the recovery's done entry, once made,
+			// not on its intent, which only announces it.
+			waitJS(t, ctx, "the quarantined offset", `document.querySelector('#timeline li[data-event="recover"][data-phase="done"] [data-quarantine="3-3"]') !== null`)
+			n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline [data-quarantine]').length`))
+			require.NoError(t, err)
+			require.Equal(t, 1, n, "the quarantine drawn once, on the done entry")
 		}
 		screenshot(t, ctx, "scenario-"+sc.id)
 

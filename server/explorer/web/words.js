@@ -62,9 +62,10 @@ export function explain(e) {
     case "broker-start":
       return `Broker ${b} started. Its replicas are not trusted back on their own: catch-up or recovery first.`;
     case "healing":
-      return e.summary.startsWith("automatic healing off")
-        ? "Automatic healing is off: the controller fails nothing over and recovers nothing; every such step is yours."
-        : "Automatic healing is on: the controller fails over, shrinks active sets and recovers by its rules.";
+      if (e.automatic === undefined) return "Automatic healing was switched.";
+      return e.automatic
+        ? "Automatic healing is on: the controller fails over, shrinks active sets and recovers by its rules."
+        : "Automatic healing is off: the controller fails nothing over and recovers nothing; every such step is yours.";
     case "retention":
       return `Retention deleted old segments of ${p}: its log start moved up.`;
     default:
@@ -72,20 +73,17 @@ export function explain(e) {
   }
 }
 
-// candidates reads a failover intent's summary, "... candidates 2 (log end
-// 7), 3 (7); ...": the brokers it compared and their log ends, the winner
-// first.
+// candidates are the brokers a failover compared and their log ends, the
+// winner first: the entry's candidates field (none on entries written
+// before the journal had it).
 export function candidates(e) {
-  const m = /candidates (.*?)(;|$)/.exec(e.summary || "");
-  if (e.event !== "failover" || !m) return [];
-  return m[1].split(", ").map((s) => {
-    const c = /(\d+) \((?:log end )?(\d+)\)/.exec(s);
-    return c ? { broker: +c[1], logEnd: +c[2] } : null;
-  }).filter(Boolean);
+  return e.event === "failover" ? (e.candidates || []).map((c) => ({ broker: c.broker, logEnd: c.log_end })) : [];
 }
 
-// cut reads a recovery's summary: the offsets it cut, or null.
+// cut is what a recovery cut, from the entry's cut field, once it is
+// done (the intent only announces it), or null: the first and last
+// offset, and how many.
 export function cut(e) {
-  const m = /cuts offsets (\d+)\.\.(\d+) \((\d+) records/.exec(e.summary || "");
-  return e.event === "recover" && m ? { from: +m[1], to: +m[2], count: +m[3] } : null;
+  if (e.event !== "recover" || e.phase !== "done" || !e.cut) return null;
+  return { from: e.cut.from, to: e.cut.to - 1, count: e.cut.to - e.cut.from };
 }
