@@ -337,7 +337,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	// The events streams never end on their own: a shutdown ends them,
 	// or it would wait ShutdownTimeout for them.
-	srv.RegisterOnShutdown(s.explorer.EndStreams)
+	srv.RegisterOnShutdown(func() { s.explorer.EndStreamsOf(srv) })
 	addr := ln.Addr().String()
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)

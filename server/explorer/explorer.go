@@ -3,6 +3,7 @@ package explorer
 import (
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -101,11 +102,15 @@ type Explorer struct {
 	// has stopped.
 	polling  bool
 	pollDone chan struct{}
-	// ending is closed by EndStreams, which every open stream watches;
-	// a new one replaces it.
-	ending chan struct{}
+	// ended are the HTTP servers whose streams EndStreamsOf ended: a
+	// stream they open afterwards is refused.
+	ended map[*http.Server]bool
 	// closed refuses new streams once Close has run.
 	closed bool
+	// stateErr and journalErr are the last failures of the poller's
+	// reads, as logged ("" after a success): a failure is logged when it
+	// starts or changes, not on every poll.
+	stateErr, journalErr string
 }
 
 // client is one open stream, as the poller sees it.
@@ -113,6 +118,11 @@ type client struct {
 	// changed has room for one wake-up: more changes before the stream
 	// takes it coalesce into it.
 	changed chan struct{}
+	// srv is the HTTP server that serves the stream (nil when unknown).
+	srv *http.Server
+	// done is closed to end the stream (endLocked).
+	done  chan struct{}
+	ended bool
 }
 
 // New returns an explorer that reads cfg.Source.
@@ -139,7 +149,7 @@ func New(cfg Config) (*Explorer, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ending: make(chan struct{})}, nil
+	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ended: map[*http.Server]bool{}}, nil
 }
 
 // Clients is the number of open streams.
@@ -149,14 +159,38 @@ func (e *Explorer) Clients() int {
 	return len(e.clients)
 }
 
-// EndStreams ends every open stream (a server shutting down calls it, so
-// that its graceful shutdown does not wait for streams that never end).
-// Streams opened afterwards are served as usual.
+// EndStreams ends every open stream. Streams opened afterwards are served
+// as usual.
 func (e *Explorer) EndStreams() {
 	e.mu.Lock()
-	close(e.ending)
-	e.ending = make(chan struct{})
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	for c := range e.clients {
+		c.endLocked()
+	}
+}
+
+// EndStreamsOf ends every stream srv serves, and refuses (ErrShuttingDown)
+// every stream srv opens afterwards: a server shutting down calls it (its
+// RegisterOnShutdown), so that its graceful shutdown waits for no stream —
+// not even one whose request was already under way and opens the stream
+// just after. Streams of other servers go on.
+func (e *Explorer) EndStreamsOf(srv *http.Server) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended[srv] = true
+	for c := range e.clients {
+		if c.srv == srv {
+			c.endLocked()
+		}
+	}
+}
+
+// endLocked ends the stream. e.mu must be held.
+func (c *client) endLocked() {
+	if !c.ended {
+		c.ended = true
+		close(c.done)
+	}
 }
 
 // Close ends every stream, refuses new ones and waits for the poller to
@@ -164,8 +198,9 @@ func (e *Explorer) EndStreams() {
 func (e *Explorer) Close() {
 	e.mu.Lock()
 	e.closed = true
-	close(e.ending)
-	e.ending = make(chan struct{})
+	for c := range e.clients {
+		c.endLocked()
+	}
 	done := e.pollDone
 	e.mu.Unlock()
 	if done != nil {

@@ -27,12 +27,17 @@ type fakeSource struct {
 	churn bool
 	// pad is added to every state's mode, to make messages large.
 	pad string
+	// fail, when set, fails every State call.
+	fail error
 }
 
 func (f *fakeSource) State() (apiclient.ClusterState, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.states++
+	if f.fail != nil {
+		return apiclient.ClusterState{}, f.fail
+	}
 	st := f.state
 	if f.churn {
 		st.Brokers = []apiclient.BrokerStatus{{ID: f.states, Available: true}}
@@ -78,6 +83,12 @@ func (f *fakeSource) setBrokers(n int) {
 	for id := 1; id <= n; id++ {
 		f.state.Brokers = append(f.state.Brokers, apiclient.BrokerStatus{ID: id, Available: true})
 	}
+}
+
+func (f *fakeSource) setFail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fail = err
 }
 
 func (f *fakeSource) stateCalls() int {

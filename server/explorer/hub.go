@@ -9,19 +9,18 @@ import (
 
 // register adds a stream and starts the poller if it is the first. The
 // first stream of a stopped poller reads the state itself, so that its
-// first message has it. It returns the channel that ends the stream.
-func (e *Explorer) register(c *client) (ending <-chan struct{}, err error) {
+// first message has it.
+func (e *Explorer) register(c *client) error {
 	e.mu.Lock()
 	switch {
-	case e.closed:
+	case e.closed || c.srv != nil && e.ended[c.srv]:
 		e.mu.Unlock()
-		return nil, ErrShuttingDown
+		return ErrShuttingDown
 	case len(e.clients) >= e.cfg.MaxClients:
 		e.mu.Unlock()
-		return nil, fmt.Errorf("%w: %d, the most this server serves", ErrTooManyClients, e.cfg.MaxClients)
+		return fmt.Errorf("%w: %d, the most this server serves", ErrTooManyClients, e.cfg.MaxClients)
 	}
 	e.clients[c] = struct{}{}
-	ending = e.ending
 	start := !e.polling
 	if start {
 		e.polling = true
@@ -32,7 +31,7 @@ func (e *Explorer) register(c *client) (ending <-chan struct{}, err error) {
 		e.poll() // before the first message; the poller goes on from here
 		go e.poller()
 	}
-	return ending, nil
+	return nil
 }
 
 // unregister removes a stream; the poller stops on its next tick when no
@@ -61,22 +60,20 @@ func (e *Explorer) poller() {
 }
 
 // poll reads the state and the journal's end, and wakes every stream when
-// either changed. A failed read is logged and leaves the last one.
+// either changed. A failed read leaves the last one; it is logged when it
+// starts failing or fails differently, and when it works again — not
+// every Interval while it keeps failing.
 func (e *Explorer) poll() {
 	var encoded []byte
 	st, err := e.src.State()
 	if err == nil {
 		encoded, err = json.Marshal(st)
 	}
-	if err != nil {
-		e.log.Warn("explorer: reading the cluster's state failed", "err", err)
-	}
 	end, jerr := e.src.JournalEnd()
-	if jerr != nil {
-		e.log.Warn("explorer: reading the journal's end failed", "err", jerr)
-	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.reportLocked("reading the cluster's state", &e.stateErr, err)
+	e.reportLocked("reading the journal's end", &e.journalErr, jerr)
 	changed := false
 	if err == nil && !bytes.Equal(encoded, e.state) {
 		e.state, e.version, changed = encoded, e.version+1, true
@@ -92,6 +89,19 @@ func (e *Explorer) poll() {
 		case c.changed <- struct{}{}:
 		default: // already woken: the changes coalesce
 		}
+	}
+}
+
+// reportLocked logs a read's failure when it differs from the last one
+// logged (*last), and its recovery. e.mu must be held.
+func (e *Explorer) reportLocked(what string, last *string, err error) {
+	switch {
+	case err != nil && err.Error() != *last:
+		*last = err.Error()
+		e.log.Warn("explorer: "+what+" failed; the streams keep the last one read until it works again", "err", err)
+	case err == nil && *last != "":
+		*last = ""
+		e.log.Info("explorer: " + what + " works again")
 	}
 }
 

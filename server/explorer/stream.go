@@ -20,9 +20,8 @@ const MaxTail = 1000
 // Stream is one client's events stream, between Open and the end of
 // Serve. One goroutine (the request's) uses it.
 type Stream struct {
-	e      *Explorer
-	c      *client
-	ending <-chan struct{}
+	e *Explorer
+	c *client
 	// next is the journal offset of the next entry to send.
 	next uint64
 	// sent is the version of the state last sent (0: none yet).
@@ -34,19 +33,20 @@ type Stream struct {
 // client resumes, else the since query parameter, else the tail most
 // recent entries, else the journal's end (only new entries). A malformed
 // request wraps ErrBadRequest; beyond Config.MaxClients it is
-// ErrTooManyClients, while closing ErrShuttingDown. The caller answers
-// the error; on success it must call Serve.
+// ErrTooManyClients; while the explorer closes, or once the request's
+// server has ended its streams (EndStreamsOf), ErrShuttingDown. The
+// caller answers the error; on success it must call Serve.
 func (e *Explorer) Open(r *http.Request) (*Stream, error) {
 	next, err := e.start(r)
 	if err != nil {
 		return nil, err
 	}
-	c := &client{changed: make(chan struct{}, 1)}
-	ending, err := e.register(c)
-	if err != nil {
+	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+	c := &client{changed: make(chan struct{}, 1), srv: srv, done: make(chan struct{})}
+	if err := e.register(c); err != nil {
 		return nil, err
 	}
-	return &Stream{e: e, c: c, ending: ending, next: next}, nil
+	return &Stream{e: e, c: c, next: next}, nil
 }
 
 // start reads where a request's journal starts.
@@ -169,7 +169,7 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request) {
 				case <-gap.C:
 				case <-r.Context().Done():
 					return
-				case <-s.ending:
+				case <-s.c.done:
 					return
 				}
 			}
@@ -194,17 +194,10 @@ func (s *Stream) Serve(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
-		case <-s.ending:
+		case <-s.c.done:
 			return
 		}
 	}
-}
-
-// message is an apiclient.Update with the state already encoded.
-type message struct {
-	Time    string                   `json:"time"`
-	Cluster json.RawMessage          `json:"cluster,omitempty"`
-	Journal []apiclient.JournalEntry `json:"journal,omitempty"`
 }
 
 // send writes one message with what changed since the last one: the
@@ -213,43 +206,71 @@ type message struct {
 // entries left for the next message.
 func (s *Stream) send(bw *bufio.Writer, write func(func() error) error) (more bool, err error) {
 	state, version, end := s.e.snapshot()
-	var m message
-	if version != s.sent {
-		m.Cluster = state
+	if version == s.sent {
+		state = nil
 	}
+	var entries []apiclient.JournalEntry
 	if s.next < end {
-		entries, err := s.e.src.Journal(s.next, s.e.cfg.MaxEntries)
+		entries, err = s.e.src.Journal(s.next, s.e.cfg.MaxEntries)
 		if err != nil {
 			return false, fmt.Errorf("explorer: read the journal from %d: %w", s.next, err)
 		}
-		m.Journal = entries
 		more = len(entries) == s.e.cfg.MaxEntries
 	}
-	if m.Cluster == nil && len(m.Journal) == 0 {
+	if state == nil && len(entries) == 0 {
 		return false, nil
 	}
-	m.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	data, err := json.Marshal(m)
-	if err != nil {
-		return false, fmt.Errorf("explorer: encode a message: %w", err)
-	}
 	err = write(func() error {
-		if n := len(m.Journal); n > 0 {
-			if _, err := fmt.Fprintf(bw, "id: %d\n", m.Journal[n-1].Offset); err != nil {
+		if n := len(entries); n > 0 {
+			if _, err := fmt.Fprintf(bw, "id: %d\n", entries[n-1].Offset); err != nil {
 				return err
 			}
 		}
-		_, err := fmt.Fprintf(bw, "event: %s\ndata: %s\n\n", apiclient.EventUpdate, data)
+		if _, err := fmt.Fprintf(bw, "event: %s\ndata: ", apiclient.EventUpdate); err != nil {
+			return err
+		}
+		if err := writeUpdate(bw, time.Now().UTC().Format(time.RFC3339Nano), state, entries); err != nil {
+			return err
+		}
+		_, err := bw.WriteString("\n\n")
 		return err
 	})
 	if err != nil {
 		return false, err
 	}
 	s.sent = version
-	if n := len(m.Journal); n > 0 {
-		s.next = m.Journal[n-1].Offset + 1
+	if n := len(entries); n > 0 {
+		s.next = entries[n-1].Offset + 1
 	}
 	return more, nil
+}
+
+// writeUpdate writes the data of one message: an apiclient.Update, byte
+// for byte as json.Marshal encodes one (TestEventsMessageShape), whose
+// cluster is state as the poller encoded it — once per version, the same
+// bytes for every stream — and omitted when nil; journal is omitted when
+// empty. Neither holds a newline (JSON escapes them in strings), so the
+// data is one line.
+func writeUpdate(w *bufio.Writer, at string, state []byte, journal []apiclient.JournalEntry) error {
+	t, err := json.Marshal(at)
+	if err != nil {
+		return fmt.Errorf("explorer: encode a message: %w", err)
+	}
+	_, _ = w.WriteString(`{"time":`)
+	_, _ = w.Write(t)
+	if state != nil {
+		_, _ = w.WriteString(`,"cluster":`)
+		_, _ = w.Write(state)
+	}
+	if len(journal) > 0 {
+		j, err := json.Marshal(journal)
+		if err != nil {
+			return fmt.Errorf("explorer: encode a message: %w", err)
+		}
+		_, _ = w.WriteString(`,"journal":`)
+		_, _ = w.Write(j)
+	}
+	return w.WriteByte('}') // a bufio.Writer keeps its first error: this returns it
 }
 
 // dropped logs a stream that ended on a failed write: a client that did
