@@ -370,12 +370,20 @@ func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 
 // The page has no private way in: on a server with an auth file its
 // stream and its buttons pass the same role checks as curl. Without a
-// token it draws nothing; with a read token it draws the cluster, and
-// its produce is refused for the role; with a write token it goes
-// through (docs/security.md § Authentication and roles).
+// token it draws nothing, shows the server's refusal in its words and
+// opens the token field, rather than reconnecting in vain; with a read
+// token it draws the cluster, and its produce is refused for the role;
+// with a write token it goes through
+// (docs/security.md § Authentication and roles).
 func browserUsesTheAPIChecks(t *testing.T, browser context.Context) {
 	r, ctx, problems := explorerServer(t, browser, withAuth(t))
 	waitJS(t, ctx, "the stream refused", `document.getElementById("conn").className === "down"`)
+	waitJS(t, ctx, "the server's message, the token field open", `document.getElementById("conn").textContent.includes("needs a token with role read") && `+
+		`document.getElementById("token-box").open`)
+	time.Sleep(1200 * time.Millisecond) // past the stream's one-second retry
+	conn, err := chromedp.Run(ctx, chromedp.Text("#conn"))
+	require.NoError(t, err)
+	require.NotContains(t, conn, "reconnecting", "a refused token is not retried")
 	setToken := func(token string) {
 		t.Helper()
 		_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(

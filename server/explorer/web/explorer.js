@@ -138,7 +138,7 @@ $("browse-form").addEventListener("submit", async (ev) => {
 });
 
 $("token").value = sessionStorage.getItem("pystream-token") || "";
-$("token").addEventListener("change", () => setToken($("token").value));
+$("token").addEventListener("change", () => { setToken($("token").value); stream.reconnect(); });
 
 // Scenarios: a sentence per step; Next runs it and shows the next one.
 let running = null;
@@ -188,10 +188,17 @@ $("scenario-buttons").append(...SCENARIOS.map((sc) => el("button", { type: "butt
   $("scenario-next").focus();
 } }, sc.name)));
 
-follow({
+const stream = follow({
   tail: 200, headers, onUpdate,
   onStatus: (up) => {
     $("conn").textContent = up ? "live: following /api/events" : "disconnected: reconnecting…";
     $("conn").className = up ? "" : "down";
+  },
+  // The server refused the token (or its absence): say why, in its
+  // words, and open the token field; a new token reconnects.
+  onRefused: (message) => {
+    $("conn").textContent = `refused: ${message} — type a token below`;
+    $("conn").className = "down";
+    $("token-box").open = true;
   },
 });

@@ -3,15 +3,25 @@
 // token. Each "update" message goes to onUpdate. When the stream breaks —
 // the server restarted, the network went away — it reconnects after a
 // second with Last-Event-ID, the offset of the last journal entry seen,
-// so that no entry is missed and none comes twice.
+// so that no entry is missed and none comes twice. A refusal for the token
+// (401, 403) is no break: retrying cannot help, so it goes to onRefused
+// with the server's message, and the stream waits for reconnect() — a new
+// token.
 
-export function follow({ tail, onUpdate, onStatus, headers }) {
+export function follow({ tail, onUpdate, onStatus, onRefused, headers }) {
   let lastID = null;
+  let refused = false;
   const connect = async () => {
     try {
       const h = headers({ Accept: "text/event-stream" });
       if (lastID !== null) h["Last-Event-ID"] = lastID;
       const resp = await fetch(lastID === null ? `/api/events?tail=${tail}` : "/api/events", { headers: h });
+      if (resp.status === 401 || resp.status === 403) {
+        const data = await resp.json().catch(() => ({}));
+        refused = true;
+        onRefused((data.error && data.error.message) || `HTTP ${resp.status}`);
+        return;
+      }
       if (!resp.ok) throw new Error("HTTP " + resp.status);
       onStatus(true);
       const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -35,6 +45,7 @@ export function follow({ tail, onUpdate, onStatus, headers }) {
     setTimeout(connect, 1000);
   };
   connect();
+  return { reconnect: () => { if (refused) { refused = false; connect(); } } };
 }
 
 // parse reads one message's lines: "field: value"; ":" starts a comment.

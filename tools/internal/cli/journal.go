@@ -121,10 +121,13 @@ func (a *app) journal(ctx context.Context, c *apiclient.Client, since uint64, fo
 // followJournal prints the journal entries of the events stream from
 // offset since on, until ctx is done (nil). A stream that breaks is
 // opened again after journalRetry, resuming after the last entry
-// printed; an answer that is not the stream (no such route: 404; no
+// printed, and so is one the server refuses for now (503: it serves as
+// many streams as it may, or is shutting down; said once on stderr); any
+// other answer that is not the stream (no such route: 404; no
 // permission) is returned.
 func (a *app) followJournal(ctx context.Context, c *apiclient.Client, out *bufio.Writer, enc *json.Encoder, since uint64) error {
 	opts := apiclient.EventsOptions{Since: &since}
+	told := false
 	for {
 		var printErr error
 		last, err := c.Events(ctx, opts, func(u apiclient.Update) error {
@@ -143,8 +146,13 @@ func (a *app) followJournal(ctx context.Context, c *apiclient.Client, out *bufio
 			return printErr
 		}
 		var apiErr *apiclient.Error
-		if errors.As(err, &apiErr) {
+		if errors.As(err, &apiErr) && apiErr.Status != http.StatusServiceUnavailable {
 			return a.apiError("cluster journal -f", err)
+		}
+		if apiErr != nil && !told && a.env.Stderr != nil {
+			fmt.Fprintf(a.env.Stderr, "pystream: cluster journal -f: the server refused the stream for now (%s); trying again every %s\n",
+				apiErr.Message, journalRetry)
+			told = true
 		}
 		if last != nil {
 			opts = apiclient.EventsOptions{LastEventID: last}

@@ -109,3 +109,38 @@ func TestCLIJournalFollowPollsAnOlderServer(t *testing.T) {
 	require.NoError(t, a.journal(ctx, c, 0, true))
 	require.Len(t, out.lines(), 2)
 }
+
+// A server that refuses the stream for now (503: as many streams as it
+// serves, or shutting down) is asked again, said once on stderr, rather
+// than ending the command.
+func TestCLIJournalFollowRetriesUnavailable(t *testing.T) {
+	var mu sync.Mutex
+	refusals := 0
+	c := journalServer(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		refusals++
+		n := refusals
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":{"code":"unavailable","message":"explorer: too many events streams open: 256, the most this server serves"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		sendEntry(w, entry(2))
+		<-r.Context().Done()
+	})
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	a := &app{env: Env{Stdout: out, Stderr: errOut}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.journal(ctx, c, 0, true) }()
+	require.Eventually(t, func() bool { return len(out.lines()) == 3 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	require.NoError(t, <-done)
+	errOut.mu.Lock()
+	defer errOut.mu.Unlock()
+	require.Equal(t, 1, strings.Count(errOut.b.String(), "trying again"), errOut.b.String())
+	require.Contains(t, errOut.b.String(), "too many events streams open")
+}
