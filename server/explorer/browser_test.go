@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/docs"
@@ -209,6 +210,8 @@ func TestExplorerBrowser(t *testing.T) {
 		{"ShowsGroups", browserShowsGroups},
 		{"RuleLinksWorkOffline", browserRuleLinksWorkOffline},
 		{"ClusterMode", browserClusterMode},
+		{"FitsPhoneAndDesktop", browserFitsPhoneAndDesktop},
+		{"KeyboardStopsABroker", browserKeyboardStopsABroker},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -528,5 +531,61 @@ func browserClusterMode(t *testing.T, browser context.Context) {
 	require.NoError(t, err)
 	require.NotRegexp(t, `(^|\W)(false|undefined|null)(\W|$)`, body)
 	screenshot(t, ctx, "cluster-mode")
+	require.Empty(t, problems())
+}
+
+// The page is readable at phone width (390x844) and at 1280x800: nothing
+// makes it scroll sideways, not even names as long as a topic name or a
+// group id may be (docs/explorer.md § What it shows).
+func browserFitsPhoneAndDesktop(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
+	long := strings.Repeat("a-long-topic-name-", 13)[:200]
+	require.NoError(t, r.srv.Cluster().CreateTopic(long, 1, 3))
+	_, err := r.client.Produce(t.Context(), long, []apiclient.ProduceRecord{{Value: []byte(strings.Repeat("v", 300))}})
+	require.NoError(t, err)
+	hb, err := r.client.GroupHeartbeat(t.Context(), strings.Repeat("group-", 40), apiclient.GroupHeartbeatRequest{Topics: []string{long},
+		ClientID: strings.Repeat("client-", 30)})
+	require.NoError(t, err)
+	require.NotEmpty(t, hb.MemberID)
+	for _, size := range []struct{ w, h int64 }{{390, 844}, {1280, 800}} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(size.w, size.h)))
+		waitJS(t, ctx, "the long topic", fmt.Sprintf(`document.querySelector('[data-part="%s/0"]') !== null && `+
+			`document.querySelector('[data-group] [data-member]') !== null`, long))
+		waitJS(t, ctx, fmt.Sprintf("no sideways scrolling at %dx%d", size.w, size.h),
+			fmt.Sprintf(`window.innerWidth === %d && document.documentElement.scrollWidth <= window.innerWidth`, size.w))
+		screenshot(t, ctx, fmt.Sprintf("fits-%dx%d", size.w, size.h))
+	}
+	require.Empty(t, problems())
+}
+
+// The controls work from the keyboard: Tab reaches a broker's stop
+// button, Enter stops the broker, and the focus stays on that button —
+// now "Start broker N" — through the redraw the stop brings. Focus on a
+// link, which has no id, stays on it through a redraw too.
+func browserKeyboardStopsABroker(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser, manual)
+	waitJS(t, ctx, "the stop buttons", `document.getElementById("broker-2-toggle") !== null`)
+	focused := ""
+	for i := 0; i < 80 && focused != "broker-2-toggle"; i++ {
+		require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)))
+		var err error
+		focused, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement?.id || ""`))
+		require.NoError(t, err)
+	}
+	require.Equal(t, "broker-2-toggle", focused, "Tab reaches broker 2's stop button")
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)))
+	waitJS(t, ctx, "broker 2 stopped", `document.querySelector('li[data-broker="2"]').dataset.available === "false"`)
+	waitJS(t, ctx, "the focus kept on its button", `document.activeElement?.id === "broker-2-toggle" && `+
+		`document.activeElement.textContent === "Start broker 2"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter)))
+	waitJS(t, ctx, "broker 2 running again", `document.querySelector('li[data-broker="2"]').dataset.available === "true" && `+
+		`document.activeElement?.id === "broker-2-toggle"`)
+
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#healing a").focus()`))
+	require.NoError(t, err)
+	_, err = r.client.SetAutomatic(t.Context(), true, "a redraw of the healing line")
+	require.NoError(t, err)
+	waitJS(t, ctx, "the healing line redrawn, the focus on its link", `document.getElementById("healing").textContent.includes("is on") && `+
+		`document.activeElement === document.querySelector("#healing a")`)
 	require.Empty(t, problems())
 }

@@ -20,11 +20,16 @@ export function el(tag, attrs = {}, ...children) {
 // to date: a click that is under way when an update comes (pressed on the
 // old drawing, released on the new one) still lands on it, and keyboard
 // focus stays where it was. Buttons carry their action in data-act and
-// data-args; one listener (explorer.js) acts on every click.
+// data-args; one listener (explorer.js) acts on every click. Focus on an
+// element without an id (a link) moves to its like in the new drawing:
+// same tag, same link, same text.
 export function replace(container, children) {
   // A part left out (cond && el(...), which gives false) is no child.
   children = children.flat().filter((c) => c !== null && c !== undefined && c !== false && c !== "");
-  const focused = document.activeElement && container.contains(document.activeElement) ? document.activeElement.id : "";
+  const active = document.activeElement && container.contains(document.activeElement) ? document.activeElement : null;
+  const focused = active ? active.id : "";
+  const like = (n) => `${n.tagName}|${n.getAttribute("href") || ""}|${n.textContent}`;
+  const look = active && !focused ? like(active) : "";
   const old = new Map([...container.querySelectorAll("button[id]")].map((b) => [b.id, b]));
   for (const c of children) {
     if (!(c instanceof Element)) continue;
@@ -39,6 +44,9 @@ export function replace(container, children) {
   }
   container.replaceChildren(...children);
   if (focused) document.getElementById(focused)?.focus();
+  else if (look && !container.contains(document.activeElement)) {
+    [...container.querySelectorAll(active.tagName)].find((n) => like(n) === look)?.focus();
+  }
 }
 
 // button is a button that asks explorer.js to act(what, ...args).
