@@ -1,7 +1,8 @@
 // Package explorer serves PyStream's explorer: a page at /explorer that
 // draws the cluster live — brokers, every replica's log between its log
 // start and log end, the high watermark, leaders and their epochs, the
-// active sets, the journal as a timeline — and lets a learner break
+// active sets, the journal as a timeline, the consumers and consumer
+// groups with their lag — and lets a learner break
 // things (stop a broker, turn automatic healing off) and watch the rules
 // of phases 4 and 5 act; and the stream that feeds it, GET /api/events.
 //
@@ -33,7 +34,7 @@
 //
 // A client has no queue: it holds a flag (something changed), its journal
 // offset and the version of the state it last sent; the state itself is
-// shared. A message holds the state and at most Config.MaxEntries journal
+// encoded once per change and its bytes shared by every stream. A message holds the state and at most Config.MaxEntries journal
 // entries. A client that does not read blocks its own writes only; after
 // Config.WriteStall without progress the write fails, the stream ends
 // and the drop is logged. At most Config.MaxClients streams are served at
@@ -42,10 +43,11 @@
 // # What it needs from the server
 //
 // The package never imports the server: New takes a Source (the state
-// and the journal, as the HTTP API's wire shapes) and returns the
-// handlers, which the server mounts behind its own authentication (the
+// and the journal, as the HTTP API's wire shapes; the server puts its
+// consumer groups into the state) and returns the handlers, which the server mounts behind its own authentication (the
 // stream needs the read role; the page and its files are open, as /docs
-// is) and request logging. The page calls the same REST API as every
+// is) and request logging. A server shutting down calls EndStreamsOf: its
+// streams end, and a request still under way opens none. The page calls the same REST API as every
 // other client — produce, fetch, stop and start, failover, catch-up,
 // recover, PUT /api/controller — so the same checks apply to it.
 package explorer
