@@ -25,9 +25,6 @@ type heartbeatBody struct {
 	ClientID    string                           `json:"client_id"`
 }
 
-// maxClientID bounds the client id a member describes itself with.
-const maxClientID = 255
-
 // MaxHeartbeatWait caps how long a heartbeat is held (max_wait_ms), below
 // WriteTimeout, whatever PYSTREAM_GROUP_HEARTBEAT_INTERVAL says: the
 // server must answer before it would cut the connection.
@@ -63,14 +60,14 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if len(body.ClientID) > maxClientID || !printable(body.ClientID) {
-		writeAPIError(w, badRequest(`"client_id" must be printable text of at most %d bytes`, maxClientID))
+	if len(body.ClientID) > group.MaxClientID || !printable(body.ClientID) {
+		writeAPIError(w, badRequest(`"client_id" must be printable text of at most %d bytes`, group.MaxClientID))
 		return
 	}
 	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
 		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: min(time.Duration(body.MaxWaitMS)*time.Millisecond, MaxHeartbeatWait)}
 	if hb.ClientID == "" {
-		hb.ClientID = clip(r.UserAgent())
+		hb.ClientID = r.UserAgent() // the coordinator clips it (group.ClipClientID)
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		hb.ClientHost = host

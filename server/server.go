@@ -270,6 +270,9 @@ func (s *Server) Close() error {
 	if s.classic != nil {
 		s.classic.Close()
 	}
+	if s.consumerGroups != nil {
+		s.consumerGroups.Close()
+	}
 	if s.stopRetention != nil {
 		s.stopRetention()
 		s.stopRetention = nil

@@ -11,7 +11,7 @@ import (
 // with another generation ErrIllegalGeneration, an unknown one
 // ErrUnknownMember, a fenced static one ErrFencedInstance.
 func (c *ClassicCoordinator) Heartbeat(group string, generation int32, ref MemberRef) error {
-	if err := checkIDs(group, ""); err != nil {
+	if err := ValidateID(group); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -44,7 +44,7 @@ func (c *ClassicCoordinator) Heartbeat(group string, generation int32, ref Membe
 // has one error per member named, nil for those that left; the error
 // returned alone is the group's (an invalid id, a closed coordinator).
 func (c *ClassicCoordinator) Leave(group string, members []MemberRef) ([]error, error) {
-	if err := checkIDs(group, ""); err != nil {
+	if err := ValidateID(group); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -112,7 +112,7 @@ func pendingHas(g *classicGroup, id string) bool {
 // can start between them, as it can between a Kafka broker's check and
 // its write of the offset; the member's next heartbeat tells it.
 func (c *ClassicCoordinator) CheckCommit(group string, generation int32, ref MemberRef) error {
-	if err := checkIDs(group, ""); err != nil {
+	if err := ValidateID(group); err != nil {
 		return err
 	}
 	c.mu.Lock()

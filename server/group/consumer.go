@@ -14,10 +14,6 @@ import (
 const (
 	DefaultSessionTimeout    = 45 * time.Second
 	DefaultHeartbeatInterval = 5 * time.Second
-	// MaxMembers is the most members a consumer group admits (Kafka's
-	// group.consumer.max.size): a join past it is ErrGroupFull, so that a
-	// storm of joins cannot grow a group without bound.
-	MaxMembers = 1000
 	// consumerMemberPrefix starts the member ids the coordinator gives
 	// (newMemberID): "member-" and a random UUID.
 	consumerMemberPrefix = "member"
@@ -44,6 +40,9 @@ type ConsumerConfig struct {
 	// Metrics receives each group's members, epoch and rebalances (the
 	// series both coordinators share); nil records nothing.
 	Metrics *Metrics
+	// MaxGroups bounds the groups the coordinator keeps
+	// (DefaultMaxGroups).
+	MaxGroups int
 }
 
 // Heartbeat is one member's heartbeat, Kafka's ConsumerGroupHeartbeat:
@@ -93,18 +92,27 @@ type Assignment struct {
 // heartbeat or commit must send the member's current epoch: an older one
 // is ErrFencedMemberEpoch.
 //
-// Timeouts are lazy: a member whose session ran out is removed by the
-// next call that touches its group (a heartbeat of any member, a commit
-// check, a listing). Waiting heartbeats wake up at the earliest session
+// Timeouts: a member whose session ran out is removed by the next call
+// that touches its group (a heartbeat of any member, a commit check, a
+// listing), and by a sweep every session timeout, so that a group whose
+// members all went away without a word is forgotten even if nothing
+// touches it again. Waiting heartbeats wake up at the earliest session
 // end of their group, so a live member learns of a dead one's partitions
-// within its own heartbeat interval.
+// within its own heartbeat interval. The sweep is one goroutine, running
+// while the coordinator has groups; Close stops it.
 type ConsumerCoordinator struct {
 	cfg      ConsumerConfig
 	registry *Registry
 
-	// mu guards groups and every group and member in it.
+	// mu guards groups, closed, quit and every group and member in
+	// them.
 	mu     sync.Mutex
 	groups map[string]*consumerGroup
+	closed bool
+	// quit is non-nil while the sweep goroutine runs: closing it ends
+	// the sweep. swept counts the sweep goroutine.
+	quit  chan struct{}
+	swept sync.WaitGroup
 }
 
 var _ Lister = (*ConsumerCoordinator)(nil)
@@ -123,12 +131,64 @@ func NewConsumerCoordinator(cfg ConsumerConfig) *ConsumerCoordinator {
 	if cfg.Topics == nil {
 		cfg.Topics = func([]string) map[string]int32 { return nil }
 	}
+	if cfg.MaxGroups <= 0 {
+		cfg.MaxGroups = DefaultMaxGroups
+	}
 	return &ConsumerCoordinator{cfg: cfg, registry: cfg.Registry, groups: map[string]*consumerGroup{}}
+}
+
+// Close forgets every group (waiting heartbeats end with
+// ErrUnknownMember) and stops the sweep. Heartbeats afterwards are
+// ErrClosed.
+func (c *ConsumerCoordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.clearLocked()
+	c.mu.Unlock()
+	c.swept.Wait()
+}
+
+// startSweepLocked starts the sweep unless it runs: the coordinator
+// started a group. Lock should be held.
+func (c *ConsumerCoordinator) startSweepLocked() {
+	if c.quit != nil {
+		return
+	}
+	c.quit = make(chan struct{})
+	c.swept.Add(1)
+	go c.sweep(c.quit)
+}
+
+// stopSweepLocked ends the sweep once the coordinator has no group left.
+// Lock should be held.
+func (c *ConsumerCoordinator) stopSweepLocked() {
+	if c.quit != nil && len(c.groups) == 0 {
+		close(c.quit)
+		c.quit = nil
+	}
+}
+
+// sweep expires every group's members once per session timeout until
+// quit is closed.
+func (c *ConsumerCoordinator) sweep(quit <-chan struct{}) {
+	defer c.swept.Done()
+	t := time.NewTicker(c.cfg.SessionTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		c.expireAllLocked()
+		c.mu.Unlock()
+	}
 }
 
 // Heartbeat handles one member's heartbeat for group: it joins, leaves,
 // or reports what the member holds, and answers what it may hold now. A
-// group id that topic.ValidateName refuses wraps topic.ErrInvalidName; a
+// group id that ValidateID refuses wraps topic.ErrInvalidName; a
 // heartbeat breaking the protocol wraps ErrInvalidHeartbeat; a group
 // whose members speak the classic protocol is *ProtocolMismatchError; a
 // stale epoch or unknown member is *MemberError.
@@ -140,24 +200,25 @@ func NewConsumerCoordinator(cfg ConsumerConfig) *ConsumerCoordinator {
 // from the member's last one, is answered at once; so is one whose ctx
 // ends.
 func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb Heartbeat) (Assignment, error) {
-	if err := topic.ValidateName(group); err != nil {
-		return Assignment{}, fmt.Errorf("group: group id: %w", err)
+	if err := ValidateID(group); err != nil {
+		return Assignment{}, err
 	}
 	if err := checkHeartbeat(hb); err != nil {
 		return Assignment{}, err
 	}
+	hb.ClientID = ClipClientID(hb.ClientID)
 	counts := c.lookup(group, hb.Topics)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return Assignment{}, fmt.Errorf("group %q: %w", group, ErrClosed)
+	}
 	now := time.Now()
 	g := c.groups[group]
 	if g != nil {
 		c.expireLocked(g, now)
 		g = c.groups[group]
-	}
-	if g != nil {
-		c.countsLocked(g, counts)
 	}
 	var m *consumerMember
 	var err error
@@ -169,13 +230,15 @@ func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb He
 			return Assignment{}, err
 		}
 	default:
+		// The member is checked before anything it sent is used: a
+		// heartbeat of no member changes no group.
 		if m, err = memberOf(g, group, hb.MemberID); err != nil {
 			return Assignment{}, err
 		}
 		if hb.MemberEpoch != m.epoch {
 			return Assignment{}, &MemberError{Group: group, MemberID: m.id, Epoch: hb.MemberEpoch, Current: m.epoch, Err: ErrFencedMemberEpoch}
 		}
-		c.updateLocked(g, m, hb, now)
+		c.updateLocked(g, m, hb, counts, now)
 	}
 	changed := c.reconcileLocked(g, m)
 	if hb.MemberEpoch != 0 && !changed && hb.MaxWait > 0 {

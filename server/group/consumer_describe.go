@@ -87,6 +87,11 @@ func (g *consumerGroup) state() string {
 func (c *ConsumerCoordinator) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.clearLocked()
+}
+
+// clearLocked forgets every group. Lock should be held.
+func (c *ConsumerCoordinator) clearLocked() {
 	for _, g := range c.groups {
 		c.removeGroupLocked(g)
 	}

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -19,7 +20,8 @@ type consumerGroup struct {
 	// target is the assignor's output at epoch, by member id.
 	target map[string][]TopicPartitions
 	// partitions are the partition counts the target was computed from,
-	// by topic (0: no such topic).
+	// by topic (0: no such topic): the topics the members subscribe to,
+	// and no other.
 	partitions map[string]int32
 	// changed is closed, and replaced, whenever a member's assignment or
 	// holdings change: waiting heartbeats (waitLocked) look again.
@@ -113,15 +115,19 @@ func memberOf(g *consumerGroup, group, id string) (*consumerMember, error) {
 
 // joinLocked admits a member: a new one, or a new incarnation of member
 // hb.MemberID, which gives up whatever the old one held. The first member
-// claims the group in the registry; a new group starts from counts.
+// claims the group in the registry.
 func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Heartbeat, counts map[string]int32, now time.Time) (*consumerGroup, *consumerMember, error) {
 	if g == nil {
+		if len(c.groups) >= c.cfg.MaxGroups {
+			return nil, nil, fmt.Errorf("group %q: the coordinator keeps %d groups: %w", group, c.cfg.MaxGroups, ErrTooManyGroups)
+		}
 		if err := c.registry.Claim(group, Consumer); err != nil {
 			return nil, nil, err
 		}
 		g = &consumerGroup{id: group, members: map[string]*consumerMember{}, target: map[string][]TopicPartitions{},
-			partitions: maps.Clone(counts), changed: make(chan struct{})}
+			partitions: map[string]int32{}, changed: make(chan struct{})}
 		c.groups[group] = g
+		c.startSweepLocked()
 	}
 	id := hb.MemberID
 	if id == "" {
@@ -133,7 +139,7 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 	m := &consumerMember{id: id, topics: sortedUnique(hb.Topics), assigned: partSet{}, owned: partSet{},
 		deadline: now.Add(c.cfg.SessionTimeout), clientID: hb.ClientID, clientHost: hb.ClientHost}
 	g.members[id] = m
-	c.retargetLocked(g, true)
+	c.retargetLocked(g, counts, true)
 	m.epoch = g.epoch
 	return g, m, nil
 }
@@ -149,8 +155,9 @@ func (c *ConsumerCoordinator) leaveLocked(g *consumerGroup, group, id string) (A
 }
 
 // updateLocked applies a heartbeat of member m at its current epoch: its
-// holdings, its subscription, its session.
-func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, hb Heartbeat, now time.Time) {
+// holdings, its subscription, its session, and the partition counts
+// looked up for it (a topic created or deleted).
+func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, hb Heartbeat, counts map[string]int32, now time.Time) {
 	m.deadline = now.Add(c.cfg.SessionTimeout)
 	owned := partSet{}
 	for k := range setOf(hb.Owned) {
@@ -162,33 +169,38 @@ func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, 
 		m.owned = owned
 		g.signal() // what it released may go to a waiting member
 	}
+	subscribed := false
 	if hb.Topics != nil {
 		if topics := sortedUnique(hb.Topics); !slices.Equal(topics, m.topics) {
 			m.topics = topics
-			c.retargetLocked(g, true)
+			subscribed = true
 		}
 	}
+	c.retargetLocked(g, counts, subscribed)
 }
 
-// countsLocked records the partition counts looked up for g and computes
-// a new target when one changed (a topic created or deleted).
-func (c *ConsumerCoordinator) countsLocked(g *consumerGroup, counts map[string]int32) {
-	changed := false
-	for t, n := range counts {
-		if old, ok := g.partitions[t]; !ok || old != n {
-			g.partitions[t] = n
-			changed = true
-		}
-	}
-	if changed {
-		c.retargetLocked(g, false)
-	}
-}
-
-// retargetLocked runs the assignor over g's members and counts. The group
+// retargetLocked runs the assignor over g's members and the partition
+// count of every topic they subscribe to: counts where it has the topic,
+// else the count g had. g.partitions is rebuilt from the members'
+// subscriptions, so it never holds a topic no member asks for. The group
 // epoch goes up when the target changes, or always with force (members
-// or subscriptions changed).
-func (c *ConsumerCoordinator) retargetLocked(g *consumerGroup, force bool) {
+// or subscriptions changed); without force and with no count changed,
+// nothing is computed.
+func (c *ConsumerCoordinator) retargetLocked(g *consumerGroup, counts map[string]int32, force bool) {
+	partitions := map[string]int32{}
+	for _, m := range g.members {
+		for _, t := range m.topics {
+			n, ok := counts[t]
+			if !ok {
+				n = g.partitions[t]
+			}
+			partitions[t] = n
+		}
+	}
+	if !force && maps.Equal(partitions, g.partitions) {
+		return
+	}
+	g.partitions = partitions
 	ms := make([]AssignMember, 0, len(g.members))
 	for _, m := range g.members {
 		ms = append(ms, AssignMember{ID: m.id, Topics: m.topics, Current: g.target[m.id]})
@@ -266,12 +278,13 @@ func (c *ConsumerCoordinator) removeMembersLocked(g *consumerGroup, ids ...strin
 		c.removeGroupLocked(g)
 		return
 	}
-	c.retargetLocked(g, true)
+	c.retargetLocked(g, nil, true)
 }
 
 // removeGroupLocked forgets g and frees its id for either protocol.
 func (c *ConsumerCoordinator) removeGroupLocked(g *consumerGroup) {
 	delete(c.groups, g.id)
+	c.stopSweepLocked()
 	c.registry.Release(g.id, Consumer)
 	g.signal()
 	c.cfg.Metrics.Forget(g.id, Consumer)

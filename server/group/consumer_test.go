@@ -42,7 +42,9 @@ func (f *fakeTopics) set(name string, n int32) {
 func newCoordinator(t *testing.T) (*ConsumerCoordinator, *fakeTopics) {
 	t.Helper()
 	f := &fakeTopics{counts: map[string]int32{"orders": 4}}
-	return NewConsumerCoordinator(ConsumerConfig{Topics: f.lookup}), f
+	c := NewConsumerCoordinator(ConsumerConfig{Topics: f.lookup})
+	t.Cleanup(c.Close)
+	return c, f
 }
 
 // join joins group g with a new member subscribed to topics.
