@@ -78,7 +78,7 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, apiclient.GroupHeartbeatResponse{MemberID: a.MemberID, MemberEpoch: a.MemberEpoch,
-		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), Assignment: toWire(a.Partitions)})
+		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), SessionTimeoutMS: a.SessionTimeout.Milliseconds(), Assignment: toWire(a.Partitions)})
 }
 
 // groupCommitBody is apiclient.GroupCommitRequest as the server reads

@@ -73,6 +73,7 @@ func TestGroupHTTPLifecycle(t *testing.T) {
 	m := joinGroup(t, c, "billing")
 	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1, 2, 3}}}, m.Assignment)
 	require.Equal(t, int64(5000), m.HeartbeatIntervalMS)
+	require.Equal(t, int64(45000), m.SessionTimeoutMS)
 	m = beatGroup(t, c, "billing", m)
 
 	res, err := c.CommitGroupOffset(ctx, "billing", "orders", 1, m.MemberID, m.MemberEpoch, 2)
@@ -140,6 +141,32 @@ func TestGroupHTTPLifecycle(t *testing.T) {
 	co, err := c.ConsumerOffset(ctx, "billing", "orders", 1)
 	require.NoError(t, err)
 	require.Nil(t, co.Offset, "deleted with the group")
+}
+
+// docs/groups.md § Restarts and a new coordinator: a server restarted on
+// its data directory knows no member, while the members of the one before
+// may still read. A member that joins again claiming what it held keeps
+// it; a partition nobody claims goes to nobody for a session timeout.
+func TestGroupHTTPRestartWithholds(t *testing.T) {
+	dir := t.TempDir()
+	r := startServer(t, dir, 1)
+	ctx := context.Background()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 4, 1)
+	require.NoError(t, err)
+	m := joinGroup(t, r.client, "billing")
+	require.Len(t, m.Assignment[0].Partitions, 4, "a server on a new data directory withholds nothing")
+	r.stop()
+
+	r = startServer(t, dir, 1)
+	c := r.client
+	_, err = c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: m.MemberEpoch, Owned: m.Assignment})
+	groupAPIErr(t, err, http.StatusConflict, apiclient.CodeUnknownMemberID)
+	back, err := c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: 0, Topics: []string{"orders"},
+		Owned: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}})
+	require.NoError(t, err)
+	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, back.Assignment, "its claims, and no more")
+	other := joinGroup(t, c, "billing")
+	require.Empty(t, other.Assignment, "2 and 3 are nobody's: withheld")
 }
 
 // A second member gets partitions only once the first released them; the

@@ -72,8 +72,14 @@ func (s *Server) handleConsumerOffset(w http.ResponseWriter, r *http.Request) {
 // lower offset is a 409 carrying the committed and requested offsets), and
 // never past the partition's high watermark (a 409 carrying the high
 // watermark and the requested offset). A consumer id that is a group with
-// members is a 409: its members commit (unmanaged).
+// members is a 409: its members commit (unmanaged). Only the group
+// coordinator knows whether it has members: in cluster mode another node
+// answers 421 not_coordinator, which apiclient follows.
 func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)
@@ -95,8 +101,12 @@ func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 // operator's explicit reset, the one way to move a committed offset
 // backwards. N may not be past the partition's high watermark: that is a
 // 409 carrying the high watermark and the requested offset, as for a
-// commit.
+// commit. In cluster mode it goes to the group coordinator, as a commit.
 func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
 	t, req, ae := s.offsetRequest(w, r)
 	if ae != nil {
 		writeAPIError(w, ae)

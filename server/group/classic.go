@@ -140,6 +140,29 @@ func (c *ClassicCoordinator) Close() {
 	}
 }
 
+// Clear forgets every group, as when this server stops (or starts)
+// being the coordinator: waiting joins and syncs are answered
+// ErrNotCoordinator, every group is released in the Registry and its
+// series removed, and members that heartbeat here again are unknown.
+func (c *ClassicCoordinator) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, g := range c.groups {
+		if g.timer != nil {
+			g.timer.Stop()
+		}
+		for _, m := range g.members {
+			m.answerJoin(joinAnswer{err: ErrNotCoordinator})
+			m.answerSync(syncAnswer{err: ErrNotCoordinator})
+		}
+		if len(g.members) > 0 {
+			c.reg.Release(id, Classic)
+		}
+		c.cfg.Metrics.Forget(id, Classic)
+		delete(c.groups, id)
+	}
+}
+
 // ProtocolMetadata is one assignment protocol a member supports (range,
 // cooperative-sticky, ...) and its metadata: opaque to the coordinator,
 // the consumer protocol's subscription for consumers.

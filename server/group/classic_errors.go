@@ -43,6 +43,10 @@ var (
 	// Kafka listener answers GROUP_MAX_SIZE_REACHED, which clients report
 	// to their user rather than retry.
 	ErrTooManyGroups = errors.New("group: the coordinator keeps its most groups")
+	// ErrNotCoordinator answers a request waiting in a coordinator that
+	// Clear emptied: this server no longer coordinates the group
+	// (NOT_COORDINATOR: the client finds the coordinator again).
+	ErrNotCoordinator = errors.New("group: this server no longer coordinates the group")
 	// ErrClosed answers a request waiting in a coordinator that closes,
 	// or whose caller went away (COORDINATOR_NOT_AVAILABLE: the client
 	// finds the coordinator again).

@@ -57,7 +57,10 @@ type Heartbeat struct {
 	Topics []string
 	// Owned is every partition the member holds now: those it was
 	// assigned and has not released. A partition left out is released:
-	// the coordinator may give it to another member.
+	// the coordinator may give it to another member. On a join (epoch 0)
+	// it is what the member held before it was forgotten (a server
+	// restart, a new coordinator): the member keeps each such partition
+	// of its subscription that no other member holds.
 	Owned []TopicPartitions
 	// ClientID and ClientHost describe the member (Describe shows them).
 	ClientID, ClientHost string
@@ -77,6 +80,10 @@ type Assignment struct {
 	// reading it, and leave it out of Owned.
 	Partitions        []TopicPartitions
 	HeartbeatInterval time.Duration
+	// SessionTimeout is how long the coordinator keeps the member
+	// without a heartbeat: a member that has had no answer for that long
+	// must stop reading its partitions, which may be another's by then.
+	SessionTimeout time.Duration
 }
 
 // ConsumerCoordinator is the coordinator of consumer groups: the model of
@@ -91,6 +98,15 @@ type Assignment struct {
 // at which its assignment last changed, and each answer carries it. A
 // heartbeat or commit must send the member's current epoch: an older one
 // is ErrFencedMemberEpoch.
+//
+// Restarts: membership is soft state, so a coordinator that starts (a
+// server restart, a new coordinator in cluster mode) knows no member,
+// while the members of the one before may still be reading. Members that
+// join again claim what they held (Heartbeat.Owned on a join) and keep
+// it unless another member holds it; and for one session timeout after
+// Withhold, a partition no member claims is handed to no one, since the
+// member that held it may still read it until its own session timeout
+// tells it to stop (docs/groups.md § Restarts and a new coordinator).
 //
 // Timeouts: a member whose session ran out is removed by the next call
 // that touches its group (a heartbeat of any member, a commit check, a
@@ -113,6 +129,9 @@ type ConsumerCoordinator struct {
 	// the sweep. swept counts the sweep goroutine.
 	quit  chan struct{}
 	swept sync.WaitGroup
+	// withheld is when Withhold's window ends: until then a partition
+	// no member claims is assigned to no one.
+	withheld time.Time
 }
 
 var _ Lister = (*ConsumerCoordinator)(nil)
@@ -146,6 +165,25 @@ func (c *ConsumerCoordinator) Close() {
 	c.clearLocked()
 	c.mu.Unlock()
 	c.swept.Wait()
+}
+
+// Withhold starts a window of d in which a partition that no member of
+// a group holds or claims is assigned to no one: the server calls it when
+// this coordinator starts after another one may have had members (a
+// restart, a coordinator move), with the session timeout, after which
+// every member of the earlier coordinator has stopped reading (or joined
+// here again, claiming what it holds). Waiting heartbeats are answered
+// when the window ends.
+func (c *ConsumerCoordinator) Withhold(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.withheld = time.Now().Add(d)
+}
+
+// withholdingLocked reports whether Withhold's window is open at now.
+// Lock should be held.
+func (c *ConsumerCoordinator) withholdingLocked(now time.Time) bool {
+	return now.Before(c.withheld)
 }
 
 // startSweepLocked starts the sweep unless it runs: the coordinator
@@ -240,13 +278,19 @@ func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb He
 		}
 		c.updateLocked(g, m, hb, counts, now)
 	}
-	changed := c.reconcileLocked(g, m)
+	changed := c.reconcileLocked(g, m, now)
 	if hb.MemberEpoch != 0 && !changed && hb.MaxWait > 0 {
 		if err := c.waitLocked(ctx, g, m, min(hb.MaxWait, c.cfg.HeartbeatInterval)); err != nil {
 			return Assignment{}, err
 		}
 	}
-	return Assignment{MemberID: m.id, MemberEpoch: m.epoch, Partitions: m.assigned.list(), HeartbeatInterval: c.cfg.HeartbeatInterval}, nil
+	return c.answer(m), nil
+}
+
+// answer is m's heartbeat answer.
+func (c *ConsumerCoordinator) answer(m *consumerMember) Assignment {
+	return Assignment{MemberID: m.id, MemberEpoch: m.epoch, Partitions: m.assigned.list(),
+		HeartbeatInterval: c.cfg.HeartbeatInterval, SessionTimeout: c.cfg.SessionTimeout}
 }
 
 // checkHeartbeat checks what a heartbeat says on its own.
@@ -260,8 +304,6 @@ func checkHeartbeat(hb Heartbeat) error {
 		return invalid("a join (member epoch 0) needs the topics to subscribe to")
 	case hb.Topics != nil && len(hb.Topics) == 0:
 		return invalid("topics, when given, names at least one topic")
-	case hb.MemberEpoch == 0 && len(hb.Owned) > 0:
-		return invalid("a joining member (member epoch 0) owns no partition yet")
 	}
 	if hb.MemberID != "" {
 		if err := topic.ValidateName(hb.MemberID); err != nil {
@@ -324,7 +366,11 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		changed := g.changed
 		var expiry <-chan time.Time
 		stopExpiry := func() bool { return false }
-		if next, ok := g.nextExpiry(m); ok {
+		next, ok := g.nextExpiry(m)
+		if now := time.Now(); c.withholdingLocked(now) && (!ok || c.withheld.Before(next)) {
+			next, ok = c.withheld, true // what was withheld may be handed out then
+		}
+		if ok {
 			t := time.NewTimer(max(time.Until(next), 0))
 			expiry, stopExpiry = t.C, t.Stop
 		}
@@ -346,7 +392,7 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		now := time.Now()
 		m.deadline = now.Add(c.cfg.SessionTimeout)
 		c.expireLocked(g, now)
-		if c.reconcileLocked(g, m) || done {
+		if c.reconcileLocked(g, m, now) || done {
 			return nil
 		}
 	}

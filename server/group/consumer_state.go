@@ -138,10 +138,35 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 	}
 	m := &consumerMember{id: id, topics: sortedUnique(hb.Topics), assigned: partSet{}, owned: partSet{},
 		deadline: now.Add(c.cfg.SessionTimeout), clientID: hb.ClientID, clientHost: hb.ClientHost}
+	delete(g.members, id) // an earlier incarnation holds nothing now
+	m.owned = claims(g, m.topics, hb.Owned, counts)
 	g.members[id] = m
 	c.retargetLocked(g, counts, true)
 	m.epoch = g.epoch
 	return g, m, nil
+}
+
+// claims is what a joining member keeps of the partitions it says it
+// holds (owned): those of a topic it subscribes to, that the topic has
+// (counts), and that no member of g holds.
+func claims(g *consumerGroup, topics []string, owned []TopicPartitions, counts map[string]int32) partSet {
+	out := partSet{}
+	for k := range setOf(owned) {
+		if !slices.Contains(topics, k.topic) || k.p >= counts[k.topic] {
+			continue
+		}
+		held := false
+		for _, o := range g.members {
+			if o.holds(k) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // leaveLocked removes member id of g at its own request. Leaving is its
@@ -201,9 +226,27 @@ func (c *ConsumerCoordinator) retargetLocked(g *consumerGroup, counts map[string
 		return
 	}
 	g.partitions = partitions
+	// Each member's share of the previous target, corrected by what the
+	// members say they hold: a partition one holds is its own, whatever
+	// the target said (a member that joined again claiming it, or one
+	// that has not released it yet), so that the assignor keeps it there
+	// where balance allows.
+	holder := map[tp]string{}
+	for _, m := range g.members {
+		for k := range m.owned {
+			holder[k] = m.id
+		}
+	}
 	ms := make([]AssignMember, 0, len(g.members))
 	for _, m := range g.members {
-		ms = append(ms, AssignMember{ID: m.id, Topics: m.topics, Current: g.target[m.id]})
+		current := partSet{}
+		for k := range setOf(g.target[m.id]) {
+			if h, ok := holder[k]; !ok || h == m.id {
+				current[k] = true
+			}
+		}
+		maps.Copy(current, m.owned)
+		ms = append(ms, AssignMember{ID: m.id, Topics: m.topics, Current: current.list()})
 	}
 	target := Assign(ms, g.partitions)
 	if !force && equalTargets(target, g.target) {
@@ -229,17 +272,20 @@ func equalTargets(a, b map[string][]TopicPartitions) bool {
 // reconcileLocked moves m towards its target: it is assigned its target's
 // partitions that no other member holds, and nothing else. A partition
 // another member still holds comes once that member released it or was
-// removed ("revoke, then assign"). It reports whether m's assignment
-// changed; if so m's epoch becomes the group epoch.
-func (c *ConsumerCoordinator) reconcileLocked(g *consumerGroup, m *consumerMember) bool {
+// removed ("revoke, then assign"). While Withhold's window is open, a
+// partition m does not hold already comes only after the window. It
+// reports whether m's assignment changed; if so m's epoch becomes the
+// group epoch.
+func (c *ConsumerCoordinator) reconcileLocked(g *consumerGroup, m *consumerMember, now time.Time) bool {
+	withholding := c.withholdingLocked(now)
 	next := partSet{}
 	for k := range setOf(g.target[m.id]) {
-		free := true
+		free := !withholding || m.holds(k)
 		for _, o := range g.members {
-			if o != m && o.holds(k) {
-				free = false
+			if !free {
 				break
 			}
+			free = o == m || !o.holds(k)
 		}
 		if free {
 			next[k] = true

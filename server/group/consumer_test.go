@@ -368,7 +368,6 @@ func TestConsumerInvalidHeartbeats(t *testing.T) {
 		{"epoch without member id", "g", Heartbeat{MemberEpoch: 3}, ErrInvalidHeartbeat},
 		{"join without topics", "g", Heartbeat{}, ErrInvalidHeartbeat},
 		{"empty topics", "g", Heartbeat{MemberID: "m", MemberEpoch: 1, Topics: []string{}}, ErrInvalidHeartbeat},
-		{"join owning", "g", Heartbeat{Topics: []string{"orders"}, Owned: []TopicPartitions{tps("orders", 0)}}, ErrInvalidHeartbeat},
 		{"negative partition", "g", Heartbeat{MemberID: "m", MemberEpoch: 1, Owned: []TopicPartitions{tps("orders", -1)}}, ErrInvalidHeartbeat},
 		{"group id", "a/b", Heartbeat{Topics: []string{"orders"}}, topic.ErrInvalidName},
 		{"topic name", "g", Heartbeat{Topics: []string{".."}}, topic.ErrInvalidName},

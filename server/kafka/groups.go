@@ -54,6 +54,8 @@ func groupErrorCode(err error) int16 {
 		// COORDINATOR_NOT_AVAILABLE) would have every refused client
 		// hammer a full coordinator without its user knowing why.
 		return kerr.GroupMaxSizeReached.Code
+	case errors.Is(err, group.ErrNotCoordinator):
+		return kerr.NotCoordinator.Code
 	case errors.Is(err, group.ErrClosed):
 		return kerr.CoordinatorNotAvailable.Code
 	}
