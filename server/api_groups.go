@@ -94,8 +94,9 @@ type groupCommitBody struct {
 // group's offset of a partition it holds, at its current epoch; then the
 // commit is the phase-3 one of consumer id {group} (durable, never
 // backwards, never past the high watermark). The check and the commit
-// are two steps: a member that loses the partition between them commits
-// once more, which moves the offset only forward.
+// are one step for the group: a change that would fence the member (a
+// new epoch, the partition released, the member removed) waits until the
+// offset is stored.
 func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 	g, ae := nameParam(r, "group", "group id")
 	if ae != nil {
@@ -132,11 +133,14 @@ func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(&group.ProtocolMismatchError{Group: g, Has: p, Want: group.Consumer}))
 		return
 	}
-	if err := s.consumerGroups.CheckCommit(g, *body.MemberID, *body.MemberEpoch, t.topic, int32(t.partition)); err != nil {
+	done, err := s.consumerGroups.CheckCommit(g, *body.MemberID, *body.MemberEpoch, t.topic, int32(t.partition))
+	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
-	if err := s.cluster.CommitOffset(g, t.topic, t.partition, *body.Offset); err != nil {
+	err = s.cluster.CommitOffset(g, t.topic, t.partition, *body.Offset)
+	done()
+	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}

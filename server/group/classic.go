@@ -151,6 +151,7 @@ func (c *ClassicCoordinator) Clear() {
 		if g.timer != nil {
 			g.timer.Stop()
 		}
+		g.commits.drain()
 		for _, m := range g.members {
 			m.answerJoin(joinAnswer{err: ErrNotCoordinator})
 			m.answerSync(syncAnswer{err: ErrNotCoordinator})

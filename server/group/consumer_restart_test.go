@@ -38,8 +38,8 @@ func TestConsumerRestartClaims(t *testing.T) {
 	require.Equal(t, []TopicPartitions{tps("orders", 0, 1)}, a.Partitions, "a keeps what it claimed: no partition moves")
 	b = beat(t, c, b, b.Partitions...)
 	require.Equal(t, []TopicPartitions{tps("orders", 2)}, b.Partitions, "3 is nobody's: withheld")
-	require.NoError(t, c.CheckCommit("g", a.MemberID, a.MemberEpoch, "orders", 1))
-	memberErr(t, c.CheckCommit("g", b.MemberID, b.MemberEpoch, "orders", 3), ErrNotOwned)
+	require.NoError(t, checkConsumer(c, "g", a.MemberID, a.MemberEpoch, "orders", 1))
+	memberErr(t, checkConsumer(c, "g", b.MemberID, b.MemberEpoch, "orders", 3), ErrNotOwned)
 }
 
 // The window lasts what Withhold was given (the session timeout): a

@@ -26,6 +26,8 @@ type consumerGroup struct {
 	// changed is closed, and replaced, whenever a member's assignment or
 	// holdings change: waiting heartbeats (waitLocked) look again.
 	changed chan struct{}
+	// commits keeps commits apart from the changes that fence them.
+	commits *gate
 }
 
 // consumerMember is one member of a consumer group.
@@ -84,8 +86,12 @@ func (s partSet) list() []TopicPartitions {
 // (assigned before, not released yet).
 func (m *consumerMember) holds(k tp) bool { return m.assigned[k] || m.owned[k] }
 
-// signal wakes the heartbeats waiting on g.
+// signal follows every change of a member's epoch, assignment or
+// holdings, and of the members: it fences the commits checked before the
+// change (they land before anyone is answered) and wakes the heartbeats
+// waiting on g.
 func (g *consumerGroup) signal() {
+	g.commits.drain()
 	close(g.changed)
 	g.changed = make(chan struct{})
 }
@@ -125,7 +131,7 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 			return nil, nil, err
 		}
 		g = &consumerGroup{id: group, members: map[string]*consumerMember{}, target: map[string][]TopicPartitions{},
-			partitions: map[string]int32{}, changed: make(chan struct{})}
+			partitions: map[string]int32{}, changed: make(chan struct{}), commits: newGate()}
 		c.groups[group] = g
 		c.startSweepLocked()
 	}

@@ -127,14 +127,14 @@ func TestConsumerPartitionMovesOnlyAfterRelease(t *testing.T) {
 
 	m2 = beat(t, c, m2)
 	require.Empty(t, m2.Partitions, "m1 has not released 2 and 3 yet")
-	memberErr(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", 2), ErrNotOwned)
-	require.NoError(t, c.CheckCommit("g", m1.MemberID, m1.MemberEpoch, "orders", 2), "the old owner commits before releasing")
+	memberErr(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", 2), ErrNotOwned)
+	require.NoError(t, checkConsumer(c, "g", m1.MemberID, m1.MemberEpoch, "orders", 2), "the old owner commits before releasing")
 
 	m1 = beat(t, c, m1, tps("orders", 0, 1)) // released
-	memberErr(t, c.CheckCommit("g", m1.MemberID, m1.MemberEpoch, "orders", 2), ErrNotOwned)
+	memberErr(t, checkConsumer(c, "g", m1.MemberID, m1.MemberEpoch, "orders", 2), ErrNotOwned)
 	m2 = beat(t, c, m2)
 	require.Equal(t, []TopicPartitions{tps("orders", 2, 3)}, m2.Partitions)
-	require.NoError(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", 3))
+	require.NoError(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", 3))
 }
 
 // A member that leaves (epoch -1) frees its partitions at once: the others
@@ -184,7 +184,7 @@ func TestConsumerSessionTimeout(t *testing.T) {
 		require.Equal(t, []TopicPartitions{tps("orders", 0, 1, 2, 3)}, m1.Partitions)
 		d, _ = c.Describe("g")
 		require.Len(t, d.Members, 1)
-		memberErr(t, c.CheckCommit("g", ms[1].MemberID, ms[1].MemberEpoch, "orders", 2), ErrUnknownMember)
+		memberErr(t, checkConsumer(c, "g", ms[1].MemberID, ms[1].MemberEpoch, "orders", 2), ErrUnknownMember)
 	})
 }
 
@@ -261,9 +261,9 @@ func TestConsumerStaleEpoch(t *testing.T) {
 		me := memberErr(t, err, ErrFencedMemberEpoch)
 		require.Equal(t, epoch, me.Epoch)
 		require.Equal(t, ms[0].MemberEpoch, me.Current)
-		memberErr(t, c.CheckCommit("g", old.MemberID, epoch, "orders", 0), ErrFencedMemberEpoch)
+		memberErr(t, checkConsumer(c, "g", old.MemberID, epoch, "orders", 0), ErrFencedMemberEpoch)
 	}
-	require.NoError(t, c.CheckCommit("g", ms[0].MemberID, ms[0].MemberEpoch, "orders", 0))
+	require.NoError(t, checkConsumer(c, "g", ms[0].MemberID, ms[0].MemberEpoch, "orders", 0))
 }
 
 // UNKNOWN_MEMBER_ID: a member id the group does not have, in a group with
@@ -278,8 +278,8 @@ func TestConsumerUnknownMember(t *testing.T) {
 	_, err := c.Heartbeat(context.Background(), "g", Heartbeat{MemberID: "nobody", MemberEpoch: 1})
 	me := memberErr(t, err, ErrUnknownMember)
 	require.Equal(t, "nobody", me.MemberID)
-	memberErr(t, c.CheckCommit("g", "nobody", 1, "orders", 0), ErrUnknownMember)
-	memberErr(t, c.CheckCommit("other", "nobody", 1, "orders", 0), ErrUnknownMember)
+	memberErr(t, checkConsumer(c, "g", "nobody", 1, "orders", 0), ErrUnknownMember)
+	memberErr(t, checkConsumer(c, "other", "nobody", 1, "orders", 0), ErrUnknownMember)
 }
 
 // A member that joins again under its id (epoch 0: what a fenced member
@@ -312,7 +312,7 @@ func TestConsumerOwnedLimitedToAssigned(t *testing.T) {
 	ms = settle(t, c, ms[0], join(t, c, "orders"))
 	m2 := ms[1]
 	beat(t, c, m2, tps("orders", 0, 1, 2, 3))
-	memberErr(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", ms[0].Partitions[0].Partitions[0]), ErrNotOwned)
+	memberErr(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", ms[0].Partitions[0].Partitions[0]), ErrNotOwned)
 }
 
 // A subscription to a topic that does not exist yet assigns nothing; once
