@@ -138,7 +138,9 @@ func (s *Server) handleDescribeGroup(w http.ResponseWriter, r *http.Request) {
 // handleDeleteGroup answers DELETE /api/groups/{group}: the group's
 // committed offsets are deleted (durably, all or nothing), as Kafka's
 // DeleteGroups. A group with members of either protocol is 409; one with
-// nothing to delete is 404.
+// nothing to delete is 404. The group is held in the registry while its
+// offsets go: a member that would join it meanwhile is refused
+// (group.ErrDeleting), so that none starts from offsets being deleted.
 func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
 	g, ae := nameParam(r, "group", "group id")
 	if ae != nil {
@@ -153,7 +155,14 @@ func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, ae)
 		return
 	}
-	if p, ok := s.groups.Protocol(g); ok {
+	release, err := s.groups.Hold(g)
+	defer release()
+	if errors.Is(err, group.ErrDeleting) {
+		writeAPIError(w, classify(err))
+		return
+	}
+	if err != nil {
+		p, _ := s.groups.Protocol(g)
 		n := 0
 		if d, ok := s.describeGroup(g); ok {
 			n = len(d.Members)

@@ -341,3 +341,23 @@ func TestGroupHTTPHeartbeatStorm(t *testing.T) {
 	m = beatGroup(t, c, "billing", m)
 	require.Equal(t, []int32{0, 1, 2, 3}, m.Assignment[0].Partitions)
 }
+
+// docs/groups.md § Listing, describing, deleting: while a group's offsets
+// are being deleted, it is held: a member that would join it is refused
+// with a 409 saying so, and so is another delete; a Kafka member's join
+// is COORDINATOR_NOT_AVAILABLE, which Kafka clients retry.
+func TestGroupHTTPDeleteHoldsTheGroup(t *testing.T) {
+	r := groupServer(t)
+	release, err := r.srv.groups.Hold("billing")
+	require.NoError(t, err)
+	_, err = r.client.GroupHeartbeat(context.Background(), "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+	e := groupAPIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	require.Contains(t, e.Message, "being deleted")
+	_, err = r.client.DeleteGroup(context.Background(), "billing")
+	groupAPIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	_, err = r.srv.classic.Join(context.Background(), group.JoinRequest{Group: "billing", SessionTimeout: 10 * time.Second,
+		ProtocolType: "consumer", Protocols: []group.ProtocolMetadata{{Name: "range"}}})
+	require.ErrorIs(t, err, group.ErrDeleting)
+	release()
+	joinGroup(t, r.client, "billing")
+}

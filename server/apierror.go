@@ -130,7 +130,7 @@ func classifyCause(err error) *apiError {
 	case errors.As(err, &mismatch):
 		return newAPIError(http.StatusConflict, CodeConflict, "group %q has %s members; %s members cannot join it until they have left",
 			mismatch.Group, protocolWords(mismatch.Has), protocolWords(mismatch.Want))
-	case errors.Is(err, group.ErrTooManyGroups):
+	case errors.Is(err, group.ErrTooManyGroups), errors.Is(err, group.ErrDeleting):
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
 	case errors.Is(err, group.ErrInvalidHeartbeat):
 		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(err.Error()))

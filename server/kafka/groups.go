@@ -56,6 +56,10 @@ func groupErrorCode(err error) int16 {
 		return kerr.GroupMaxSizeReached.Code
 	case errors.Is(err, group.ErrNotCoordinator):
 		return kerr.NotCoordinator.Code
+	case errors.Is(err, group.ErrDeleting):
+		// Kafka answers a join to a group being deleted (Dead) so: the
+		// client finds the coordinator again and retries.
+		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, group.ErrClosed):
 		return kerr.CoordinatorNotAvailable.Code
 	}
