@@ -24,6 +24,22 @@ func commitAll(t *testing.T, s *OffsetStore) {
 	require.NoError(t, s.Commit("audit", "orders", 0, 9))
 }
 
+// deleteSteps is how many file-system operations deleting billing's
+// offsets takes, after commitAll.
+func deleteSteps(t *testing.T) int {
+	t.Helper()
+	counter := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
+	require.NoError(t, err)
+	commitAll(t, s)
+	before := counter.Total()
+	_, err = s.DeleteConsumer("billing")
+	require.NoError(t, err)
+	steps := counter.Total() - before
+	require.Greater(t, steps, 3, "rename, fsync, removals, fsync")
+	return steps
+}
+
 // DeleteConsumer removes every offset of one consumer and no other's; a
 // commit afterwards starts afresh (the store forgot the directories it had
 // made durable, so it makes them again).
@@ -118,16 +134,7 @@ func TestOffsetStoreDeleteLongestID(t *testing.T) {
 // until reopened. Reopened, the store lists all the consumer's offsets or
 // none, the other consumer's always, and no leftover directory.
 func TestOffsetStoreDeleteFaultAtEveryStep(t *testing.T) {
-	counter := logtest.NewFaultFS(nil)
-	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
-	require.NoError(t, err)
-	commitAll(t, s)
-	before := counter.Total()
-	_, err = s.DeleteConsumer("billing")
-	require.NoError(t, err)
-	steps := counter.Total() - before
-	require.Greater(t, steps, 3)
-
+	steps := deleteSteps(t)
 	for n := 1; n <= steps; n++ {
 		t.Run(fmt.Sprintf("step %d fails", n), func(t *testing.T) {
 			ffs := logtest.NewFaultFS(nil)
@@ -203,16 +210,7 @@ func TestOffsetStoreDeleteRefusedAfterFailure(t *testing.T) {
 // DeleteConsumer returned, none. Another delete in the crashed store
 // finishes the job.
 func TestCrashSimDeleteConsumerAtEveryStep(t *testing.T) {
-	counter := logtest.NewFaultFS(nil)
-	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
-	require.NoError(t, err)
-	commitAll(t, s)
-	before := counter.Total()
-	_, err = s.DeleteConsumer("billing")
-	require.NoError(t, err)
-	steps := counter.Total() - before
-	require.Greater(t, steps, 2)
-
+	steps := deleteSteps(t)
 	for n := 1; n <= steps+1; n++ {
 		t.Run(fmt.Sprintf("before step %d", n), func(t *testing.T) {
 			base := t.TempDir()

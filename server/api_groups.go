@@ -7,6 +7,7 @@ import (
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/topic"
 )
 
 // The HTTP consumer groups' heartbeat and commit (docs/groups.md): the
@@ -36,12 +37,8 @@ const MaxHeartbeatWait = WriteTimeout * 2 / 3
 // heartbeat interval (and MaxHeartbeatWait), for the member's assignment
 // to change.
 func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
 	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if ae := s.notCoordinator(); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -98,17 +95,13 @@ type groupCommitBody struct {
 // new epoch, the partition released, the member removed) waits until the
 // offset is stored.
 func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
 	t, ae := s.partitionTarget(r, g)
 	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if ae := s.notCoordinator(); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -120,6 +113,8 @@ func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case body.MemberID == nil:
 		ae = badRequest(`"member_id" is required: the id the group's heartbeat answered`)
+	case topic.ValidateName(*body.MemberID) != nil:
+		ae = badRequest(`"member_id" %s is no member id a heartbeat answers`, quoted(*body.MemberID))
 	case body.MemberEpoch == nil:
 		ae = badRequest(`"member_epoch" is required: the epoch of the member's last heartbeat answer`)
 	case body.Offset == nil:
@@ -145,6 +140,17 @@ func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.answerOffset(w, t)
+}
+
+// groupParam is the {group} of a group route, at the coordinator: the id
+// checked as a consumer id, then this server checked to coordinate groups
+// (notCoordinator).
+func (s *Server) groupParam(r *http.Request) (string, *apiError) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		return "", ae
+	}
+	return g, s.notCoordinator()
 }
 
 // partitionTarget is an offset target of consumer id: the {topic} and

@@ -104,9 +104,16 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 	}
 	start := time.Now()
 	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID}
+	var code int16
+	switch {
+	case r.version < a.min || r.version > a.max:
+		code = kerr.UnsupportedVersion.Code
+	case a.membership:
+		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
+	}
 	var resp kmsg.Response
-	if r.version < a.min || r.version > a.max {
-		resp = a.fail(r.req, x.code(kerr.UnsupportedVersion.Code))
+	if code != 0 {
+		resp = a.fail(r.req, x.code(code))
 	} else {
 		resp = a.handle(x, r.req)
 	}

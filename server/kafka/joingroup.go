@@ -21,10 +21,6 @@ func (s *Server) joinGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.JoinGroupRequest)
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID = req.MemberID
-	if code := s.coordinatorCode(); code != 0 {
-		resp.ErrorCode = x.code(code)
-		return resp
-	}
 	rebalance := req.RebalanceTimeoutMillis
 	if req.Version == 0 {
 		rebalance = req.SessionTimeoutMillis
