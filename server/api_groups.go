@@ -26,16 +26,11 @@ type heartbeatBody struct {
 	ClientID    string                           `json:"client_id"`
 }
 
-// MaxHeartbeatWait caps how long a heartbeat is held (max_wait_ms), below
-// WriteTimeout, whatever PYSTREAM_GROUP_HEARTBEAT_INTERVAL says: the
-// server must answer before it would cut the connection.
-const MaxHeartbeatWait = WriteTimeout * 2 / 3
-
 // handleGroupHeartbeat answers POST /api/groups/{group}/heartbeat: a
 // member joins (member_epoch 0), leaves (-1) or heartbeats, and learns
 // what it may hold now. With max_wait_ms the answer may wait, up to the
-// heartbeat interval (and MaxHeartbeatWait), for the member's assignment
-// to change.
+// heartbeat interval (and heartbeatWait's bound), for the member's
+// assignment to change.
 func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 	g, ae := s.groupParam(r)
 	if ae != nil {
@@ -62,7 +57,7 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
-		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: min(time.Duration(body.MaxWaitMS)*time.Millisecond, MaxHeartbeatWait)}
+		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: s.heartbeatWait(r, time.Duration(body.MaxWaitMS)*time.Millisecond)}
 	if hb.ClientID == "" {
 		hb.ClientID = r.UserAgent() // the coordinator clips it (group.ClipClientID)
 	}
@@ -76,6 +71,15 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, apiclient.GroupHeartbeatResponse{MemberID: a.MemberID, MemberEpoch: a.MemberEpoch,
 		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), SessionTimeoutMS: a.SessionTimeout.Milliseconds(), Assignment: toWire(a.Partitions)})
+}
+
+// heartbeatWait is how long a heartbeat that asked to wait up to asked
+// may be held: never past two thirds of the server's write timeout,
+// counted from when the request came in (requestStart), whatever
+// PYSTREAM_GROUP_HEARTBEAT_INTERVAL says, so that the answer is written
+// well before the server would cut the connection.
+func (s *Server) heartbeatWait(r *http.Request, asked time.Duration) time.Duration {
+	return max(0, min(asked, time.Until(requestStart(r).Add(s.writeTimeout*2/3))))
 }
 
 // groupCommitBody is apiclient.GroupCommitRequest as the server reads

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -360,4 +362,29 @@ func TestGroupHTTPDeleteHoldsTheGroup(t *testing.T) {
 	require.ErrorIs(t, err, group.ErrDeleting)
 	release()
 	joinGroup(t, r.client, "billing")
+}
+
+// docs/groups.md § The protocol: a held heartbeat is answered within two
+// thirds of the server's write timeout, counted from when the request came
+// in, whatever the heartbeat interval (5 s here) and max_wait_ms say: the
+// answer is written before the server would cut the connection.
+func TestGroupHTTPHeldWithinWriteTimeout(t *testing.T) {
+	cfg := Defaults()
+	cfg.DataDir, cfg.Brokers, cfg.KafkaPort, cfg.LogLevel = t.TempDir(), 1, 0, LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.writeTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := serveOn(t, srv, ln)
+	_, _, err = r.client.CreateTopic(t.Context(), "orders", 1, 1)
+	require.NoError(t, err)
+	m := beatGroup(t, r.client, "billing", joinGroup(t, r.client, "billing"))
+
+	start := time.Now()
+	held, err := r.client.GroupHeartbeat(t.Context(), "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID,
+		MemberEpoch: m.MemberEpoch, Owned: m.Assignment, MaxWaitMS: 5000})
+	require.NoError(t, err)
+	require.Equal(t, m.Assignment, held.Assignment)
+	require.Less(t, time.Since(start), time.Second, "held for at most 200 ms, not the 5 s interval")
 }

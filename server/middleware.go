@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/hex"
 	"log/slog"
 	"math/rand/v2"
@@ -124,6 +125,7 @@ func recorderOf(w http.ResponseWriter) *statusRecorder {
 func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		r = r.WithContext(context.WithValue(r.Context(), startKey{}, start))
 		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root}
 		w.Header()[RequestIDHeader] = []string{rec.id}
 		defer func() {
@@ -160,6 +162,19 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// startKey is the context key of the time observe took a request in.
+type startKey struct{}
+
+// requestStart is when observe took r in, as near as a handler can know
+// to the moment the server read its headers, when the write timeout
+// starts; now for a request that did not pass observe.
+func requestStart(r *http.Request) time.Time {
+	if t, ok := r.Context().Value(startKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
 }
 
 // logFailure logs an error answer's cause: what the client read and the
