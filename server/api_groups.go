@@ -65,6 +65,9 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 		hb.ClientHost = host
 	}
 	a, err := s.consumerGroups.Heartbeat(r.Context(), g, hb)
+	if r.Context().Err() != nil {
+		return // the member went away: nobody reads an answer
+	}
 	if err != nil {
 		writeAPIError(w, classify(err))
 		return

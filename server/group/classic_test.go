@@ -583,6 +583,7 @@ func TestClassicWaitEnds(t *testing.T) {
 		waiting(t, bJoin)
 		f.c.Close()
 		require.True(t, errors.Is(answered(t, bJoin).err, ErrClosed))
+		require.ErrorIs(t, checkClassic(f.c, "g", a2.res.Generation, MemberRef{MemberID: a.MemberID}), ErrClosed, "a closed coordinator takes no commit")
 	})
 }
 

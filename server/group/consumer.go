@@ -358,7 +358,10 @@ func (c *ConsumerCoordinator) lookup(group string, subscription []string) map[st
 // has passed or ctx ends. It wakes at every change of the group and at
 // the earliest session end of another member, to expire it. The lock is
 // held again when it returns; a member removed meanwhile (the group was
-// cleared, the member joined again) is *MemberError.
+// cleared, the member joined again) is *MemberError. When ctx ends (the
+// client went away) it returns ctx's error and changes nothing of m: an
+// answer nobody reads must not move the member's epoch, or its next
+// heartbeat would be fenced.
 func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, m *consumerMember, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -382,10 +385,12 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		case <-timer.C:
 			done = true
 		case <-ctx.Done():
-			done = true
 		}
 		stopExpiry()
 		c.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("group %q: member %q: heartbeat: %w", g.id, m.id, err)
+		}
 		if c.groups[g.id] != g || g.members[m.id] != m {
 			return &MemberError{Group: g.id, MemberID: m.id, Epoch: m.epoch, Err: ErrUnknownMember}
 		}

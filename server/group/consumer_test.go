@@ -402,3 +402,34 @@ func TestConsumerClear(t *testing.T) {
 		require.False(t, ok)
 	})
 }
+
+// A held heartbeat whose client went away changes nothing of its member,
+// even when a change for it came at the same moment: an answer nobody
+// reads must not move the member's epoch, or its next heartbeat would be
+// fenced.
+func TestConsumerGoneHeartbeatKeepsEpoch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := newCoordinator(t)
+		m1 := settle(t, c, join(t, c, "orders"))[0]
+		m2 := join(t, c, "orders")
+		join(t, c, "orders")                  // a third member: the group epoch moves past m2's
+		m1 = beat(t, c, m1, m1.Partitions...) // revoked down to its share, not released yet
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Heartbeat(ctx, "g", Heartbeat{MemberID: m2.MemberID, MemberEpoch: m2.MemberEpoch, MaxWait: time.Minute})
+			done <- err
+		}()
+		synctest.Wait()
+		c.mu.Lock() // the client goes away as m1 releases what it lost
+		cancel()
+		g := c.groups["g"]
+		g.members[m1.MemberID].owned = setOf(m1.Partitions)
+		g.signal()
+		c.mu.Unlock()
+		require.ErrorIs(t, <-done, context.Canceled)
+		next := beat(t, c, m2) // at its old epoch: not fenced
+		require.Greater(t, next.MemberEpoch, m2.MemberEpoch)
+		require.NotEmpty(t, next.Partitions)
+	})
+}
