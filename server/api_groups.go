@@ -57,7 +57,7 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
-		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: s.heartbeatWait(r, time.Duration(body.MaxWaitMS)*time.Millisecond)}
+		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: s.heartbeatWait(w, time.Duration(body.MaxWaitMS)*time.Millisecond)}
 	if hb.ClientID == "" {
 		hb.ClientID = r.UserAgent() // the coordinator clips it (group.ClipClientID)
 	}
@@ -81,8 +81,8 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 // counted from when the request came in (requestStart), whatever
 // PYSTREAM_GROUP_HEARTBEAT_INTERVAL says, so that the answer is written
 // well before the server would cut the connection.
-func (s *Server) heartbeatWait(r *http.Request, asked time.Duration) time.Duration {
-	return max(0, min(asked, time.Until(requestStart(r).Add(s.writeTimeout*2/3))))
+func (s *Server) heartbeatWait(w http.ResponseWriter, asked time.Duration) time.Duration {
+	return max(0, min(asked, time.Until(requestStart(w).Add(s.writeTimeout*2/3))))
 }
 
 // groupCommitBody is apiclient.GroupCommitRequest as the server reads

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/hex"
 	"log/slog"
 	"math/rand/v2"
@@ -71,6 +70,8 @@ type statusRecorder struct {
 	id string
 	// root is the data directory, which no error answer names.
 	root string
+	// start is when observe took the request in.
+	start time.Time
 	// failed is set by finishError when the answer is an error: failure
 	// is its body as sent, cause the library error behind it (nil for an
 	// answer built from the request alone).
@@ -125,8 +126,7 @@ func recorderOf(w http.ResponseWriter) *statusRecorder {
 func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		r = r.WithContext(context.WithValue(r.Context(), startKey{}, start))
-		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root}
+		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root, start: start}
 		w.Header()[RequestIDHeader] = []string{rec.id}
 		defer func() {
 			p := recover()
@@ -164,15 +164,13 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 	})
 }
 
-// startKey is the context key of the time observe took a request in.
-type startKey struct{}
-
-// requestStart is when observe took r in, as near as a handler can know
-// to the moment the server read its headers, when the write timeout
-// starts; now for a request that did not pass observe.
-func requestStart(r *http.Request) time.Time {
-	if t, ok := r.Context().Value(startKey{}).(time.Time); ok {
-		return t
+// requestStart is when observe took in the request answered through w,
+// as near as a handler can know to the moment the server read its
+// headers, when the write timeout starts; now for a writer observe did
+// not make.
+func requestStart(w http.ResponseWriter) time.Time {
+	if rec := recorderOf(w); rec != nil {
+		return rec.start
 	}
 	return time.Now()
 }
