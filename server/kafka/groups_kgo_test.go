@@ -322,6 +322,7 @@ func TestKafkaGroupKgoSessionTimeout(t *testing.T) {
 		"cooperative-sticky": kgo.CooperativeStickyBalancer(),
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each its own cluster: they wait out their sessions together
 			const partitions, per = 6, 5
 			const session = 500 * time.Millisecond
 			f := startGroups(t, 1, partitions, 1)
