@@ -54,7 +54,8 @@ type groupDirectory struct {
 // for both protocols: the metadata group's leader, once it has taken the
 // groups over. One node, so that a group's membership lives in one
 // process; a new leader starts with no groups, and members sent back to
-// FindCoordinator join it again, as docs/kafka.md § Consumer groups
+// FindCoordinator join it again, as
+// docs/kafka.md § Consumer groups
 // tells.
 func (d groupDirectory) GroupCoordinator() int {
 	id, _ := d.s.groupCoordinator()

@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// After a restart or a coordinator move (docs/groups.md § Restarts and a
-// new coordinator) the coordinator knows no member, while the members of
-// the one before may still read: no partition is ever read by two
-// members at once.
+// After a restart or a coordinator move the coordinator knows no member,
+// while the members of the one before may still read: no partition is
+// ever read by two members at once, as
+// docs/groups.md § Restarts and a new coordinator
+// tells.
 
 // rejoin joins group g as member id, claiming owned.
 func rejoin(t *testing.T, c *ConsumerCoordinator, id string, owned ...TopicPartitions) Assignment {

@@ -170,8 +170,9 @@ func noLag(d *apiclient.GroupDescription) bool {
 // stopped (SIGSTOP) past its own session timeout, is forgotten and a new
 // member takes every partition; continued, the stopped one reads nothing
 // more of what it held — no heartbeat succeeded within its session
-// timeout, so it stops reading (docs/groups.md § Restarts and a new
-// coordinator) — and joins again, sharing the partitions. No record
+// timeout, so it stops reading, as
+// docs/groups.md § Restarts and a new coordinator
+// tells — and joins again, sharing the partitions. No record
 // committed by any of them is missing from what they printed. The group
 // commands run against the same server.
 func TestCLIConsumeGroupKill9(t *testing.T) {

@@ -36,8 +36,8 @@ import (
 // heartbeat. When no heartbeat has succeeded by then (the server is
 // unreachable, the process was stopped), the fetch loop stops reading and
 // drops every partition uncommitted — the server may have given them to
-// another member — until a heartbeat succeeds again (docs/groups.md §
-// Restarts and a new coordinator).
+// another member — until a heartbeat succeeds again:
+// docs/groups.md § Restarts and a new coordinator.
 //
 // A commit refused for a stale epoch is not an error: the newer answer is
 // on its way to the loop, which waits for it (groupWait at most) and
