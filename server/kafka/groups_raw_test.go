@@ -311,3 +311,40 @@ func requestsOf(t *testing.T, reg *prometheus.Registry, api string) float64 {
 	}
 	return 0
 }
+
+// The coordinator's own refusals in Kafka's codes: a join to a group
+// whose offsets are being deleted is COORDINATOR_NOT_AVAILABLE (clients
+// retry, as for a Dead group), one that would start a group past the
+// coordinator's most groups GROUP_MAX_SIZE_REACHED, and a join waiting
+// when the coordinator is cleared (this node stopped leading the
+// metadata group) NOT_COORDINATOR.
+func TestKafkaGroupRawCoordinatorRefusals(t *testing.T) {
+	f := startGroups(t, 1, 1, 1, func(c *group.ClassicConfig) { c.MaxGroups = 1 })
+	release, err := f.registry.Hold("held")
+	require.NoError(t, err)
+	defer release()
+	nc := f.dial(t, 1)
+	require.Equal(t, kerr.CoordinatorNotAvailable.Code, rawJoin(t, nc, 3, "held", "", nil, 1000).ErrorCode)
+	memberID, _ := rawMember(t, nc, "g", nil)
+	require.Equal(t, kerr.GroupMaxSizeReached.Code, rawJoin(t, nc, 3, "other", "", nil, 1000).ErrorCode)
+
+	waiting := f.dial(t, 1)
+	_, err = waiting.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, joinRequest(3, "g", ""), 7))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		d, _ := f.groups.Describe("g")
+		return len(d.Members) == 2
+	}, time.Second, 5*time.Millisecond)
+	f.groups.Clear()
+	var size [4]byte
+	_, err = io.ReadFull(waiting, size[:])
+	require.NoError(t, err)
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err = io.ReadFull(waiting, body)
+	require.NoError(t, err)
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.SetVersion(3)
+	require.NoError(t, resp.ReadFrom(body[4:]))
+	require.Equal(t, kerr.NotCoordinator.Code, resp.ErrorCode)
+	require.Equal(t, kerr.UnknownMemberID.Code, rawHeartbeat(t, nc, "g", memberID, nil, 1), "the cleared coordinator knows no member")
+}
