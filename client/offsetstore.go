@@ -87,10 +87,17 @@ type OffsetStore struct {
 	// since it was opened: by a commit's directory fsync, or by syncFound
 	// the first time it read an offset file there.
 	synced map[string]bool
+
+	// deleting is held by DeleteConsumer and by the removal of the
+	// directories it renamed (sweepDeletedLocked), so that two deletes
+	// never remove the same leftover at once. Lock order: a consumer's
+	// lock (consumers), then deleting, then mu.
+	deleting sync.Mutex
 }
 
 // OpenOffsetStore opens the offset store rooted at root. Nothing is created
-// until the first commit; root must be a directory if it exists.
+// until the first commit; root must be a directory if it exists. The
+// directories an interrupted DeleteConsumer left are removed.
 func OpenOffsetStore(root string) (*OffsetStore, error) {
 	return OpenOffsetStoreWithOptions(root, OffsetStoreOptions{})
 }
@@ -109,7 +116,14 @@ func OpenOffsetStoreWithOptions(root string, opts OffsetStoreOptions) (*OffsetSt
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("client: open offset store %s: %w", root, err)
 	}
-	return &OffsetStore{root: root, fs: fsys, locks: map[string]*sync.Mutex{}}, nil
+	s := &OffsetStore{root: root, fs: fsys, locks: map[string]*sync.Mutex{}}
+	// Directories an interrupted delete renamed are removed now. One that
+	// cannot be is left, invisible to readers: the next DeleteConsumer
+	// tries again and reports why it cannot.
+	s.deleting.Lock()
+	_ = s.sweepDeletedLocked()
+	s.deleting.Unlock()
+	return s, nil
 }
 
 // Root is the store's directory.

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,45 +14,73 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// DeletedSuffix ends the name a consumer's directory is renamed to when
-// its offsets are deleted (DeleteConsumer): <root>/<consumer_id>~deleted.
-// '~' is not a character of a consumer id, so List, ListAll and every
-// reader that checks names with topic.ValidateName skip such a directory.
-const DeletedSuffix = "~deleted"
+// deletedPrefix starts the name a consumer's directory is renamed to when
+// its offsets are deleted (DeleteConsumer): deletedName. '~' is not a
+// character of a consumer id, so List, ListAll and every reader that
+// checks names with topic.ValidateName skip such a directory.
+const deletedPrefix = "~del-"
+
+// deletedName is the name consumerID's directory takes while its offsets
+// are deleted: deletedPrefix and 16 hex digits of a hash of the id. Its
+// length is fixed whatever the id's: the longest id (249 bytes) with a
+// suffix would pass the 255 bytes a file name may have.
+func deletedName(consumerID string) string {
+	sum := sha256.Sum256([]byte(consumerID))
+	return deletedPrefix + hex.EncodeToString(sum[:8])
+}
+
+// isDeletedName reports whether name is a directory a delete renamed.
+func isDeletedName(name string) bool {
+	hexPart, ok := strings.CutPrefix(name, deletedPrefix)
+	if !ok || len(hexPart) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(hexPart)
+	return err == nil
+}
 
 // DeleteConsumer deletes every offset consumerID committed and returns how
 // many offset files it had. It is durable and all or nothing:
 //
-//  1. the consumer's directory <root>/<consumer_id> is renamed to
-//     <root>/<consumer_id>~deleted (a leftover one from an earlier,
-//     interrupted delete is removed first);
-//  2. the root is fsync-ed: from here on the offsets are gone, after any
+//  1. renamed directories left by earlier, interrupted deletes are
+//     removed (sweepDeletedLocked);
+//  2. the consumer's directory <root>/<consumer_id> is renamed to
+//     <root>/~del-<16 hex digits> (deletedName);
+//  3. the root is fsync-ed: from here on the offsets are gone, after any
 //     crash; before it, a crash brings them all back;
-//  3. the renamed directory is removed, and the root fsync-ed again.
+//  4. the renamed directory is removed, and the root fsync-ed again.
 //
-// An error in step 3 leaves the renamed directory, which no reader sees;
-// the next DeleteConsumer of any consumer removes it, and the error is
-// returned wrapping ErrDeleteUnfinished (the offsets are deleted). A
-// consumer that never committed has nothing to delete: 0 and nil.
+// An error in step 4 leaves the renamed directory, which no reader sees;
+// the next DeleteConsumer of any consumer, or the next OpenOffsetStore,
+// removes it, and the error is returned wrapping ErrDeleteUnfinished (the
+// offsets are deleted). A consumer that never committed has nothing to
+// delete: 0 and nil.
 //
 // Commits and resets of the consumer wait while it runs; a commit after
-// it starts a new directory. After a failed write the store refuses to
-// delete the consumer's offsets as it refuses to commit them
-// (ErrStoreFailed).
+// it starts a new directory. Deletes run one at a time in a store. After
+// a failed write the store refuses to delete the consumer's offsets as it
+// refuses to commit them (ErrStoreFailed).
 func (s *OffsetStore) DeleteConsumer(consumerID string) (int, error) {
 	if err := topic.ValidateName(consumerID); err != nil {
 		return 0, fmt.Errorf("client: consumer id: %w", err)
 	}
+	dir := filepath.Join(s.root, consumerID)
+	if _, err := s.fs.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		// Nothing to delete, and no lock made for an id that names
+		// nothing: a stream of deletes of random ids leaves no trace.
+		return 0, nil
+	}
 	l := s.consumerLock(consumerID)
 	l.Lock()
 	defer l.Unlock()
+	s.deleting.Lock()
+	defer s.deleting.Unlock()
 	if err := s.failedErr(consumerID); err != nil {
 		return 0, fmt.Errorf("client: delete offsets of %q: %w (%w)", consumerID, ErrStoreFailed, err)
 	}
-	if err := s.sweepDeleted(); err != nil {
+	if err := s.sweepDeletedLocked(); err != nil {
 		return 0, fmt.Errorf("client: delete offsets of %q: %w", consumerID, err)
 	}
-	dir := filepath.Join(s.root, consumerID)
 	n, err := s.countFiles(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
@@ -58,7 +88,7 @@ func (s *OffsetStore) DeleteConsumer(consumerID string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("client: delete offsets of %q: %w", consumerID, err)
 	}
-	gone := dir + DeletedSuffix
+	gone := filepath.Join(s.root, deletedName(consumerID))
 	if err := s.fs.Rename(dir, gone); err != nil {
 		return 0, fmt.Errorf("client: delete offsets of %q: %w", consumerID, err)
 	}
@@ -69,7 +99,7 @@ func (s *OffsetStore) DeleteConsumer(consumerID string) (int, error) {
 		s.fail(consumerID, err)
 		return 0, fmt.Errorf("client: delete offsets of %q: %w", consumerID, err)
 	}
-	if err := s.sweepDeleted(); err != nil {
+	if err := s.removeDeleted(gone); err != nil {
 		return n, fmt.Errorf("client: delete offsets of %q: %w: %w", consumerID, ErrDeleteUnfinished, err)
 	}
 	return n, nil
@@ -129,9 +159,13 @@ func (s *OffsetStore) forgetDirs(dir string) {
 	}
 }
 
-// sweepDeleted removes every <consumer_id>~deleted directory under the
-// root, then fsyncs the root if it removed one.
-func (s *OffsetStore) sweepDeleted() error {
+// sweepDeletedLocked removes every directory an earlier delete renamed
+// and did not remove. The process that renamed one may have died before
+// it fsync-ed the root: the root is fsync-ed first, so that the rename is
+// durable before anything below it goes (else a power loss could bring
+// the consumer's directory back with part of its files). s.deleting
+// should be held.
+func (s *OffsetStore) sweepDeletedLocked() error {
 	entries, err := s.fs.ReadDir(s.root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -139,21 +173,30 @@ func (s *OffsetStore) sweepDeleted() error {
 	if err != nil {
 		return err
 	}
-	removed := false
+	var gone []string
 	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), DeletedSuffix)
-		if !ok || !e.IsDir() || topic.ValidateName(name) != nil {
-			continue
+		if e.IsDir() && isDeletedName(e.Name()) {
+			gone = append(gone, filepath.Join(s.root, e.Name()))
 		}
-		if err := removeAll(s.fs, filepath.Join(s.root, e.Name())); err != nil {
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := durable.SyncDir(s.fs, s.root); err != nil {
+		return err
+	}
+	return s.removeDeleted(gone...)
+}
+
+// removeDeleted removes renamed directories whose rename is durable, then
+// fsyncs the root.
+func (s *OffsetStore) removeDeleted(dirs ...string) error {
+	for _, d := range dirs {
+		if err := removeAll(s.fs, d); err != nil {
 			return err
 		}
-		removed = true
 	}
-	if removed {
-		return durable.SyncDir(s.fs, s.root)
-	}
-	return nil
+	return durable.SyncDir(s.fs, s.root)
 }
 
 // removeAll removes dir and everything below it, never following a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,22 @@ func commitAll(t *testing.T, s *OffsetStore) {
 	require.NoError(t, s.Commit("audit", "orders", 0, 9))
 }
 
+// deleteSteps is how many file-system operations deleting billing's
+// offsets takes, after commitAll.
+func deleteSteps(t *testing.T) int {
+	t.Helper()
+	counter := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
+	require.NoError(t, err)
+	commitAll(t, s)
+	before := counter.Total()
+	_, err = s.DeleteConsumer("billing")
+	require.NoError(t, err)
+	steps := counter.Total() - before
+	require.Greater(t, steps, 3, "rename, fsync, removals, fsync")
+	return steps
+}
+
 // DeleteConsumer removes every offset of one consumer and no other's; a
 // commit afterwards starts afresh (the store forgot the directories it had
 // made durable, so it makes them again).
@@ -38,7 +55,7 @@ func TestOffsetStoreDeleteConsumer(t *testing.T) {
 	require.Empty(t, list)
 	_, err = os.Stat(filepath.Join(root, "billing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
-	_, err = os.Stat(filepath.Join(root, "billing"+DeletedSuffix))
+	_, err = os.Stat(filepath.Join(root, deletedName("billing")))
 	require.ErrorIs(t, err, os.ErrNotExist, "the renamed directory is removed")
 	all, err := s.ListAll()
 	require.NoError(t, err)
@@ -59,11 +76,11 @@ func TestOffsetStoreDeleteConsumer(t *testing.T) {
 }
 
 // A renamed directory left by an interrupted delete is invisible to
-// readers and removed by the next delete.
+// readers, and removed by the next delete or the next open of the store.
 func TestOffsetStoreDeleteSweepsLeftovers(t *testing.T) {
 	s, root := newStore(t)
 	commitAll(t, s)
-	require.NoError(t, os.Rename(filepath.Join(root, "audit"), filepath.Join(root, "audit"+DeletedSuffix)))
+	require.NoError(t, os.Rename(filepath.Join(root, "audit"), filepath.Join(root, deletedName("audit"))))
 	all, err := s.ListAll()
 	require.NoError(t, err)
 	for _, o := range all {
@@ -74,6 +91,98 @@ func TestOffsetStoreDeleteSweepsLeftovers(t *testing.T) {
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
 	require.Empty(t, entries)
+
+	require.NoError(t, s.Commit("audit2", "orders", 0, 9))
+	require.NoError(t, os.Rename(filepath.Join(root, "audit2"), filepath.Join(root, deletedName("audit2"))))
+	_, err = OpenOffsetStore(root)
+	require.NoError(t, err)
+	entries, err = os.ReadDir(root)
+	require.NoError(t, err)
+	require.Empty(t, entries, "opening the store removes the leftover")
+}
+
+// A consumer id of the longest length (249 bytes, topic.MaxNameLength)
+// deletes like any other: the renamed directory's name has a fixed length,
+// within the 255 bytes a file name may have. Deleting ids that name
+// nothing leaves nothing behind in the store, not even a lock.
+func TestOffsetStoreDeleteLongestID(t *testing.T) {
+	s, root := newStore(t)
+	id := strings.Repeat("g", topic.MaxNameLength)
+	require.NoError(t, s.Commit(id, "orders", 0, 5))
+	n, err := s.DeleteConsumer(id)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+
+	locks := len(s.consumers)
+	for i := range 50 {
+		n, err := s.DeleteConsumer(fmt.Sprintf("nobody-%d", i))
+		require.NoError(t, err)
+		require.Zero(t, n)
+	}
+	require.Len(t, s.consumers, locks, "no lock for an id that has no offsets")
+}
+
+// Each file-system step of a delete failing in turn (the rename, the
+// fsync of the offsets directory, the removal of a file or directory, the
+// last fsync): the delete either changes nothing and says so, or deletes
+// every offset of the consumer (ErrDeleteUnfinished when its renamed
+// directory could not be removed). A failed fsync of the offsets directory
+// leaves the consumer's entries in doubt, so the store refuses its commits
+// until reopened. Reopened, the store lists all the consumer's offsets or
+// none, the other consumer's always, and no leftover directory.
+func TestOffsetStoreDeleteFaultAtEveryStep(t *testing.T) {
+	steps := deleteSteps(t)
+	for n := 1; n <= steps; n++ {
+		t.Run(fmt.Sprintf("step %d fails", n), func(t *testing.T) {
+			ffs := logtest.NewFaultFS(nil)
+			root := filepath.Join(t.TempDir(), "offsets")
+			s, err := OpenOffsetStoreWithOptions(root, OffsetStoreOptions{FS: ffs})
+			require.NoError(t, err)
+			commitAll(t, s)
+			seen := 0
+			var failed logtest.Op
+			ffs.SetFault(func(op logtest.Op, _ string) error {
+				if seen++; seen == n {
+					failed = op
+					return logtest.ErrInjected
+				}
+				return nil
+			})
+			deleted, err := s.DeleteConsumer("billing")
+			ffs.SetFault(nil)
+			require.ErrorIs(t, err, logtest.ErrInjected, "the %s failed", failed)
+			list, lerr := s.List("billing")
+			require.NoError(t, lerr)
+			switch {
+			case errors.Is(err, ErrDeleteUnfinished):
+				require.Equal(t, 3, deleted)
+				require.Empty(t, list, "the offsets are deleted; only their renamed directory is left")
+			case failed == logtest.OpSyncDir && len(list) == 0:
+				require.ErrorIs(t, s.Commit("billing", "orders", 0, 1), ErrStoreFailed, "the rename is in doubt")
+			default:
+				require.Zero(t, deleted)
+				require.Len(t, list, 3, "a delete that failed changed nothing")
+				require.NoError(t, s.Commit("billing", "orders", 0, 6))
+			}
+
+			reopened, err := OpenOffsetStore(root)
+			require.NoError(t, err)
+			billing, err := reopened.List("billing")
+			require.NoError(t, err)
+			require.Contains(t, []int{0, 3}, len(billing), "all or nothing")
+			audit, err := reopened.List("audit")
+			require.NoError(t, err)
+			require.Len(t, audit, 1)
+			entries, err := os.ReadDir(root)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.False(t, isDeletedName(e.Name()), "the leftover is swept at open")
+			}
+		})
+	}
 }
 
 // docs/design.md § Sticky failure: after a failed write the store refuses
@@ -101,16 +210,7 @@ func TestOffsetStoreDeleteRefusedAfterFailure(t *testing.T) {
 // DeleteConsumer returned, none. Another delete in the crashed store
 // finishes the job.
 func TestCrashSimDeleteConsumerAtEveryStep(t *testing.T) {
-	counter := logtest.NewFaultFS(nil)
-	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: counter})
-	require.NoError(t, err)
-	commitAll(t, s)
-	before := counter.Total()
-	_, err = s.DeleteConsumer("billing")
-	require.NoError(t, err)
-	steps := counter.Total() - before
-	require.Greater(t, steps, 2)
-
+	steps := deleteSteps(t)
 	for n := 1; n <= steps+1; n++ {
 		t.Run(fmt.Sprintf("before step %d", n), func(t *testing.T) {
 			base := t.TempDir()

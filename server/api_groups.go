@@ -7,6 +7,7 @@ import (
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/topic"
 )
 
 // The HTTP consumer groups' heartbeat and commit (docs/groups.md): the
@@ -25,26 +26,14 @@ type heartbeatBody struct {
 	ClientID    string                           `json:"client_id"`
 }
 
-// maxClientID bounds the client id a member describes itself with.
-const maxClientID = 255
-
-// MaxHeartbeatWait caps how long a heartbeat is held (max_wait_ms), below
-// WriteTimeout, whatever PYSTREAM_GROUP_HEARTBEAT_INTERVAL says: the
-// server must answer before it would cut the connection.
-const MaxHeartbeatWait = WriteTimeout * 2 / 3
-
 // handleGroupHeartbeat answers POST /api/groups/{group}/heartbeat: a
 // member joins (member_epoch 0), leaves (-1) or heartbeats, and learns
 // what it may hold now. With max_wait_ms the answer may wait, up to the
-// heartbeat interval (and MaxHeartbeatWait), for the member's assignment
-// to change.
+// heartbeat interval (and heartbeatWait's bound), for the member's
+// assignment to change.
 func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
 	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if ae := s.notCoordinator(); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -63,25 +52,37 @@ func (s *Server) handleGroupHeartbeat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if len(body.ClientID) > maxClientID || !printable(body.ClientID) {
-		writeAPIError(w, badRequest(`"client_id" must be printable text of at most %d bytes`, maxClientID))
+	if len(body.ClientID) > group.MaxClientID || !printable(body.ClientID) {
+		writeAPIError(w, badRequest(`"client_id" must be printable text of at most %d bytes`, group.MaxClientID))
 		return
 	}
 	hb := group.Heartbeat{MemberID: body.MemberID, MemberEpoch: *body.MemberEpoch, Topics: body.Topics,
-		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: min(time.Duration(body.MaxWaitMS)*time.Millisecond, MaxHeartbeatWait)}
+		Owned: fromWire(body.Owned), ClientID: body.ClientID, MaxWait: s.heartbeatWait(w, time.Duration(body.MaxWaitMS)*time.Millisecond)}
 	if hb.ClientID == "" {
-		hb.ClientID = clip(r.UserAgent())
+		hb.ClientID = r.UserAgent() // the coordinator clips it (group.ClipClientID)
 	}
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		hb.ClientHost = host
 	}
 	a, err := s.consumerGroups.Heartbeat(r.Context(), g, hb)
+	if r.Context().Err() != nil {
+		return // the member went away: nobody reads an answer
+	}
 	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, apiclient.GroupHeartbeatResponse{MemberID: a.MemberID, MemberEpoch: a.MemberEpoch,
-		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), Assignment: toWire(a.Partitions)})
+		HeartbeatIntervalMS: a.HeartbeatInterval.Milliseconds(), SessionTimeoutMS: a.SessionTimeout.Milliseconds(), Assignment: toWire(a.Partitions)})
+}
+
+// heartbeatWait is how long a heartbeat that asked to wait up to asked
+// may be held: never past two thirds of the server's write timeout,
+// counted from when the request came in (requestStart), whatever
+// PYSTREAM_GROUP_HEARTBEAT_INTERVAL says, so that the answer is written
+// well before the server would cut the connection.
+func (s *Server) heartbeatWait(w http.ResponseWriter, asked time.Duration) time.Duration {
+	return max(0, min(asked, time.Until(requestStart(w).Add(s.writeTimeout*2/3))))
 }
 
 // groupCommitBody is apiclient.GroupCommitRequest as the server reads
@@ -97,20 +98,17 @@ type groupCommitBody struct {
 // group's offset of a partition it holds, at its current epoch; then the
 // commit is the phase-3 one of consumer id {group} (durable, never
 // backwards, never past the high watermark). The check and the commit
-// are two steps: a member that loses the partition between them commits
-// once more, which moves the offset only forward.
+// are one step for the group: a change that would fence the member (a
+// new epoch, the partition released, the member removed) waits until the
+// offset is stored.
 func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
 	t, ae := s.partitionTarget(r, g)
 	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if ae := s.notCoordinator(); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -122,6 +120,8 @@ func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case body.MemberID == nil:
 		ae = badRequest(`"member_id" is required: the id the group's heartbeat answered`)
+	case topic.ValidateName(*body.MemberID) != nil:
+		ae = badRequest(`"member_id" %s is no member id a heartbeat answers`, quoted(*body.MemberID))
 	case body.MemberEpoch == nil:
 		ae = badRequest(`"member_epoch" is required: the epoch of the member's last heartbeat answer`)
 	case body.Offset == nil:
@@ -135,15 +135,29 @@ func (s *Server) handleGroupCommit(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(&group.ProtocolMismatchError{Group: g, Has: p, Want: group.Consumer}))
 		return
 	}
-	if err := s.consumerGroups.CheckCommit(g, *body.MemberID, *body.MemberEpoch, t.topic, int32(t.partition)); err != nil {
+	done, err := s.consumerGroups.CheckCommit(g, *body.MemberID, *body.MemberEpoch, t.topic, int32(t.partition))
+	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
-	if err := s.cluster.CommitOffset(g, t.topic, t.partition, *body.Offset); err != nil {
+	err = s.cluster.CommitOffset(g, t.topic, t.partition, *body.Offset)
+	done()
+	if err != nil {
 		writeAPIError(w, classify(err))
 		return
 	}
 	s.answerOffset(w, t)
+}
+
+// groupParam is the {group} of a group route, at the coordinator: the id
+// checked as a consumer id, then this server checked to coordinate groups
+// (notCoordinator).
+func (s *Server) groupParam(r *http.Request) (string, *apiError) {
+	g, ae := nameParam(r, "group", "group id")
+	if ae != nil {
+		return "", ae
+	}
+	return g, s.notCoordinator()
 }
 
 // partitionTarget is an offset target of consumer id: the {topic} and

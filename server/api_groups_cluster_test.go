@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/group"
 )
 
 // docs/groups.md § Cluster mode: group state lives on one node, the
@@ -56,4 +58,64 @@ func TestGroupClusterNotCoordinator(t *testing.T) {
 	list, err := n1.client.Groups(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "billing", list.Groups[0].Group)
+
+	// A plain commit or reset goes to the coordinator too, which alone
+	// knows that the group has members and refuses it.
+	status, body = rawRequest(t, n2.base, http.MethodPut, "/api/consumers/billing/offsets/orders/0", `{"offset":0}`)
+	require.Equal(t, http.StatusMisdirectedRequest, status, body)
+	_, err = n2.client.CommitOffset(ctx, "billing", "orders", 0, 0)
+	require.ErrorIs(t, err, apiclient.ErrConflict, "followed to the coordinator, refused there")
+	_, err = n2.client.ResetOffset(ctx, "billing", "orders", 0, 0)
+	require.ErrorIs(t, err, apiclient.ErrConflict)
+}
+
+// docs/groups.md § Cluster mode: when this node stops leading the
+// metadata group, both coordinators forget their groups at once (a
+// waiting Kafka join is answered NOT_COORDINATOR), and group requests are
+// sent to the new controller; when it leads again, it coordinates from
+// empty coordinators, and since another node led meanwhile, partitions
+// nobody claims are withheld for a session timeout.
+func TestGroupClusterLeadershipClearsCoordinators(t *testing.T) {
+	s := &Server{cfg: Config{NodeID: 1}, logger: slog.New(slog.DiscardHandler), metrics: newMetrics()}
+	require.NoError(t, s.openGroups())
+	counts := func([]string) map[string]int32 { return map[string]int32{"orders": 2} }
+	s.consumerGroups = group.NewConsumerCoordinator(group.ConsumerConfig{Registry: s.groups, Topics: counts})
+	t.Cleanup(s.consumerGroups.Close)
+	t.Cleanup(s.classic.Close)
+	ctx := context.Background()
+
+	s.leaderChanged(1)
+	require.True(t, s.coordinating.Load())
+	a, err := s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
+	require.NoError(t, err)
+	require.Len(t, a.Partitions, 1, "a fresh node that led first withholds nothing")
+	join := group.JoinRequest{Group: "audit", SessionTimeout: 10 * time.Second, ProtocolType: "consumer",
+		Protocols: []group.ProtocolMetadata{{Name: "range"}}}
+	first, err := s.classic.Join(ctx, join)
+	require.NoError(t, err)
+	_, err = s.classic.Sync(ctx, group.SyncRequest{Group: "audit", MemberRef: group.MemberRef{MemberID: first.MemberID}, Generation: first.Generation})
+	require.NoError(t, err)
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := s.classic.Join(ctx, join) // a second member: waits for the first to join again
+		waiting <- err
+	}()
+	require.Eventually(t, func() bool {
+		d, _ := s.classic.Describe("audit")
+		return len(d.Members) == 2
+	}, 5*time.Second, time.Millisecond)
+
+	s.leaderChanged(2)
+	require.False(t, s.coordinating.Load())
+	require.ErrorIs(t, <-waiting, group.ErrNotCoordinator)
+	require.Empty(t, s.classic.List())
+	require.Empty(t, s.consumerGroups.List())
+	_, ok := s.groups.Protocol("billing")
+	require.False(t, ok)
+
+	s.leaderChanged(1)
+	require.True(t, s.coordinating.Load())
+	a, err = s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
+	require.NoError(t, err)
+	require.Empty(t, a.Partitions, "node 2's members may still read: nothing unclaimed is handed out")
 }

@@ -42,7 +42,7 @@ func (s *Server) handleListGroups(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	out := apiclient.GroupsResponse{Groups: make([]apiclient.GroupSummary, 0, len(byID))}
-	for _, id := range sortedNames(byID) {
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
 		out.Groups = append(out.Groups, byID[id])
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -65,12 +65,8 @@ func (s *Server) describeGroup(g string) (group.Description, bool) {
 // the lag, and the member that holds it. A group with no members and no
 // committed offset is 404.
 func (s *Server) handleDescribeGroup(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
 	if ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if ae := s.notCoordinator(); ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
@@ -138,22 +134,26 @@ func (s *Server) handleDescribeGroup(w http.ResponseWriter, r *http.Request) {
 // handleDeleteGroup answers DELETE /api/groups/{group}: the group's
 // committed offsets are deleted (durably, all or nothing), as Kafka's
 // DeleteGroups. A group with members of either protocol is 409; one with
-// nothing to delete is 404.
+// nothing to delete is 404. The group is held in the registry while its
+// offsets go: a member that would join it meanwhile is refused
+// (group.ErrDeleting), so that none starts from offsets being deleted.
 func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
-	g, ae := nameParam(r, "group", "group id")
+	g, ae := s.groupParam(r)
+	if ae == nil {
+		ae = s.noBody(w, r)
+	}
 	if ae != nil {
 		writeAPIError(w, ae)
 		return
 	}
-	if ae := s.noBody(w, r); ae != nil {
-		writeAPIError(w, ae)
+	release, err := s.groups.Hold(g)
+	defer release()
+	if errors.Is(err, group.ErrDeleting) {
+		writeAPIError(w, classify(err))
 		return
 	}
-	if ae := s.notCoordinator(); ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if p, ok := s.groups.Protocol(g); ok {
+	if err != nil {
+		p, _ := s.groups.Protocol(g)
 		n := 0
 		if d, ok := s.describeGroup(g); ok {
 			n = len(d.Members)
@@ -179,14 +179,4 @@ func (s *Server) handleDeleteGroup(w http.ResponseWriter, r *http.Request) {
 	}
 	s.logger.Info("group deleted", "group", g, "offsets", n)
 	writeJSON(w, http.StatusOK, apiclient.DeleteGroupResponse{Group: g, OffsetsDeleted: n})
-}
-
-// sortedNames returns the keys of m, ascending.
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -73,6 +75,7 @@ func TestGroupHTTPLifecycle(t *testing.T) {
 	m := joinGroup(t, c, "billing")
 	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1, 2, 3}}}, m.Assignment)
 	require.Equal(t, int64(5000), m.HeartbeatIntervalMS)
+	require.Equal(t, int64(45000), m.SessionTimeoutMS)
 	m = beatGroup(t, c, "billing", m)
 
 	res, err := c.CommitGroupOffset(ctx, "billing", "orders", 1, m.MemberID, m.MemberEpoch, 2)
@@ -140,6 +143,32 @@ func TestGroupHTTPLifecycle(t *testing.T) {
 	co, err := c.ConsumerOffset(ctx, "billing", "orders", 1)
 	require.NoError(t, err)
 	require.Nil(t, co.Offset, "deleted with the group")
+}
+
+// docs/groups.md § Restarts and a new coordinator: a server restarted on
+// its data directory knows no member, while the members of the one before
+// may still read. A member that joins again claiming what it held keeps
+// it; a partition nobody claims goes to nobody for a session timeout.
+func TestGroupHTTPRestartWithholds(t *testing.T) {
+	dir := t.TempDir()
+	r := startServer(t, dir, 1)
+	ctx := context.Background()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 4, 1)
+	require.NoError(t, err)
+	m := joinGroup(t, r.client, "billing")
+	require.Len(t, m.Assignment[0].Partitions, 4, "a server on a new data directory withholds nothing")
+	r.stop()
+
+	r = startServer(t, dir, 1)
+	c := r.client
+	_, err = c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: m.MemberEpoch, Owned: m.Assignment})
+	groupAPIErr(t, err, http.StatusConflict, apiclient.CodeUnknownMemberID)
+	back, err := c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: 0, Topics: []string{"orders"},
+		Owned: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}})
+	require.NoError(t, err)
+	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, back.Assignment, "its claims, and no more")
+	other := joinGroup(t, c, "billing")
+	require.Empty(t, other.Assignment, "2 and 3 are nobody's: withheld")
 }
 
 // A second member gets partitions only once the first released them; the
@@ -313,4 +342,49 @@ func TestGroupHTTPHeartbeatStorm(t *testing.T) {
 	m = beatGroup(t, c, "billing", m)
 	m = beatGroup(t, c, "billing", m)
 	require.Equal(t, []int32{0, 1, 2, 3}, m.Assignment[0].Partitions)
+}
+
+// docs/groups.md § Listing, describing, deleting: while a group's offsets
+// are being deleted, it is held: a member that would join it is refused
+// with a 409 saying so, and so is another delete; a Kafka member's join
+// is COORDINATOR_NOT_AVAILABLE, which Kafka clients retry.
+func TestGroupHTTPDeleteHoldsTheGroup(t *testing.T) {
+	r := groupServer(t)
+	release, err := r.srv.groups.Hold("billing")
+	require.NoError(t, err)
+	_, err = r.client.GroupHeartbeat(context.Background(), "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+	e := groupAPIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	require.Contains(t, e.Message, "being deleted")
+	_, err = r.client.DeleteGroup(context.Background(), "billing")
+	groupAPIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	_, err = r.srv.classic.Join(context.Background(), group.JoinRequest{Group: "billing", SessionTimeout: 10 * time.Second,
+		ProtocolType: "consumer", Protocols: []group.ProtocolMetadata{{Name: "range"}}})
+	require.ErrorIs(t, err, group.ErrDeleting)
+	release()
+	joinGroup(t, r.client, "billing")
+}
+
+// docs/groups.md § The protocol: a held heartbeat is answered within two
+// thirds of the server's write timeout, counted from when the request came
+// in, whatever the heartbeat interval (5 s here) and max_wait_ms say: the
+// answer is written before the server would cut the connection.
+func TestGroupHTTPHeldWithinWriteTimeout(t *testing.T) {
+	cfg := Defaults()
+	cfg.DataDir, cfg.Brokers, cfg.KafkaPort, cfg.LogLevel = t.TempDir(), 1, 0, LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.writeTimeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r := serveOn(t, srv, ln)
+	_, _, err = r.client.CreateTopic(t.Context(), "orders", 1, 1)
+	require.NoError(t, err)
+	m := beatGroup(t, r.client, "billing", joinGroup(t, r.client, "billing"))
+
+	start := time.Now()
+	held, err := r.client.GroupHeartbeat(t.Context(), "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID,
+		MemberEpoch: m.MemberEpoch, Owned: m.Assignment, MaxWaitMS: 5000})
+	require.NoError(t, err)
+	require.Equal(t, m.Assignment, held.Assignment)
+	require.Less(t, time.Since(start), time.Second, "held for at most 200 ms, not the 5 s interval")
 }

@@ -72,22 +72,11 @@ func (s *Server) handleConsumerOffset(w http.ResponseWriter, r *http.Request) {
 // lower offset is a 409 carrying the committed and requested offsets), and
 // never past the partition's high watermark (a 409 carrying the high
 // watermark and the requested offset). A consumer id that is a group with
-// members is a 409: its members commit (unmanaged).
+// members is a 409: its members commit (storeOffset).
 func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
-	t, req, ae := s.offsetRequest(w, r)
-	if ae != nil {
-		writeAPIError(w, ae)
-		return
+	if t, _, ok := s.storeOffset(w, r, s.cluster.CommitOffset); ok {
+		s.answerOffset(w, t)
 	}
-	if ae := s.unmanaged(t.consumer); ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if err := s.cluster.CommitOffset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
-		writeAPIError(w, classify(err))
-		return
-	}
-	s.answerOffset(w, t)
 }
 
 // handleResetOffset answers POST
@@ -95,23 +84,38 @@ func (s *Server) handleCommitOffset(w http.ResponseWriter, r *http.Request) {
 // operator's explicit reset, the one way to move a committed offset
 // backwards. N may not be past the partition's high watermark: that is a
 // 409 carrying the high watermark and the requested offset, as for a
-// commit.
+// commit; so is a consumer id that is a group with members.
 func (s *Server) handleResetOffset(w http.ResponseWriter, r *http.Request) {
+	t, offset, ok := s.storeOffset(w, r, s.cluster.ResetOffset)
+	if ok {
+		s.logger.Info("consumer offset reset", "consumer", t.consumer, "topic", t.topic, "partition", t.partition, "offset", offset)
+		s.answerOffset(w, t)
+	}
+}
+
+// storeOffset is a plain commit or reset (store): at the group
+// coordinator, which alone knows whether the consumer id is a group with
+// members (in cluster mode another node answers 421 not_coordinator,
+// which apiclient follows), of a consumer id without members
+// (unmanaged). ok is false when it wrote the error answer.
+func (s *Server) storeOffset(w http.ResponseWriter, r *http.Request, store func(consumer, topic string, partition int, offset uint64) error) (offsetTarget, uint64, bool) {
+	if ae := s.notCoordinator(); ae != nil {
+		writeAPIError(w, ae)
+		return offsetTarget{}, 0, false
+	}
 	t, req, ae := s.offsetRequest(w, r)
+	if ae == nil {
+		ae = s.unmanaged(t.consumer)
+	}
 	if ae != nil {
 		writeAPIError(w, ae)
-		return
+		return t, 0, false
 	}
-	if ae := s.unmanaged(t.consumer); ae != nil {
-		writeAPIError(w, ae)
-		return
-	}
-	if err := s.cluster.ResetOffset(t.consumer, t.topic, t.partition, req.Offset); err != nil {
+	if err := store(t.consumer, t.topic, t.partition, req.Offset); err != nil {
 		writeAPIError(w, classify(err))
-		return
+		return t, 0, false
 	}
-	s.logger.Info("consumer offset reset", "consumer", t.consumer, "topic", t.topic, "partition", t.partition, "offset", req.Offset)
-	s.answerOffset(w, t)
+	return t, req.Offset, true
 }
 
 // offsetRequest validates the target (names, topic, partition) before the

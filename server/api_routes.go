@@ -277,25 +277,29 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPut, Path: offsetPath, Handler: s.handleCommitOffset, Role: RoleWrite, Operation: &operation{
 			OperationID: "commitConsumerOffset", Summary: "Commit an offset (never backwards)", Tags: []string{"consumers"},
-			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested; one past the partition's high watermark with 409 carrying high_watermark and requested.",
+			Description: "Durable. An offset below the committed one is refused with 409 carrying committed and requested; one past the partition's high watermark with 409 carrying high_watermark and requested. " +
+				"A consumer id that is a consumer group with members is 409: its members commit. In cluster mode only the group coordinator (the controller) takes it: another node answers 421 not_coordinator.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The next offset the consumer will read after a restart.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 5}),
-			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset)},
-				400, 404, 409, 413, 415),
+			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}), offset),
+				"421": notCoordinatorResponse()}, 400, 404, 409, 413, 415, 503),
 		}},
 		{Method: http.MethodPost, Path: offsetPath + "/reset", Handler: s.handleResetOffset, Role: RoleAdmin, Operation: &operation{
 			OperationID: "resetConsumerOffset", Summary: "Reset an offset (may move backwards)", Tags: []string{"consumers"},
-			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark: 409 carrying high_watermark and requested.",
+			Description: "The operator's explicit reset, the one way to move a committed offset backwards. The offset may not be past the partition's high watermark: 409 carrying high_watermark and requested. " +
+				"A consumer id that is a consumer group with members is 409. In cluster mode only the group coordinator (the controller) takes it: another node answers 421 not_coordinator.",
 			Parameters:  []parameter{paramConsumer, paramTopic, paramPartition},
 			RequestBody: jsonBody("The new committed offset.", sc.of(apiclient.OffsetRequest{}), apiclient.OffsetRequest{Offset: 0}),
 			Responses: errs(map[string]response{"200": okJSON("The committed offset.", sc.of(apiclient.ConsumerOffsetResponse{}),
-				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)})}, 400, 404, 409, 413, 415, 503),
+				apiclient.ConsumerOffsetResponse{ConsumerID: "billing", Topic: "orders", Partition: 0, Offset: u64(0)}), "421": notCoordinatorResponse()}, 400, 404, 409, 413, 415, 503),
 		}},
 		{Method: http.MethodPost, Path: "/api/groups/{group}/heartbeat", Handler: s.handleGroupHeartbeat, Role: RoleWrite, Operation: &operation{
 			OperationID: "heartbeatGroup", Summary: "Join, heartbeat in or leave a consumer group", Tags: []string{"groups"},
 			Description: "Kafka's consumer group protocol (KIP-848) over HTTP: the server assigns the partitions. member_epoch 0 joins with topics (the server picks " +
-				"the member id); -1 leaves; any other value is the epoch of the last answer, with owned: every partition the member holds now (omitted: none). " +
-				"The answer is the member's id, epoch, assignment and heartbeat interval. A partition of owned that is not in the assignment must be released: " +
+				"the member id), and may claim with owned what it held before the server forgot it (a restart, a new coordinator); -1 leaves; " +
+				"any other value is the epoch of the last answer, with owned: every partition the member holds now (omitted: none). " +
+				"The answer is the member's id, epoch, assignment, heartbeat interval and session timeout: a member with no successful heartbeat " +
+				"for the session timeout must stop reading. A partition of owned that is not in the assignment must be released: " +
 				"commit it, stop reading it, leave it out of the next owned; a partition moves to another member only once released, or once its member's " +
 				"session timed out (PYSTREAM_GROUP_SESSION_TIMEOUT). max_wait_ms holds an answer that would change nothing, up to the heartbeat interval, " +
 				"until the assignment changes. A stale epoch is 409 fenced_member_epoch, an unknown member 409 unknown_member_id: join again. " +
@@ -303,8 +307,8 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Parameters: []parameter{paramGroup},
 			RequestBody: jsonBody("The member's heartbeat.", sc.of(apiclient.GroupHeartbeatRequest{}), apiclient.GroupHeartbeatRequest{
 				MemberID: exampleMemberID, MemberEpoch: 3, Owned: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, MaxWaitMS: 5000}),
-			Responses: errs(map[string]response{"200": okJSON("The member's id, epoch, assignment and heartbeat interval.", sc.of(apiclient.GroupHeartbeatResponse{}),
-				apiclient.GroupHeartbeatResponse{MemberID: exampleMemberID, MemberEpoch: 4, HeartbeatIntervalMS: 5000,
+			Responses: errs(map[string]response{"200": okJSON("The member's id, epoch, assignment, heartbeat interval and session timeout.", sc.of(apiclient.GroupHeartbeatResponse{}),
+				apiclient.GroupHeartbeatResponse{MemberID: exampleMemberID, MemberEpoch: 4, HeartbeatIntervalMS: 5000, SessionTimeoutMS: 45000,
 					Assignment: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0}}}}),
 				"409": memberConflictResponse(), "421": notCoordinatorResponse()}, 400, 413, 415, 503),
 		}},

@@ -130,6 +130,8 @@ func classifyCause(err error) *apiError {
 	case errors.As(err, &mismatch):
 		return newAPIError(http.StatusConflict, CodeConflict, "group %q has %s members; %s members cannot join it until they have left",
 			mismatch.Group, protocolWords(mismatch.Has), protocolWords(mismatch.Want))
+	case errors.Is(err, group.ErrTooManyGroups), errors.Is(err, group.ErrDeleting):
+		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
 	case errors.Is(err, group.ErrInvalidHeartbeat):
 		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(err.Error()))
 	case errors.As(err, &oor):
@@ -233,26 +235,19 @@ func classifyCause(err error) *apiError {
 	return newAPIError(http.StatusInternalServerError, CodeInternal, "internal server error; the server log has the cause")
 }
 
-// memberError is a group member's request refused: a stale epoch or an
-// unknown member is 409 with a code of its own, which tells the member to
-// join again; a partition it does not hold, or a full group, is a plain
-// conflict.
+// memberError is a group member's request refused, in the words of
+// group.MemberError: a stale epoch or an unknown member is 409 with a
+// code of its own, which tells the member to join again; a partition it
+// does not hold, or a full group, is a plain conflict.
 func memberError(e *group.MemberError) *apiError {
+	code := CodeConflict
 	switch e.Err {
 	case group.ErrFencedMemberEpoch:
-		return newAPIError(http.StatusConflict, CodeFencedMemberEpoch,
-			"group %q: member %s sent member epoch %d, its epoch is %d: it is fenced; it must give up its partitions and join again (member_epoch 0)",
-			e.Group, quoted(e.MemberID), e.Epoch, e.Current)
-	case group.ErrNotOwned:
-		return newAPIError(http.StatusConflict, CodeConflict,
-			"group %q: member %s does not hold %s/%d; only the member assigned a partition commits it (its last heartbeat answer lists them)",
-			e.Group, quoted(e.MemberID), e.Topic, e.Partition)
-	case group.ErrGroupFull:
-		return newAPIError(http.StatusConflict, CodeConflict, "group %q has %d members, the most a group admits", e.Group, group.MaxMembers)
+		code = CodeFencedMemberEpoch
+	case group.ErrUnknownMember:
+		code = CodeUnknownMemberID
 	}
-	return newAPIError(http.StatusConflict, CodeUnknownMemberID,
-		"group %q has no member %s (it left, its session timed out, or it never joined); join again with member_epoch 0",
-		e.Group, quoted(e.MemberID))
+	return newAPIError(http.StatusConflict, code, "%s", e.Error())
 }
 
 // protocolWords names a group protocol for people.

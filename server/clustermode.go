@@ -142,6 +142,7 @@ func (s *Server) openClusterNode() error {
 		HTTPAddr: s.cfg.Addr(), KafkaAddr: s.cfg.kafkaAddr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
 		TopicDefaults: s.cfg.TopicDefaults(),
+		LeaderChanged: s.leaderChanged,
 	})
 	if err != nil {
 		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)

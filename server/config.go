@@ -58,10 +58,11 @@ type Config struct {
 	// GroupInitialDelay is how long a new consumer group's first
 	// rebalance waits for more members before it completes, each new
 	// member extending it (Kafka's group.initial.rebalance.delay.ms,
-	// 3 s there). PyStream's default is 0: a small single-server log has
-	// its consumers start together, and a learner would otherwise wait
-	// 3 s at every first join; raise it when many members of one group
-	// start at once and each extra rebalance costs more than the wait.
+	// 3 s there). PyStream's default is 0: a learner's consumers on a
+	// small single-server log, started together or one at a time, would
+	// otherwise wait 3 s at every first join; raise it when many members
+	// of one group start at once and each extra rebalance costs more than
+	// the wait.
 	GroupInitialDelay GroupDelay `split_words:"true" default:"0s" desc:"How long a new Kafka consumer group's first rebalance waits for more members (Kafka's group.initial.rebalance.delay.ms, 3s there): a duration such as 0s or 3s, up to 5m"`
 
 	// GroupMinSessionTimeout is the shortest session timeout a Kafka

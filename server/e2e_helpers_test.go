@@ -67,9 +67,13 @@ func serveOn(t *testing.T, srv *Server, ln net.Listener) *running {
 			return
 		}
 		stopped = true
+		// The client's idle connections close first: a connection the
+		// transport dialed and never used is new to the server, and a
+		// shutdown waits up to 5 s for a new connection to send its
+		// request.
+		hc.CloseIdleConnections()
 		cancel()
 		require.NoError(t, <-served)
-		hc.CloseIdleConnections()
 		require.NoError(t, srv.Close())
 	}
 	t.Cleanup(r.stop)

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/pystream/pystream/server/group"
 )
@@ -63,40 +65,106 @@ func (s *Server) groupListers() []group.Lister {
 	return []group.Lister{s.consumerGroups, s.classic}
 }
 
-// notCoordinator returns nil when this server coordinates groups: always
-// in the embedded cluster, and in cluster mode on the node that leads the
-// metadata group (the controller), so that every group lives on one node.
-// On another node it is a 421 not_coordinator naming the coordinator's
-// HTTP address, which apiclient follows; and this node forgets the groups
-// it held when it coordinated, whose members join again there. Without a
-// controller (an election) it is a 503.
-func (s *Server) notCoordinator() *apiError {
+// groupSession is the HTTP groups' session timeout.
+func (s *Server) groupSession() time.Duration {
+	return cmp.Or(s.cfg.GroupSessionTimeout.Duration(), group.DefaultSessionTimeout)
+}
+
+// startGroups starts the embedded cluster's coordinators: after a
+// restart, the members of the server that ran before may still read
+// their partitions, so for one session timeout a partition nobody claims
+// is handed to no one (docs/groups.md § Restarts and a new coordinator).
+// In cluster mode the coordinators start when this node leads
+// (leaderChanged).
+func (s *Server) startGroups() {
+	if s.restarted && !s.cfg.ClusterMode() {
+		s.consumerGroups.Withhold(s.groupSession())
+	}
+}
+
+// groupCoordinator is the one rule of where consumer groups live, which
+// the HTTP API (notCoordinator) and the Kafka listener (groupDirectory)
+// both follow: here reports whether this server coordinates them, id
+// names the node that does. In the embedded cluster this server
+// coordinates every group. In cluster mode the node that leads the
+// metadata group does (the controller), from the moment its leadership
+// notification has emptied its coordinators (leaderChanged) until it has
+// lost it; id is 0 while no node is known to, and while this node leads
+// but has not taken the groups over yet.
+func (s *Server) groupCoordinator() (id int, here bool) {
 	if s.node == nil {
-		return nil
+		return 0, true
 	}
-	controller, nodes, err := s.node.ClusterNodes()
-	if err != nil {
-		return classify(err)
+	if s.coordinating.Load() {
+		return int(s.cfg.NodeID), true
 	}
-	if controller == int(s.cfg.NodeID) {
-		return nil
+	if id = s.node.Controller(); id == int(s.cfg.NodeID) {
+		return 0, false
 	}
+	return id, false
+}
+
+// leaderChanged is the cluster node's leadership notification
+// (clusternode.Config.LeaderChanged): when this node starts or stops
+// leading the metadata group, both coordinators forget every group — the
+// members of a coordinator that stopped join the new one again, and a new
+// coordinator starts empty — and a new one withholds unclaimed partitions
+// for a session timeout when another coordinator may have had members
+// (this node ran before, or another node led). It is called from one
+// goroutine, possibly before the node is open.
+func (s *Server) leaderChanged(leader int) {
+	self := int(s.cfg.NodeID)
+	if leader != 0 && leader != self {
+		s.otherLed = true
+	}
+	if (leader == self) == s.coordinating.Load() {
+		return
+	}
+	s.coordinating.Store(false)
+	s.classic.Clear()
 	s.consumerGroups.Clear()
+	if leader != self {
+		s.logger.Info("consumer groups: this node no longer coordinates them", "leader", leader)
+		return
+	}
+	if s.restarted || s.otherLed {
+		s.consumerGroups.Withhold(s.groupSession())
+	}
+	s.coordinating.Store(true)
+	s.logger.Info("consumer groups: this node coordinates them (it leads the metadata group)", "withheld", s.restarted || s.otherLed)
+}
+
+// notCoordinator returns nil when this server coordinates groups
+// (groupCoordinator). On another node it is a 421 not_coordinator naming
+// the coordinator's HTTP address, which apiclient follows; while no node
+// is known to coordinate them (an election, a new coordinator taking
+// over) it is a 503.
+func (s *Server) notCoordinator() *apiError {
+	id, here := s.groupCoordinator()
+	if here {
+		return nil
+	}
 	addr := ""
-	for _, n := range nodes {
-		if n.ID == controller {
-			addr = n.HTTPAddr
+	if id != 0 {
+		_, nodes, err := s.node.ClusterNodes()
+		if err != nil {
+			return classify(err)
+		}
+		for _, n := range nodes {
+			if n.ID == id {
+				addr = n.HTTPAddr
+			}
 		}
 	}
-	if controller == 0 || addr == "" {
+	if id == 0 || addr == "" {
 		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
-			"groups are coordinated by the cluster's controller, and there is none now (an election is under way); try again")
-		if controller != 0 {
-			e.body.Message = fmt.Sprintf("groups are coordinated by the cluster's controller, node %d, whose HTTP address is not known yet; try again", controller)
+			"groups are coordinated by the cluster's controller, and none coordinates them now (an election is under way, or the new controller is taking them over); try again")
+		if id != 0 {
+			e.body.Message = fmt.Sprintf("groups are coordinated by the cluster's controller, node %d, whose HTTP address is not known yet; try again", id)
 		}
 		return e
 	}
-	return notCoordinatorError(controller, addr)
+	return notCoordinatorError(id, addr)
 }
 
 // notCoordinatorError is the 421 that sends a group request to node id,

@@ -20,10 +20,11 @@ import (
 // own PYSTREAM_KAFKA_PORT, registers the advertised address in the
 // replicated metadata (kafkaAddr), and Metadata lists every node's
 // registered address. Backend has every method kafka.Cluster asks for, so
-// it is handed over as it is; nodeBackend is also the kafka.Directory.
+// it is handed over as it is; in cluster mode groupDirectory is the
+// kafka.Directory.
 var (
 	_ kafka.Cluster   = Backend(nil)
-	_ kafka.Directory = nodeBackend{}
+	_ kafka.Directory = groupDirectory{}
 )
 
 // kafkaAddr is the Kafka address a cluster-mode node registers:
@@ -40,13 +41,26 @@ func (c Config) kafkaAddr() string {
 	return net.JoinHostPort(host, strconv.Itoa(int(c.KafkaPort)))
 }
 
+// groupDirectory is the Kafka listener's kafka.Directory in cluster mode:
+// the node's registered Kafka addresses, and the server's one rule of
+// which node coordinates consumer groups.
+type groupDirectory struct {
+	nodeBackend
+	s *Server
+}
+
 // GroupCoordinator is the node that coordinates consumer groups in
-// cluster mode (kafka.Directory): the metadata group's leader, which is
-// where the controller runs too. One node, so that a group's membership
-// lives in one process; a new leader starts with no groups, and members
-// sent back to FindCoordinator join it again, as
-// docs/kafka.md § Consumer groups tells.
-func (b nodeBackend) GroupCoordinator() int { return b.Controller() }
+// cluster mode (kafka.Directory), as Server.groupCoordinator decides it
+// for both protocols: the metadata group's leader, once it has taken the
+// groups over. One node, so that a group's membership lives in one
+// process; a new leader starts with no groups, and members sent back to
+// FindCoordinator join it again, as
+// docs/kafka.md § Consumer groups
+// tells.
+func (d groupDirectory) GroupCoordinator() int {
+	id, _ := d.s.groupCoordinator()
+	return id
+}
 
 // KafkaAddrs maps every registered node that serves Kafka to its
 // advertised address (kafka.Directory).
@@ -76,9 +90,9 @@ func (s *Server) startKafka() (stop func()) {
 			port = 0 // free ports, even when PYSTREAM_KAFKA_PORT has its default
 		}
 		var handle kafka.Cluster = kafkaBackend{s.cluster}
-		if dir, ok := s.cluster.(kafka.Directory); ok {
+		if nb, ok := s.cluster.(nodeBackend); ok {
 			// Cluster mode: the node says where every broker listens.
-			handle = kafkaNodeBackend{kafkaBackend{s.cluster}, dir}
+			handle = kafkaNodeBackend{kafkaBackend{s.cluster}, groupDirectory{nb, s}}
 		}
 		k, err := kafka.New(handle, kafka.Config{
 			NodeID:           nodeID,

@@ -70,6 +70,8 @@ type statusRecorder struct {
 	id string
 	// root is the data directory, which no error answer names.
 	root string
+	// start is when observe took the request in.
+	start time.Time
 	// failed is set by finishError when the answer is an error: failure
 	// is its body as sent, cause the library error behind it (nil for an
 	// answer built from the request alone).
@@ -124,7 +126,7 @@ func recorderOf(w http.ResponseWriter) *statusRecorder {
 func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root}
+		rec := &statusRecorder{ResponseWriter: w, id: requestID(r), root: root, start: start}
 		w.Header()[RequestIDHeader] = []string{rec.id}
 		defer func() {
 			p := recover()
@@ -160,6 +162,17 @@ func observe(logger *slog.Logger, m *metrics, root string, next http.Handler) ht
 		}()
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// requestStart is when observe took in the request answered through w,
+// as near as a handler can know to the moment the server read its
+// headers, when the write timeout starts; now for a writer observe did
+// not make.
+func requestStart(w http.ResponseWriter) time.Time {
+	if rec := recorderOf(w); rec != nil {
+		return rec.start
+	}
+	return time.Now()
 }
 
 // logFailure logs an error answer's cause: what the client read and the

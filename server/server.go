@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/pystream/pystream/cluster"
@@ -101,6 +102,13 @@ type Server struct {
 	groups         *group.Registry
 	classic        *group.ClassicCoordinator
 	consumerGroups *group.ConsumerCoordinator
+	// restarted is set when a server ran in the data directory before
+	// (its lock file was there), and coordinating while this server
+	// coordinates groups in cluster mode; otherLed is set once another
+	// node led the metadata group (groups.go, leaderChanged).
+	restarted    bool
+	coordinating atomic.Bool
+	otherLed     bool
 	// readTimeout and writeTimeout are ReadTimeout and WriteTimeout (tests
 	// lower them before serving, to show that the events stream outlives
 	// them).
@@ -161,11 +169,14 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		logger.Warn("the open-file limit could not be raised; replica logs are capped below the current one", "err", err)
 	}
 	s.fileLimit, s.maxOpenLogs = lim, maxOpenLogs(cfg, lim)
+	_, statErr := fsys.Stat(datalock.Path(cfg.DataDir))
+	s.restarted = statErr == nil
 	lock, err := datalock.Acquire(fsys, cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	s.lock = lock
+	s.startGroups()
 	if cfg.ClusterMode() {
 		if err := s.openClusterNode(); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
@@ -269,6 +280,9 @@ func (s *Server) Close() error {
 	}
 	if s.classic != nil {
 		s.classic.Close()
+	}
+	if s.consumerGroups != nil {
+		s.consumerGroups.Close()
 	}
 	if s.stopRetention != nil {
 		s.stopRetention()

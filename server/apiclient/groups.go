@@ -38,7 +38,7 @@ type GroupTopicPartitions struct {
 type GroupHeartbeatRequest struct {
 	// MemberID is the id the join answered; empty to join as a new
 	// member. Joining (epoch 0) with an id joins again under it, giving
-	// up whatever that member held.
+	// up whatever that member held but what Owned claims.
 	MemberID string `json:"member_id,omitempty"`
 	// MemberEpoch is 0 to join, -1 to leave, else the epoch of the last
 	// answer.
@@ -47,7 +47,9 @@ type GroupHeartbeatRequest struct {
 	// to keep it.
 	Topics []string `json:"topics,omitempty"`
 	// Owned is every partition the member holds now; a partition left
-	// out is released. Omitted: none.
+	// out is released. Omitted: none. On a join it claims what the member
+	// held before it was forgotten (the server restarted, the coordinator
+	// moved): it keeps each partition no other member holds.
 	Owned []GroupTopicPartitions `json:"owned,omitempty"`
 	// MaxWaitMS lets the server hold the answer, up to the heartbeat
 	// interval, until the member's assignment changes (a long poll); 0
@@ -65,6 +67,11 @@ type GroupHeartbeatResponse struct {
 	MemberEpoch int32  `json:"member_epoch"`
 	// HeartbeatIntervalMS is the interval at which to heartbeat.
 	HeartbeatIntervalMS int64 `json:"heartbeat_interval_ms"`
+	// SessionTimeoutMS is how long the server keeps the member without a
+	// heartbeat. A member with no successful heartbeat for that long
+	// (counted from when it sent the last one answered) must stop reading
+	// its partitions: they may be another member's by then.
+	SessionTimeoutMS int64 `json:"session_timeout_ms"`
 	// Assignment is what the member may hold now. A partition it holds
 	// that is not here must be released: commit it, stop reading it, and
 	// leave it out of the next heartbeat's owned.

@@ -52,6 +52,13 @@ type Config struct {
 	// refused (ErrInvalidConfig). Every node of a cluster should be given
 	// the same.
 	TopicDefaults *topic.Config
+	// LeaderChanged, when set, is called each time the node that leads
+	// the metadata group changes as this node sees it: its id, this
+	// node's own once it leads (after its controller started), 0 while
+	// none is known. It is called from one goroutine, in order, the
+	// first time when the node learns of a leader; it must not block.
+	// The server moves its consumer groups' coordinators with it.
+	LeaderChanged func(leader int)
 }
 
 func (c Config) validate() error {

@@ -319,12 +319,14 @@ func (n *Node) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
 }
 
 // leadershipLoop runs the controller while this node leads the metadata
-// group, and stops it when it no longer does.
+// group, and stops it when it no longer does; it tells Config.LeaderChanged
+// of every change of leader it sees.
 func (n *Node) leadershipLoop() {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	var run *controllerRun
 	defer func() { run.stop() }()
+	told := 0
 	for {
 		leading := n.raft.IsLeader()
 		switch {
@@ -337,12 +339,29 @@ func (n *Node) leadershipLoop() {
 			run.stop()
 			run = nil
 		}
+		if leader := n.leaderSeen(leading); leader != told && n.cfg.LeaderChanged != nil {
+			told = leader
+			n.cfg.LeaderChanged(leader)
+		}
 		select {
 		case <-n.ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// leaderSeen is the leader as the loop reports it: this node while it
+// leads, else the leader Raft knows of, never this node (it has just
+// stepped down), 0 when none is known.
+func (n *Node) leaderSeen(leading bool) int {
+	if leading {
+		return n.cfg.ID
+	}
+	if id, _ := n.raft.Leader(); id != n.cfg.ID {
+		return id
+	}
+	return 0
 }
 
 // controllerRun is one term of the controller's loop.

@@ -17,11 +17,6 @@ const (
 	// DefaultMaxSessionTimeout is the longest (Kafka's
 	// group.max.session.timeout.ms).
 	DefaultMaxSessionTimeout = 30 * time.Minute
-	// DefaultMaxMembers bounds a group's members, those waiting for
-	// their member id included (Kafka's group.max.size is unbounded by
-	// default; a bound keeps a misbehaving client from growing the
-	// coordinator's memory without limit).
-	DefaultMaxMembers = 1000
 	// NewMemberJoinTimeout is how long a new member's first join may
 	// wait for its rebalance to complete before the member is dropped
 	// (Kafka's fixed 5 minutes): a new member has no id to heartbeat
@@ -44,8 +39,11 @@ type ClassicConfig struct {
 	// DefaultMaxSessionTimeout); outside them a join is refused with
 	// ErrInvalidSessionTimeout.
 	MinSessionTimeout, MaxSessionTimeout time.Duration
-	// MaxMembers bounds a group's members (DefaultMaxMembers).
+	// MaxMembers bounds a group's members (MaxMembers).
 	MaxMembers int
+	// MaxGroups bounds the groups the coordinator keeps, those with
+	// only member ids given out included (DefaultMaxGroups).
+	MaxGroups int
 	// Metrics receives the per-group series; nil records nothing.
 	Metrics *Metrics
 	// Logger receives a line per rebalance and per member removed by a
@@ -64,7 +62,10 @@ func (c ClassicConfig) withDefaults() ClassicConfig {
 		c.MaxSessionTimeout = DefaultMaxSessionTimeout
 	}
 	if c.MaxMembers <= 0 {
-		c.MaxMembers = DefaultMaxMembers
+		c.MaxMembers = MaxMembers
+	}
+	if c.MaxGroups <= 0 {
+		c.MaxGroups = DefaultMaxGroups
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -136,6 +137,30 @@ func (c *ClassicCoordinator) Close() {
 			m.answerJoin(joinAnswer{err: ErrClosed})
 			m.answerSync(syncAnswer{err: ErrClosed})
 		}
+	}
+}
+
+// Clear forgets every group, as when this server stops (or starts)
+// being the coordinator: waiting joins and syncs are answered
+// ErrNotCoordinator, every group is released in the Registry and its
+// series removed, and members that heartbeat here again are unknown.
+func (c *ClassicCoordinator) Clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, g := range c.groups {
+		if g.timer != nil {
+			g.timer.Stop()
+		}
+		g.commits.drain()
+		for _, m := range g.members {
+			m.answerJoin(joinAnswer{err: ErrNotCoordinator})
+			m.answerSync(syncAnswer{err: ErrNotCoordinator})
+		}
+		if len(g.members) > 0 {
+			c.reg.Release(id, Classic)
+		}
+		c.cfg.Metrics.Forget(id, Classic)
+		delete(c.groups, id)
 	}
 }
 

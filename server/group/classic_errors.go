@@ -8,8 +8,8 @@ import "errors"
 // wraps one of them or is a *ProtocolMismatchError.
 var (
 	// ErrInvalidGroupID is a group id that is not a valid consumer id
-	// (topic.ValidateName), or a group instance id that breaks the same
-	// rule (Kafka's INVALID_GROUP_ID).
+	// (ValidateID), or a group instance id that breaks the same rule
+	// (Kafka's INVALID_GROUP_ID).
 	ErrInvalidGroupID = errors.New("group: invalid group id")
 	// ErrInvalidSessionTimeout is a session timeout outside the
 	// coordinator's bounds (INVALID_SESSION_TIMEOUT).
@@ -37,6 +37,16 @@ var (
 	// ErrGroupFull is a join past the coordinator's members per group
 	// (GROUP_MAX_SIZE_REACHED).
 	ErrGroupFull = errors.New("group: group at its most members")
+	// ErrTooManyGroups is a join that would start a group when the
+	// coordinator keeps its most groups already (ClassicConfig.MaxGroups,
+	// ConsumerConfig.MaxGroups). Kafka has no code of its own for it; the
+	// Kafka listener answers GROUP_MAX_SIZE_REACHED, which clients report
+	// to their user rather than retry.
+	ErrTooManyGroups = errors.New("group: the coordinator keeps its most groups")
+	// ErrNotCoordinator answers a request waiting in a coordinator that
+	// Clear emptied: this server no longer coordinates the group
+	// (NOT_COORDINATOR: the client finds the coordinator again).
+	ErrNotCoordinator = errors.New("group: this server no longer coordinates the group")
 	// ErrClosed answers a request waiting in a coordinator that closes,
 	// or whose caller went away (COORDINATOR_NOT_AVAILABLE: the client
 	// finds the coordinator again).

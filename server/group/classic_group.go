@@ -44,6 +44,9 @@ type classicGroup struct {
 	timer *time.Timer
 	// joins numbers the members in their order of arrival.
 	joins uint64
+	// commits keeps commits apart from the changes that fence them: a
+	// new generation, a member removed, a static member replaced.
+	commits *gate
 }
 
 // classicMember is one member of a classic group. Every field is guarded
@@ -112,7 +115,7 @@ func (m *classicMember) expired(now time.Time) bool {
 
 func newClassicGroup(id string) *classicGroup {
 	return &classicGroup{id: id, state: StateEmpty, members: map[string]*classicMember{}, static: map[string]string{},
-		pending: map[string]time.Time{}, pendingSync: map[string]bool{}}
+		pending: map[string]time.Time{}, pendingSync: map[string]bool{}, commits: newGate()}
 }
 
 // ordered is the group's members in their order of arrival.

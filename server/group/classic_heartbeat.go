@@ -11,7 +11,7 @@ import (
 // with another generation ErrIllegalGeneration, an unknown one
 // ErrUnknownMember, a fenced static one ErrFencedInstance.
 func (c *ClassicCoordinator) Heartbeat(group string, generation int32, ref MemberRef) error {
-	if err := checkIDs(group, ""); err != nil {
+	if err := ValidateID(group); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -44,7 +44,7 @@ func (c *ClassicCoordinator) Heartbeat(group string, generation int32, ref Membe
 // has one error per member named, nil for those that left; the error
 // returned alone is the group's (an invalid id, a closed coordinator).
 func (c *ClassicCoordinator) Leave(group string, members []MemberRef) ([]error, error) {
-	if err := checkIDs(group, ""); err != nil {
+	if err := ValidateID(group); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -106,39 +106,42 @@ func pendingHas(g *classicGroup, id string) bool {
 // membership (generation -1, no member id) is Registry.Unmanaged's to
 // decide: stored for a group without members of either protocol, and
 // refused with ErrManaged otherwise. Naming a member or a generation of
-// a group without members is ErrUnknownMember or ErrIllegalGeneration.
+// a group without members is ErrUnknownMember, as Kafka answers it
+// (the member joins again). A closed coordinator is ErrClosed.
 //
-// The check and the store that follows are not one step: a rebalance
-// can start between them, as it can between a Kafka broker's check and
-// its write of the offset; the member's next heartbeat tells it.
-func (c *ClassicCoordinator) CheckCommit(group string, generation int32, ref MemberRef) error {
-	if err := checkIDs(group, ""); err != nil {
-		return err
+// When the commit may go on, the caller stores its offsets and then
+// calls done: until then the group's fences wait (gate), so that a
+// member's commit lands before a new generation, its removal or its
+// static replacement is answered to anyone. done is a no-op after a
+// refusal and for a commit without membership.
+func (c *ClassicCoordinator) CheckCommit(group string, generation int32, ref MemberRef) (done func(), err error) {
+	if err := ValidateID(group); err != nil {
+		return noCommit, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return noCommit, ErrClosed
+	}
 	g := c.groups[group]
 	simple := generation < 0 && ref.MemberID == "" && ref.InstanceID == ""
 	if g == nil || len(g.members) == 0 {
-		switch {
-		case ref.MemberID != "" || ref.InstanceID != "":
-			return fmt.Errorf("group %q has no members: member %q: %w", group, ref.MemberID, ErrUnknownMember)
-		case !simple:
-			return fmt.Errorf("group %q has no members: generation %d: %w", group, generation, ErrIllegalGeneration)
+		if !simple {
+			return noCommit, fmt.Errorf("group %q has no members: member %q, generation %d: %w", group, ref.MemberID, generation, ErrUnknownMember)
 		}
-		return c.reg.Unmanaged(group)
+		return noCommit, c.reg.Unmanaged(group)
 	}
 	if simple {
-		return fmt.Errorf("group %q (%s, %d members): %w", group, Classic, len(g.members), ErrManaged)
+		return noCommit, fmt.Errorf("group %q (%s, %d members): %w", group, Classic, len(g.members), ErrManaged)
 	}
 	if err := g.checkMember(ref); err != nil {
-		return err
+		return noCommit, err
 	}
 	if generation != g.generation {
-		return fmt.Errorf("group %q: generation %d, not %d: %w", group, generation, g.generation, ErrIllegalGeneration)
+		return noCommit, fmt.Errorf("group %q: generation %d, not %d: %w", group, generation, g.generation, ErrIllegalGeneration)
 	}
 	if g.state == StateCompletingRebalance {
-		return fmt.Errorf("group %q: %w", group, ErrRebalanceInProgress)
+		return noCommit, fmt.Errorf("group %q: %w", group, ErrRebalanceInProgress)
 	}
-	return nil
+	return g.commits.enter(), nil
 }

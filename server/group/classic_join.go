@@ -79,6 +79,11 @@ func (c *ClassicCoordinator) Join(ctx context.Context, req JoinRequest) (JoinRes
 	if req.RebalanceTimeout <= 0 {
 		req.RebalanceTimeout = req.SessionTimeout
 	}
+	// A rebalance waits for the longest rebalance timeout of the group's
+	// members: one member must not hold every other's join for longer
+	// than the longest session the coordinator grants.
+	req.RebalanceTimeout = min(req.RebalanceTimeout, c.cfg.MaxSessionTimeout)
+	req.ClientID = ClipClientID(req.ClientID)
 	req.Protocols = copyProtocols(req.Protocols)
 	c.mu.Lock()
 	res, wait, err := c.joinLocked(req, time.Now())
@@ -113,6 +118,9 @@ func (c *ClassicCoordinator) joinLocked(req JoinRequest, now time.Time) (JoinRes
 		}
 		if p, ok := c.reg.Protocol(req.Group); ok && p != Classic {
 			return JoinResult{}, nil, &ProtocolMismatchError{Group: req.Group, Has: p, Want: Classic}
+		}
+		if len(c.groups) >= c.cfg.MaxGroups {
+			return JoinResult{}, nil, fmt.Errorf("group %q: the coordinator keeps %d groups: %w", req.Group, c.cfg.MaxGroups, ErrTooManyGroups)
 		}
 		g = newClassicGroup(req.Group)
 		c.groups[req.Group] = g
@@ -180,12 +188,11 @@ func (c *ClassicCoordinator) joinLocked(req JoinRequest, now time.Time) (JoinRes
 }
 
 // checkIDs refuses a group id, or a group instance id, that is not a
-// valid consumer id: the group id is the consumer id of PyStream's
-// durable offsets, and Kafka gives instance ids the same rule as topic
-// names.
+// valid consumer id (ValidateID): Kafka gives instance ids the same rule
+// as topic names.
 func checkIDs(group, instance string) error {
-	if err := topic.ValidateName(group); err != nil {
-		return fmt.Errorf("group %q: %w: %w", group, ErrInvalidGroupID, err)
+	if err := ValidateID(group); err != nil {
+		return err
 	}
 	if instance != "" {
 		if err := topic.ValidateName(instance); err != nil {

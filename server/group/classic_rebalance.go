@@ -63,6 +63,7 @@ func (c *ClassicCoordinator) updateMemberLocked(g *classicGroup, m *classicMembe
 // nobody would receive; a client that reads SkipAssignment (v9+,
 // KIP-814) is told it leads but must not assign. Lock should be held.
 func (c *ClassicCoordinator) replaceStaticLocked(g *classicGroup, oldID, newID string, req JoinRequest, now time.Time) (JoinResult, chan joinAnswer) {
+	g.commits.drain() // the old member id's commits are stale from here
 	m := g.members[oldID]
 	m.answerJoin(joinAnswer{err: ErrFencedInstance})
 	m.answerSync(syncAnswer{err: ErrFencedInstance})
@@ -183,6 +184,7 @@ func (c *ClassicCoordinator) completeJoinLocked(g *classicGroup, now time.Time) 
 	if l := g.members[g.leader]; l == nil || l.join == nil {
 		g.leader = g.firstJoined()
 	}
+	g.commits.drain() // the old generation's commits are stale from here
 	g.generation++
 	if len(g.members) == 0 {
 		g.state, g.protocol = StateEmpty, ""
@@ -211,6 +213,7 @@ func (c *ClassicCoordinator) completeJoinLocked(g *classicGroup, now time.Time) 
 // decides what the group does next (afterRemovalLocked). Lock should be
 // held.
 func (c *ClassicCoordinator) removeMemberLocked(g *classicGroup, m *classicMember, why string) {
+	g.commits.drain() // m's commits are refused from here
 	m.answerJoin(joinAnswer{err: ErrUnknownMember})
 	m.answerSync(syncAnswer{err: ErrUnknownMember})
 	delete(g.members, m.id)

@@ -32,7 +32,7 @@ type SyncResult struct {
 // in a Stable group a sync is answered at once with the member's
 // assignment. When ctx ends first it returns ErrClosed.
 func (c *ClassicCoordinator) Sync(ctx context.Context, req SyncRequest) (SyncResult, error) {
-	if err := checkIDs(req.Group, ""); err != nil {
+	if err := ValidateID(req.Group); err != nil {
 		return SyncResult{}, err
 	}
 	assignments := make(map[string][]byte, len(req.Assignments))

@@ -358,31 +358,31 @@ func TestClassicStaticLeaderSkipsAssignment(t *testing.T) {
 func TestClassicStaleGenerationRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFixture(t)
-		require.NoError(t, f.c.CheckCommit("g", -1, MemberRef{}), "no members: a simple commit")
-		require.ErrorIs(t, f.c.CheckCommit("g", 3, MemberRef{}), ErrIllegalGeneration)
-		require.ErrorIs(t, f.c.CheckCommit("g", -1, MemberRef{MemberID: "m"}), ErrUnknownMember)
+		require.NoError(t, checkClassic(f.c, "g", -1, MemberRef{}), "no members: a simple commit")
+		require.ErrorIs(t, checkClassic(f.c, "g", 3, MemberRef{}), ErrUnknownMember, "a generation of a group without members: join again")
+		require.ErrorIs(t, checkClassic(f.c, "g", -1, MemberRef{MemberID: "m"}), ErrUnknownMember)
 
 		a, b := f.stableTwo(t)
 		stale := a
 		stale.Generation--
 		require.ErrorIs(t, f.heartbeat(stale), ErrIllegalGeneration)
 		require.ErrorIs(t, answered(t, f.sync(SyncRequest{Group: "g", MemberRef: MemberRef{MemberID: a.MemberID}, Generation: stale.Generation})).err, ErrIllegalGeneration)
-		require.ErrorIs(t, f.c.CheckCommit("g", stale.Generation, MemberRef{MemberID: a.MemberID}), ErrIllegalGeneration)
-		require.ErrorIs(t, f.c.CheckCommit("g", a.Generation, MemberRef{MemberID: "nobody"}), ErrUnknownMember)
-		require.ErrorIs(t, f.c.CheckCommit("g", -1, MemberRef{}), ErrManaged, "members: no simple commit")
-		require.NoError(t, f.c.CheckCommit("g", a.Generation, MemberRef{MemberID: a.MemberID}))
+		require.ErrorIs(t, checkClassic(f.c, "g", stale.Generation, MemberRef{MemberID: a.MemberID}), ErrIllegalGeneration)
+		require.ErrorIs(t, checkClassic(f.c, "g", a.Generation, MemberRef{MemberID: "nobody"}), ErrUnknownMember)
+		require.ErrorIs(t, checkClassic(f.c, "g", -1, MemberRef{}), ErrManaged, "members: no simple commit")
+		require.NoError(t, checkClassic(f.c, "g", a.Generation, MemberRef{MemberID: a.MemberID}))
 
 		// PreparingRebalance: the current generation may still commit
 		// (an eager member's last commit before it joins again).
 		cJoin := f.join(joinReq(""))
 		waiting(t, cJoin)
-		require.NoError(t, f.c.CheckCommit("g", b.Generation, MemberRef{MemberID: b.MemberID}))
+		require.NoError(t, checkClassic(f.c, "g", b.Generation, MemberRef{MemberID: b.MemberID}))
 		aJoin, bJoin := f.join(joinReq(a.MemberID)), f.join(joinReq(b.MemberID))
 		a3 := answered(t, aJoin)
 		answered(t, bJoin)
 		answered(t, cJoin)
-		require.ErrorIs(t, f.c.CheckCommit("g", a3.res.Generation, MemberRef{MemberID: a.MemberID}), ErrRebalanceInProgress)
-		require.ErrorIs(t, f.c.CheckCommit("g", a.Generation, MemberRef{MemberID: a.MemberID}), ErrIllegalGeneration)
+		require.ErrorIs(t, checkClassic(f.c, "g", a3.res.Generation, MemberRef{MemberID: a.MemberID}), ErrRebalanceInProgress)
+		require.ErrorIs(t, checkClassic(f.c, "g", a.Generation, MemberRef{MemberID: a.MemberID}), ErrIllegalGeneration)
 	})
 }
 
@@ -583,6 +583,7 @@ func TestClassicWaitEnds(t *testing.T) {
 		waiting(t, bJoin)
 		f.c.Close()
 		require.True(t, errors.Is(answered(t, bJoin).err, ErrClosed))
+		require.ErrorIs(t, checkClassic(f.c, "g", a2.res.Generation, MemberRef{MemberID: a.MemberID}), ErrClosed, "a closed coordinator takes no commit")
 	})
 }
 

@@ -14,10 +14,6 @@ import (
 const (
 	DefaultSessionTimeout    = 45 * time.Second
 	DefaultHeartbeatInterval = 5 * time.Second
-	// MaxMembers is the most members a consumer group admits (Kafka's
-	// group.consumer.max.size): a join past it is ErrGroupFull, so that a
-	// storm of joins cannot grow a group without bound.
-	MaxMembers = 1000
 	// consumerMemberPrefix starts the member ids the coordinator gives
 	// (newMemberID): "member-" and a random UUID.
 	consumerMemberPrefix = "member"
@@ -44,6 +40,9 @@ type ConsumerConfig struct {
 	// Metrics receives each group's members, epoch and rebalances (the
 	// series both coordinators share); nil records nothing.
 	Metrics *Metrics
+	// MaxGroups bounds the groups the coordinator keeps
+	// (DefaultMaxGroups).
+	MaxGroups int
 }
 
 // Heartbeat is one member's heartbeat, Kafka's ConsumerGroupHeartbeat:
@@ -58,7 +57,10 @@ type Heartbeat struct {
 	Topics []string
 	// Owned is every partition the member holds now: those it was
 	// assigned and has not released. A partition left out is released:
-	// the coordinator may give it to another member.
+	// the coordinator may give it to another member. On a join (epoch 0)
+	// it is what the member held before it was forgotten (a server
+	// restart, a new coordinator): the member keeps each such partition
+	// of its subscription that no other member holds.
 	Owned []TopicPartitions
 	// ClientID and ClientHost describe the member (Describe shows them).
 	ClientID, ClientHost string
@@ -78,6 +80,10 @@ type Assignment struct {
 	// reading it, and leave it out of Owned.
 	Partitions        []TopicPartitions
 	HeartbeatInterval time.Duration
+	// SessionTimeout is how long the coordinator keeps the member
+	// without a heartbeat: a member that has had no answer for that long
+	// must stop reading its partitions, which may be another's by then.
+	SessionTimeout time.Duration
 }
 
 // ConsumerCoordinator is the coordinator of consumer groups: the model of
@@ -93,18 +99,39 @@ type Assignment struct {
 // heartbeat or commit must send the member's current epoch: an older one
 // is ErrFencedMemberEpoch.
 //
-// Timeouts are lazy: a member whose session ran out is removed by the
-// next call that touches its group (a heartbeat of any member, a commit
-// check, a listing). Waiting heartbeats wake up at the earliest session
+// Restarts: membership is soft state, so a coordinator that starts (a
+// server restart, a new coordinator in cluster mode) knows no member,
+// while the members of the one before may still be reading. Members that
+// join again claim what they held (Heartbeat.Owned on a join) and keep
+// it unless another member holds it; and for one session timeout after
+// Withhold, a partition no member claims is handed to no one, since the
+// member that held it may still read it until its own session timeout
+// tells it to stop (docs/groups.md § Restarts and a new coordinator).
+//
+// Timeouts: a member whose session ran out is removed by the next call
+// that touches its group (a heartbeat of any member, a commit check, a
+// listing), and by a sweep every session timeout, so that a group whose
+// members all went away without a word is forgotten even if nothing
+// touches it again. Waiting heartbeats wake up at the earliest session
 // end of their group, so a live member learns of a dead one's partitions
-// within its own heartbeat interval.
+// within its own heartbeat interval. The sweep is one goroutine, running
+// while the coordinator has groups; Close stops it.
 type ConsumerCoordinator struct {
 	cfg      ConsumerConfig
 	registry *Registry
 
-	// mu guards groups and every group and member in it.
+	// mu guards groups, closed, quit and every group and member in
+	// them.
 	mu     sync.Mutex
 	groups map[string]*consumerGroup
+	closed bool
+	// quit is non-nil while the sweep goroutine runs: closing it ends
+	// the sweep. swept counts the sweep goroutine.
+	quit  chan struct{}
+	swept sync.WaitGroup
+	// withheld is when Withhold's window ends: until then a partition
+	// no member claims is assigned to no one.
+	withheld time.Time
 }
 
 var _ Lister = (*ConsumerCoordinator)(nil)
@@ -123,12 +150,83 @@ func NewConsumerCoordinator(cfg ConsumerConfig) *ConsumerCoordinator {
 	if cfg.Topics == nil {
 		cfg.Topics = func([]string) map[string]int32 { return nil }
 	}
+	if cfg.MaxGroups <= 0 {
+		cfg.MaxGroups = DefaultMaxGroups
+	}
 	return &ConsumerCoordinator{cfg: cfg, registry: cfg.Registry, groups: map[string]*consumerGroup{}}
+}
+
+// Close forgets every group (waiting heartbeats end with
+// ErrUnknownMember) and stops the sweep. Heartbeats afterwards are
+// ErrClosed.
+func (c *ConsumerCoordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.clearLocked()
+	c.mu.Unlock()
+	c.swept.Wait()
+}
+
+// Withhold starts a window of d in which a partition that no member of
+// a group holds or claims is assigned to no one: the server calls it when
+// this coordinator starts after another one may have had members (a
+// restart, a coordinator move), with the session timeout, after which
+// every member of the earlier coordinator has stopped reading (or joined
+// here again, claiming what it holds). Waiting heartbeats are answered
+// when the window ends.
+func (c *ConsumerCoordinator) Withhold(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.withheld = time.Now().Add(d)
+}
+
+// withholdingLocked reports whether Withhold's window is open at now.
+// Lock should be held.
+func (c *ConsumerCoordinator) withholdingLocked(now time.Time) bool {
+	return now.Before(c.withheld)
+}
+
+// startSweepLocked starts the sweep unless it runs: the coordinator
+// started a group. Lock should be held.
+func (c *ConsumerCoordinator) startSweepLocked() {
+	if c.quit != nil {
+		return
+	}
+	c.quit = make(chan struct{})
+	c.swept.Add(1)
+	go c.sweep(c.quit)
+}
+
+// stopSweepLocked ends the sweep once the coordinator has no group left.
+// Lock should be held.
+func (c *ConsumerCoordinator) stopSweepLocked() {
+	if c.quit != nil && len(c.groups) == 0 {
+		close(c.quit)
+		c.quit = nil
+	}
+}
+
+// sweep expires every group's members once per session timeout until
+// quit is closed.
+func (c *ConsumerCoordinator) sweep(quit <-chan struct{}) {
+	defer c.swept.Done()
+	t := time.NewTicker(c.cfg.SessionTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		c.expireAllLocked()
+		c.mu.Unlock()
+	}
 }
 
 // Heartbeat handles one member's heartbeat for group: it joins, leaves,
 // or reports what the member holds, and answers what it may hold now. A
-// group id that topic.ValidateName refuses wraps topic.ErrInvalidName; a
+// group id that ValidateID refuses wraps topic.ErrInvalidName; a
 // heartbeat breaking the protocol wraps ErrInvalidHeartbeat; a group
 // whose members speak the classic protocol is *ProtocolMismatchError; a
 // stale epoch or unknown member is *MemberError.
@@ -140,24 +238,25 @@ func NewConsumerCoordinator(cfg ConsumerConfig) *ConsumerCoordinator {
 // from the member's last one, is answered at once; so is one whose ctx
 // ends.
 func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb Heartbeat) (Assignment, error) {
-	if err := topic.ValidateName(group); err != nil {
-		return Assignment{}, fmt.Errorf("group: group id: %w", err)
+	if err := ValidateID(group); err != nil {
+		return Assignment{}, err
 	}
 	if err := checkHeartbeat(hb); err != nil {
 		return Assignment{}, err
 	}
+	hb.ClientID = ClipClientID(hb.ClientID)
 	counts := c.lookup(group, hb.Topics)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return Assignment{}, fmt.Errorf("group %q: %w", group, ErrClosed)
+	}
 	now := time.Now()
 	g := c.groups[group]
 	if g != nil {
 		c.expireLocked(g, now)
 		g = c.groups[group]
-	}
-	if g != nil {
-		c.countsLocked(g, counts)
 	}
 	var m *consumerMember
 	var err error
@@ -169,21 +268,29 @@ func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb He
 			return Assignment{}, err
 		}
 	default:
+		// The member is checked before anything it sent is used: a
+		// heartbeat of no member changes no group.
 		if m, err = memberOf(g, group, hb.MemberID); err != nil {
 			return Assignment{}, err
 		}
 		if hb.MemberEpoch != m.epoch {
 			return Assignment{}, &MemberError{Group: group, MemberID: m.id, Epoch: hb.MemberEpoch, Current: m.epoch, Err: ErrFencedMemberEpoch}
 		}
-		c.updateLocked(g, m, hb, now)
+		c.updateLocked(g, m, hb, counts, now)
 	}
-	changed := c.reconcileLocked(g, m)
+	changed := c.reconcileLocked(g, m, now)
 	if hb.MemberEpoch != 0 && !changed && hb.MaxWait > 0 {
 		if err := c.waitLocked(ctx, g, m, min(hb.MaxWait, c.cfg.HeartbeatInterval)); err != nil {
 			return Assignment{}, err
 		}
 	}
-	return Assignment{MemberID: m.id, MemberEpoch: m.epoch, Partitions: m.assigned.list(), HeartbeatInterval: c.cfg.HeartbeatInterval}, nil
+	return c.answer(m), nil
+}
+
+// answer is m's heartbeat answer.
+func (c *ConsumerCoordinator) answer(m *consumerMember) Assignment {
+	return Assignment{MemberID: m.id, MemberEpoch: m.epoch, Partitions: m.assigned.list(),
+		HeartbeatInterval: c.cfg.HeartbeatInterval, SessionTimeout: c.cfg.SessionTimeout}
 }
 
 // checkHeartbeat checks what a heartbeat says on its own.
@@ -197,8 +304,6 @@ func checkHeartbeat(hb Heartbeat) error {
 		return invalid("a join (member epoch 0) needs the topics to subscribe to")
 	case hb.Topics != nil && len(hb.Topics) == 0:
 		return invalid("topics, when given, names at least one topic")
-	case hb.MemberEpoch == 0 && len(hb.Owned) > 0:
-		return invalid("a joining member (member epoch 0) owns no partition yet")
 	}
 	if hb.MemberID != "" {
 		if err := topic.ValidateName(hb.MemberID); err != nil {
@@ -253,7 +358,10 @@ func (c *ConsumerCoordinator) lookup(group string, subscription []string) map[st
 // has passed or ctx ends. It wakes at every change of the group and at
 // the earliest session end of another member, to expire it. The lock is
 // held again when it returns; a member removed meanwhile (the group was
-// cleared, the member joined again) is *MemberError.
+// cleared, the member joined again) is *MemberError. When ctx ends (the
+// client went away) it returns ctx's error and changes nothing of m: an
+// answer nobody reads must not move the member's epoch, or its next
+// heartbeat would be fenced.
 func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, m *consumerMember, d time.Duration) error {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -261,7 +369,11 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		changed := g.changed
 		var expiry <-chan time.Time
 		stopExpiry := func() bool { return false }
-		if next, ok := g.nextExpiry(m); ok {
+		next, ok := g.nextExpiry(m)
+		if now := time.Now(); c.withholdingLocked(now) && (!ok || c.withheld.Before(next)) {
+			next, ok = c.withheld, true // what was withheld may be handed out then
+		}
+		if ok {
 			t := time.NewTimer(max(time.Until(next), 0))
 			expiry, stopExpiry = t.C, t.Stop
 		}
@@ -273,17 +385,19 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		case <-timer.C:
 			done = true
 		case <-ctx.Done():
-			done = true
 		}
 		stopExpiry()
 		c.mu.Lock()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("group %q: member %q: heartbeat: %w", g.id, m.id, err)
+		}
 		if c.groups[g.id] != g || g.members[m.id] != m {
 			return &MemberError{Group: g.id, MemberID: m.id, Epoch: m.epoch, Err: ErrUnknownMember}
 		}
 		now := time.Now()
 		m.deadline = now.Add(c.cfg.SessionTimeout)
 		c.expireLocked(g, now)
-		if c.reconcileLocked(g, m) || done {
+		if c.reconcileLocked(g, m, now) || done {
 			return nil
 		}
 	}

@@ -2,6 +2,7 @@ package group
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -161,10 +162,5 @@ func sortedUnique(s []string) []string {
 
 // sortedKeys returns the keys of m, ascending.
 func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(m))
 }

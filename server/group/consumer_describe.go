@@ -12,7 +12,13 @@ import (
 // *MemberError with ErrUnknownMember), at its current epoch
 // (ErrFencedMemberEpoch) and hold the partition, assigned or not yet
 // released (ErrNotOwned). A commit does not count as a heartbeat.
-func (c *ConsumerCoordinator) CheckCommit(group, memberID string, epoch int32, topicName string, partition int32) error {
+//
+// When it may, the caller writes the offset and then calls done: until
+// then the group's fences wait (gate), so that the member's commit lands
+// before a change that would refuse it — a new epoch, the partition
+// released, the member removed — is answered to anyone. done is a no-op
+// after a refusal.
+func (c *ConsumerCoordinator) CheckCommit(group, memberID string, epoch int32, topicName string, partition int32) (done func(), err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groups[group]
@@ -22,15 +28,15 @@ func (c *ConsumerCoordinator) CheckCommit(group, memberID string, epoch int32, t
 	}
 	m, err := memberOf(g, group, memberID)
 	if err != nil {
-		return err
+		return noCommit, err
 	}
 	if epoch != m.epoch {
-		return &MemberError{Group: group, MemberID: memberID, Epoch: epoch, Current: m.epoch, Err: ErrFencedMemberEpoch}
+		return noCommit, &MemberError{Group: group, MemberID: memberID, Epoch: epoch, Current: m.epoch, Err: ErrFencedMemberEpoch}
 	}
 	if !m.holds(tp{topicName, partition}) {
-		return &MemberError{Group: group, MemberID: memberID, Epoch: epoch, Topic: topicName, Partition: partition, Err: ErrNotOwned}
+		return noCommit, &MemberError{Group: group, MemberID: memberID, Epoch: epoch, Topic: topicName, Partition: partition, Err: ErrNotOwned}
 	}
-	return nil
+	return g.commits.enter(), nil
 }
 
 // List is every consumer group with members, ascending by id (Lister).
@@ -87,6 +93,11 @@ func (g *consumerGroup) state() string {
 func (c *ConsumerCoordinator) Clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.clearLocked()
+}
+
+// clearLocked forgets every group. Lock should be held.
+func (c *ConsumerCoordinator) clearLocked() {
 	for _, g := range c.groups {
 		c.removeGroupLocked(g)
 	}

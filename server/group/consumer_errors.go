@@ -36,16 +36,20 @@ type MemberError struct {
 	Err       error
 }
 
+// Error is the one wording of a member's refusal, which the HTTP API
+// answers as it is.
 func (e *MemberError) Error() string {
 	switch e.Err {
 	case ErrFencedMemberEpoch:
-		return fmt.Sprintf("group %q: member %q sent epoch %d, its epoch is %d: it is fenced; give up its partitions and join again with epoch 0",
+		return fmt.Sprintf("group %q: member %q sent member epoch %d, its epoch is %d: it is fenced; it must give up its partitions and join again (member_epoch 0)",
 			e.Group, e.MemberID, e.Epoch, e.Current)
 	case ErrNotOwned:
-		return fmt.Sprintf("group %q: member %q does not hold %s/%d; only the member assigned a partition commits it",
+		return fmt.Sprintf("group %q: member %q does not hold %s/%d; only the member assigned a partition commits it (its last heartbeat answer lists them)",
 			e.Group, e.MemberID, e.Topic, e.Partition)
+	case ErrGroupFull:
+		return fmt.Sprintf("group %q has %d members, the most a group admits", e.Group, MaxMembers)
 	}
-	return fmt.Sprintf("group %q: %q is not a member (it left, timed out or never joined); join again with epoch 0", e.Group, e.MemberID)
+	return fmt.Sprintf("group %q has no member %q (it left, its session timed out, or it never joined); join again with member_epoch 0", e.Group, e.MemberID)
 }
 
 // Unwrap returns the sentinel.

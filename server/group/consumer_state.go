@@ -1,6 +1,7 @@
 package group
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -19,11 +20,14 @@ type consumerGroup struct {
 	// target is the assignor's output at epoch, by member id.
 	target map[string][]TopicPartitions
 	// partitions are the partition counts the target was computed from,
-	// by topic (0: no such topic).
+	// by topic (0: no such topic): the topics the members subscribe to,
+	// and no other.
 	partitions map[string]int32
 	// changed is closed, and replaced, whenever a member's assignment or
 	// holdings change: waiting heartbeats (waitLocked) look again.
 	changed chan struct{}
+	// commits keeps commits apart from the changes that fence them.
+	commits *gate
 }
 
 // consumerMember is one member of a consumer group.
@@ -82,8 +86,12 @@ func (s partSet) list() []TopicPartitions {
 // (assigned before, not released yet).
 func (m *consumerMember) holds(k tp) bool { return m.assigned[k] || m.owned[k] }
 
-// signal wakes the heartbeats waiting on g.
+// signal follows every change of a member's epoch, assignment or
+// holdings, and of the members: it fences the commits checked before the
+// change (they land before anyone is answered) and wakes the heartbeats
+// waiting on g.
 func (g *consumerGroup) signal() {
+	g.commits.drain()
 	close(g.changed)
 	g.changed = make(chan struct{})
 }
@@ -113,15 +121,19 @@ func memberOf(g *consumerGroup, group, id string) (*consumerMember, error) {
 
 // joinLocked admits a member: a new one, or a new incarnation of member
 // hb.MemberID, which gives up whatever the old one held. The first member
-// claims the group in the registry; a new group starts from counts.
+// claims the group in the registry.
 func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Heartbeat, counts map[string]int32, now time.Time) (*consumerGroup, *consumerMember, error) {
 	if g == nil {
+		if len(c.groups) >= c.cfg.MaxGroups {
+			return nil, nil, fmt.Errorf("group %q: the coordinator keeps %d groups: %w", group, c.cfg.MaxGroups, ErrTooManyGroups)
+		}
 		if err := c.registry.Claim(group, Consumer); err != nil {
 			return nil, nil, err
 		}
 		g = &consumerGroup{id: group, members: map[string]*consumerMember{}, target: map[string][]TopicPartitions{},
-			partitions: maps.Clone(counts), changed: make(chan struct{})}
+			partitions: map[string]int32{}, changed: make(chan struct{}), commits: newGate()}
 		c.groups[group] = g
+		c.startSweepLocked()
 	}
 	id := hb.MemberID
 	if id == "" {
@@ -132,10 +144,35 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 	}
 	m := &consumerMember{id: id, topics: sortedUnique(hb.Topics), assigned: partSet{}, owned: partSet{},
 		deadline: now.Add(c.cfg.SessionTimeout), clientID: hb.ClientID, clientHost: hb.ClientHost}
+	delete(g.members, id) // an earlier incarnation holds nothing now
+	m.owned = claims(g, m.topics, hb.Owned, counts)
 	g.members[id] = m
-	c.retargetLocked(g, true)
+	c.retargetLocked(g, counts, true)
 	m.epoch = g.epoch
 	return g, m, nil
+}
+
+// claims is what a joining member keeps of the partitions it says it
+// holds (owned): those of a topic it subscribes to, that the topic has
+// (counts), and that no member of g holds.
+func claims(g *consumerGroup, topics []string, owned []TopicPartitions, counts map[string]int32) partSet {
+	out := partSet{}
+	for k := range setOf(owned) {
+		if !slices.Contains(topics, k.topic) || k.p >= counts[k.topic] {
+			continue
+		}
+		held := false
+		for _, o := range g.members {
+			if o.holds(k) {
+				held = true
+				break
+			}
+		}
+		if !held {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 // leaveLocked removes member id of g at its own request. Leaving is its
@@ -149,8 +186,9 @@ func (c *ConsumerCoordinator) leaveLocked(g *consumerGroup, group, id string) (A
 }
 
 // updateLocked applies a heartbeat of member m at its current epoch: its
-// holdings, its subscription, its session.
-func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, hb Heartbeat, now time.Time) {
+// holdings, its subscription, its session, and the partition counts
+// looked up for it (a topic created or deleted).
+func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, hb Heartbeat, counts map[string]int32, now time.Time) {
 	m.deadline = now.Add(c.cfg.SessionTimeout)
 	owned := partSet{}
 	for k := range setOf(hb.Owned) {
@@ -162,36 +200,59 @@ func (c *ConsumerCoordinator) updateLocked(g *consumerGroup, m *consumerMember, 
 		m.owned = owned
 		g.signal() // what it released may go to a waiting member
 	}
+	subscribed := false
 	if hb.Topics != nil {
 		if topics := sortedUnique(hb.Topics); !slices.Equal(topics, m.topics) {
 			m.topics = topics
-			c.retargetLocked(g, true)
+			subscribed = true
 		}
 	}
+	c.retargetLocked(g, counts, subscribed)
 }
 
-// countsLocked records the partition counts looked up for g and computes
-// a new target when one changed (a topic created or deleted).
-func (c *ConsumerCoordinator) countsLocked(g *consumerGroup, counts map[string]int32) {
-	changed := false
-	for t, n := range counts {
-		if old, ok := g.partitions[t]; !ok || old != n {
-			g.partitions[t] = n
-			changed = true
-		}
-	}
-	if changed {
-		c.retargetLocked(g, false)
-	}
-}
-
-// retargetLocked runs the assignor over g's members and counts. The group
+// retargetLocked runs the assignor over g's members and the partition
+// count of every topic they subscribe to: counts where it has the topic,
+// else the count g had. g.partitions is rebuilt from the members'
+// subscriptions, so it never holds a topic no member asks for. The group
 // epoch goes up when the target changes, or always with force (members
-// or subscriptions changed).
-func (c *ConsumerCoordinator) retargetLocked(g *consumerGroup, force bool) {
+// or subscriptions changed); without force and with no count changed,
+// nothing is computed.
+func (c *ConsumerCoordinator) retargetLocked(g *consumerGroup, counts map[string]int32, force bool) {
+	partitions := map[string]int32{}
+	for _, m := range g.members {
+		for _, t := range m.topics {
+			n, ok := counts[t]
+			if !ok {
+				n = g.partitions[t]
+			}
+			partitions[t] = n
+		}
+	}
+	if !force && maps.Equal(partitions, g.partitions) {
+		return
+	}
+	g.partitions = partitions
+	// Each member's share of the previous target, corrected by what the
+	// members say they hold: a partition one holds is its own, whatever
+	// the target said (a member that joined again claiming it, or one
+	// that has not released it yet), so that the assignor keeps it there
+	// where balance allows.
+	holder := map[tp]string{}
+	for _, m := range g.members {
+		for k := range m.owned {
+			holder[k] = m.id
+		}
+	}
 	ms := make([]AssignMember, 0, len(g.members))
 	for _, m := range g.members {
-		ms = append(ms, AssignMember{ID: m.id, Topics: m.topics, Current: g.target[m.id]})
+		current := partSet{}
+		for k := range setOf(g.target[m.id]) {
+			if h, ok := holder[k]; !ok || h == m.id {
+				current[k] = true
+			}
+		}
+		maps.Copy(current, m.owned)
+		ms = append(ms, AssignMember{ID: m.id, Topics: m.topics, Current: current.list()})
 	}
 	target := Assign(ms, g.partitions)
 	if !force && equalTargets(target, g.target) {
@@ -217,17 +278,20 @@ func equalTargets(a, b map[string][]TopicPartitions) bool {
 // reconcileLocked moves m towards its target: it is assigned its target's
 // partitions that no other member holds, and nothing else. A partition
 // another member still holds comes once that member released it or was
-// removed ("revoke, then assign"). It reports whether m's assignment
-// changed; if so m's epoch becomes the group epoch.
-func (c *ConsumerCoordinator) reconcileLocked(g *consumerGroup, m *consumerMember) bool {
+// removed ("revoke, then assign"). While Withhold's window is open, a
+// partition m does not hold already comes only after the window. It
+// reports whether m's assignment changed; if so m's epoch becomes the
+// group epoch.
+func (c *ConsumerCoordinator) reconcileLocked(g *consumerGroup, m *consumerMember, now time.Time) bool {
+	withholding := c.withholdingLocked(now)
 	next := partSet{}
 	for k := range setOf(g.target[m.id]) {
-		free := true
+		free := !withholding || m.holds(k)
 		for _, o := range g.members {
-			if o != m && o.holds(k) {
-				free = false
+			if !free {
 				break
 			}
+			free = o == m || !o.holds(k)
 		}
 		if free {
 			next[k] = true
@@ -266,12 +330,13 @@ func (c *ConsumerCoordinator) removeMembersLocked(g *consumerGroup, ids ...strin
 		c.removeGroupLocked(g)
 		return
 	}
-	c.retargetLocked(g, true)
+	c.retargetLocked(g, nil, true)
 }
 
 // removeGroupLocked forgets g and frees its id for either protocol.
 func (c *ConsumerCoordinator) removeGroupLocked(g *consumerGroup) {
 	delete(c.groups, g.id)
+	c.stopSweepLocked()
 	c.registry.Release(g.id, Consumer)
 	g.signal()
 	c.cfg.Metrics.Forget(g.id, Consumer)

@@ -42,7 +42,9 @@ func (f *fakeTopics) set(name string, n int32) {
 func newCoordinator(t *testing.T) (*ConsumerCoordinator, *fakeTopics) {
 	t.Helper()
 	f := &fakeTopics{counts: map[string]int32{"orders": 4}}
-	return NewConsumerCoordinator(ConsumerConfig{Topics: f.lookup}), f
+	c := NewConsumerCoordinator(ConsumerConfig{Topics: f.lookup})
+	t.Cleanup(c.Close)
+	return c, f
 }
 
 // join joins group g with a new member subscribed to topics.
@@ -125,14 +127,14 @@ func TestConsumerPartitionMovesOnlyAfterRelease(t *testing.T) {
 
 	m2 = beat(t, c, m2)
 	require.Empty(t, m2.Partitions, "m1 has not released 2 and 3 yet")
-	memberErr(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", 2), ErrNotOwned)
-	require.NoError(t, c.CheckCommit("g", m1.MemberID, m1.MemberEpoch, "orders", 2), "the old owner commits before releasing")
+	memberErr(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", 2), ErrNotOwned)
+	require.NoError(t, checkConsumer(c, "g", m1.MemberID, m1.MemberEpoch, "orders", 2), "the old owner commits before releasing")
 
 	m1 = beat(t, c, m1, tps("orders", 0, 1)) // released
-	memberErr(t, c.CheckCommit("g", m1.MemberID, m1.MemberEpoch, "orders", 2), ErrNotOwned)
+	memberErr(t, checkConsumer(c, "g", m1.MemberID, m1.MemberEpoch, "orders", 2), ErrNotOwned)
 	m2 = beat(t, c, m2)
 	require.Equal(t, []TopicPartitions{tps("orders", 2, 3)}, m2.Partitions)
-	require.NoError(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", 3))
+	require.NoError(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", 3))
 }
 
 // A member that leaves (epoch -1) frees its partitions at once: the others
@@ -182,7 +184,7 @@ func TestConsumerSessionTimeout(t *testing.T) {
 		require.Equal(t, []TopicPartitions{tps("orders", 0, 1, 2, 3)}, m1.Partitions)
 		d, _ = c.Describe("g")
 		require.Len(t, d.Members, 1)
-		memberErr(t, c.CheckCommit("g", ms[1].MemberID, ms[1].MemberEpoch, "orders", 2), ErrUnknownMember)
+		memberErr(t, checkConsumer(c, "g", ms[1].MemberID, ms[1].MemberEpoch, "orders", 2), ErrUnknownMember)
 	})
 }
 
@@ -259,9 +261,9 @@ func TestConsumerStaleEpoch(t *testing.T) {
 		me := memberErr(t, err, ErrFencedMemberEpoch)
 		require.Equal(t, epoch, me.Epoch)
 		require.Equal(t, ms[0].MemberEpoch, me.Current)
-		memberErr(t, c.CheckCommit("g", old.MemberID, epoch, "orders", 0), ErrFencedMemberEpoch)
+		memberErr(t, checkConsumer(c, "g", old.MemberID, epoch, "orders", 0), ErrFencedMemberEpoch)
 	}
-	require.NoError(t, c.CheckCommit("g", ms[0].MemberID, ms[0].MemberEpoch, "orders", 0))
+	require.NoError(t, checkConsumer(c, "g", ms[0].MemberID, ms[0].MemberEpoch, "orders", 0))
 }
 
 // UNKNOWN_MEMBER_ID: a member id the group does not have, in a group with
@@ -276,8 +278,8 @@ func TestConsumerUnknownMember(t *testing.T) {
 	_, err := c.Heartbeat(context.Background(), "g", Heartbeat{MemberID: "nobody", MemberEpoch: 1})
 	me := memberErr(t, err, ErrUnknownMember)
 	require.Equal(t, "nobody", me.MemberID)
-	memberErr(t, c.CheckCommit("g", "nobody", 1, "orders", 0), ErrUnknownMember)
-	memberErr(t, c.CheckCommit("other", "nobody", 1, "orders", 0), ErrUnknownMember)
+	memberErr(t, checkConsumer(c, "g", "nobody", 1, "orders", 0), ErrUnknownMember)
+	memberErr(t, checkConsumer(c, "other", "nobody", 1, "orders", 0), ErrUnknownMember)
 }
 
 // A member that joins again under its id (epoch 0: what a fenced member
@@ -310,7 +312,7 @@ func TestConsumerOwnedLimitedToAssigned(t *testing.T) {
 	ms = settle(t, c, ms[0], join(t, c, "orders"))
 	m2 := ms[1]
 	beat(t, c, m2, tps("orders", 0, 1, 2, 3))
-	memberErr(t, c.CheckCommit("g", m2.MemberID, m2.MemberEpoch, "orders", ms[0].Partitions[0].Partitions[0]), ErrNotOwned)
+	memberErr(t, checkConsumer(c, "g", m2.MemberID, m2.MemberEpoch, "orders", ms[0].Partitions[0].Partitions[0]), ErrNotOwned)
 }
 
 // A subscription to a topic that does not exist yet assigns nothing; once
@@ -366,7 +368,6 @@ func TestConsumerInvalidHeartbeats(t *testing.T) {
 		{"epoch without member id", "g", Heartbeat{MemberEpoch: 3}, ErrInvalidHeartbeat},
 		{"join without topics", "g", Heartbeat{}, ErrInvalidHeartbeat},
 		{"empty topics", "g", Heartbeat{MemberID: "m", MemberEpoch: 1, Topics: []string{}}, ErrInvalidHeartbeat},
-		{"join owning", "g", Heartbeat{Topics: []string{"orders"}, Owned: []TopicPartitions{tps("orders", 0)}}, ErrInvalidHeartbeat},
 		{"negative partition", "g", Heartbeat{MemberID: "m", MemberEpoch: 1, Owned: []TopicPartitions{tps("orders", -1)}}, ErrInvalidHeartbeat},
 		{"group id", "a/b", Heartbeat{Topics: []string{"orders"}}, topic.ErrInvalidName},
 		{"topic name", "g", Heartbeat{Topics: []string{".."}}, topic.ErrInvalidName},
@@ -399,5 +400,36 @@ func TestConsumerClear(t *testing.T) {
 		require.Empty(t, c.List())
 		_, ok := r.Protocol("g")
 		require.False(t, ok)
+	})
+}
+
+// A held heartbeat whose client went away changes nothing of its member,
+// even when a change for it came at the same moment: an answer nobody
+// reads must not move the member's epoch, or its next heartbeat would be
+// fenced.
+func TestConsumerGoneHeartbeatKeepsEpoch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := newCoordinator(t)
+		m1 := settle(t, c, join(t, c, "orders"))[0]
+		m2 := join(t, c, "orders")
+		join(t, c, "orders")                  // a third member: the group epoch moves past m2's
+		m1 = beat(t, c, m1, m1.Partitions...) // revoked down to its share, not released yet
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Heartbeat(ctx, "g", Heartbeat{MemberID: m2.MemberID, MemberEpoch: m2.MemberEpoch, MaxWait: time.Minute})
+			done <- err
+		}()
+		synctest.Wait()
+		c.mu.Lock() // the client goes away as m1 releases what it lost
+		cancel()
+		g := c.groups["g"]
+		g.members[m1.MemberID].owned = setOf(m1.Partitions)
+		g.signal()
+		c.mu.Unlock()
+		require.ErrorIs(t, <-done, context.Canceled)
+		next := beat(t, c, m2) // at its old epoch: not fenced
+		require.Greater(t, next.MemberEpoch, m2.MemberEpoch)
+		require.NotEmpty(t, next.Partitions)
 	})
 }

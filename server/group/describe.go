@@ -17,7 +17,6 @@ const (
 	StateCompletingRebalance = "CompletingRebalance"
 	StateStable              = "Stable"
 	StateDead                = "Dead"
-	StateAssigning           = "Assigning"
 	StateReconciling         = "Reconciling"
 )
 

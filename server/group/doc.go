@@ -23,7 +23,18 @@
 // members join again, as Kafka clients do when a coordinator moves.
 // Committed offsets are not kept here: they are phase 3's durable
 // offsets, the group id being the consumer id, so nothing about offsets
-// changes on disk.
+// changes on disk. Members of the consumer protocol that join again claim
+// what they held, and a coordinator that may follow another withholds
+// what nobody claims for a session timeout (ConsumerCoordinator.Withhold),
+// so that no partition is read by two members at once.
+//
+// A commit's check and its durable write are two steps, the write made by
+// the caller: CheckCommit hands back a done function, and until it is
+// called every change that would fence the member (a new generation or
+// epoch, a removal, a static replacement, a partition released) waits
+// (gate). What clients send is bounded (limits.go): members per group,
+// groups per coordinator, the client id kept, the partition counts a
+// group keeps; and ValidateID is the one check of a group id.
 //
 // The package holds no network code; the Kafka listener (server/kafka)
 // and the HTTP API (server) translate their requests into its calls.

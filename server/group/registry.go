@@ -12,6 +12,10 @@ import (
 // they are there.
 var ErrManaged = errors.New("group has members; commit as one of them")
 
+// ErrDeleting is the answer to a member that joins a group whose offsets
+// are being deleted (Registry.Hold): it tries again in a moment.
+var ErrDeleting = errors.New("group: its committed offsets are being deleted; join again in a moment")
+
 // Protocol is the membership protocol a group speaks.
 type Protocol string
 
@@ -40,24 +44,30 @@ func (e *ProtocolMismatchError) Error() string {
 // that the two coordinators never share a group. It is safe for
 // concurrent use.
 type Registry struct {
-	// mu guards owners.
+	// mu guards owners and held.
 	mu sync.Mutex
 	// owners maps a group with members to its protocol.
 	owners map[string]Protocol
+	// held are the groups without members whose offsets are being
+	// deleted: no member may join them meanwhile.
+	held map[string]bool
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{owners: map[string]Protocol{}}
+	return &Registry{owners: map[string]Protocol{}, held: map[string]bool{}}
 }
 
 // Claim marks group as speaking p. It succeeds when the group has no
 // members or already speaks p, and returns *ProtocolMismatchError
 // otherwise. A coordinator claims a group before it admits its first
-// member.
+// member. A group held for deletion (Hold) is ErrDeleting.
 func (r *Registry) Claim(group string, p Protocol) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.held[group] {
+		return fmt.Errorf("group %q: %w", group, ErrDeleting)
+	}
 	if has, ok := r.owners[group]; ok && has != p {
 		return &ProtocolMismatchError{Group: group, Has: has, Want: p}
 	}
@@ -83,6 +93,28 @@ func (r *Registry) Protocol(group string) (p Protocol, ok bool) {
 	defer r.mu.Unlock()
 	p, ok = r.owners[group]
 	return p, ok
+}
+
+// Hold keeps group without members while its committed offsets are
+// deleted: until release is called, a member of either protocol that
+// would join it is refused with ErrDeleting. A group with members is
+// refused with an error wrapping ErrManaged, and one already held with
+// ErrDeleting; release is then a no-op.
+func (r *Registry) Hold(group string) (release func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.owners[group]; ok {
+		return func() {}, fmt.Errorf("group %q (%s): %w", group, p, ErrManaged)
+	}
+	if r.held[group] {
+		return func() {}, fmt.Errorf("group %q: %w", group, ErrDeleting)
+	}
+	r.held[group] = true
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.held, group)
+	}, nil
 }
 
 // Unmanaged returns nil when group has no members, so that a commit made

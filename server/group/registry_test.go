@@ -52,3 +52,30 @@ func TestRegistryUnmanagedCommit(t *testing.T) {
 		t.Fatalf("members gone: %v", err)
 	}
 }
+
+// A group whose offsets are being deleted is held: a member of either
+// protocol that would join it meanwhile is refused with ErrDeleting, and
+// so is a second delete; a group with members cannot be held. Once
+// released, members join again.
+func TestRegistryHoldForDelete(t *testing.T) {
+	r := NewRegistry()
+	release, err := r.Hold("g")
+	if err != nil {
+		t.Fatalf("hold: %v", err)
+	}
+	for _, p := range []Protocol{Classic, Consumer} {
+		if err := r.Claim("g", p); !errors.Is(err, ErrDeleting) {
+			t.Fatalf("%s claim while held: got %v, want ErrDeleting", p, err)
+		}
+	}
+	if _, err := r.Hold("g"); !errors.Is(err, ErrDeleting) {
+		t.Fatalf("second hold: got %v, want ErrDeleting", err)
+	}
+	release()
+	if err := r.Claim("g", Consumer); err != nil {
+		t.Fatalf("claim after release: %v", err)
+	}
+	if _, err := r.Hold("g"); !errors.Is(err, ErrManaged) {
+		t.Fatalf("hold of a group with members: got %v, want ErrManaged", err)
+	}
+}

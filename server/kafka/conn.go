@@ -19,6 +19,50 @@ type conn struct {
 	nc     net.Conn
 	// ctx is done when the broker's listener closes.
 	ctx context.Context
+	// ahead is what watchGone read of the client's next request, given
+	// to the next Read first.
+	ahead []byte
+}
+
+// Read reads the client's requests: what watchGone read ahead, then the
+// connection.
+func (c *conn) Read(p []byte) (int, error) {
+	if len(c.ahead) > 0 {
+		n := copy(p, c.ahead)
+		c.ahead = c.ahead[n:]
+		return n, nil
+	}
+	return c.nc.Read(p)
+}
+
+// watchGone returns a context that ends when the client closes the
+// connection while a request waits (a JoinGroup or SyncGroup may wait
+// for a rebalance for minutes), so that the wait ends with the client
+// rather than with the rebalance. It reads one byte ahead: a client that
+// sends its next request meanwhile is alive, its byte kept for the next
+// Read (ahead), and the watch ends there. stop ends the watch and waits
+// for it.
+func (c *conn) watchGone() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	_ = c.nc.SetReadDeadline(time.Time{})
+	done := make(chan struct{})
+	var b [1]byte
+	var n int
+	go func() {
+		defer close(done)
+		var err error
+		n, err = c.nc.Read(b[:])
+		var ne net.Error
+		if n == 0 && err != nil && !(errors.As(err, &ne) && ne.Timeout()) {
+			cancel() // closed or reset: the client is gone
+		}
+	}()
+	return ctx, func() {
+		_ = c.nc.SetReadDeadline(time.Now()) // ends the read
+		<-done
+		c.ahead = append(c.ahead, b[:n]...)
+		cancel()
+	}
 }
 
 // serve reads and answers requests until the client goes, a request is
@@ -28,7 +72,7 @@ func (c *conn) serve() {
 	var out []byte
 	for c.ctx.Err() == nil {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
-		size, err := readSize(c.nc, c.s.cfg.MaxRequestBytes)
+		size, err := readSize(c, c.s.cfg.MaxRequestBytes)
 		if err != nil {
 			c.refused(log, err)
 			return
@@ -39,7 +83,7 @@ func (c *conn) serve() {
 			log.Warn("kafka connection closed: server-wide request bytes in flight at their limit", "size", size)
 			return
 		}
-		frame, err := readBody(c.nc, size)
+		frame, err := readBody(c, size)
 		if err != nil {
 			c.s.inflight.release(int64(size))
 			c.refused(log, err)
@@ -104,10 +148,23 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 	}
 	start := time.Now()
 	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID}
+	var code int16
+	switch {
+	case r.version < a.min || r.version > a.max:
+		code = kerr.UnsupportedVersion.Code
+	case a.membership:
+		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
+	}
 	var resp kmsg.Response
-	if r.version < a.min || r.version > a.max {
-		resp = a.fail(r.req, x.code(kerr.UnsupportedVersion.Code))
-	} else {
+	switch {
+	case code != 0:
+		resp = a.fail(r.req, x.code(code))
+	case a.waits:
+		var stop func()
+		x.ctx, stop = c.watchGone()
+		resp = a.handle(x, r.req)
+		stop()
+	default:
 		resp = a.handle(x, r.req)
 	}
 	c.s.metrics.observe(r.key, time.Since(start), x.codes)

@@ -5,7 +5,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/server/group"
-	"github.com/pystream/pystream/topic"
 )
 
 // describeGroups answers DescribeGroups (key 15) v0-v5: each group's
@@ -24,7 +23,7 @@ func (s *Server) describeGroups(x *exchange, r kmsg.Request) kmsg.Response {
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group = id
 		switch {
-		case topic.ValidateName(id) != nil:
+		case group.ValidateID(id) != nil:
 			rg.ErrorCode = x.code(kerr.InvalidGroupID.Code)
 		case coord != 0:
 			rg.ErrorCode = x.code(coord)

@@ -46,8 +46,20 @@ func groupErrorCode(err error) int16 {
 		return kerr.RebalanceInProgress.Code
 	case errors.Is(err, group.ErrFencedInstance):
 		return kerr.FencedInstanceID.Code
-	case errors.Is(err, group.ErrGroupFull):
+	case errors.Is(err, group.ErrGroupFull), errors.Is(err, group.ErrTooManyGroups):
+		// ErrTooManyGroups: Kafka has no code for a coordinator at its
+		// most groups. GROUP_MAX_SIZE_REACHED is a bound of the same
+		// kind, and clients report it to their user rather than retry:
+		// a retriable code (COORDINATOR_LOAD_IN_PROGRESS,
+		// COORDINATOR_NOT_AVAILABLE) would have every refused client
+		// hammer a full coordinator without its user knowing why.
 		return kerr.GroupMaxSizeReached.Code
+	case errors.Is(err, group.ErrNotCoordinator):
+		return kerr.NotCoordinator.Code
+	case errors.Is(err, group.ErrDeleting):
+		// Kafka answers a join to a group being deleted (Dead) so: the
+		// client finds the coordinator again and retries.
+		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, group.ErrClosed):
 		return kerr.CoordinatorNotAvailable.Code
 	}
@@ -59,6 +71,7 @@ func groupErrorCode(err error) int16 {
 func (x *exchange) logRefusal(api, groupID string, err error) {
 	var mismatch *group.ProtocolMismatchError
 	if errors.As(err, &mismatch) || errors.Is(err, group.ErrInvalidSessionTimeout) || errors.Is(err, group.ErrGroupFull) ||
+		errors.Is(err, group.ErrTooManyGroups) ||
 		errors.Is(err, group.ErrInconsistentProtocol) {
 		x.s.cfg.Logger.Info("kafka group request refused", "api", api, "group", groupID, "err", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -235,68 +236,118 @@ func TestKafkaGroupKgoSplitAndLeave(t *testing.T) {
 	}
 }
 
-// fakeMember joins group as a consumer of "events" through cl's raw
-// requests, syncs once, and then never heartbeats: a member whose
-// process froze. It returns once its sync is answered.
-func fakeMember(ctx context.Context, t *testing.T, cl *kgo.Client, group string, session time.Duration) {
-	t.Helper()
-	meta := kmsg.NewConsumerMemberMetadata()
-	meta.Topics = []string{"events"}
-	join := kmsg.NewPtrJoinGroupRequest()
-	join.Group, join.ProtocolType = group, "consumer"
-	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = int32(session.Milliseconds()), 5000
-	p := kmsg.NewJoinGroupRequestProtocol()
-	p.Name, p.Metadata = "range", meta.AppendTo(nil) // eager: assigned in one round
-	join.Protocols = append(join.Protocols, p)
-	var resp *kmsg.JoinGroupResponse
-	for range 3 {
-		var err error
-		resp, err = join.RequestWith(ctx, cl)
-		require.NoError(t, err)
-		if resp.ErrorCode != kerr.MemberIDRequired.Code {
-			break
-		}
-		join.MemberID = resp.MemberID
-	}
-	require.Zero(t, resp.ErrorCode, "the frozen member's join: %v", kerr.ErrorForCode(resp.ErrorCode))
-	sync := kmsg.NewPtrSyncGroupRequest()
-	sync.Group, sync.MemberID, sync.Generation = group, resp.MemberID, resp.Generation
-	sync.ProtocolType, sync.Protocol = resp.ProtocolType, resp.Protocol
-	sresp, err := sync.RequestWith(ctx, cl)
-	require.NoError(t, err)
-	require.Zero(t, sresp.ErrorCode, "the frozen member's sync: %v", kerr.ErrorForCode(sresp.ErrorCode))
-	var a kmsg.ConsumerMemberAssignment
-	require.NoError(t, a.ReadFrom(sresp.MemberAssignment))
-	require.NotEmpty(t, a.Topics, "the leader gave the frozen member partitions")
+// freezer cuts a kgo client off as a frozen process is (SIGSTOP, or a
+// network that drops everything): while frozen, what the client sends on
+// its connections is dropped and nothing comes back, and new connections
+// are not made. unfreeze closes the connections it cut off, so that the
+// client's requests fail at once and it can be closed.
+type freezer struct {
+	mu     sync.Mutex
+	frozen bool
+	thaw   chan struct{}
+	conns  []net.Conn
 }
 
-// TestKafkaGroupKgoSessionTimeout: a member that stops heartbeating is
-// removed when its session timeout passes, and its partitions move to
-// the members still alive, which read them from the start (the frozen
-// member committed nothing).
-func TestKafkaGroupKgoSessionTimeout(t *testing.T) {
-	const partitions, per = 6, 5
-	f := startGroups(t, 1, partitions, 1)
-	f.produceEach(t, partitions, per)
-	l := newLedger()
-	a := f.groupMember(t, "a", "billing", l, kgo.Balancers(kgo.RangeBalancer()))
-	b := f.groupMember(t, "b", "billing", l, kgo.Balancers(kgo.RangeBalancer()))
-	awaitSplit(t, l, partitions*per, 3, a, b)
+func newFreezer() *freezer { return &freezer{thaw: make(chan struct{})} }
 
-	start := time.Now()
-	fakeMember(ctx(t), t, f.client(t), "billing", 500*time.Millisecond)
-	d, ok := f.groups.Describe("billing")
-	require.True(t, ok)
-	require.Len(t, d.Members, 3, "the frozen member is in the group")
-	// It owns two partitions until its session expires, then a and b
-	// take them back.
-	awaitSplit(t, l, partitions*per, 3, a, b)
-	require.Greater(t, time.Since(start), 400*time.Millisecond, "the partitions moved after the session timeout, not before")
-	d, _ = f.groups.Describe("billing")
-	require.Len(t, d.Members, 2)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	require.Empty(t, l.refused)
+// dial is the client's kgo.Dialer.
+func (f *freezer) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	if f.isFrozen() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, network, host)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.conns = append(f.conns, c)
+	return &frozenConn{Conn: c, f: f}, nil
+}
+
+func (f *freezer) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.frozen = true
+}
+
+func (f *freezer) unfreeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.frozen {
+		f.frozen = false
+		for _, c := range f.conns {
+			_ = c.Close()
+		}
+		close(f.thaw)
+	}
+}
+
+func (f *freezer) isFrozen() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.frozen
+}
+
+// frozenConn is one connection of a freezer's client.
+type frozenConn struct {
+	net.Conn
+	f *freezer
+}
+
+func (c *frozenConn) Write(p []byte) (int, error) {
+	if c.f.isFrozen() {
+		return len(p), nil // dropped
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *frozenConn) Read(p []byte) (int, error) {
+	if c.f.isFrozen() {
+		<-c.f.thaw
+	}
+	return c.Conn.Read(p)
+}
+
+// TestKafkaGroupKgoSessionTimeout: a kgo member whose process freezes
+// (its connections cut off: no heartbeat, no LeaveGroup) is removed when
+// its session timeout passes, and its partitions move to the members
+// still alive, which read on from the committed offsets. With the eager
+// range balancer and the cooperative-sticky one.
+func TestKafkaGroupKgoSessionTimeout(t *testing.T) {
+	for name, balancer := range map[string]kgo.GroupBalancer{
+		"range":              kgo.RangeBalancer(),
+		"cooperative-sticky": kgo.CooperativeStickyBalancer(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each its own cluster: they wait out their sessions together
+			const partitions, per = 6, 5
+			const session = 500 * time.Millisecond
+			f := startGroups(t, 1, partitions, 1)
+			f.produceEach(t, partitions, per)
+			l := newLedger()
+			a := f.groupMember(t, "a", "billing", l, kgo.Balancers(balancer))
+			b := f.groupMember(t, "b", "billing", l, kgo.Balancers(balancer))
+			cold := newFreezer()
+			c := f.groupMember(t, "c", "billing", l, kgo.Balancers(balancer), kgo.Dialer(cold.dial), kgo.SessionTimeout(session))
+			t.Cleanup(cold.unfreeze)
+			awaitSplit(t, l, partitions*per, 2, a, b, c)
+
+			cold.freeze()
+			start := time.Now()
+			f.produceEach(t, partitions, per)
+			awaitSplit(t, l, 2*partitions*per, 3, a, b)
+			require.Greater(t, time.Since(start), session-100*time.Millisecond, "the partitions moved after the session timeout, not before")
+			d, ok := f.groups.Describe("billing")
+			require.True(t, ok)
+			require.Len(t, d.Members, 2, "the frozen member was removed")
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			require.Empty(t, l.refused)
+		})
+	}
 }
 
 // TestKafkaGroupKgoStaleGenerationCommit: a commit that names the

@@ -1,10 +1,13 @@
 package kafka_test
 
 import (
+	"encoding/binary"
+	"io"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -13,17 +16,25 @@ import (
 	"github.com/pystream/pystream/server/kafka"
 )
 
-// rawJoin sends a JoinGroup of one "range" consumer at version v on nc.
-func rawJoin(t *testing.T, nc net.Conn, v int16, groupID, memberID string, instance *string, sessionMs int32) *kmsg.JoinGroupResponse {
-	t.Helper()
+// joinRequest is a JoinGroup of one "range" consumer of "events" at
+// version v, with a 1 s session and a 5 s rebalance timeout.
+func joinRequest(v int16, groupID, memberID string) *kmsg.JoinGroupRequest {
 	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version, req.Group, req.MemberID, req.InstanceID = v, groupID, memberID, instance
-	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = sessionMs, 5000, "consumer"
+	req.Version, req.Group, req.MemberID = v, groupID, memberID
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = 1000, 5000, "consumer"
 	meta := kmsg.NewConsumerMemberMetadata()
 	meta.Topics = []string{"events"}
 	p := kmsg.NewJoinGroupRequestProtocol()
 	p.Name, p.Metadata = "range", meta.AppendTo(nil)
 	req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+	return req
+}
+
+// rawJoin sends a JoinGroup of one "range" consumer at version v on nc.
+func rawJoin(t *testing.T, nc net.Conn, v int16, groupID, memberID string, instance *string, sessionMs int32) *kmsg.JoinGroupResponse {
+	t.Helper()
+	req := joinRequest(v, groupID, memberID)
+	req.InstanceID, req.SessionTimeoutMillis = instance, sessionMs
 	return roundTrip(t, nc, req, v).(*kmsg.JoinGroupResponse)
 }
 
@@ -237,3 +248,103 @@ func (l fakeLister) List() []group.Summary {
 }
 
 func (l fakeLister) Describe(id string) (group.Description, bool) { return l.d, id == l.d.Group }
+
+// A JoinGroup that waits for a rebalance ends when its client closes the
+// connection, not when the rebalance does: the connection's goroutine is
+// not held for the rebalance timeout. A client that sends another request
+// on the connection while its join waits is alive: that request is
+// answered after the join, in order.
+func TestKafkaGroupRawJoinEndsWithItsClient(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	groups := group.NewClassicCoordinator(group.NewRegistry(), group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond})
+	t.Cleanup(groups.Close)
+	f := start(t, 1, 1, 1, func(c *kafka.Config) { c.Groups, c.Registerer = groups, reg })
+	memberID, _ := rawMember(t, f.dial(t, 1), "g", nil)
+
+	joins := func() float64 { return requestsOf(t, reg, "JoinGroup") }
+	before := joins()
+	gone := f.dial(t, 1)
+	_, err := gone.Write(kmsg.NewRequestFormatter().AppendRequest(nil, joinRequest(3, "g", ""), 1))
+	require.NoError(t, err) // it waits: the first member has not joined again
+	require.Never(t, func() bool { return joins() > before }, 100*time.Millisecond, 10*time.Millisecond)
+	require.NoError(t, gone.Close())
+	require.Eventually(t, func() bool { return joins() > before }, time.Second, 5*time.Millisecond,
+		"answered (to no one) once its client left, not at the 5 s rebalance timeout")
+
+	alive := f.dial(t, 1)
+	frames := append(kmsg.NewRequestFormatter().AppendRequest(nil, joinRequest(3, "g", ""), 1),
+		kmsg.NewRequestFormatter().AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 2)...)
+	_, err = alive.Write(frames)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		d, _ := groups.Describe("g")
+		return len(d.Members) == 3 // the first, the one gone (Kafka keeps it in the rebalance), this one
+	}, time.Second, 5*time.Millisecond)
+	require.Zero(t, rawJoin(t, f.dial(t, 1), 3, "g", memberID, nil, 1000).ErrorCode, "the first member joins again: the join completes")
+	for _, want := range []int32{1, 2} {
+		var size [4]byte
+		_, err := io.ReadFull(alive, size[:])
+		require.NoError(t, err)
+		body := make([]byte, binary.BigEndian.Uint32(size[:]))
+		_, err = io.ReadFull(alive, body)
+		require.NoError(t, err)
+		require.Equal(t, want, int32(binary.BigEndian.Uint32(body)), "the join's answer, then the next request's")
+	}
+}
+
+// requestsOf is pystream_kafka_requests_total of api in reg.
+func requestsOf(t *testing.T, reg *prometheus.Registry, api string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "pystream_kafka_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "api" && l.GetValue() == api {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// The coordinator's own refusals in Kafka's codes: a join to a group
+// whose offsets are being deleted is COORDINATOR_NOT_AVAILABLE (clients
+// retry, as for a Dead group), one that would start a group past the
+// coordinator's most groups GROUP_MAX_SIZE_REACHED, and a join waiting
+// when the coordinator is cleared (this node stopped leading the
+// metadata group) NOT_COORDINATOR.
+func TestKafkaGroupRawCoordinatorRefusals(t *testing.T) {
+	f := startGroups(t, 1, 1, 1, func(c *group.ClassicConfig) { c.MaxGroups = 1 })
+	release, err := f.registry.Hold("held")
+	require.NoError(t, err)
+	defer release()
+	nc := f.dial(t, 1)
+	require.Equal(t, kerr.CoordinatorNotAvailable.Code, rawJoin(t, nc, 3, "held", "", nil, 1000).ErrorCode)
+	memberID, _ := rawMember(t, nc, "g", nil)
+	require.Equal(t, kerr.GroupMaxSizeReached.Code, rawJoin(t, nc, 3, "other", "", nil, 1000).ErrorCode)
+
+	waiting := f.dial(t, 1)
+	_, err = waiting.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, joinRequest(3, "g", ""), 7))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		d, _ := f.groups.Describe("g")
+		return len(d.Members) == 2
+	}, time.Second, 5*time.Millisecond)
+	f.groups.Clear()
+	var size [4]byte
+	_, err = io.ReadFull(waiting, size[:])
+	require.NoError(t, err)
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err = io.ReadFull(waiting, body)
+	require.NoError(t, err)
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.SetVersion(3)
+	require.NoError(t, resp.ReadFrom(body[4:]))
+	require.Equal(t, kerr.NotCoordinator.Code, resp.ErrorCode)
+	require.Equal(t, kerr.UnknownMemberID.Code, rawHeartbeat(t, nc, "g", memberID, nil, 1), "the cleared coordinator knows no member")
+}

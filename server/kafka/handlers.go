@@ -18,6 +18,14 @@ type api struct {
 	// fail is req's answer with every item failing with code: the answer
 	// to a version outside min..max that the codec still decodes.
 	fail func(req kmsg.Request, code int16) kmsg.Response
+	// membership marks a request of the classic group protocol: a
+	// listener that does not coordinate groups (coordinatorCode) answers
+	// it with fail, never reaching handle.
+	membership bool
+	// waits marks a request that may wait long for its answer (a
+	// rebalance): it is handled with a context that ends when the client
+	// closes the connection (conn.watchGone).
+	waits bool
 }
 
 // table is every API the listener serves; ApiVersions advertises exactly
@@ -38,10 +46,10 @@ func (s *Server) table() []api {
 		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit},
 		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch},
 		// Consumer groups: Kafka's classic protocol (groups.go).
-		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup},
-		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup},
-		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat},
-		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup},
+		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true},
+		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true},
+		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true},
+		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true},
 		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups},
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups},
 	}

@@ -12,10 +12,6 @@ import (
 func (s *Server) heartbeat(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	if code := s.coordinatorCode(); code != 0 {
-		resp.ErrorCode = x.code(code)
-		return resp
-	}
 	err := s.groups.Heartbeat(req.Group, req.Generation, group.MemberRef{MemberID: req.MemberID, InstanceID: deref(req.InstanceID)})
 	resp.ErrorCode = x.code(groupErrorCode(err))
 	return resp

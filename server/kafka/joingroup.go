@@ -12,7 +12,8 @@ import (
 // next generation (group.ClassicCoordinator.Join). The answer waits for
 // the rebalance to complete, up to the longest rebalance timeout of the
 // group's members, on this connection: requests a client sends after it
-// on the same connection wait too, as they do on a Kafka broker. v0 has
+// on the same connection wait too, as they do on a Kafka broker. A client
+// that closes the connection ends the wait (conn.watchGone). v0 has
 // no rebalance timeout (the session timeout is used); v4+ gives a new
 // member its id with MEMBER_ID_REQUIRED; v5+ carries the group instance
 // id of a static member; v9's SkipAssignment tells a restarted static
@@ -21,10 +22,6 @@ func (s *Server) joinGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.JoinGroupRequest)
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
 	resp.MemberID = req.MemberID
-	if code := s.coordinatorCode(); code != 0 {
-		resp.ErrorCode = x.code(code)
-		return resp
-	}
 	rebalance := req.RebalanceTimeoutMillis
 	if req.Version == 0 {
 		rebalance = req.SessionTimeoutMillis

@@ -14,9 +14,6 @@ import (
 func (s *Server) leaveGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-	if code := s.coordinatorCode(); code != 0 {
-		return failLeaveGroup(req, x.code(code))
-	}
 	refs := []group.MemberRef{{MemberID: req.MemberID}}
 	if req.Version >= 3 {
 		refs = refs[:0]

@@ -35,7 +35,7 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.OffsetCommitRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	groupCode := s.coordinatorCode()
-	if topic.ValidateName(req.Group) != nil {
+	if group.ValidateID(req.Group) != nil {
 		groupCode = kerr.InvalidGroupID.Code
 	}
 	if groupCode == 0 {
@@ -43,7 +43,11 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 		if req.Version == 0 {
 			generation, member = -1, group.MemberRef{}
 		}
-		if err := s.groups.CheckCommit(req.Group, generation, member); err != nil {
+		// The offsets are stored before the group may fence the member
+		// (done): a commit checked in one generation lands in it.
+		done, err := s.groups.CheckCommit(req.Group, generation, member)
+		defer done()
+		if err != nil {
 			groupCode = groupErrorCode(err)
 			s.cfg.Logger.Debug("kafka offset commit refused", "group", req.Group, "generation", generation, "member", member.MemberID, "err", err)
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/client"
-	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/server/group"
 )
 
 // fetchedOffset is one partition's answer in OffsetFetch.
@@ -85,8 +85,8 @@ func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 
 // fetchOffsets is a group's offsets for the topics asked (every offset
 // it committed when asked is nil) and the group's error code.
-func (s *Server) fetchOffsets(x *exchange, group string, asked []kmsg.OffsetFetchRequestTopic) ([]fetchedTopic, int16) {
-	if topic.ValidateName(group) != nil {
+func (s *Server) fetchOffsets(x *exchange, groupID string, asked []kmsg.OffsetFetchRequestTopic) ([]fetchedTopic, int16) {
+	if group.ValidateID(groupID) != nil {
 		code := x.code(kerr.InvalidGroupID.Code)
 		var out []fetchedTopic
 		for _, t := range asked {
@@ -99,7 +99,7 @@ func (s *Server) fetchOffsets(x *exchange, group string, asked []kmsg.OffsetFetc
 		return out, code
 	}
 	if asked == nil {
-		list, err := s.c.ListOffsets(group)
+		list, err := s.c.ListOffsets(groupID)
 		if err != nil {
 			return nil, x.code(offsetCode(err))
 		}
@@ -126,7 +126,7 @@ func (s *Server) fetchOffsets(x *exchange, group string, asked []kmsg.OffsetFetc
 			case terr != nil || p < 0 || int(p) >= info.PartitionCount:
 				fo.code = x.code(kerr.UnknownTopicOrPartition.Code)
 			default:
-				off, ok, err := s.c.LoadOffset(group, t.Topic, int(p))
+				off, ok, err := s.c.LoadOffset(groupID, t.Topic, int(p))
 				if fo.code = x.code(offsetCode(err)); fo.code == 0 && ok {
 					fo.offset = int64(off)
 				}

@@ -104,7 +104,7 @@ func TestKafkaOffsetsCommitRefusals(t *testing.T) {
 		{"beyond the high watermark", "billing", -1, "", "events", 0, 4, kerr.OffsetOutOfRange},
 		{"below the committed offset", "billing", -1, "", "events", 0, 1, kerr.OffsetOutOfRange},
 		{"negative", "billing", -1, "", "events", 0, -5, kerr.OffsetOutOfRange},
-		{"a generation", "billing", 3, "", "events", 0, 3, kerr.IllegalGeneration},
+		{"a generation of a group without members", "billing", 3, "", "events", 0, 3, kerr.UnknownMemberID},
 		{"a member", "billing", -1, "member-1", "events", 0, 3, kerr.UnknownMemberID},
 		{"an invalid consumer id", "bad id", -1, "", "events", 0, 3, kerr.InvalidGroupID},
 		{"an unknown topic", "billing", -1, "", "nope", 0, 0, kerr.UnknownTopicOrPartition},

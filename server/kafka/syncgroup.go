@@ -14,10 +14,6 @@ import (
 func (s *Server) syncGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.SyncGroupRequest)
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	if code := s.coordinatorCode(); code != 0 {
-		resp.ErrorCode = x.code(code)
-		return resp
-	}
 	sr := group.SyncRequest{Group: req.Group, MemberRef: group.MemberRef{MemberID: req.MemberID, InstanceID: deref(req.InstanceID)},
 		Generation: req.Generation, ProtocolType: deref(req.ProtocolType), Protocol: deref(req.Protocol)}
 	if len(req.GroupAssignment) > 0 {

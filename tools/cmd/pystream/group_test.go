@@ -33,7 +33,7 @@ func startGroupMember(t *testing.T, url string) *groupMemberProcess {
 	errOut, err := os.Create(p.err)
 	require.NoError(t, err)
 	t.Cleanup(func() { _, _ = out.Close(), errOut.Close() })
-	cmd := exec.Command(pystreamBin, "consume", "-G", "billing", "orders", "-f", `%v\n`)
+	cmd := exec.Command(pystreamBin, "consume", "-G", "billing", "orders", "-f", `%p:%o:%v\n`)
 	cmd.Env = append(os.Environ(), "PYSTREAM_SERVER="+url)
 	cmd.Stdout, cmd.Stderr = out, errOut
 	require.NoError(t, cmd.Start())
@@ -65,12 +65,44 @@ func (p *groupMemberProcess) interrupt(t *testing.T, sig syscall.Signal) {
 	require.False(t, errors.As(err, &exit), "%v: commit, leave, exit 0: %v\n%s", sig, err, p.stderr(t))
 }
 
-// records is what the process printed so far.
-func (p *groupMemberProcess) records(t *testing.T) []string {
+// printed is one record the process printed.
+type printed struct {
+	partition int
+	offset    uint64
+	value     string
+}
+
+// printedLines is what the process printed so far, in order.
+func (p *groupMemberProcess) printedLines(t *testing.T) []printed {
 	t.Helper()
 	b, err := os.ReadFile(p.out)
 	require.NoError(t, err)
-	return strings.Fields(string(b))
+	var out []printed
+	for _, line := range strings.Fields(string(b)) {
+		var r printed
+		_, err := fmt.Sscanf(strings.Replace(line, ":", " ", 2), "%d %d %s", &r.partition, &r.offset, &r.value)
+		require.NoError(t, err, line)
+		out = append(out, r)
+	}
+	return out
+}
+
+// records is the values the process printed so far.
+func (p *groupMemberProcess) records(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, r := range p.printedLines(t) {
+		out = append(out, r.value)
+	}
+	return out
+}
+
+// runCLI runs the binary against the server at url and requires exit 0.
+func runCLI(t *testing.T, url string, args ...string) string {
+	t.Helper()
+	res := runEnv(t, []string{"PYSTREAM_SERVER=" + url}, "", args...)
+	require.Zero(t, res.code, "%v: %s", args, res.stderr)
+	return res.stdout
 }
 
 // produceRecords produces n records "<prefix>-<i>" round robin.
@@ -133,19 +165,26 @@ func noLag(d *apiclient.GroupDescription) bool {
 // -G` processes split a topic. A third that joins and is interrupted
 // (Ctrl-C) commits and leaves: its partitions move at once. Then one is
 // killed with SIGKILL (no commit, no leave): its partitions stay with it
-// until its session times out, then the other takes them and goes on from
-// the committed offsets. The survivor, stopped (SIGSTOP) past its own
-// session timeout, is forgotten; continued, it joins again and reads on.
-// No record committed by any of them is missing from what they printed.
+// until its session times out, then the other takes them, each from
+// exactly the offset the killed member last committed. The survivor,
+// stopped (SIGSTOP) past its own session timeout, is forgotten and a new
+// member takes every partition; continued, the stopped one reads nothing
+// more of what it held — no heartbeat succeeded within its session
+// timeout, so it stops reading, as
+// docs/groups.md § Restarts and a new coordinator
+// tells — and joins again, sharing the partitions. No record
+// committed by any of them is missing from what they printed. The group
+// commands run against the same server.
 func TestCLIConsumeGroupKill9(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a server and two consumers through a session timeout")
+		t.Skip("runs a server and group members through session timeouts")
 	}
-	const session = 1500 * time.Millisecond
+	const session = time.Second
 	url := startServer(t, 1, "PYSTREAM_KAFKA_PORT=0", "PYSTREAM_GROUP_SESSION_TIMEOUT="+session.String(),
 		"PYSTREAM_GROUP_HEARTBEAT_INTERVAL=100ms")
 	c := apiclient.New(url)
-	_, _, err := c.CreateTopic(context.Background(), "orders", 4, 1)
+	ctx := context.Background()
+	_, _, err := c.CreateTopic(ctx, "orders", 4, 1)
 	require.NoError(t, err)
 	want := produceRecords(t, c, "first", 40)
 
@@ -154,7 +193,7 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("a printed %v\nb printed %v", a.records(t), b.records(t))
-			td, _ := c.Topic(context.Background(), "orders")
+			td, _ := c.Topic(ctx, "orders")
 			t.Logf("topic %+v", td.Partitions)
 		}
 	})
@@ -164,6 +203,14 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	want = append(want, produceRecords(t, c, "second", 40)...)
 	awaitBilling(t, c, "both read the second batch", noLag)
 
+	out := runCLI(t, url, "group", "list")
+	require.Contains(t, out, "billing")
+	require.Contains(t, out, "consumer")
+	out = runCLI(t, url, "group", "describe", "billing")
+	require.Contains(t, out, "CURRENT-OFFSET")
+	require.Contains(t, out, "state Stable")
+	require.Equal(t, 4, strings.Count(out, "billing  orders"), "one row a partition:\n%s", out)
+
 	third := startGroupMember(t, url)
 	awaitBilling(t, c, "three members", func(d *apiclient.GroupDescription) bool {
 		return slices.Equal(assigned(d), []int{1, 1, 2}) && d.State == "Stable"
@@ -172,7 +219,9 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	awaitBilling(t, c, "the three read theirs", noLag)
 	left := time.Now()
 	third.interrupt(t, syscall.SIGINT)
+	var before *apiclient.GroupDescription
 	awaitBilling(t, c, "the third left", func(d *apiclient.GroupDescription) bool {
+		before = d
 		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable"
 	})
 	require.Less(t, time.Since(left), session, "a member that leaves hands over at once, not after its session timeout")
@@ -180,35 +229,72 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGKILL))
 	_ = a.cmd.Wait()
 	killed := time.Now()
-	want = append(want, produceRecords(t, c, "third", 40)...)
-	d, err := c.Group(context.Background(), "billing")
+	seen := len(b.printedLines(t))
+	d, err := c.Group(ctx, "billing")
 	require.NoError(t, err)
 	require.Equal(t, []int{2, 2}, assigned(d), "the killed member keeps its partitions until its session ends")
+	committed := map[int]uint64{} // partition -> the group's offset when a was killed
+	for _, o := range d.Offsets {
+		committed[o.Partition] = *o.CommittedOffset
+	}
+	want = append(want, produceRecords(t, c, "third", 40)...)
 
 	awaitBilling(t, c, "the survivor took every partition and read them", func(d *apiclient.GroupDescription) bool {
 		return slices.Equal(assigned(d), []int{4}) && noLag(d)
 	})
 	require.GreaterOrEqual(t, time.Since(killed), session-200*time.Millisecond, "not before the session timeout")
+	survivor := d.Members[0].MemberID
+	if d, err := c.Group(ctx, "billing"); err == nil && len(d.Members) == 1 {
+		survivor = d.Members[0].MemberID
+	}
+	first := map[int]uint64{} // partition -> the first offset b printed after a was killed
+	for _, r := range b.printedLines(t)[seen:] {
+		if _, ok := first[r.partition]; !ok {
+			first[r.partition] = r.offset
+		}
+	}
+	took := 0
+	for _, o := range before.Offsets {
+		if o.MemberID == survivor {
+			continue
+		}
+		took++
+		require.Equal(t, committed[o.Partition], first[o.Partition], "partition %d resumes at a's last commit", o.Partition)
+	}
+	require.Equal(t, 2, took)
 
 	require.NoError(t, b.cmd.Process.Signal(syscall.SIGSTOP))
-	time.Sleep(session + 500*time.Millisecond)
 	awaitBilling(t, c, "the stopped member is forgotten", func(d *apiclient.GroupDescription) bool { return len(d.Members) == 0 })
-	require.NoError(t, b.cmd.Process.Signal(syscall.SIGCONT))
 	want = append(want, produceRecords(t, c, "fourth", 40)...)
-	awaitBilling(t, c, "it joined again and read on", func(d *apiclient.GroupDescription) bool {
+	fresh := startGroupMember(t, url)
+	awaitBilling(t, c, "a new member took every partition and read them", func(d *apiclient.GroupDescription) bool {
 		return slices.Equal(assigned(d), []int{4}) && noLag(d)
 	})
-	require.Contains(t, b.stderr(t), "joining again")
+	seen = len(b.printedLines(t))
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGCONT))
+	want = append(want, produceRecords(t, c, "fifth", 40)...)
+	awaitBilling(t, c, "it joined again; the two read on", func(d *apiclient.GroupDescription) bool {
+		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable" && noLag(d)
+	})
+	require.Contains(t, b.stderr(t), "no heartbeat succeeded within the session timeout")
+	for _, r := range b.printedLines(t)[seen:] {
+		require.NotContains(t, r.value, "fourth", "read by the new member; the stopped one stopped reading")
+	}
 
 	b.interrupt(t, syscall.SIGTERM)
+	fresh.interrupt(t, syscall.SIGTERM)
 	got := map[string]bool{}
-	for _, r := range slices.Concat(a.records(t), b.records(t), third.records(t)) {
+	for _, r := range slices.Concat(a.records(t), b.records(t), third.records(t), fresh.records(t)) {
 		got[r] = true
 	}
 	for _, w := range want {
-		require.True(t, got[w], "record %s was committed but printed by neither member", w)
+		require.True(t, got[w], "record %s was committed but printed by no member", w)
 	}
-	list, err := c.Groups(context.Background())
+	list, err := c.Groups(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []apiclient.GroupSummary{{Group: "billing", State: "Empty"}}, list.Groups, "the survivor left")
+	require.Equal(t, []apiclient.GroupSummary{{Group: "billing", State: "Empty"}}, list.Groups, "the members left")
+	require.Contains(t, runCLI(t, url, "group", "list"), "Empty")
+	require.Contains(t, runCLI(t, url, "group", "delete", "billing", "--yes"), "deleted group billing")
+	_, err = c.Group(ctx, "billing")
+	require.ErrorIs(t, err, apiclient.ErrNotFound)
 }

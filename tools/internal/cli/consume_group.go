@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
@@ -19,14 +20,24 @@ import (
 //     rebalance is answered at once. An answer that changes the
 //     assignment or the epoch is handed to the fetch loop, and the next
 //     heartbeat waits until the loop has applied it: then it reports what
-//     the loop holds, releasing what was taken away. A fenced or unknown
-//     member hands over "lost" (give up everything, uncommitted) and joins
-//     again under its id.
+//     the loop holds, releasing what was taken away. A fenced member hands
+//     over "lost" (give up everything, uncommitted) and joins again under
+//     its id; an unknown one (the server restarted, the coordinator moved,
+//     or its session ended) joins again under its id claiming what the
+//     loop holds, and the answer says what it keeps.
 //   - the fetch loop reads the partitions it holds as consume does, one
 //     fetch each in turn, committing as the group's member. It applies a
 //     handed assignment between fetches: a partition taken away is
 //     committed, then dropped; a new one starts at the group's committed
 //     offset.
+//
+// The member's lease: each successful heartbeat answer names the session
+// timeout, and the member may read until that long after it sent the
+// heartbeat. When no heartbeat has succeeded by then (the server is
+// unreachable, the process was stopped), the fetch loop stops reading and
+// drops every partition uncommitted — the server may have given them to
+// another member — until a heartbeat succeeds again:
+// docs/groups.md § Restarts and a new coordinator.
 //
 // A commit refused for a stale epoch is not an error: the newer answer is
 // on its way to the loop, which waits for it (groupWait at most) and
@@ -85,6 +96,51 @@ type groupMember struct {
 	// assigned is set once the loop applied a first assignment (-e waits
 	// for it).
 	assigned bool
+
+	// mu guards lease and holding, which the two goroutines share.
+	mu sync.Mutex
+	// lease is when the member must stop reading unless a heartbeat
+	// succeeds first (zero: the server named no session timeout); the
+	// heartbeat goroutine renews it.
+	lease time.Time
+	// holding is what the fetch loop holds, as a heartbeat's owned; the
+	// loop publishes it.
+	holding []apiclient.GroupTopicPartitions
+	// lapsed is set while the loop has stopped reading for a lapsed
+	// lease (the fetch loop's).
+	lapsed bool
+}
+
+// renew extends the lease to session after sent, the moment the heartbeat
+// that succeeded was sent.
+func (gm *groupMember) renew(sent time.Time, sessionMS int64) {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	if sessionMS > 0 {
+		gm.lease = sent.Add(time.Duration(sessionMS) * time.Millisecond)
+	}
+}
+
+// leaseOver reports whether the lease ran out.
+func (gm *groupMember) leaseOver() bool {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	return !gm.lease.IsZero() && time.Now().After(gm.lease)
+}
+
+// owned is what the fetch loop holds now.
+func (gm *groupMember) owned() []apiclient.GroupTopicPartitions {
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	return gm.holding
+}
+
+// publish records what the fetch loop holds, for the next heartbeat.
+func (gm *groupMember) publish() {
+	held := gm.held()
+	gm.mu.Lock()
+	defer gm.mu.Unlock()
+	gm.holding = held
 }
 
 func (a *app) consumeGroup(ctx context.Context, stopSignals func(), c groupAPI, o consumeOptions) error {
@@ -139,19 +195,21 @@ func (a *app) consumeGroup(ctx context.Context, stopSignals func(), c groupAPI, 
 func (gm *groupMember) heartbeats(ctx context.Context) error {
 	var id string
 	var epoch int32
-	var owned []apiclient.GroupTopicPartitions
 	interval, wait := defaultInterval, retryMin
 	join, warned := true, false
 	for ctx.Err() == nil {
+		owned := gm.owned()
 		req := apiclient.GroupHeartbeatRequest{MemberID: id, MemberEpoch: epoch, Owned: owned, MaxWaitMS: uint32(interval.Milliseconds()), ClientID: "pystream"}
 		if join {
-			req = apiclient.GroupHeartbeatRequest{MemberID: id, MemberEpoch: 0, Topics: gm.o.topics, ClientID: "pystream"}
+			req = apiclient.GroupHeartbeatRequest{MemberID: id, MemberEpoch: 0, Topics: gm.o.topics, Owned: owned, ClientID: "pystream"}
 		}
+		sent := time.Now()
 		res, err := gm.c.GroupHeartbeat(ctx, gm.o.group, req)
 		var e *apiclient.Error
 		isAPI := errors.As(err, &e)
 		switch {
 		case err == nil:
+			gm.renew(sent, res.SessionTimeoutMS)
 			wait, warned = retryMin, false
 			if res.HeartbeatIntervalMS > 0 {
 				interval = time.Duration(res.HeartbeatIntervalMS) * time.Millisecond
@@ -159,19 +217,24 @@ func (gm *groupMember) heartbeats(ctx context.Context) error {
 			changed := join || res.MemberEpoch != epoch || !sameParts(res.Assignment, owned)
 			join, id, epoch = false, res.MemberID, res.MemberEpoch
 			if changed {
-				var ok bool
-				if owned, ok = gm.handOff(ctx, assignment{memberID: id, epoch: epoch, parts: res.Assignment, interval: interval}); !ok {
+				if _, ok := gm.handOff(ctx, assignment{memberID: id, epoch: epoch, parts: res.Assignment, interval: interval}); !ok {
 					return nil
 				}
 			}
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, apiclient.ErrFencedMemberEpoch), errors.Is(err, apiclient.ErrUnknownMemberID):
+		case errors.Is(err, apiclient.ErrFencedMemberEpoch):
 			fmt.Fprintf(gm.cs.a.env.Stderr, "pystream: note: %s; giving up its partitions and joining again\n", e.Message)
 			if _, ok := gm.handOff(ctx, assignment{memberID: id, lost: true}); !ok {
 				return nil
 			}
-			join, epoch, owned = true, 0, nil
+			join, epoch = true, 0
+		case errors.Is(err, apiclient.ErrUnknownMemberID):
+			// The server forgot the member: it joins again claiming what
+			// it holds, and keeps what no other member holds. Until the
+			// answer it reads on, within its lease.
+			fmt.Fprintf(gm.cs.a.env.Stderr, "pystream: note: %s; joining again with the partitions it holds\n", e.Message)
+			join, epoch = true, 0
 		case isAPI && (e.Status == 400 || e.Status == 409 || e.Status == 401 || e.Status == 403 || e.Status == 404):
 			return gm.cs.a.apiError("heartbeat in group "+gm.o.group, err)
 		default:
@@ -227,6 +290,9 @@ func (gm *groupMember) loop(ctx context.Context) error {
 		}
 		got := false
 		for _, cur := range slices.Clone(cs.cursors) {
+			if gm.dropLapsed() {
+				break
+			}
 			if cs.o.exitAtEnd && cur.atEnd() {
 				continue
 			}
@@ -260,6 +326,27 @@ func (gm *groupMember) loop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// dropLapsed drops every partition the loop holds, uncommitted, once the
+// lease ran out: the server may have given them to another member. It
+// reports whether the lease is out. Reading resumes with the next
+// assignment a successful heartbeat hands over.
+func (gm *groupMember) dropLapsed() bool {
+	if !gm.leaseOver() {
+		gm.lapsed = false
+		return false
+	}
+	if !gm.lapsed {
+		gm.lapsed = true
+		fmt.Fprintf(gm.cs.a.env.Stderr, "pystream: note: group %s: no heartbeat succeeded within the session timeout; "+
+			"it stops reading its partitions, which may be another member's now, until a heartbeat succeeds\n", gm.o.group)
+	}
+	if len(gm.cs.cursors) > 0 {
+		gm.cs.cursors = nil
+		gm.publish()
+	}
+	return true
 }
 
 // errStaleMember is a commit refused because the member's epoch moved on
@@ -340,6 +427,7 @@ func (gm *groupMember) apply(ctx context.Context, a assignment) error {
 	})
 	cs.cursors = kept
 	gm.assigned = gm.assigned || !a.lost
+	gm.publish()
 	select {
 	case gm.applied <- gm.held():
 	default:
