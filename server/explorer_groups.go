@@ -28,7 +28,7 @@ type partKey struct {
 // not coordinate groups lists none (its members joined the controller).
 func (s *Server) explorerGroups(committed []apiclient.ConsumerPosition, hw map[partKey]uint64) []apiclient.GroupDescription {
 	out := []apiclient.GroupDescription{}
-	if s.node != nil && s.node.Controller() != int(s.cfg.NodeID) {
+	if _, here := s.groupCoordinator(); !here {
 		return out
 	}
 	byGroup := map[string][]apiclient.ConsumerPosition{}
