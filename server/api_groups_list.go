@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"errors"
 	"maps"
 	"net/http"
@@ -80,54 +79,14 @@ func (s *Server) handleDescribeGroup(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, notFound("group %q has no members and no committed offsets", g))
 		return
 	}
-	out := apiclient.GroupDescription{Group: g, State: group.StateEmpty, Members: []apiclient.GroupMember{}}
-	if found {
-		out.Protocol, out.State, out.ProtocolType, out.Assignor, out.Epoch = string(d.Protocol), d.State, d.ProtocolType, d.Assignor, d.Generation
+	offsets := make([]groupOffset, len(committed))
+	for i, o := range committed {
+		offsets[i] = groupOffset{partKey{o.Topic, o.Partition}, o.Offset}
 	}
-	type key struct {
-		topic string
-		p     int
-	}
-	rows := map[key]*apiclient.GroupPartitionOffset{}
-	row := func(topic string, p int) *apiclient.GroupPartitionOffset {
-		k := key{topic, p}
-		if rows[k] == nil {
-			rows[k] = &apiclient.GroupPartitionOffset{Topic: topic, Partition: p}
-		}
-		return rows[k]
-	}
-	for _, m := range d.Members {
-		out.Members = append(out.Members, apiclient.GroupMember{MemberID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID,
-			ClientHost: m.ClientHost, Assignment: toWire(m.Assigned)})
-		for _, tp := range m.Assigned {
-			for _, p := range tp.Partitions {
-				row(tp.Topic, int(p)).MemberID = m.ID
-			}
-		}
-	}
-	for _, o := range committed {
-		off := o.Offset
-		row(o.Topic, o.Partition).CommittedOffset = &off
-	}
-	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p))
-	}) {
-		rw := rows[k]
-		if hw, err := s.cluster.HighWatermark(k.topic, k.p); err == nil {
-			rw.LogEndOffset = &hw
-			if rw.CommittedOffset != nil {
-				lag := uint64(0)
-				if hw > *rw.CommittedOffset {
-					lag = hw - *rw.CommittedOffset
-				}
-				rw.Lag = &lag
-			}
-		}
-		out.Offsets = append(out.Offsets, *rw)
-	}
-	if out.Offsets == nil {
-		out.Offsets = []apiclient.GroupPartitionOffset{}
-	}
+	out := describeGroupFor(g, d, found, offsets, func(k partKey) (uint64, bool) {
+		hw, err := s.cluster.HighWatermark(k.topic, k.p)
+		return hw, err == nil
+	})
 	writeJSON(w, http.StatusOK, out)
 }
 

@@ -31,10 +31,11 @@ func (s *Server) explorerGroups(committed []apiclient.ConsumerPosition, hw map[p
 	if _, here := s.groupCoordinator(); !here {
 		return out
 	}
-	byGroup := map[string][]apiclient.ConsumerPosition{}
+	byGroup := map[string][]groupOffset{}
 	for _, c := range committed {
-		byGroup[c.ConsumerID] = append(byGroup[c.ConsumerID], c)
+		byGroup[c.ConsumerID] = append(byGroup[c.ConsumerID], groupOffset{partKey{c.Topic, c.Partition}, c.Offset})
 	}
+	hwOf := func(k partKey) (uint64, bool) { h, ok := hw[k]; return h, ok }
 	seen := map[string]bool{}
 	for _, l := range s.groupListers() {
 		for _, sum := range l.List() {
@@ -46,24 +47,34 @@ func (s *Server) explorerGroups(committed []apiclient.ConsumerPosition, hw map[p
 				continue // its last member left since List
 			}
 			seen[sum.Group] = true
-			out = append(out, describeGroupFor(d, byGroup[sum.Group], hw))
+			out = append(out, describeGroupFor(sum.Group, d, true, byGroup[sum.Group], hwOf))
 		}
 	}
 	slices.SortFunc(out, func(a, b apiclient.GroupDescription) int { return cmp.Compare(a.Group, b.Group) })
 	return out
 }
 
-// describeGroupFor is d in GET /api/groups/{group}'s shape: its members
-// and, per partition it committed or is assigned, the committed offset,
-// the high watermark (hw; null when the partition is gone) and the lag.
-func describeGroupFor(d group.Description, committed []apiclient.ConsumerPosition, hw map[partKey]uint64) apiclient.GroupDescription {
-	out := apiclient.GroupDescription{Group: d.Group, Protocol: string(d.Protocol), State: d.State, ProtocolType: d.ProtocolType,
-		Assignor: d.Assignor, Epoch: d.Generation, Members: []apiclient.GroupMember{}, Offsets: []apiclient.GroupPartitionOffset{}}
+// groupOffset is one offset a group committed.
+type groupOffset struct {
+	key    partKey
+	offset uint64
+}
+
+// describeGroupFor is group g in GET /api/groups/{group}'s shape: d when
+// found (a group with members), else an Empty group; its members and,
+// per partition it committed or is assigned, the committed offset, the
+// high watermark hw gives (null when the partition is gone, ok false)
+// and the lag. GET /api/groups/{group} and the explorer both build it
+// here.
+func describeGroupFor(g string, d group.Description, found bool, committed []groupOffset, hw func(partKey) (uint64, bool)) apiclient.GroupDescription {
+	out := apiclient.GroupDescription{Group: g, State: group.StateEmpty, Members: []apiclient.GroupMember{}, Offsets: []apiclient.GroupPartitionOffset{}}
+	if found {
+		out.Protocol, out.State, out.ProtocolType, out.Assignor, out.Epoch = string(d.Protocol), d.State, d.ProtocolType, d.Assignor, d.Generation
+	}
 	rows := map[partKey]*apiclient.GroupPartitionOffset{}
-	row := func(topic string, p int) *apiclient.GroupPartitionOffset {
-		k := partKey{topic, p}
+	row := func(k partKey) *apiclient.GroupPartitionOffset {
 		if rows[k] == nil {
-			rows[k] = &apiclient.GroupPartitionOffset{Topic: topic, Partition: p}
+			rows[k] = &apiclient.GroupPartitionOffset{Topic: k.topic, Partition: k.p}
 		}
 		return rows[k]
 	}
@@ -72,19 +83,19 @@ func describeGroupFor(d group.Description, committed []apiclient.ConsumerPositio
 			ClientHost: m.ClientHost, Assignment: toWire(m.Assigned)})
 		for _, tp := range m.Assigned {
 			for _, p := range tp.Partitions {
-				row(tp.Topic, int(p)).MemberID = m.ID
+				row(partKey{tp.Topic, int(p)}).MemberID = m.ID
 			}
 		}
 	}
 	for _, c := range committed {
-		off := c.Offset
-		row(c.Topic, c.Partition).CommittedOffset = &off
+		off := c.offset
+		row(c.key).CommittedOffset = &off
 	}
 	for _, k := range slices.SortedFunc(maps.Keys(rows), func(a, b partKey) int {
 		return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.p, b.p))
 	}) {
 		r := rows[k]
-		if h, ok := hw[k]; ok {
+		if h, ok := hw(k); ok {
 			r.LogEndOffset = &h
 			if r.CommittedOffset != nil {
 				lag := h - min(h, *r.CommittedOffset)
