@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -34,19 +33,8 @@ func BenchmarkGroupRebalance(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	b.Cleanup(func() {
-		cancel()
-		<-served
-		_ = srv.Close()
-	})
-	c := apiclient.New("http://" + ln.Addr().String())
+	c := apiclient.New(serveBench(b, srv))
+	ctx := b.Context()
 	if _, _, err := c.CreateTopic(ctx, "orders", 6, 1); err != nil {
 		b.Fatal(err)
 	}

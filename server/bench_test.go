@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -114,15 +116,7 @@ func benchProduce(b *testing.B, h http.Handler) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			resp, err := hc.Post(url, "application/octet-stream", bytes.NewReader(payload))
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Errorf("status %d", resp.StatusCode)
+			if !benchPost(b, hc, url, payload) {
 				return
 			}
 		}
@@ -153,4 +147,39 @@ func reportFsyncs(b *testing.B, s *Server) {
 			}
 		}
 	}
+}
+
+// benchPost produces payload as one record with a POST to url and reports
+// whether it was acknowledged (a failure is the benchmark's error).
+func benchPost(b *testing.B, hc *http.Client, url string, payload []byte) bool {
+	resp, err := hc.Post(url, "application/octet-stream", bytes.NewReader(payload))
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Errorf("status %d", resp.StatusCode)
+		return false
+	}
+	return true
+}
+
+// serveBench serves s on a free loopback port until the benchmark ends
+// (then closes it) and returns its base URL.
+func serveBench(b *testing.B, s *Server) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	b.Cleanup(func() {
+		cancel()
+		<-served
+		_ = s.Close()
+	})
+	return "http://" + ln.Addr().String()
 }

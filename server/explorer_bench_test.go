@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -153,19 +152,7 @@ func explorerBenchServer(b *testing.B) string {
 	if err := s.Cluster().CreateTopic("bench", 3, 3); err != nil {
 		b.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, ln) }()
-	b.Cleanup(func() {
-		cancel()
-		<-served
-		_ = s.Close()
-	})
-	return "http://" + ln.Addr().String()
+	return serveBench(b, s)
 }
 
 // runPaired runs the paired slices: pages(true) opens the pages before a
@@ -189,15 +176,7 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 		for range benchProducers {
 			wg.Go(func() {
 				for time.Now().Before(stop) {
-					resp, err := hc.Post(base+"/api/topics/bench/records", "application/octet-stream", bytes.NewReader(payload))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						b.Errorf("status %d", resp.StatusCode)
+					if !benchPost(b, hc, base+"/api/topics/bench/records", payload) {
 						return
 					}
 					n.Add(1)
