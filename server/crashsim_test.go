@@ -50,8 +50,11 @@ func TestCrashSimServerRestartAfterProcessCrash(t *testing.T) {
 	steps := counter.Total()
 	require.Greater(t, steps, 20)
 
+	// The runs are independent (each in its own directories) and mostly
+	// wait for fsyncs, so they run in parallel.
 	for n := 1; n <= steps+1; n++ {
 		t.Run(fmt.Sprint("dies before step ", n), func(t *testing.T) {
+			t.Parallel()
 			base := t.TempDir()
 			dataDir := filepath.Join(base, "a", "b", "data")
 			c, err := logtest.KillBefore(base, n, func(fsys durable.FS) { firstLife(fsys, dataDir) })
