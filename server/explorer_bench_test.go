@@ -45,6 +45,14 @@ const (
 	benchPages     = 5
 )
 
+// BenchmarkExplorerProducePairedControl is the same run with no page on
+// either side: its ratios are the noise floor of this machine, against
+// which BenchmarkExplorerProducePaired's are read.
+func BenchmarkExplorerProducePairedControl(b *testing.B) {
+	var measuring atomic.Bool
+	runPaired(b, explorerBenchServer(b), func(bool) {}, &measuring, nil)
+}
+
 func BenchmarkExplorerProducePaired(b *testing.B) {
 	base := explorerBenchServer(b)
 	var measuring atomic.Bool
