@@ -235,9 +235,14 @@ func browserShowsBrokersAndReplicas(t *testing.T, browser context.Context) {
 
 // docs/phase-4-replication.md § High watermark: producing from the form
 // moves every active replica's log end, and the high watermark with them.
+// The redraws change the page's elements in place, as
+// docs/explorer.md § How the page draws tells: the partition's card and
+// its bars stay the same elements while their numbers move.
 func browserProduceMovesLogEndsAndHighWatermark(t *testing.T, browser context.Context) {
 	_, ctx, problems := explorerServer(t, browser)
 	waitJS(t, ctx, "the partition", partSel+`?.dataset.hw === "0"`)
+	_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`window.before = [`+partSel+`, ...`+partSel+`.querySelectorAll(".bar")]`))
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue("#produce-value", "first"), chromedp.Click("#produce-send"),
 	))
@@ -245,6 +250,9 @@ func browserProduceMovesLogEndsAndHighWatermark(t *testing.T, browser context.Co
 	require.NoError(t, chromedp.Do(ctx, chromedp.SetValue("#produce-key", "k"), chromedp.Click("#produce-send")))
 	waitJS(t, ctx, "high watermark 2", partSel+`.dataset.hw === "2"`)
 	waitJS(t, ctx, "every log end at 2", `[...`+partSel+`.querySelectorAll('.replica')].every(r => r.dataset.logEnd === "2")`)
+	waitJS(t, ctx, "the card and its bars the same elements, redrawn", `window.before.length === 4 && `+
+		`window.before.every((n, i) => n === [`+partSel+`, ...`+partSel+`.querySelectorAll(".bar")][i]) && `+
+		`window.before.slice(1).every(b => b.style.width === "100%")`)
 	screenshot(t, ctx, "produced")
 	require.Empty(t, problems())
 }

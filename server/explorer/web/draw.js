@@ -15,38 +15,71 @@ export function el(tag, attrs = {}, ...children) {
   return n;
 }
 
-// replace swaps a container's children for new ones. A button whose id
-// was there before stays the same element, its label and data brought up
-// to date: a click that is under way when an update comes (pressed on the
-// old drawing, released on the new one) still lands on it, and keyboard
-// focus stays where it was. Buttons carry their action in data-act and
-// data-args; one listener (explorer.js) acts on every click. Focus on an
-// element without an id (a link) moves to its like in the new drawing:
-// same tag, same link, same text.
+// replace makes a container's children look like new ones, changing only
+// what differs: an element where the new drawing has one of the same tag
+// (and the same id, if either has one) stays, with its attributes and
+// text brought up to date; only what is new is put in and only what is
+// gone is taken out. A redraw at ten updates a second then costs the
+// browser the few numbers that moved, not a new page: a bar's width, a
+// log end's text. And an element the learner is using stays the same
+// element: a click that is under way when an update comes (pressed on the
+// old drawing, released on the new one) still lands on its button, and
+// keyboard focus stays where it was. Buttons carry their action in
+// data-act and data-args; one listener (explorer.js) acts on every click.
+// Where the focused element did go (its part was redrawn unlike), the
+// focus moves to its like: the element with its id, or else one of the
+// same tag, link and text.
 export function replace(container, children) {
   // A part left out (cond && el(...), which gives false) is no child.
   children = children.flat().filter((c) => c !== null && c !== undefined && c !== false && c !== "");
   const active = document.activeElement && container.contains(document.activeElement) ? document.activeElement : null;
-  const focused = active ? active.id : "";
   const like = (n) => `${n.tagName}|${n.getAttribute("href") || ""}|${n.textContent}`;
-  const look = active && !focused ? like(active) : "";
-  const old = new Map([...container.querySelectorAll("button[id]")].map((b) => [b.id, b]));
-  for (const c of children) {
-    if (!(c instanceof Element)) continue;
-    for (const b of [c, ...c.querySelectorAll("button[id]")]) {
-      const keep = b.tagName === "BUTTON" && old.get(b.id);
-      if (!keep) continue;
-      keep.replaceChildren(...b.childNodes);
-      for (const a of [...keep.attributes]) if (!b.hasAttribute(a.name)) keep.removeAttribute(a.name);
-      for (const a of [...b.attributes]) keep.setAttribute(a.name, a.value);
-      if (b === c) children[children.indexOf(c)] = keep; else b.replaceWith(keep);
+  const look = active ? like(active) : "";
+  patchChildren(container, children.map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
+  if (!active || active.isConnected) return;
+  if (active.id) document.getElementById(active.id)?.focus();
+  else [...container.querySelectorAll(active.tagName)].find((n) => like(n) === look)?.focus();
+}
+
+// alike tells whether node a can be patched into node b: the same kind,
+// the same tag, the same id.
+const alike = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
+  (a.nodeType !== Node.ELEMENT_NODE || a.id === b.id);
+
+// patchChildren makes parent's children the wanted nodes, keeping those
+// that are alike, in order; an element with an id is found wherever it is
+// among them.
+function patchChildren(parent, wanted) {
+  const byID = new Map();
+  for (const n of parent.children) if (n.id) byID.set(n.id, n);
+  wanted.forEach((w, i) => {
+    const here = parent.childNodes[i] || null;
+    const have = w.nodeType === Node.ELEMENT_NODE && w.id ? byID.get(w.id) : here;
+    if (!have || !alike(have, w)) {
+      parent.insertBefore(w, here);
+      return;
     }
+    if (have !== here) parent.insertBefore(have, here);
+    patch(have, w);
+  });
+  while (parent.childNodes.length > wanted.length) parent.lastChild.remove();
+}
+
+// patch makes node have look like node want.
+function patch(have, want) {
+  if (have.nodeType !== Node.ELEMENT_NODE) {
+    if (have.nodeValue !== want.nodeValue) have.nodeValue = want.nodeValue;
+    return;
   }
-  container.replaceChildren(...children);
-  if (focused) document.getElementById(focused)?.focus();
-  else if (look && !container.contains(document.activeElement)) {
-    [...container.querySelectorAll(active.tagName)].find((n) => like(n) === look)?.focus();
+  for (const a of [...have.attributes]) if (!want.hasAttribute(a.name)) have.removeAttribute(a.name);
+  for (const a of want.attributes) {
+    if (have.getAttribute(a.name) === a.value) continue;
+    // The CSP allows no style attribute written as text, only the
+    // element's style object.
+    if (a.name === "style") have.style.cssText = want.style.cssText;
+    else have.setAttribute(a.name, a.value);
   }
+  patchChildren(have, [...want.childNodes]);
 }
 
 // button is a button that asks explorer.js to act(what, ...args).

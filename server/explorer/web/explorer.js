@@ -24,7 +24,20 @@ function onUpdate(u) {
     s.push([now, p.log_end ?? 0]);
     while (s.length > 2 && now - s[1][0] > 5000) s.shift();
   }
-  redraw();
+  redrawSoon();
+}
+
+// redrawSoon draws the latest state at the browser's next frame: updates
+// that come between two frames are drawn once, and a page in a hidden tab
+// draws nothing until it is shown.
+let redrawing = false;
+function redrawSoon() {
+  if (redrawing) return;
+  redrawing = true;
+  requestAnimationFrame(() => {
+    redrawing = false;
+    redraw();
+  });
 }
 
 function measureRates() {
