@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/topic/envelope"
 )
 
@@ -60,6 +61,21 @@ func fetchedRecord(payload []byte) envelope.Record {
 		return envelope.Record{Value: payload}
 	}
 	return r
+}
+
+// fetchedRecordOf is what an answer says of a stored record, as the
+// struct json.Marshal writes: what fetchEncoder.record streams
+// (TestLimitsFetchEncoderMatchesJSON holds the two together).
+func fetchedRecordOf(rec log.Record) apiclient.FetchedRecord {
+	r := fetchedRecord(rec.Payload)
+	out := apiclient.FetchedRecord{Offset: rec.Offset, Timestamp: rec.Timestamp, TimestampMS: unixMillis(rec.Timestamp), Key: r.Key, Value: r.Value}
+	if r.HasTimestamp {
+		out.CreateTimestampMS = &r.Timestamp
+	}
+	for _, h := range r.Headers {
+		out.Headers = append(out.Headers, apiclient.RecordHeader{Key: h.Key, Value: h.Value})
+	}
+	return out
 }
 
 func (e *fetchEncoder) record(rec log.Record) {

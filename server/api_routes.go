@@ -400,6 +400,24 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 						Topic: "orders", Partition: ptr(0), Broker: 1, Summary: "orders/0: leader 2, epoch 1, active [2 3], log end 7", Intent: u64(4)},
 				}, Next: 6})}, 400),
 		}},
+		{Method: http.MethodGet, Path: "/api/journal/{entry}/quarantine", Handler: s.handleQuarantine, Role: RoleRead, Operation: &operation{
+			OperationID: "getQuarantinedRecords", Summary: "The records a recovery cut and kept", Tags: []string{"cluster"},
+			Description: "Records a recovery cut from a replica (past its common prefix with the leader: never acknowledged), read from the quarantine file " +
+				"that journal entry {entry} names (a recover intent or its outcome). offset, max and max_bytes are a fetch's; offset defaults to the first record " +
+				"the file keeps. 404 when the entry names no file, or the file is not in this server's data directory (removed, or kept by another node " +
+				"in cluster mode).",
+			Parameters: []parameter{{Name: "entry", In: "path", Required: true, Description: "Journal entry offset, a decimal integer from 0.",
+				Schema: &schema{Type: "integer", Format: "uint64", Minimum: num(0), Maximum: num(uint64(math.MaxUint64))}, Example: 12},
+				queryUint("offset", "First offset to read (default: the first the file keeps).", 0, math.MaxUint64),
+				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64),
+				queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
+					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
+			Responses: errs(map[string]response{"200": okJSON("The entry's partition and replica, the file, the offsets it keeps, and its records from offset on.",
+				sc.of(apiclient.QuarantineResponse{}), apiclient.QuarantineResponse{Entry: 12, Topic: "orders", Partition: 0, Broker: 2,
+					File: "broker-000002/topics/orders/partition-000000/quarantine-6-7-1733131200000000000.bin", From: 6, To: 7,
+					Records:    []apiclient.FetchedRecord{{Offset: 6, Timestamp: 1733131100000000000, TimestampMS: 1733131100000, Value: []byte("never acknowledged")}},
+					NextOffset: 7})}, 400, 404),
+		}},
 		{Method: http.MethodDelete, Path: "/api/topics/{topic}", Handler: s.handleDeleteTopic, Role: RoleAdmin, Operation: &operation{
 			OperationID: "deleteTopicAndRecords", Summary: "Delete a topic, its records and its consumer offsets", Tags: []string{"topics"},
 			Description: "Durable: once answered, the topic is gone after any crash; a crash during the delete leaves the whole topic or nothing. " +

@@ -43,7 +43,7 @@ func writeAuthFile(t *testing.T) string {
 var wantRoles = map[string]Role{
 	"getHealth": RoleOpen, "getReady": RoleOpen, "getOpenAPI": RoleOpen, "getDocs": RoleOpen, "listDocPages": RoleOpen, "getDocPage": RoleOpen,
 	"getCluster": RoleRead, "listTopics": RoleRead, "getTopic": RoleRead, "getTopicConfig": RoleRead, "fetchRecords": RoleRead, "getPartitionOffsets": RoleRead,
-	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getMetrics": RoleRead,
+	"listConsumerOffsets": RoleRead, "getConsumerOffset": RoleRead, "getJournal": RoleRead, "getQuarantinedRecords": RoleRead, "getMetrics": RoleRead,
 	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite,
 	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "reopenBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,

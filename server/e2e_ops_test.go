@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -299,6 +300,83 @@ func TestE2ERecoverQuarantine(t *testing.T) {
 	require.Equal(t, float64(0), answer["dropped"])
 	require.Nil(t, answer["dropped_from"])
 	require.NotContains(t, answer, "quarantine")
+}
+
+// docs/phase-6-network-api.md § Recover: the records a recovery kept are
+// read back through the journal entry that names their file, as a fetch
+// gives records; a client never names a path. What is not there, or is
+// damaged, is said in PyStream's terms, with no path of the server's.
+func TestE2EQuarantineRecords(t *testing.T) {
+	dir := t.TempDir()
+	r := startServer(t, dir, 3, manual)
+	rec := cutRecord(t, r)
+	j, err := r.client.Journal(t.Context(), 0, 1000)
+	require.NoError(t, err)
+	var entries []uint64 // the recovery's intent and outcome
+	for _, e := range j.Entries {
+		if e.Quarantine != "" {
+			require.Equal(t, "recover", e.Event)
+			entries = append(entries, e.Offset)
+		}
+	}
+	require.Len(t, entries, 2)
+	get := func(path string) (int, string) {
+		resp, err := http.Get(r.base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NotContains(t, string(body), dir)
+		return resp.StatusCode, string(body)
+	}
+	for _, n := range entries {
+		status, body := get(fmt.Sprintf("/api/journal/%d/quarantine", n))
+		require.Equal(t, http.StatusOK, status, body)
+		var got apiclient.QuarantineResponse
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Len(t, got.Records, 1)
+		require.Equal(t, "never acknowledged", string(got.Records[0].Value))
+		got.Records = nil
+		require.Equal(t, apiclient.QuarantineResponse{Entry: n, Topic: "orders", Partition: 0, Broker: 1,
+			File: filepath.ToSlash(rec.Quarantine), From: 2, To: 3, NextOffset: 3}, got)
+	}
+	n := entries[1]
+	status, body := get(fmt.Sprintf("/api/journal/%d/quarantine?offset=3", n))
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `"records":[],"next_offset":3`)
+
+	for path, want := range map[string]int{
+		"/api/journal/x/quarantine":                            http.StatusBadRequest,
+		"/api/journal/-1/quarantine":                           http.StatusBadRequest,
+		fmt.Sprintf("/api/journal/%d/quarantine?max=0", n):     http.StatusBadRequest,
+		fmt.Sprintf("/api/journal/%d/quarantine?path=/etc", n): http.StatusBadRequest,
+		"/api/journal/0/quarantine":                            http.StatusNotFound, // a broker's start keeps nothing
+		fmt.Sprintf("/api/journal/%d/quarantine", j.Next+100):  http.StatusNotFound,
+		"/api/journal/18446744073709551615/quarantine":         http.StatusNotFound,
+		"/api/journal/18446744073709551616/quarantine":         http.StatusBadRequest,
+	} {
+		status, body := get(path)
+		require.Equal(t, want, status, "%s: %s", path, body)
+	}
+
+	// A damaged file is reported, and left as it is.
+	file := filepath.Join(dir, rec.Quarantine)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	damaged := bytes.Clone(data)
+	damaged[0] ^= 0xff // the first frame's header
+	require.NoError(t, os.WriteFile(file, damaged, 0o644))
+	status, body = get(fmt.Sprintf("/api/journal/%d/quarantine", n))
+	require.Equal(t, http.StatusInternalServerError, status, body)
+	require.Contains(t, body, "is damaged at byte 0")
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, damaged, after)
+
+	require.NoError(t, os.Remove(file))
+	status, body = get(fmt.Sprintf("/api/journal/%d/quarantine", n))
+	require.Equal(t, http.StatusNotFound, status, body)
+	require.Contains(t, body, "it was removed, or broker 1's node keeps it")
 }
 
 // rawGet returns the body of a 200 answer to GET path.

@@ -587,6 +587,27 @@ type JournalResponse struct {
 	Next uint64 `json:"next"`
 }
 
+// QuarantineResponse answers GET /api/journal/{entry}/quarantine: records
+// a recovery cut from a replica (never acknowledged) and kept in the
+// quarantine file the journal entry names.
+type QuarantineResponse struct {
+	// Entry is the journal entry asked about; Topic, Partition and Broker
+	// are its: the replica the records were cut from.
+	Entry     uint64 `json:"entry"`
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Broker    int    `json:"broker"`
+	// File is the quarantine file, relative to the data directory.
+	File string `json:"file"`
+	// From and To are the offsets the file keeps: From to To-1.
+	From uint64 `json:"from"`
+	To   uint64 `json:"to"`
+	// Records are as a fetch gives them, from the offset asked for.
+	Records []FetchedRecord `json:"records"`
+	// NextOffset is the offset to ask for next; To once all are read.
+	NextOffset uint64 `json:"next_offset"`
+}
+
 // DeleteTopicResponse answers DELETE /api/topics/{topic}: what was deleted.
 type DeleteTopicResponse struct {
 	Name              string `json:"name"`

@@ -349,6 +349,11 @@ func browserScenariosRunToTheirEnd(t *testing.T, browser context.Context) {
 			n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#timeline [data-quarantine]').length`))
 			require.NoError(t, err)
 			require.Equal(t, 1, n, "the quarantine drawn once, on the done entry")
+			// Its records, read back from the quarantine file: the x
+			// that was never acknowledged.
+			require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#timeline li[data-event="recover"][data-phase="done"] button[data-act="quarantine"]`)))
+			waitJS(t, ctx, "the quarantined record shown", `[...document.querySelectorAll('#records tr[data-offset="3"] td')].map(td => td.textContent)[3] === "x" && `+
+				`document.querySelector("#records .note").textContent.includes("offsets 3 to 3")`)
 		}
 		screenshot(t, ctx, "scenario-"+sc.id)
 

@@ -49,5 +49,6 @@ export const api = {
   catchUp: (topic, p, b) => call("POST", part(topic, p) + `/replicas/${b}/catch-up`),
   recover: (topic, p, b) => call("POST", part(topic, p) + `/replicas/${b}/recover`),
   fetch: (topic, p, offset, max = 20) => call("GET", part(topic, p) + `/records?offset=${offset}&max=${max}`),
+  quarantine: (entry, max = 20) => call("GET", `/api/journal/${entry}/quarantine?max=${max}`),
   healing: (automatic, reason) => call("PUT", "/api/controller", { automatic, reason }),
 };

@@ -173,7 +173,9 @@ export function drawEntry(e) {
         `broker ${k.broker}: log end ${k.logEnd}`, i === 0 ? " — chosen" : "")))),
     c && el("div", { class: "quarantine", "data-quarantine": `${c.from}-${c.to}` },
       `Quarantined: offsets ${c.from} to ${c.to} (${c.count} record${c.count === 1 ? "" : "s"}), never acknowledged`,
-      e.quarantine ? `, kept in ${e.quarantine}` : "", ". ", docLink(RULES.unacked)),
+      e.quarantine ? `, kept in ${e.quarantine}` : "", ". ", docLink(RULES.unacked),
+      e.quarantine && e.phase === "done" && " ",
+      e.quarantine && e.phase === "done" && button(`quarantine-${e.offset}`, "quarantine", [e.offset], "Show the records", "quiet")),
     el("div", { class: "note" }, e.summary, e.reason ? ` — because ${e.reason}` : "", e.error ? ` — error: ${e.error}` : ""),
     r && el("div", {}, "Rule: ", docLink(r))));
   while (list.children.length > 300) list.lastChild.remove();
@@ -221,13 +223,26 @@ const decode = (s, asHex) => {
 };
 
 export function drawRecords(resp, asHex) {
-  const rows = resp.records.map((r) => el("tr", { "data-offset": r.offset },
+  drawRecordTable(resp.records, asHex, `log start ${resp.log_start}, high watermark ${resp.high_watermark}, ` +
+    `leader's log end ${resp.log_end}: a fetch stops at the high watermark.`);
+}
+
+// drawQuarantine shows the records a recovery cut, read back from their
+// quarantine file through the journal entry that names it.
+export function drawQuarantine(resp, asHex) {
+  const n = resp.to - resp.from;
+  drawRecordTable(resp.records, asHex, `Quarantined by journal entry ${resp.entry}: ${n} record${n === 1 ? "" : "s"} ` +
+    `cut from broker ${resp.broker}'s replica of ${resp.topic}/${resp.partition}, offsets ${resp.from} to ${resp.to - 1}, ` +
+    `never acknowledged, kept in ${resp.file}` + (resp.next_offset < resp.to ? ` (the first ${resp.records.length} shown).` : "."));
+}
+
+function drawRecordTable(records, asHex, note) {
+  const rows = records.map((r) => el("tr", { "data-offset": r.offset },
     el("td", {}, String(r.offset)), el("td", {}, new Date(r.timestamp_ms).toISOString()),
     el("td", {}, decode(r.key, asHex)), el("td", {}, decode(r.value, asHex)),
     el("td", {}, (r.headers || []).map((h) => `${h.key}=${decode(h.value, asHex)}`).join(", "))));
   replace(document.getElementById("records"), [
-    el("p", { class: "note" }, `log start ${resp.log_start}, high watermark ${resp.high_watermark}, leader's log end ${resp.log_end}: ` +
-      "a fetch stops at the high watermark."),
+    el("p", { class: "note" }, note),
     el("table", {}, el("thead", {}, el("tr", {}, ["offset", "time", "key", "value", "headers"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows))]);
 }

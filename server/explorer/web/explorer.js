@@ -3,7 +3,7 @@
 
 import { api, headers, setToken } from "./api.js";
 import { follow } from "./stream.js";
-import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawGroups, drawRecords, rateText } from "./draw.js";
+import { el, drawBrokers, drawPartitions, drawEntry, drawConsumers, drawGroups, drawRecords, drawQuarantine, rateText } from "./draw.js";
 import { SCENARIOS } from "./scenarios.js";
 
 const $ = (id) => document.getElementById(id);
@@ -113,6 +113,12 @@ async function act(what, ...args) {
       case "catchUp": { const r = await api.catchUp(...args); say(`Catch-up copied ${r.copied} record(s).`); break; }
       case "recover": { const r = await api.recover(...args); say(`Recovery: common prefix ${r.common_prefix}, cut ${r.dropped}, copied ${r.copied}.`); break; }
       case "healing": await api.healing(args[0], "from the explorer"); say(`Automatic healing ${args[0] ? "on" : "off"}.`); break;
+      case "quarantine": {
+        drawQuarantine(await api.quarantine(args[0]), $("browse-hex").checked);
+        $("records").scrollIntoView({ block: "nearest" });
+        say(`The records journal entry ${args[0]} kept are under "Browse a partition's records".`);
+        break;
+      }
     }
   } catch (e) {
     say(`${what} refused: ${e.message}`, true);

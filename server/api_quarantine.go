@@ -1,0 +1,86 @@
+package server
+
+import (
+	"errors"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// errEnough stops a quarantine file's scan once the answer is full.
+var errEnough = errors.New("answer full")
+
+// handleQuarantine answers GET /api/journal/{entry}/quarantine
+// ?offset=N&max=M&max_bytes=B: the records a recovery cut from a replica
+// and kept in the quarantine file that journal entry {entry} names, from
+// offset N (default: the first it keeps), M and B bounded as a fetch's
+// are. Only the journal names the file: a client never gives a path.
+func (s *Server) handleQuarantine(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("entry")
+	entry, ok := parseUint(raw, ^uint64(0))
+	if !ok {
+		writeAPIError(w, badRequest("journal entry %s: a decimal integer from 0", quoted(raw)))
+		return
+	}
+	q, ae := s.fetchQuery(r)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	entries, err := s.cluster.Journal(entry, 1)
+	if err != nil {
+		writeAPIError(w, s.opError("read the journal", err))
+		return
+	}
+	if len(entries) == 0 || entries[0].Offset != entry {
+		writeAPIError(w, notFound("journal entry %d does not exist", entry))
+		return
+	}
+	e := entries[0]
+	if e.Quarantine == "" {
+		writeAPIError(w, notFound("journal entry %d names no quarantine file: only a recovery that cut records keeps them in one", entry))
+		return
+	}
+	rel := filepath.FromSlash(e.Quarantine)
+	from, to, _, named := cluster.ParseQuarantineName(filepath.Base(rel))
+	if !named || !filepath.IsLocal(rel) {
+		s.logger.Error("a journal entry names a quarantine file the server cannot read", "entry", entry, "quarantine", e.Quarantine)
+		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal,
+			"journal entry %d names its quarantine file in a form this server cannot read; the server log has it", entry))
+		return
+	}
+	out := apiclient.QuarantineResponse{Entry: entry, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker,
+		File: e.Quarantine, From: from, To: to, Records: []apiclient.FetchedRecord{}, NextOffset: max(q.offset, from)}
+	budget := q.maxBytes
+	err = log.ScanFileFrom(filepath.Join(s.cluster.Root(), rel), from, log.Options{}, func(_ int64, rec log.Record) error {
+		if rec.Offset < out.NextOffset {
+			return nil
+		}
+		if len(out.Records) == q.max || budget <= 0 {
+			return errEnough
+		}
+		out.Records = append(out.Records, fetchedRecordOf(rec))
+		out.NextOffset = rec.Offset + 1
+		budget -= len(rec.Payload)
+		return nil
+	})
+	var corrupt *log.CorruptionError
+	switch {
+	case err == nil || errors.Is(err, errEnough):
+		writeJSON(w, http.StatusOK, out)
+	case errors.Is(err, fs.ErrNotExist):
+		writeAPIError(w, notFound("the quarantine file journal entry %d names is not in this server's data directory: "+
+			"it was removed, or broker %d's node keeps it", entry, e.Broker))
+	case errors.As(err, &corrupt):
+		s.logger.Error("a quarantine file is damaged", "entry", entry, "err", err)
+		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the quarantine file of journal entry %d is damaged at byte %d (%s); it is never changed, "+
+				"and pystream log dump reads the records before the damage", entry, corrupt.Pos, tidy(corrupt.Reason)))
+	default:
+		writeAPIError(w, s.opError("read a quarantine file", err))
+	}
+}
