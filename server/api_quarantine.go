@@ -11,8 +11,12 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// errEnough stops a quarantine file's scan once the answer is full.
-var errEnough = errors.New("answer full")
+// errEnough stops a quarantine file's scan once the answer is full;
+// errPastName at a record past the offsets the file's name gives.
+var (
+	errEnough   = errors.New("answer full")
+	errPastName = errors.New("a record past the file's name")
+)
 
 // handleQuarantine answers GET /api/journal/{entry}/quarantine
 // ?offset=N&max=M&max_bytes=B: the records a recovery cut from a replica
@@ -57,6 +61,9 @@ func (s *Server) handleQuarantine(w http.ResponseWriter, r *http.Request) {
 		File: e.Quarantine, From: from, To: to, Records: []apiclient.FetchedRecord{}, NextOffset: max(q.offset, from)}
 	budget := q.maxBytes
 	err = log.ScanFileFrom(filepath.Join(s.cluster.Root(), rel), from, log.Options{}, func(_ int64, rec log.Record) error {
+		if rec.Offset >= to {
+			return errPastName
+		}
 		if rec.Offset < out.NextOffset {
 			return nil
 		}
@@ -70,11 +77,22 @@ func (s *Server) handleQuarantine(w http.ResponseWriter, r *http.Request) {
 	})
 	var corrupt *log.CorruptionError
 	switch {
+	case err == nil && out.NextOffset < to:
+		// The file ends before the offset its name says it keeps to.
+		s.logger.Error("a quarantine file holds fewer records than its name says", "entry", entry, "quarantine", e.Quarantine, "to", to)
+		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the quarantine file of journal entry %d ends before offset %d, which its name says it keeps to; it is never changed, "+
+				"and pystream log dump reads what it holds", entry, to-1))
+	case errors.Is(err, errPastName):
+		s.logger.Error("a quarantine file holds more records than its name says", "entry", entry, "quarantine", e.Quarantine, "to", to)
+		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal,
+			"the quarantine file of journal entry %d holds records past offset %d, where its name says it ends; it is never changed, "+
+				"and pystream log dump reads what it holds", entry, to-1))
 	case err == nil || errors.Is(err, errEnough):
 		writeJSON(w, http.StatusOK, out)
 	case errors.Is(err, fs.ErrNotExist):
 		writeAPIError(w, notFound("the quarantine file journal entry %d names is not in this server's data directory: "+
-			"it was removed, or broker %d's node keeps it", entry, e.Broker))
+			"the recovery did not get to write it, it was removed, or broker %d's node keeps it", entry, e.Broker))
 	case errors.As(err, &corrupt):
 		s.logger.Error("a quarantine file is damaged", "entry", entry, "err", err)
 		writeAPIError(w, newAPIError(http.StatusInternalServerError, CodeInternal,

@@ -373,6 +373,12 @@ func TestE2EQuarantineRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, damaged, after)
 
+	// So is one that ends before the offsets its name gives.
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	status, body = get(fmt.Sprintf("/api/journal/%d/quarantine", n))
+	require.Equal(t, http.StatusInternalServerError, status, body)
+	require.Contains(t, body, "ends before offset 2")
+
 	require.NoError(t, os.Remove(file))
 	status, body = get(fmt.Sprintf("/api/journal/%d/quarantine", n))
 	require.Equal(t, http.StatusNotFound, status, body)

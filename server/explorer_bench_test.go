@@ -223,6 +223,7 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 				}
 			})
 		}
+		var pagesTime time.Duration // how long the "pages" windows were counted
 		// window returns the records/s of one window.
 		window := func(on bool) float64 {
 			pages(on)
@@ -230,8 +231,12 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 			measuring.Store(true)
 			from, start := written.Load(), time.Now()
 			time.Sleep(benchWindow)
-			rate := float64(written.Load()-from) / time.Since(start).Seconds()
+			took := time.Since(start)
+			rate := float64(written.Load()-from) / took.Seconds()
 			measuring.Store(false)
+			if on {
+				pagesTime += took
+			}
 			pages(false)
 			return rate
 		}
@@ -251,6 +256,7 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 				if got != nil {
 					got.Store(0)
 				}
+				pagesTime = 0
 				continue
 			}
 			none, withPages = none+r0, withPages+r5
@@ -260,7 +266,10 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 		producers.Wait()
 
 		slices.Sort(ratios)
-		lo, hi := medianInterval(len(ratios))
+		lo, hi, ok := medianInterval(len(ratios))
+		if !ok {
+			b.Fatalf("no interval for the median of %d pairs", len(ratios))
+		}
 		b.ReportMetric(none/benchPairs, "none-records/s")
 		b.ReportMetric(withPages/benchPairs, "pages-records/s")
 		b.ReportMetric(withPages/none, "pages/none")
@@ -270,19 +279,23 @@ func runPaired(b *testing.B, base string, pages func(on bool), measuring *atomic
 		if got != nil {
 			// Messages per page per second in the windows: at most ten
 			// (docs/explorer.md § How it is served).
-			b.ReportMetric(float64(got.Load())/(benchPairs*benchWindow.Seconds())/benchPages, "messages/s/page")
+			b.ReportMetric(float64(got.Load())/pagesTime.Seconds()/benchPages, "messages/s/page")
 		}
 	}
 }
 
 // medianInterval returns the indexes, in n sorted values, of a confidence
 // interval of at least 95% for their median, with no assumption about
-// their distribution: the median lies below the k-th smallest of n values
-// with the chance that at least k of them fall below it, a binomial tail.
-func medianInterval(n int) (lo, hi int) {
-	// below[k] is P(X < k) for X ~ Binomial(n, 1/2).
-	p := math.Pow(0.5, float64(n)) // P(X = 0)
-	below := 0.0
+// their distribution but that the values are independent: the median
+// lies below the k-th smallest of n values with the chance that at least
+// k of them fall below it, a binomial tail. ok is false when there is
+// none: fewer than 6 values, or too many to count this way (over 1000).
+func medianInterval(n int) (lo, hi int, ok bool) {
+	if n > 1000 {
+		return 0, 0, false
+	}
+	p := math.Pow(0.5, float64(n)) // P(X = 0) for X ~ Binomial(n, 1/2)
+	below := 0.0                   // P(X < k)
 	k := 0
 	for ; k < n; k++ {
 		if below+p > 0.025 {
@@ -294,18 +307,25 @@ func medianInterval(n int) (lo, hi int) {
 	// k is the largest with P(X < k) <= 2.5%: the median lies below the
 	// k-th smallest value (index k-1) with at most that chance, and above
 	// the k-th largest with the same, by symmetry.
-	lo = max(k-1, 0)
-	return lo, n - 1 - lo
+	if k == 0 {
+		return 0, 0, false
+	}
+	return k - 1, n - k, true
 }
 
 func TestMedianInterval(t *testing.T) {
 	// Binomial(30, 1/2): P(X <= 9) = 0.021, P(X <= 10) = 0.049; of 30
 	// sorted values the 10th smallest and the 10th largest bound the
 	// median with 95.7%. Binomial(10, 1/2): P(X <= 1) = 0.011, P(X <= 2)
-	// = 0.055, so the 2nd and the 9th.
-	for _, c := range []struct{ n, lo, hi int }{{30, 9, 20}, {10, 1, 8}, {3, 0, 2}} {
-		if lo, hi := medianInterval(c.n); lo != c.lo || hi != c.hi {
-			t.Errorf("medianInterval(%d) = %d, %d; want %d, %d", c.n, lo, hi, c.lo, c.hi)
+	// = 0.055, so the 2nd and the 9th. Binomial(6, 1/2): P(X = 0) =
+	// 0.016, the smallest and the largest; with 5, P(X = 0) = 0.031 is
+	// already too much.
+	for _, c := range []struct {
+		n, lo, hi int
+		ok        bool
+	}{{30, 9, 20, true}, {10, 1, 8, true}, {6, 0, 5, true}, {5, 0, 0, false}, {1001, 0, 0, false}} {
+		if lo, hi, ok := medianInterval(c.n); lo != c.lo || hi != c.hi || ok != c.ok {
+			t.Errorf("medianInterval(%d) = %d, %d, %v; want %d, %d, %v", c.n, lo, hi, ok, c.lo, c.hi, c.ok)
 		}
 	}
 }

@@ -594,7 +594,22 @@ func browserKeyboardStopsABroker(t *testing.T, browser context.Context) {
 	waitJS(t, ctx, "broker 2 running again", `document.querySelector('li[data-broker="2"]').dataset.available === "true" && `+
 		`document.activeElement?.id === "broker-2-toggle"`)
 
-	_, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#healing a").focus()`))
+	// A redraw that moves the focused button (what stood before it went)
+	// keeps the focus on it.
+	moved, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`import("/explorer/draw.js").then(({ el, replace }) => {
+		const box = document.body.appendChild(document.createElement("div"));
+		replace(box, [el("p", {}, "a note"), el("button", { id: "moving", type: "button" }, "b")]);
+		const b = document.getElementById("moving");
+		b.focus();
+		replace(box, [el("button", { id: "moving", type: "button" }, "b")]);
+		const kept = document.activeElement === b && box.firstChild === b && box.childNodes.length === 1;
+		box.remove();
+		return kept;
+	})`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.True(t, moved, "the focus stays on a button a redraw moved")
+
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("#healing a").focus()`))
 	require.NoError(t, err)
 	_, err = r.client.SetAutomatic(t.Context(), true, "a redraw of the healing line")
 	require.NoError(t, err)

@@ -8,8 +8,10 @@ export function el(tag, attrs = {}, ...children) {
   const n = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
-    else n.setAttribute(k, v === true ? "" : v);
+    if (k.startsWith("on")) {
+      n.addEventListener(k.slice(2), v);
+      listening.add(n);
+    } else n.setAttribute(k, v === true ? "" : v);
   }
   n.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
   return n;
@@ -36,15 +38,31 @@ export function replace(container, children) {
   const like = (n) => `${n.tagName}|${n.getAttribute("href") || ""}|${n.textContent}`;
   const look = active ? like(active) : "";
   patchChildren(container, children.map((c) => (c instanceof Node ? c : document.createTextNode(String(c)))));
-  if (!active || active.isConnected) return;
-  if (active.id) document.getElementById(active.id)?.focus();
+  if (!active || document.activeElement === active) return;
+  // Moved, where moveBefore is missing, or redrawn unlike.
+  if (active.isConnected) active.focus();
+  else if (active.id) document.getElementById(active.id)?.focus();
   else [...container.querySelectorAll(active.tagName)].find((n) => like(n) === look)?.focus();
 }
 
+// listening holds the elements el gave a listener: a patch copies
+// attributes, not listeners, so such an element is never patched into
+// another, nor another into it. Neither is a form control, whose value is
+// a property the learner may be changing.
+const listening = new WeakSet();
+const control = (n) => n.nodeName === "INPUT" || n.nodeName === "SELECT" || n.nodeName === "TEXTAREA";
+
 // alike tells whether node a can be patched into node b: the same kind,
-// the same tag, the same id.
+// the same tag, the same id, and neither a listening element nor a form
+// control.
 const alike = (a, b) => a.nodeType === b.nodeType && a.nodeName === b.nodeName &&
-  (a.nodeType !== Node.ELEMENT_NODE || a.id === b.id);
+  (a.nodeType !== Node.ELEMENT_NODE ||
+    (a.id === b.id && !listening.has(a) && !listening.has(b) && !control(a)));
+
+// move puts node n before node here in parent, keeping its focus where
+// the browser can (moveBefore); insertBefore takes the focus off it, and
+// replace gives it back.
+const move = (parent, n, here) => (parent.moveBefore && n.isConnected ? parent.moveBefore(n, here) : parent.insertBefore(n, here));
 
 // patchChildren makes parent's children the wanted nodes, keeping those
 // that are alike, in order; an element with an id is found wherever it is
@@ -59,7 +77,7 @@ function patchChildren(parent, wanted) {
       parent.insertBefore(w, here);
       return;
     }
-    if (have !== here) parent.insertBefore(have, here);
+    if (have !== here) move(parent, have, here);
     patch(have, w);
   });
   while (parent.childNodes.length > wanted.length) parent.lastChild.remove();
@@ -159,6 +177,11 @@ export function drawPartitions(state, rates) {
 
 export const rateText = (r) => `${(r || 0).toFixed(1)} records/s`;
 
+// kept tells whether a journal entry names a quarantine file that its
+// recovery wrote: a done entry, or the one start-up writes for a recovery
+// a crash interrupted and it completed.
+const kept = (e) => e.quarantine && (e.phase === "done" || e.phase === "completed");
+
 // drawEntry adds one journal entry at the top of the timeline.
 export function drawEntry(e) {
   const list = document.getElementById("timeline");
@@ -174,8 +197,7 @@ export function drawEntry(e) {
     c && el("div", { class: "quarantine", "data-quarantine": `${c.from}-${c.to}` },
       `Quarantined: offsets ${c.from} to ${c.to} (${c.count} record${c.count === 1 ? "" : "s"}), never acknowledged`,
       e.quarantine ? `, kept in ${e.quarantine}` : "", ". ", docLink(RULES.unacked),
-      e.quarantine && e.phase === "done" && " ",
-      e.quarantine && e.phase === "done" && button(`quarantine-${e.offset}`, "quarantine", [e.offset], "Show the records", "quiet")),
+      kept(e) && " ", kept(e) && button(`quarantine-${e.offset}`, "quarantine", [e.offset], "Show the records", "quiet")),
     el("div", { class: "note" }, e.summary, e.reason ? ` — because ${e.reason}` : "", e.error ? ` — error: ${e.error}` : ""),
     r && el("div", {}, "Rule: ", docLink(r))));
   while (list.children.length > 300) list.lastChild.remove();
