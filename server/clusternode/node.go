@@ -130,6 +130,10 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(err, n.Close())
 	}
+	// From here on the controller follows the replicated switch of
+	// automatic healing (healing.go), as recovered and as it changes.
+	n.fsm.setNotify(n.followHealing)
+	n.followHealing()
 	n.start(advertise)
 	return n, nil
 }
