@@ -50,6 +50,8 @@ func (n *Node) healingDelay() time.Duration {
 // followHealing sets the controller's failover delay to the replicated
 // switch's; the fsm calls it after every apply and restore.
 func (n *Node) followHealing() {
+	n.healMu.Lock()
+	defer n.healMu.Unlock()
 	d := n.healingDelay()
 	if n.ctrl.FailoverAfter() == d {
 		return
