@@ -92,6 +92,11 @@ type MetaState struct {
 	// Journal holds the last MetaJournalKeep entries, oldest first; their
 	// Offset fields count from the first entry ever applied.
 	Journal []JournalEntry
+	// Healing is automatic healing as the operator last switched it
+	// (OpSetHealing): false, the controller changes no metadata; true, it
+	// acts after its node's failover delay. Nil, never switched: each
+	// node's configured failover delay decides, zero meaning off.
+	Healing *bool
 }
 
 // MetaOp names the kind of a MetaCommand.
@@ -132,6 +137,10 @@ const (
 	OpDeleteOffsets MetaOp = "delete-offsets"
 	// OpJournal appends Entry to the journal and changes nothing else.
 	OpJournal MetaOp = "journal"
+	// OpSetHealing switches automatic healing (MetaState.Healing) to
+	// Automatic, journaled as a healing entry with Reason; switching it
+	// to what it already is changes nothing and journals nothing.
+	OpSetHealing MetaOp = "set-healing"
 )
 
 // MetaCommand is one change to a MetaState. Which fields count depends on
@@ -171,6 +180,9 @@ type MetaCommand struct {
 	Consumer     string            `json:"consumer,omitempty"`
 	Offset       uint64            `json:"offset,omitempty"`
 	Entry        *JournalEntry     `json:"entry,omitempty"`
+	// Automatic is what a set-healing command switches automatic
+	// healing to.
+	Automatic *bool `json:"automatic,omitempty"`
 }
 
 // MetaResult is what an applied command did.
@@ -224,6 +236,10 @@ func (s *MetaState) Clone() *MetaState {
 	}
 	for k, v := range s.Offsets {
 		out.Offsets[k] = v
+	}
+	if s.Healing != nil {
+		on := *s.Healing
+		out.Healing = &on
 	}
 	return out
 }
@@ -279,6 +295,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.setOffset(c)
 	case OpDeleteOffsets:
 		return s.deleteOffsets(c)
+	case OpSetHealing:
+		return s.setHealing(c)
 	case OpJournal:
 		if c.Entry == nil {
 			return MetaResult{}, fmt.Errorf("cluster: journal command without an entry: %w", ErrInvalidArgument)
@@ -567,6 +585,35 @@ func (s *MetaState) deleteOffsets(c MetaCommand) (MetaResult, error) {
 	return MetaResult{Summary: fmt.Sprintf("consumer %q: %d offset(s) deleted", c.Consumer, n)}, nil
 }
 
+// HealingSummary is what a healing entry says switching automatic
+// healing on or off means: off, the controller changes no metadata; on,
+// it acts after the failover delay in force where it runs.
+func HealingSummary(on bool) string {
+	if on {
+		return "automatic healing on: the controller fails over, shrinks active sets and recovers after its failover delay"
+	}
+	return "automatic healing off: the controller changes no metadata: failover, shrinking the active set, recovery and leader moves are the operator's"
+}
+
+// setHealing switches automatic healing, journaled as the operator's
+// healing entry with its reason. Switching it to what it already is
+// changes nothing and journals nothing.
+func (s *MetaState) setHealing(c MetaCommand) (MetaResult, error) {
+	if c.Automatic == nil {
+		return MetaResult{}, fmt.Errorf("cluster: set healing: automatic is required: %w", ErrInvalidArgument)
+	}
+	on := *c.Automatic
+	summary := HealingSummary(on)
+	if s.Healing != nil && *s.Healing == on {
+		return MetaResult{Summary: "unchanged: " + summary}, nil
+	}
+	state, switched := on, on // the state and its journal entry share nothing
+	s.Healing = &state
+	entry := JournalEntry{Event: EventHealing, Phase: PhaseDone, By: by(c), Summary: summary, Reason: c.Reason, Automatic: &switched}
+	s.journal(c, entry)
+	return MetaResult{Summary: summary}, nil
+}
+
 // metaStateVersion is the version of EncodeMetaState's form.
 const metaStateVersion = 1
 
@@ -578,6 +625,10 @@ type metaStateJSON struct {
 	Nodes   []NodeInfo      `json:"nodes"`
 	Offsets []offsetJSON    `json:"offsets"`
 	Journal []journalJSON   `json:"journal"`
+	// Healing is MetaState.Healing; a snapshot written before the field
+	// existed has none, and one of a state never switched is encoded as
+	// they were.
+	Healing *bool `json:"healing,omitempty"`
 }
 
 type offsetJSON struct {
@@ -597,7 +648,8 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{}}
+	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{},
+		Healing: s.Healing}
 	for _, id := range sortedKeys(s.Nodes) {
 		out.Nodes = append(out.Nodes, s.Nodes[id])
 	}
@@ -633,7 +685,7 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: meta state: %w", err)
 	}
-	s := &MetaState{Meta: meta, Nodes: map[int]NodeInfo{}, Offsets: map[OffsetKey]uint64{}}
+	s := &MetaState{Meta: meta, Nodes: map[int]NodeInfo{}, Offsets: map[OffsetKey]uint64{}, Healing: in.Healing}
 	for _, n := range in.Nodes {
 		if err := n.validate(); err != nil {
 			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)

@@ -127,6 +127,7 @@ func FuzzParseMetaCommand(f *testing.F) {
 	for _, c := range []MetaCommand{
 		{Op: OpRegisterNode, Time: metaT0, Node: metaNode(4)},
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "r", Topic: "orders", Partition: 1, Broker: 2, Leave: []int{3}},
+		{Op: OpSetHealing, Time: metaT0, Reason: "maintenance", Automatic: new(bool)},
 		{Op: OpJournal, Time: metaT0, Entry: &JournalEntry{Event: EventRecover, Phase: PhaseIntent, By: ByOperator, Topic: "orders", Summary: "s",
 			Before: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1}}, After: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1, 2}}}},
 	} {

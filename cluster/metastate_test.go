@@ -736,6 +736,9 @@ func metaScript() []MetaCommand {
 	add(MetaCommand{Op: OpJournal, Entry: &JournalEntry{Event: EventBrokerStop, Phase: PhaseDone, By: ByOperator, Broker: 4, Summary: "broker 4 stopped"}})
 	add(MetaCommand{Op: OpDeleteTopic, Topic: "scratch", Reason: "done with it"})
 	add(MetaCommand{Op: OpDeleteTopic, Topic: "scratch"}) // refused
+	off := false
+	add(MetaCommand{Op: OpSetHealing, Reason: "maintenance", Automatic: &off})
+	add(MetaCommand{Op: OpSetHealing, Reason: "no value"}) // refused
 	return cs
 }
 
@@ -776,7 +779,7 @@ func TestMetaStateDeterministic(t *testing.T) {
 			for range 20 {
 				require.Equal(t, string(encA), string(encodeMeta(t, a)), "encoding is stable")
 			}
-			require.Equal(t, 4, refused, "the script's refusals are refused")
+			require.Equal(t, 5, refused, "the script's refusals are refused")
 			require.Len(t, a.Offsets, 6*4+6, "orders' and payments' offsets; scratch's went with it")
 		})
 	}
@@ -1135,4 +1138,59 @@ func TestMetaStateNoAliasing(t *testing.T) {
 			require.Equal(t, string(want), string(encodeMeta(t, s)), "the state is not changed through the %s", tc.name)
 		})
 	}
+}
+
+// Rule (OpSetHealing): automatic healing is a fact of the metadata, nil
+// until the operator first switches it ("as each node is configured").
+// A switch sets it and journals one healing entry, by the operator, with
+// the reason; switching it to what it already is changes nothing and
+// journals nothing; a command without automatic is ErrInvalidArgument.
+// The fact survives a snapshot, and a snapshot written before it existed
+// (no "healing") loads as never switched.
+func TestMetaStateSetHealing(t *testing.T) {
+	s := newMetaState(t, 3)
+	require.Nil(t, s.Healing, "never switched")
+	plain := encodeMeta(t, s)
+	require.NotContains(t, string(plain), `"healing"`, "a state never switched is encoded as before the field")
+
+	err := applyRefused(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0, Reason: "no value"})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+
+	off := false
+	end := s.JournalEnd()
+	mustApply(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0, By: ByOperator, Reason: "maintenance", Automatic: &off})
+	require.NotNil(t, s.Healing)
+	require.False(t, *s.Healing)
+	require.Equal(t, end+1, s.JournalEnd(), "one entry")
+	e := s.Journal[len(s.Journal)-1]
+	require.Equal(t, EventHealing, e.Event)
+	require.Equal(t, ByOperator, e.By)
+	require.Equal(t, "maintenance", e.Reason)
+	require.Equal(t, HealingSummary(false), e.Summary)
+	require.NotNil(t, e.Automatic)
+	require.False(t, *e.Automatic)
+	require.Equal(t, metaT0, e.Time)
+
+	before := encodeMeta(t, s)
+	mustApply(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0.Add(time.Second), Reason: "again", Automatic: &off})
+	require.Equal(t, string(before), string(encodeMeta(t, s)), "already off: nothing changes, nothing is journaled")
+
+	back, err := ParseMetaState(before)
+	require.NoError(t, err)
+	require.NotNil(t, back.Healing)
+	require.False(t, *back.Healing)
+	require.Equal(t, string(before), string(encodeMeta(t, back)))
+	require.False(t, *s.Clone().Healing)
+
+	old, err := ParseMetaState(plain)
+	require.NoError(t, err, "a snapshot from before the field")
+	require.Nil(t, old.Healing)
+
+	on := true
+	mustApply(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0, Reason: "done", Automatic: &on})
+	require.True(t, *s.Healing)
+	require.True(t, *s.Journal[len(s.Journal)-1].Automatic)
+	require.Equal(t, end+2, s.JournalEnd())
+	on = false
+	require.True(t, *s.Healing, "the state shares nothing with the command")
 }

@@ -11,8 +11,14 @@ import (
 // MaxReasonBytes bounds the reason PUT /api/controller journals.
 const MaxReasonBytes = 500
 
-// controllerStatus is the controller's mode as the API shows it.
+// controllerStatus is the controller's mode as the API shows it. In
+// cluster mode it is the switch as this node's copy of the metadata has
+// it, with this node's failover delay.
 func (s *Server) controllerStatus() apiclient.ControllerStatus {
+	if s.node != nil {
+		on, d := s.node.AutomaticHealing()
+		return apiclient.ControllerStatus{Automatic: on, FailoverAfterMS: d.Milliseconds(), Switchable: true}
+	}
 	if s.ctl == nil {
 		d := s.cfg.FailoverAfter.Duration()
 		return apiclient.ControllerStatus{Automatic: d > 0, FailoverAfterMS: d.Milliseconds()}
@@ -31,9 +37,9 @@ func (s *Server) handleController(w http.ResponseWriter, r *http.Request) {
 // no metadata, as with PYSTREAM_FAILOVER_AFTER=0) or on again, after
 // PYSTREAM_FAILOVER_AFTER — or, when that is 0, after its default. The
 // change is journaled (event healing, by the operator, with the reason)
-// and lasts until the server stops. Cluster mode answers 409: its
-// controller runs on the metadata group's leader, set by each node's
-// PYSTREAM_FAILOVER_AFTER.
+// and lasts until the server stops. In cluster mode the switch is a fact
+// of the cluster's metadata, proposed through Raft from whichever node is
+// asked (setClusterHealing) and kept across leader changes and restarts.
 func (s *Server) handleSetController(w http.ResponseWriter, r *http.Request) {
 	var req apiclient.ControllerRequest
 	if ae := s.readJSON(w, r, &req); ae != nil {
@@ -48,9 +54,12 @@ func (s *Server) handleSetController(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, badRequest("reason is %d bytes; at most %d", len(req.Reason), MaxReasonBytes))
 		return
 	}
+	if s.node != nil {
+		s.setClusterHealing(w, r, *req.Automatic, req.Reason)
+		return
+	}
 	if s.ctl == nil || s.local == nil {
-		writeAPIError(w, newAPIError(http.StatusConflict, CodeConflict,
-			"cluster mode: automatic healing is set by each node's PYSTREAM_FAILOVER_AFTER, not at run time"))
+		writeAPIError(w, newAPIError(http.StatusConflict, CodeConflict, "this server runs no controller to switch"))
 		return
 	}
 	delay, summary := time.Duration(0), "the controller changes no metadata (PYSTREAM_FAILOVER_AFTER's manual mode): "+
@@ -76,5 +85,25 @@ func (s *Server) handleSetController(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logger.Info("automatic healing switched", "automatic", *req.Automatic, "failover_after", delay, "reason", req.Reason)
+	writeJSON(w, http.StatusOK, s.controllerStatus())
+}
+
+// setClusterHealing switches automatic healing for a cluster-mode
+// cluster: the set-healing metadata command, proposed through Raft — on
+// a node that does not lead the metadata group, forwarded to the one that
+// does, as every metadata change is — and journaled where it is applied
+// (event healing, by the operator, with the reason). Every node's
+// controller follows it; only the leader's runs. Asked for what it is
+// already, it proposes and journals nothing.
+func (s *Server) setClusterHealing(w http.ResponseWriter, r *http.Request, on bool, reason string) {
+	changed, err := s.node.SetAutomaticHealing(r.Context(), on, reason)
+	if err != nil {
+		writeAPIError(w, classify(err))
+		return
+	}
+	if changed {
+		_, d := s.node.AutomaticHealing()
+		s.logger.Info("automatic healing switched for the cluster", "automatic", on, "failover_after", d, "reason", reason)
+	}
 	writeJSON(w, http.StatusOK, s.controllerStatus())
 }

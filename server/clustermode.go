@@ -140,7 +140,7 @@ func (s *Server) openClusterNode() error {
 	node, err := clusternode.Open(clusternode.Config{
 		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir, Routes: s.cfg.InternalRoutes,
 		HTTPAddr: s.cfg.Addr(), KafkaAddr: s.cfg.kafkaAddr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
-		Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
+		DefaultFailoverAfter: DefaultFailoverAfter, Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
 		TopicDefaults: s.cfg.TopicDefaults(),
 		LeaderChanged: s.leaderChanged,
 	})

@@ -46,18 +46,23 @@ func (s *Server) explorerRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodGet, Path: "/api/controller", Handler: s.handleController, Role: RoleRead, Operation: &operation{
 			OperationID: "getController", Summary: "Whether the controller heals the cluster on its own", Tags: []string{"cluster"},
-			Responses: map[string]response{"200": okJSON("automatic, and the failover delay in force.", sc.of(apiclient.ControllerStatus{}), status)},
+			Description: "In cluster mode every node answers with the switch as its copy of the cluster's metadata has it, and its own failover delay.",
+			Responses:   map[string]response{"200": okJSON("automatic, and the failover delay in force.", sc.of(apiclient.ControllerStatus{}), status)},
 		}},
 		{Method: http.MethodPut, Path: "/api/controller", Handler: s.handleSetController, Role: RoleAdmin, Operation: &operation{
 			OperationID: "setController", Summary: "Turn automatic healing off or on", Tags: []string{"operations"},
 			Description: "automatic false is PYSTREAM_FAILOVER_AFTER=0's manual mode, at run time: the controller then fails nothing over, " +
 				"shrinks no active set, recovers nothing and moves no leader (it still catches followers up). true turns it on again, after " +
 				"PYSTREAM_FAILOVER_AFTER (its default when that is 0). Journaled as healing with the reason (at most " +
-				strconv.Itoa(MaxReasonBytes) + " bytes); lasts until the server stops. Cluster mode answers 409.",
+				strconv.Itoa(MaxReasonBytes) + " bytes); asked for what it is already, it changes and journals nothing. The embedded cluster keeps it " +
+				"until the server stops. In cluster mode it is a fact of the cluster's metadata, proposed through Raft: any node takes it " +
+				"(one that does not lead the metadata group forwards it to the one that does, as every metadata change) and answers once its own " +
+				"copy has applied it; it survives a change of leader and a restart of every node, and whichever node leads follows it, on after " +
+				"its own PYSTREAM_FAILOVER_AFTER. 503 while the metadata group has no leader.",
 			RequestBody: jsonBody("The mode, and why.", sc.of(apiclient.ControllerRequest{}),
 				apiclient.ControllerRequest{Automatic: ptr(false), Reason: "watching a failover by hand"}),
 			Responses: errs(map[string]response{"200": okJSON("The mode now.", sc.of(apiclient.ControllerStatus{}),
-				apiclient.ControllerStatus{Automatic: false, FailoverAfterMS: 0, Switchable: true})}, 400, 409, 413, 415),
+				apiclient.ControllerStatus{Automatic: false, FailoverAfterMS: 0, Switchable: true})}, 400, 409, 413, 415, 503),
 		}},
 	}
 }

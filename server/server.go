@@ -114,7 +114,8 @@ type Server struct {
 	// them).
 	readTimeout, writeTimeout time.Duration
 	// ctl is the embedded cluster's controller, whose automatic healing
-	// PUT /api/controller switches; nil in cluster mode.
+	// PUT /api/controller switches; nil in cluster mode, where the switch
+	// is the cluster's metadata (node.SetAutomaticHealing).
 	ctl *controller.Controller
 	// explorer serves /explorer and GET /api/events (explorer_wiring.go).
 	explorer *explorer.Explorer

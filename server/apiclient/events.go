@@ -96,8 +96,9 @@ type ControllerStatus struct {
 	// FailoverAfterMS is the delay in force, in milliseconds; 0 when
 	// Automatic is false.
 	FailoverAfterMS int64 `json:"failover_after_ms"`
-	// Switchable is false where the switch is not offered (cluster mode,
-	// whose controller runs on the metadata group's leader).
+	// Switchable is true where PUT /api/controller switches it: the
+	// embedded cluster, and cluster mode, where the switch is the
+	// cluster's metadata and every node reports it as applied there.
 	Switchable bool `json:"switchable"`
 }
 

@@ -35,7 +35,13 @@ type Config struct {
 	// FailoverAfter is how long a broker may send no heartbeat before it
 	// is fenced: its leaderships fail over and its replicas leave the
 	// active sets. Zero: never (the controller only catches followers up).
+	// It also sets the heartbeat interval (HeartbeatInterval), whatever
+	// the operator switches automatic healing to (healing.go).
 	FailoverAfter time.Duration
+	// DefaultFailoverAfter is the failover delay the controller uses when
+	// the operator switches automatic healing on (healing.go) while
+	// FailoverAfter is zero. Zero: 3 s.
+	DefaultFailoverAfter time.Duration
 	// Routes reaches a node's internal address through another
 	// (advertised address -> address to dial): for a tunnel or a NAT, and
 	// for tests that cut the links between nodes with proxies.

@@ -21,6 +21,10 @@
 //     (server/controller, the same loop as in one process) over a view of
 //     the metadata fed by the brokers' heartbeats. Its failovers,
 //     deactivations and re-activations are commands committed through Raft.
+//     Whether it makes them at all is in the metadata too: automatic
+//     healing switched off or on by the operator (healing.go), which every
+//     node's controller follows, while the heartbeats keep FailoverAfter's
+//     timing either way.
 //
 // # Writes
 //

@@ -19,6 +19,16 @@ type fsm struct {
 	applied uint64
 	// changed is closed (and replaced) at every apply and restore.
 	changed chan struct{}
+	// notify, once set (setNotify), is called after every apply and
+	// restore, outside the lock.
+	notify func()
+}
+
+// setNotify makes fn be called after every apply and restore from now on.
+func (f *fsm) setNotify(fn func()) {
+	f.mu.Lock()
+	f.notify = fn
+	f.mu.Unlock()
 }
 
 func newFSM() *fsm {
@@ -43,10 +53,13 @@ func (f *fsm) Apply(index uint64, cmd []byte) ([]byte, error) {
 	f.mu.Lock()
 	res, err := f.state.Apply(c)
 	f.applied = index
-	ch := f.changed
+	ch, notify := f.changed, f.notify
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
 	close(ch)
+	if notify != nil {
+		notify()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +87,13 @@ func (f *fsm) Restore(data []byte) error {
 	}
 	f.mu.Lock()
 	f.state = s
-	ch := f.changed
+	ch, notify := f.changed, f.notify
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
 	close(ch)
+	if notify != nil {
+		notify()
+	}
 	return nil
 }
 

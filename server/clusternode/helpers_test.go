@@ -54,16 +54,25 @@ type testCluster struct {
 	t     *testing.T
 	peers map[int]string
 	nodes map[int]*testNode
+	// failoverAfter is every node's Config.FailoverAfter.
+	failoverAfter time.Duration
 }
 
 // newTestCluster opens size nodes that bootstrap together and waits until
 // every one of them sees all of them registered.
 func newTestCluster(t *testing.T, size int) *testCluster {
 	t.Helper()
+	return newTestClusterFailingOverAfter(t, size, testFailoverAfter)
+}
+
+// newTestClusterFailingOverAfter is newTestCluster with every node's
+// failover delay d.
+func newTestClusterFailingOverAfter(t *testing.T, size int, d time.Duration) *testCluster {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a cluster of nodes and waits for elections: it runs in make test's workspace pass (with the race detector), not under -short")
 	}
-	c := &testCluster{t: t, peers: map[int]string{}, nodes: map[int]*testNode{}}
+	c := &testCluster{t: t, peers: map[int]string{}, nodes: map[int]*testNode{}, failoverAfter: d}
 	listeners := map[int]net.Listener{}
 	for id := 1; id <= size; id++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -87,7 +96,7 @@ func (c *testCluster) open(id int, ln net.Listener) {
 	c.t.Helper()
 	tn := c.nodes[id]
 	n, err := Open(Config{ID: id, Peers: c.peers, DataDir: tn.dir, HTTPAddr: fmt.Sprintf("127.0.0.1:%d", 18000+id),
-		FailoverAfter: testFailoverAfter, Listener: ln, Logger: testLogger()})
+		FailoverAfter: c.failoverAfter, Listener: ln, Logger: testLogger()})
 	if err != nil {
 		_ = ln.Close()
 	}

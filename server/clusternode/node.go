@@ -43,6 +43,10 @@ type Node struct {
 	replicas map[partKey]*replica
 	routers  map[string]*topic.Router
 
+	// healMu serialises followHealing: a call reads the switch and sets
+	// the controller under it, so an older reading never lands last.
+	healMu sync.Mutex
+
 	// registered is set once this process's registration has been
 	// committed and applied here: from then on its metadata is at least
 	// as recent as the moment the process started.
@@ -130,6 +134,10 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(err, n.Close())
 	}
+	// From here on the controller follows the replicated switch of
+	// automatic healing (healing.go), as recovered and as it changes.
+	n.fsm.setNotify(n.followHealing)
+	n.followHealing()
 	n.start(advertise)
 	return n, nil
 }

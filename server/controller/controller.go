@@ -181,7 +181,8 @@ var ErrNegativeDelay = errors.New("controller: a failover delay cannot be negati
 // automatic healing off (manual mode: the controller changes no metadata
 // from its next pass on), a positive delay turns it on. A broker already
 // unavailable counts from when the controller first saw it so, not from
-// the change. The change lasts until the process ends.
+// the change. The change lasts until the process ends (cluster mode
+// keeps the switch in the cluster's metadata and sets it again here).
 func (k *Controller) SetFailoverAfter(d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("%w: %v", ErrNegativeDelay, d)

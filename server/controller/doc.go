@@ -20,7 +20,9 @@
 // set and leader moves are left to the operator, as in phase 5. It still
 // catches up followers a crash left behind, which changes no metadata.
 // SetFailoverAfter switches between the two at run time (the server's
-// PUT /api/controller), for as long as the process lives.
+// PUT /api/controller), for as long as the process lives; in cluster mode
+// the node calls it whenever the switch replicated in the cluster's
+// metadata changes.
 //
 // The package imports cluster and Prometheus, never the HTTP server: the
 // server builds a Controller and asks it whether the cluster is ready.

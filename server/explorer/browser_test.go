@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -513,11 +514,12 @@ func browserRuleLinksWorkOffline(t *testing.T, browser context.Context) {
 	require.Empty(t, problems())
 }
 
-// In cluster mode automatic healing is each node's PYSTREAM_FAILOVER_AFTER
-// and cannot be switched from the page (PUT /api/controller answers 409):
-// the page says so, offers no switch, and turns the guided scenarios off
-// with a sentence that says why (docs/explorer.md § Automatic healing at run time).
-// A one-node cluster.
+// In cluster mode automatic healing is a fact of the cluster's metadata
+// (docs/explorer.md § Automatic healing at run time): the page says so
+// and its switch turns it off through PUT /api/controller, journaled; the
+// guided scenarios stay off with a sentence that says why — they stop
+// brokers and fail over by hand, which cluster mode's API refuses. A
+// one-node cluster.
 func browserClusterMode(t *testing.T, browser context.Context) {
 	raft, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -533,13 +535,24 @@ func browserClusterMode(t *testing.T, browser context.Context) {
 	ctx, problems := browserTab(t, browser)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
 	waitJS(t, ctx, "the broker", `document.querySelectorAll('li[data-broker]').length === 1`)
-	waitJS(t, ctx, "the healing line", `document.getElementById("healing").textContent.includes("cannot be switched from here")`)
+	waitJS(t, ctx, "the healing line", `document.getElementById("healing").textContent.includes("the cluster's metadata")`)
 	healing, err := chromedp.Run(ctx, chromedp.Text("#healing"))
 	require.NoError(t, err)
 	require.NotContains(t, healing, "false")
-	require.NotContains(t, healing, "Turn automatic healing")
+	require.Contains(t, healing, "Automatic healing is on")
 	waitJS(t, ctx, "the scenarios turned off", `[...document.querySelectorAll("#scenario-buttons button")].every(b => b.disabled) && `+
 		`!document.getElementById("scenario-note").hidden && document.getElementById("scenario-note").textContent.includes("cluster mode")`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click("#healing-toggle")))
+	waitJS(t, ctx, "healing switched off", `document.getElementById("healing").textContent.includes("Automatic healing is off") && `+
+		`document.getElementById("healing-toggle")?.textContent === "Turn automatic healing on"`)
+	st, err := r.client.Controller(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, apiclient.ControllerStatus{Automatic: false, FailoverAfterMS: 0, Switchable: true}, *st, "switched through the cluster's metadata")
+	j, err := r.client.Journal(t.Context(), 0, 0)
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(j.Entries, func(e apiclient.JournalEntry) bool {
+		return e.Event == "healing" && e.By == "operator" && e.Reason == "from the explorer"
+	}), "journaled: %+v", j.Entries)
 	body, err := chromedp.Run(ctx, chromedp.Text("main"))
 	require.NoError(t, err)
 	require.NotRegexp(t, `(^|\W)(false|undefined|null)(\W|$)`, body)

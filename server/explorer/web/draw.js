@@ -125,7 +125,8 @@ export function drawBrokers(state) {
   replace(document.getElementById("healing"), [
     c.automatic ? `Automatic healing is on: the controller acts after ${c.failover_after_ms} ms. `
       : "Automatic healing is off: failover, recovery and the active set are yours. ",
-    !c.switchable && "Each node's PYSTREAM_FAILOVER_AFTER sets it (cluster mode): it cannot be switched from here. ",
+    !c.switchable && "It cannot be switched from here. ",
+    c.switchable && state.mode === "cluster" && "The switch is the cluster's metadata: it holds on every node, through a change of controller and a restart. ",
     c.switchable && button("healing-toggle", "healing", [!c.automatic], c.automatic ? "Turn automatic healing off" : "Turn automatic healing on", "quiet"),
     " ", docLink(RULES.healing)]);
 }

@@ -55,18 +55,22 @@ function redraw() {
   drawConsumers(state);
   drawGroups(state);
   fillSelects();
-  scenariosAllowed(state.controller.switchable);
+  scenariosAllowed(state.mode !== "cluster" && state.controller.switchable, state.mode === "cluster");
 }
 
 // scenariosAllowed turns the guided scenarios off, with a sentence that
-// says why, where automatic healing cannot be switched from the page
-// (cluster mode): every scenario turns it off to let you make each move.
-function scenariosAllowed(ok) {
+// says why, where they cannot run: in cluster mode, whose API leaves
+// stopping and starting brokers to the process manager and failover and
+// recovery to the controller, the moves every scenario makes by hand.
+// Automatic healing itself stays switchable there.
+function scenariosAllowed(ok, cluster) {
   const note = $("scenario-note");
   note.hidden = ok;
-  note.textContent = ok ? "" : "The guided scenarios are off here: each turns automatic healing off so that you make every move, " +
-    "and in cluster mode healing is set by each node's PYSTREAM_FAILOVER_AFTER, not from the page. " +
-    "Run them against a single server (make run).";
+  note.textContent = ok ? "" : cluster
+    ? "The guided scenarios are off in cluster mode: each stops and starts brokers and fails over or recovers by hand, " +
+      "and a cluster of processes leaves those to its process manager and its controller. " +
+      "The automatic healing switch below works for the whole cluster. Run the scenarios against a single server (make run)."
+    : "The guided scenarios are off here: each turns automatic healing off so that you make every move, and this server cannot switch it.";
   for (const b of $("scenario-buttons").querySelectorAll("button")) b.disabled = !ok;
   if (!ok && running) $("scenario-next").disabled = true;
 }

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apiclient"
+)
+
+// healingEntries are the journal's healing entries as node r serves them.
+func healingEntriesOf(t *testing.T, r *running) []apiclient.JournalEntry {
+	t.Helper()
+	j, err := r.client.Journal(t.Context(), 0, 0)
+	require.NoError(t, err)
+	var out []apiclient.JournalEntry
+	for _, e := range j.Entries {
+		if e.Event == "healing" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// docs/explorer.md § Automatic healing at run time: in cluster mode
+// PUT /api/controller switches automatic healing for the whole cluster
+// through its metadata. Any node takes it — a follower of the metadata
+// group forwards it to the leader, as every metadata change — and answers
+// once its copy has applied it; GET /api/controller on every node answers
+// switchable and the replicated switch; the change is journaled once as
+// the operator's healing entry with the reason, and asking for what it is
+// already changes and journals nothing. Bad input is 400 and changes
+// nothing. (The controller following it across leader changes and
+// restarts is clusternode's TestHealingSwitchReplicated.)
+func TestControllerClusterModeSwitch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of three nodes")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	peers := ClusterList{1: freeAddr(t), 2: freeAddr(t), 3: freeAddr(t)}
+	nodes := map[int]*running{}
+	for id := range peers {
+		nodes[id] = startClusterNode(t, id, peers, false)
+	}
+	res := waitNodes(t, nodes[1].client, "a controller and three registered brokers", func(res *apiclient.ClusterNodesResponse) bool {
+		return res.Controller != 0 && len(res.Nodes) == 3
+	})
+	leader := nodes[res.Controller]
+	var followers []*running
+	for id, r := range nodes {
+		if id != res.Controller {
+			followers = append(followers, r)
+		}
+	}
+	configured := apiclient.ControllerStatus{Automatic: true, FailoverAfterMS: DefaultFailoverAfter.Milliseconds(), Switchable: true}
+	for id, r := range nodes {
+		st, err := r.client.Controller(ctx)
+		require.NoError(t, err)
+		require.Equal(t, configured, *st, "node %d: as configured, and switchable", id)
+	}
+
+	for _, body := range []string{`{}`, `{"automatic":"no"}`, `{"automatic":false,"reason":"` + string(make([]byte, MaxReasonBytes+1)) + `"}`} {
+		status, answer := rawRequest(t, followers[0].base, http.MethodPut, "/api/controller", body)
+		require.Equal(t, http.StatusBadRequest, status, answer)
+	}
+
+	off := apiclient.ControllerStatus{Automatic: false, FailoverAfterMS: 0, Switchable: true}
+	st, err := followers[0].client.SetAutomatic(ctx, false, "maintenance window")
+	require.NoError(t, err, "a follower takes it")
+	require.Equal(t, off, *st)
+	for _, r := range nodes {
+		require.Eventually(t, func() bool {
+			st, err := r.client.Controller(ctx)
+			return err == nil && *st == off
+		}, 15*time.Second, 20*time.Millisecond, "every node reads the switch from its copy of the metadata")
+	}
+	hs := healingEntriesOf(t, leader)
+	require.Len(t, hs, 1)
+	require.Equal(t, "operator", hs[0].By)
+	require.Equal(t, "maintenance window", hs[0].Reason)
+
+	st, err = leader.client.SetAutomatic(ctx, false, "again")
+	require.NoError(t, err)
+	require.Equal(t, off, *st)
+	require.Len(t, healingEntriesOf(t, leader), 1, "already off: nothing journaled")
+
+	st, err = leader.client.SetAutomatic(ctx, true, "maintenance over")
+	require.NoError(t, err)
+	require.Equal(t, configured, *st)
+	require.Eventually(t, func() bool {
+		hs = healingEntriesOf(t, followers[1])
+		return len(hs) == 2 && hs[1].Reason == "maintenance over"
+	}, 15*time.Second, 20*time.Millisecond, "the follower's copy has it too: %+v", hs)
+}
