@@ -518,8 +518,8 @@ func browserRuleLinksWorkOffline(t *testing.T, browser context.Context) {
 // (docs/explorer.md § Automatic healing at run time): the page says so
 // and its switch turns it off through PUT /api/controller, journaled; the
 // guided scenarios stay off with a sentence that says why — they stop
-// brokers and fail over by hand, which cluster mode's API refuses. A
-// one-node cluster.
+// brokers and fail over by hand, which cluster mode's API refuses — and
+// no button offers those moves. A one-node cluster.
 func browserClusterMode(t *testing.T, browser context.Context) {
 	raft, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -535,6 +535,10 @@ func browserClusterMode(t *testing.T, browser context.Context) {
 	ctx, problems := browserTab(t, browser)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(r.base+"/explorer")))
 	waitJS(t, ctx, "the broker", `document.querySelectorAll('li[data-broker]').length === 1`)
+	// No button offers what cluster mode's API refuses: a broker's stop
+	// and start are its process manager's.
+	waitJS(t, ctx, "no stop button, a note instead", `document.querySelector('li[data-broker="1"] button') === null && `+
+		`document.querySelector('li[data-broker="1"]').textContent.includes("process manager")`)
 	waitJS(t, ctx, "the healing line", `document.getElementById("healing").textContent.includes("the cluster's metadata")`)
 	healing, err := chromedp.Run(ctx, chromedp.Text("#healing"))
 	require.NoError(t, err)
