@@ -27,7 +27,7 @@ import (
 // in 30 pairs (ABBA order, so that a drift of the disk or the machine
 // falls on both sides alike) after a warm-up that is not counted:
 //
-//	go test -run '^$' -bench 'BenchmarkExplorerProducePaired(Control)?$' -benchtime 1x ./server
+//	go test -run '^$' -bench 'BenchmarkExplorerProducePaired(Control|ControlOwnCore)?$' -benchtime 1x ./server
 //	go test -run '^$' -bench 'BenchmarkExplorerProducePairedChromium' -benchtime 1x -timeout 30m ./server
 //
 // BenchmarkExplorerProducePaired's pages are five events-stream clients
