@@ -49,6 +49,10 @@ var (
 	paramConsumer  = namePathParam("id", "Consumer id: same rules as a topic name ("+nameRule+").", "billing")
 	paramReplica   = indexParam("broker", "Broker id of the replica, from 1.", 1)
 	paramGroup     = namePathParam("group", "Group id: a consumer id, the same rules ("+nameRule+").", "billing")
+	// A fetch's bounds (fetchQuery reads them), also a quarantine's.
+	paramFetchMax      = queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64)
+	paramFetchMaxBytes = queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
+		"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)
 )
 
 // okJSON is a 2xx answer with a schema and an example.
@@ -241,9 +245,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 				"The answer is streamed as it is read. Continue from next_offset. Unknown query parameters are refused.",
 			Parameters: []parameter{paramTopic, paramPartition,
 				queryUint("offset", "First offset to read (default 0).", 0, math.MaxUint64),
-				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64),
-				queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
-					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
+				paramFetchMax, paramFetchMaxBytes},
 			Responses: errs(map[string]response{"200": okJSON("The records, the next offset to ask for, and the partition's bounds.", sc.of(apiclient.FetchResponse{}),
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{
 					{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Key: []byte("user-123"),
@@ -409,9 +411,7 @@ func (s *Server) apiRoutes(sc *schemaSet) []route {
 			Parameters: []parameter{{Name: "entry", In: "path", Required: true, Description: "Journal entry offset, a decimal integer from 0.",
 				Schema: &schema{Type: "integer", Format: "uint64", Minimum: num(0), Maximum: num(uint64(math.MaxUint64))}, Example: 12},
 				queryUint("offset", "First offset to read (default: the first the file keeps).", 0, math.MaxUint64),
-				queryUint("max", "Most records to return (default 100); any value from 1 is accepted and served as at most 1000.", 1, math.MaxUint64),
-				queryUint("max_bytes", "Value bytes at which the answer stops, the record that reaches it included (default 1 MiB); "+
-					"any value from 1 is accepted and served as at most PYSTREAM_FETCH_MAX_BYTES.", 1, math.MaxUint64)},
+				paramFetchMax, paramFetchMaxBytes},
 			Responses: errs(map[string]response{"200": okJSON("The entry's partition and replica, the file, the offsets it keeps, and its records from offset on.",
 				sc.of(apiclient.QuarantineResponse{}), apiclient.QuarantineResponse{Entry: 12, Topic: "orders", Partition: 0, Broker: 2,
 					File: "broker-000002/topics/orders/partition-000000/quarantine-6-7-1733131200000000000.bin", From: 6, To: 7,
