@@ -610,8 +610,10 @@ func (s *MetaState) setHealing(c MetaCommand) (MetaResult, error) {
 	state, switched := on, on // the state and its journal entry share nothing
 	s.Healing = &state
 	entry := JournalEntry{Event: EventHealing, Phase: PhaseDone, By: by(c), Summary: summary, Reason: c.Reason, Automatic: &switched}
+	at := s.JournalEnd()
 	s.journal(c, entry)
-	return MetaResult{Summary: summary}, nil
+	// Journal set says it changed: an unchanged switch journals nothing.
+	return MetaResult{Summary: summary, Journal: &at}, nil
 }
 
 // metaStateVersion is the version of EncodeMetaState's form.

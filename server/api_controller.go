@@ -94,7 +94,9 @@ func (s *Server) handleSetController(w http.ResponseWriter, r *http.Request) {
 // does, as every metadata change is — and journaled where it is applied
 // (event healing, by the operator, with the reason). Every node's
 // controller follows it; only the leader's runs. Asked for what it is
-// already, it proposes and journals nothing.
+// already, it changes and journals nothing; it is proposed all the same,
+// so that a metadata group with no leader is 503, not a 200 from a copy
+// that may be behind.
 func (s *Server) setClusterHealing(w http.ResponseWriter, r *http.Request, on bool, reason string) {
 	changed, err := s.node.SetAutomaticHealing(r.Context(), on, reason)
 	if err != nil {

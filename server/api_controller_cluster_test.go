@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,13 +64,18 @@ func TestControllerClusterModeSwitch(t *testing.T) {
 		require.Equal(t, configured, *st, "node %d: as configured, and switchable", id)
 	}
 
-	for _, body := range []string{`{}`, `{"automatic":"no"}`, `{"automatic":false,"reason":"` + string(make([]byte, MaxReasonBytes+1)) + `"}`} {
+	for _, body := range []string{`{}`, `{"automatic":"no"}`, `{"automatic":false,"reason":"` + strings.Repeat("x", MaxReasonBytes+1) + `"}`} {
 		status, answer := rawRequest(t, followers[0].base, http.MethodPut, "/api/controller", body)
 		require.Equal(t, http.StatusBadRequest, status, answer)
 	}
+	// Refused, they changed nothing.
+	st, err := followers[0].client.Controller(ctx)
+	require.NoError(t, err)
+	require.Equal(t, configured, *st)
+	require.Empty(t, healingEntriesOf(t, leader))
 
 	off := apiclient.ControllerStatus{Automatic: false, FailoverAfterMS: 0, Switchable: true}
-	st, err := followers[0].client.SetAutomatic(ctx, false, "maintenance window")
+	st, err = followers[0].client.SetAutomatic(ctx, false, "maintenance window")
 	require.NoError(t, err, "a follower takes it")
 	require.Equal(t, off, *st)
 	for _, r := range nodes {

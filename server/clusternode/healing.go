@@ -75,18 +75,20 @@ func (n *Node) AutomaticHealing() (on bool, after time.Duration) {
 // cluster through Raft (the set-healing command, journaled as the
 // operator's healing entry with reason), from any node: a proposal on a
 // node that does not lead the metadata group is forwarded to the one that
-// does, as every metadata change is. Switching it to what this node's
-// copy says it is already changes nothing, proposes nothing and journals
-// nothing: changed is false. It returns once this node's copy has applied
-// the change.
+// does, as every metadata change is. It is always proposed, even when
+// this node's copy already says so: that copy may be behind, the
+// metadata group may have no leader (an error, not a switch that did not
+// happen), and an "off" never switched before is recorded, so that no
+// node's PYSTREAM_FAILOVER_AFTER turns healing on after a restart. The
+// state machine decides whether it changed: switched to what it is
+// already, it changes and journals nothing, and changed is false. It
+// returns once this node's copy has applied the command.
 func (n *Node) SetAutomaticHealing(ctx context.Context, on bool, reason string) (changed bool, err error) {
-	if now, _ := n.AutomaticHealing(); now == on {
-		return false, nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	if _, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpSetHealing, By: cluster.ByOperator, Reason: reason, Automatic: &on}); err != nil {
+	res, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpSetHealing, By: cluster.ByOperator, Reason: reason, Automatic: &on})
+	if err != nil {
 		return false, fmt.Errorf("clusternode: switch automatic healing: %w", err)
 	}
-	return true, nil
+	return res.Journal != nil, nil
 }

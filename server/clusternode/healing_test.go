@@ -1,6 +1,7 @@
 package clusternode
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -156,4 +157,13 @@ func TestHealingSwitchReplicated(t *testing.T) {
 	require.Len(t, hs, 2)
 	require.True(t, *hs[1].Automatic)
 	require.Equal(t, "maintenance over", hs[1].Reason)
+
+	// With no majority, a switch to what the node's copy says already is
+	// an error too: it is proposed, never answered from a copy that may
+	// be behind.
+	c.stop(now.ID())
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = follower.SetAutomaticHealing(short, true, "no majority")
+	require.Error(t, err, "switched with no majority")
 }

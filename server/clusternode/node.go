@@ -339,6 +339,14 @@ func (n *Node) leadershipLoop() {
 		leading := n.raft.IsLeader()
 		switch {
 		case leading && run == nil:
+			// The controller starts from every command committed before
+			// this term, applied: an automatic healing switched off in
+			// the log it has yet to apply, a failover already decided.
+			// Not there yet, it tries again at the next tick.
+			if err := n.barrier(); err != nil {
+				n.log.Warn("this node leads the metadata group, but its copy is not caught up yet: the controller waits", "err", err)
+				break
+			}
 			n.log.Info("this node leads the metadata group: the controller starts")
 			n.hbs.reset(n.now())
 			run = startController(n.ctx, n.ctrl)
@@ -357,6 +365,14 @@ func (n *Node) leadershipLoop() {
 		case <-t.C:
 		}
 	}
+}
+
+// barrier waits, for at most a few seconds, until this node's copy of
+// the metadata has applied every command committed before it.
+func (n *Node) barrier() error {
+	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
+	defer cancel()
+	return n.raft.Barrier(ctx)
 }
 
 // leaderSeen is the leader as the loop reports it: this node while it
