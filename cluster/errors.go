@@ -55,6 +55,11 @@ var (
 	// epoch the partition has since left: the state it was planned on is
 	// gone, and the next plan will see the new one.
 	ErrStaleAction = errors.New("cluster: action planned on an older leader epoch")
+	// ErrHealingOff refuses a controller's change of a partition's
+	// leadership or active set while automatic healing is switched off
+	// in the replicated metadata (MetaState.Healing): a pass decided
+	// before the switch, or by a controller that had not read it yet.
+	ErrHealingOff = errors.New("cluster: automatic healing is switched off")
 	// ErrReplicaMissing is returned when an assigned replica's log file does
 	// not exist on its broker. Replicas are created only by CreateTopic; a
 	// missing one is never silently recreated empty.

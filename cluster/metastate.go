@@ -472,11 +472,15 @@ func (s *MetaState) deleteTopic(c MetaCommand) (MetaResult, error) {
 
 // changePartition applies the four leadership commands, each refused
 // unless it was decided on the partition's current epoch and its broker
-// plays the part the command needs.
+// plays the part the command needs, and the controller's while automatic
+// healing is switched off.
 func (s *MetaState) changePartition(c MetaCommand) (MetaResult, error) {
 	before, err := s.Partition(c.Topic, c.Partition)
 	if err != nil {
 		return MetaResult{}, err
+	}
+	if c.By == ByController && s.Healing != nil && !*s.Healing {
+		return MetaResult{}, fmt.Errorf("cluster: %s %s/%d: %w", c.Op, c.Topic, c.Partition, ErrHealingOff)
 	}
 	where := fmt.Sprintf("%s/%d", c.Topic, c.Partition)
 	if c.Epoch != before.LeaderEpoch {

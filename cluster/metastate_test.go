@@ -1194,3 +1194,26 @@ func TestMetaStateSetHealing(t *testing.T) {
 	on = false
 	require.True(t, *s.Healing, "the state shares nothing with the command")
 }
+
+// Rule (MetaState.Healing): while automatic healing is switched off, the
+// controller's changes of leadership and of the active set are refused
+// with ErrHealingOff and change nothing, whatever the controller decided
+// them on; an operator's are not; switched on, the controller's apply.
+func TestMetaStateHealingOffRefusesTheController(t *testing.T) {
+	s := newMetaState(t, 3)
+	mustApply(t, s, MetaCommand{Op: OpCreateTopic, Time: metaT0, Topic: "orders", Partitions: 1, ReplicationFactor: 3})
+	off, on := false, true
+	mustApply(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0, Reason: "maintenance", Automatic: &off})
+	for _, op := range []MetaOp{OpFailover, OpMoveLeader, OpDeactivate} {
+		before := encodeMeta(t, s)
+		err := applyRefused(t, s, MetaCommand{Op: op, Time: metaT0, By: ByController, Topic: "orders", Partition: 0, Broker: 2})
+		require.ErrorIs(t, err, ErrHealingOff, "%s", op)
+		require.Equal(t, string(before), string(encodeMeta(t, s)), "%s refused: nothing changed", op)
+	}
+	mustApply(t, s, MetaCommand{Op: OpDeactivate, Time: metaT0, By: ByOperator, Topic: "orders", Partition: 0, Broker: 3})
+	err := applyRefused(t, s, MetaCommand{Op: OpActivate, Time: metaT0, By: ByController, Topic: "orders", Partition: 0, Broker: 3})
+	require.ErrorIs(t, err, ErrHealingOff)
+	mustApply(t, s, MetaCommand{Op: OpSetHealing, Time: metaT0, Reason: "done", Automatic: &on})
+	mustApply(t, s, MetaCommand{Op: OpActivate, Time: metaT0, By: ByController, Topic: "orders", Partition: 0, Broker: 3})
+	mustApply(t, s, MetaCommand{Op: OpFailover, Time: metaT0, By: ByController, Topic: "orders", Partition: 0, Broker: 2})
+}
