@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pystream/pystream/log"
@@ -134,8 +133,18 @@ func onlyCall(t *testing.T, p *fakePeer, method string) any {
 // and HTTP/2 without TLS on one listener.
 type node struct {
 	Addr string
-	// Conns counts the connections the server accepted.
-	Conns atomic.Int32
+	mu   sync.Mutex
+	// conns are the connections requests arrived on, by the client's
+	// address. Not every connection accepted: another test's program may
+	// dial a port it knew before this listener took it over.
+	conns map[string]bool
+}
+
+// Conns is the number of connections requests arrived on.
+func (n *node) Conns() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.conns)
 }
 
 // serve starts NewHandler(p, nil) on 127.0.0.1:0 until the test ends.
@@ -145,21 +154,19 @@ func serve(t testing.TB, p replication.Peer) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{Addr: ln.Addr().String()}
+	n := &node{Addr: ln.Addr().String(), conns: map[string]bool{}}
 	h := replication.NewHandler(p, nil)
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	protocols.SetHTTP1(true)
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n.mu.Lock()
+			n.conns[r.RemoteAddr] = true
+			n.mu.Unlock()
 			h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), protoKey{}, r.ProtoMajor)))
 		}),
 		Protocols: &protocols,
-		ConnState: func(_ net.Conn, s http.ConnState) {
-			if s == http.StateNew {
-				n.Conns.Add(1)
-			}
-		},
 	}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

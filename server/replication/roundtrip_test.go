@@ -281,8 +281,8 @@ func TestReplicationRoundTripOneConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := n.Conns.Load(); got != 1 {
-		t.Errorf("server accepted %d connections for 10 requests, want 1", got)
+	if got := n.Conns(); got != 1 {
+		t.Errorf("10 requests arrived on %d connections, want 1", got)
 	}
 	for _, c := range p.Calls() {
 		if c.Proto != 2 {
