@@ -49,8 +49,10 @@ func TestRemovalOnlyThroughRaft(t *testing.T) {
 	} else {
 		var repl *cluster.ReplicationError
 		require.True(t, errors.As(err, &repl), "want a *cluster.ReplicationError, got %v", err)
+		// Refused for the stopped follower alone. (Whether it is still
+		// active now is not asked: the controller may remove it while
+		// the send waits for it.)
 		require.Equal(t, []int{victim}, repl.BrokerIDs)
-		require.Contains(t, partitionOf(t, leader, name, 0).Active, victim, "refused only while the follower is still active")
 	}
 
 	waitFor(t, testFailoverAfter+failoverMargin, fmt.Sprintf("broker %d out of the active set", victim), func() (bool, string) {
