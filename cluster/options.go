@@ -46,6 +46,13 @@ type Options struct {
 	// OpenWithOptions refuses a value outside a key's rule
 	// (*topic.ConfigError).
 	TopicDefaults *topic.Config
+	// Advanced, if set, is told each time a partition's high watermark
+	// rises: the one "partition advanced" event, where records become
+	// readable, that a server feeds its waiting fetches, pages and
+	// metrics from. It is called with the partition's lock held, so it
+	// must return at once and must not call back into the cluster (a
+	// non-blocking send, a counter).
+	Advanced func(topic string, partition int, highWatermark uint64)
 }
 
 // withDefaults returns o with every zero field set to its default, Broker

@@ -180,8 +180,18 @@ func (c *Cluster) refreshHWLocked(p *partition) uint64 {
 			low = end
 		}
 	}
-	if low > p.hw {
-		p.hw = low
-	}
+	c.raiseHWLocked(p, low)
 	return p.hw
+}
+
+// raiseHWLocked moves p's high watermark up to to, never down, and tells
+// Options.Advanced when it rose. p.mu must be held.
+func (c *Cluster) raiseHWLocked(p *partition, to uint64) {
+	if to <= p.hw {
+		return
+	}
+	p.hw = to
+	if c.opts.Advanced != nil {
+		c.opts.Advanced(p.topic, p.index, to)
+	}
 }

@@ -222,9 +222,9 @@ func (c *Cluster) drainLocked(p *partition) {
 			close(r.done)
 		}
 		p.mu.Lock()
-		if ok && end > p.hw {
+		if ok {
 			// Every active replica holds everything below end.
-			p.hw = end
+			c.raiseHWLocked(p, end)
 		}
 	}
 	p.writing = false

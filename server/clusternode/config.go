@@ -65,6 +65,11 @@ type Config struct {
 	// first time when the node learns of a leader; it must not block.
 	// The server moves its consumer groups' coordinators with it.
 	LeaderChanged func(leader int)
+	// Advanced, if set, is told each time the high watermark this node
+	// knows of a partition rises (cluster.Options.Advanced): on the
+	// leader when its followers have taken a write, on a follower when
+	// its leader says so. It must return at once.
+	Advanced func(topic string, partition int, highWatermark uint64)
 }
 
 func (c Config) validate() error {

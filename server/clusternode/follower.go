@@ -81,7 +81,7 @@ func (n *Node) Replicate(ctx context.Context, req replication.ReplicateRequest) 
 		}
 	}
 	end = l.NextOffset()
-	r.raiseHW(min(req.HighWatermark, end))
+	n.raiseHW(r, min(req.HighWatermark, end))
 	return replication.ReplicateResponse{End: end}, nil
 }
 
@@ -183,7 +183,7 @@ func (n *Node) pullLocked(ctx context.Context, r *replica, pm cluster.PartitionM
 				continue
 			}
 			r.caughtUp = res.LogEnd <= end
-			r.raiseHW(min(res.HighWatermark, end))
+			n.raiseHW(r, min(res.HighWatermark, end))
 			return nil
 		}
 		if res.Records[0].Offset != end {

@@ -106,7 +106,7 @@ func (n *Node) writeBatch(r *replica, batch []*sendRequest) {
 		return
 	}
 	end := recs[len(recs)-1].Offset + 1
-	r.raiseHW(end)
+	n.raiseHW(r, end)
 	at := 0
 	for _, req := range batch {
 		req.recs = recs[at : at+len(req.payloads)]
@@ -325,7 +325,7 @@ func (n *Node) catchUp(ctx context.Context, topicName string, partition int, onl
 	}
 	wg.Wait()
 	if ok && only == 0 {
-		r.raiseHW(end)
+		n.raiseHW(r, end)
 	} else if ok {
 		n.raiseHWFromFollowers(r, pm, end)
 	}
@@ -336,7 +336,6 @@ func (n *Node) catchUp(ctx context.Context, topicName string, partition int, onl
 // among the leader (end) and its active followers' known ends.
 func (n *Node) raiseHWFromFollowers(r *replica, pm cluster.PartitionMetadata, end uint64) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	hw := end
 	for _, id := range pm.Active {
 		if id == n.cfg.ID {
@@ -344,9 +343,11 @@ func (n *Node) raiseHWFromFollowers(r *replica, pm cluster.PartitionMetadata, en
 		}
 		fe, ok := r.followerEnd[id]
 		if !ok {
+			r.mu.Unlock()
 			return
 		}
 		hw = min(hw, fe)
 	}
-	r.hw = max(r.hw, hw)
+	r.mu.Unlock()
+	n.raiseHW(r, hw)
 }

@@ -64,11 +64,16 @@ func (n *Node) replica(topicName string, partition int) *replica {
 	return r
 }
 
-// raiseHW moves the high watermark up to to, never down.
-func (r *replica) raiseHW(to uint64) {
+// raiseHW moves r's high watermark up to to, never down, and tells
+// Config.Advanced when it rose.
+func (n *Node) raiseHW(r *replica, to uint64) {
 	r.mu.Lock()
+	rose := to > r.hw
 	r.hw = max(r.hw, to)
 	r.mu.Unlock()
+	if rose && n.cfg.Advanced != nil {
+		n.cfg.Advanced(r.topic, r.partition, to)
+	}
 }
 
 func (r *replica) highWatermark() uint64 {
