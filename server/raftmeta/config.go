@@ -38,7 +38,8 @@ const (
 )
 
 // Config describes one node. Open fills every zero timing field with its
-// default; ID, Dir, Listener, FSM and (to bootstrap) Peers are required.
+// default; ID, Dir, FSM, (to bootstrap) Peers, and either Listener or
+// Transport are required.
 type Config struct {
 	// ID is this node's id, 1 or more; its Raft id is the decimal string.
 	ID int
@@ -56,13 +57,23 @@ type Config struct {
 	Join bool
 	// Listener gives the connections routed to Raft (for example a
 	// netmux KindRaft listener). The node owns it and closes it on Close.
+	// Required unless Transport is set; it may not be set with Transport.
 	Listener net.Listener
 	// Dial dials a peer's Raft side, for example netmux.Dial with
 	// KindRaft. Nil means a plain TCP dial, matching a Listener that is a
-	// plain TCP listener.
+	// plain TCP listener. It goes with Listener and may not be set with
+	// Transport.
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// Transport, when set, carries Raft's messages instead of a network
+	// transport over Listener and Dial: in tests, an in-memory transport
+	// of rafttest.Network, so a cluster runs in one process. Its LocalAddr
+	// is this node's address. The node owns it from Open on and closes it
+	// on Close (hashicorp's Shutdown closes a transport that has Close).
+	// Nil means the network transport over Listener.
+	Transport raft.Transport
 	// Advertise is this node's internal address as the peers know it.
-	// Empty means Peers[ID].
+	// Empty means Peers[ID], or with Transport the transport's LocalAddr
+	// (a different Advertise is then refused).
 	Advertise string
 	// FSM is the replicated state machine.
 	FSM StateMachine
@@ -104,7 +115,11 @@ func (c Config) withDefaults() Config {
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = DefaultTrailingLogs
 	}
-	if c.Advertise == "" && !c.Join {
+	switch {
+	case c.Advertise != "":
+	case c.Transport != nil:
+		c.Advertise = string(c.Transport.LocalAddr())
+	case !c.Join:
 		c.Advertise = c.Peers[c.ID]
 	}
 	if c.Logger == nil {
@@ -121,8 +136,14 @@ func (c Config) validate() error {
 		return &ConfigError{Field: "ID", Reason: fmt.Sprintf("%d is not 1 or more", c.ID)}
 	case c.Dir == "":
 		return &ConfigError{Field: "Dir", Reason: "empty"}
-	case c.Listener == nil:
-		return &ConfigError{Field: "Listener", Reason: "nil"}
+	case c.Transport != nil && c.Listener != nil:
+		return &ConfigError{Field: "Transport", Reason: "set with Listener; give one of them"}
+	case c.Transport != nil && c.Dial != nil:
+		return &ConfigError{Field: "Transport", Reason: "set with Dial, which only a Listener uses"}
+	case c.Transport != nil && c.Advertise != string(c.Transport.LocalAddr()):
+		return &ConfigError{Field: "Advertise", Reason: fmt.Sprintf("%q differs from the transport's address %q", c.Advertise, c.Transport.LocalAddr())}
+	case c.Transport == nil && c.Listener == nil:
+		return &ConfigError{Field: "Listener", Reason: "nil, and no Transport is set"}
 	case c.FSM == nil:
 		return &ConfigError{Field: "FSM", Reason: "nil"}
 	case c.Advertise == "":

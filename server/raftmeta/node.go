@@ -64,11 +64,15 @@ type Node struct {
 // Peers is ignored: the configuration is in the log.
 //
 // A Config that makes no sense is a *ConfigError. The node owns
-// cfg.Listener from the call on: when Open fails, it closes it.
+// cfg.Listener or cfg.Transport from the call on: when Open fails, it
+// closes them.
 func Open(cfg Config) (*Node, error) {
 	n, err := openConfig(cfg)
-	if err != nil && cfg.Listener != nil {
-		cfg.Listener.Close()
+	if err != nil {
+		if cfg.Listener != nil {
+			cfg.Listener.Close()
+		}
+		closeTransport(cfg.Transport)
 	}
 	return n, err
 }
@@ -107,19 +111,10 @@ func open(cfg Config) (n *Node, err error) {
 		return nil, fmt.Errorf("raftmeta: open %s: %w", filepath.Join(cfg.Dir, SnapshotsDir), err)
 	}
 
-	dial := cfg.Dial
-	if dial == nil {
-		dial = tcpDial
-	}
-	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
-		Stream:  &streamLayer{Listener: cfg.Listener, advertise: advertiseAddr(cfg.Advertise), dial: dial},
-		MaxPool: transportMaxPool,
-		Timeout: transportTimeout,
-		Logger:  hlog.Named("transport"),
-	})
+	trans := newTransport(cfg, hlog)
 	defer func() {
 		if err != nil {
-			trans.Close()
+			closeTransport(trans)
 		}
 	}()
 
@@ -259,8 +254,8 @@ func (n *Node) Barrier(ctx context.Context) error {
 	return nil
 }
 
-// Close stops Raft, closes its transport (and so Config.Listener) and the
-// bolt store. Close is idempotent; later calls return the first one's
+// Close stops Raft, closes its transport (Config.Transport, or the
+// network transport and so Config.Listener) and the bolt store. Close is idempotent; later calls return the first one's
 // error. Operations after Close fail with ErrClosed.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
 )
 
@@ -267,6 +268,14 @@ func TestRaftmetaConfigErrors(t *testing.T) {
 		{"peer without address", "Peers", func(c *Config) { c.Peers[2] = "" }},
 		{"shared address", "Peers", func(c *Config) { c.Peers[2] = c.Peers[1] }},
 		{"join without advertise", "Advertise", func(c *Config) { c.Join = true }},
+		{"transport and listener", "Transport", func(c *Config) { c.Transport = inmemTransport("127.0.0.1:7001") }},
+		{"transport and dial", "Transport", func(c *Config) {
+			c.Listener, c.Transport = nil, inmemTransport("127.0.0.1:7001")
+			c.Dial = func(context.Context, string) (net.Conn, error) { return nil, errors.New("unused") }
+		}},
+		{"advertise differs from transport", "Advertise", func(c *Config) {
+			c.Listener, c.Transport, c.Advertise = nil, inmemTransport("127.0.0.1:7001"), "127.0.0.1:7002"
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,6 +302,13 @@ func TestRaftmetaNodeID(t *testing.T) {
 	for _, id := range []int{1, 7, 1000} {
 		require.Equal(t, id, nodeID(serverID(id)))
 	}
+}
+
+// inmemTransport is a hashicorp in-memory transport at addr, connected to
+// nothing.
+func inmemTransport(addr string) raft.Transport {
+	_, t := raft.NewInmemTransport(raft.ServerAddress(addr))
+	return t
 }
 
 func ids(servers []Server) []int {
