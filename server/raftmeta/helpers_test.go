@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/netmux"
+	"github.com/pystream/pystream/server/raftmeta/rafttest"
 )
 
 // errTestRefused is the refusal of listFSM for a command starting with
@@ -87,12 +88,13 @@ func testLogger() *slog.Logger {
 }
 
 // testNode is one node "process": its internal port (a netmux over a
-// loopback listener), its Raft directory and its state machine.
+// loopback listener, or a transport on the cluster's in-memory network),
+// its Raft directory and its state machine.
 type testNode struct {
 	id   int
 	addr string
 	dir  string
-	mux  *netmux.Mux
+	mux  *netmux.Mux // nil on an in-memory network
 	fsm  *listFSM
 	node *Node
 }
@@ -104,6 +106,9 @@ type testCluster struct {
 	nodes map[int]*testNode
 	// tune, when set, changes each node's Config before Open.
 	tune func(*Config)
+	// network, when set, carries Raft in memory instead of over loopback
+	// TCP; see newInmemCluster.
+	network *rafttest.Network
 }
 
 // newTestCluster opens size nodes that bootstrap together and waits for a
@@ -131,27 +136,51 @@ func newTestCluster(t *testing.T, size int, tune func(*Config)) *testCluster {
 	return c
 }
 
-// start opens n's node on l (or on n.addr again when l is nil) with a
-// fresh state machine.
+// newInmemCluster opens size nodes on an in-memory network
+// (rafttest.Network), bootstrapped together, and waits for a leader. Call
+// it inside a synctest bubble: every wait of the cluster's helpers is then
+// on the bubble's fake clock.
+func newInmemCluster(t *testing.T, size int, tune func(*Config)) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, nodes: make(map[int]*testNode), tune: tune, network: rafttest.NewNetwork()}
+	t.Cleanup(c.stopAll)
+	var ids []int
+	for id := 1; id <= size; id++ {
+		ids = append(ids, id)
+	}
+	peers := c.network.Peers(ids...)
+	for _, id := range ids {
+		c.nodes[id] = &testNode{id: id, addr: rafttest.Addr(id), dir: filepath.Join(t.TempDir(), fmt.Sprint(id))}
+		c.start(c.nodes[id], nil, peers, false)
+	}
+	c.waitLeader(5 * time.Second)
+	return c
+}
+
+// start opens n's node with a fresh state machine: on the in-memory
+// network with a fresh transport, or on l (on n.addr again when l is nil).
 func (c *testCluster) start(n *testNode, l net.Listener, peers map[int]string, join bool) {
 	c.t.Helper()
-	if l == nil {
-		l = listenAgain(c.t, n.addr)
-	}
-	n.mux = netmux.New(l)
-	raftL := n.mux.Listener(netmux.KindRaft)
-	go n.mux.Serve()
 	n.fsm = &listFSM{}
 	cfg := Config{
-		ID:        n.id,
-		Dir:       n.dir,
-		Peers:     peers,
-		Join:      join,
-		Listener:  raftL,
-		Dial:      netmux.Dialer(netmux.KindRaft),
-		Advertise: n.addr,
-		FSM:       n.fsm,
-		Logger:    testLogger().With("node", n.id),
+		ID:     n.id,
+		Dir:    n.dir,
+		Peers:  peers,
+		Join:   join,
+		FSM:    n.fsm,
+		Logger: testLogger().With("node", n.id),
+	}
+	if c.network != nil {
+		cfg.Transport = c.network.Transport(n.id)
+	} else {
+		if l == nil {
+			l = listenAgain(c.t, n.addr)
+		}
+		n.mux = netmux.New(l)
+		cfg.Listener = n.mux.Listener(netmux.KindRaft)
+		go n.mux.Serve()
+		cfg.Dial = netmux.Dialer(netmux.KindRaft)
+		cfg.Advertise = n.addr
 	}
 	if c.tune != nil {
 		c.tune(&cfg)
@@ -183,7 +212,9 @@ func (c *testCluster) stop(n *testNode) {
 		return
 	}
 	require.NoError(c.t, n.node.Close())
-	require.NoError(c.t, n.mux.Close())
+	if n.mux != nil {
+		require.NoError(c.t, n.mux.Close())
+	}
 	n.node = nil
 }
 
@@ -208,10 +239,17 @@ func (c *testCluster) running() []*testNode {
 // running node names it, and returns it.
 func (c *testCluster) waitLeader(within time.Duration) *testNode {
 	c.t.Helper()
+	return c.waitLeaderAmong(within, c.running())
+}
+
+// waitLeaderAmong waits until exactly one of nodes is the leader and
+// every one of them names it, and returns it.
+func (c *testCluster) waitLeaderAmong(within time.Duration, nodes []*testNode) *testNode {
+	c.t.Helper()
 	var leader *testNode
 	eventually(c.t, within, func() bool {
 		leader = nil
-		for _, n := range c.running() {
+		for _, n := range nodes {
 			if n.node.IsLeader() {
 				if leader != nil {
 					return false
@@ -222,7 +260,7 @@ func (c *testCluster) waitLeader(within time.Duration) *testNode {
 		if leader == nil {
 			return false
 		}
-		for _, n := range c.running() {
+		for _, n := range nodes {
 			if id, addr := n.node.Leader(); id != leader.id || addr != leader.addr {
 				return false
 			}
@@ -236,8 +274,15 @@ func (c *testCluster) waitLeader(within time.Duration) *testNode {
 // want.
 func (c *testCluster) waitConverged(want []string) {
 	c.t.Helper()
+	c.waitConvergedAmong(want, c.running())
+}
+
+// waitConvergedAmong waits until the state machine of each of nodes holds
+// want.
+func (c *testCluster) waitConvergedAmong(want []string, nodes []*testNode) {
+	c.t.Helper()
 	eventually(c.t, 5*time.Second, func() bool {
-		for _, n := range c.running() {
+		for _, n := range nodes {
 			if !slices.Equal(n.fsm.list(), want) {
 				return false
 			}
@@ -261,7 +306,9 @@ func applyN(t *testing.T, node *Node, prefix string, n int) []string {
 	return cmds
 }
 
-// eventually polls cond every 10 ms until it holds or within passes.
+// eventually polls cond every 10 ms until it holds or within passes. In a
+// synctest bubble both are on the fake clock: each sleep returns once every
+// other goroutine of the bubble is blocked, so no real time passes.
 func eventually(t *testing.T, within time.Duration, cond func() bool, msg string, args ...any) {
 	t.Helper()
 	deadline := time.Now().Add(within)
