@@ -197,6 +197,11 @@ func (c Config) raftConfig(logger *hclogAdapter) *raft.Config {
 	rc.SnapshotThreshold = c.SnapshotThreshold
 	rc.SnapshotInterval = c.SnapshotInterval
 	rc.TrailingLogs = c.TrailingLogs
+	// A leader that removes itself is shut down by RemoveVoter rather
+	// than by hashicorp, whose own Shutdown nobody could wait for: Close
+	// would then close the bolt store under Raft's last goroutines and
+	// leave the transport open (Node.stopRaft).
+	rc.ShutdownOnRemove = false
 	rc.Logger = logger
 	return rc
 }

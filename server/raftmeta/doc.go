@@ -95,6 +95,49 @@
 // until it is closed; a leader that removes itself steps down and shuts
 // its Raft down.
 //
+// # Transports
+//
+// In a server, Raft's messages travel over hashicorp's network transport
+// on Config.Listener (the internal port's Raft connections) and
+// Config.Dial. Config.Transport replaces both with any raft.Transport; the
+// tests use the in-memory network of package rafttest to run a whole
+// cluster in one process, under testing/synctest. Either way the log and
+// the stable store stay in bolt on Config.Dir, so a node closed and opened
+// again on its Dir recovers as a restarted process would.
+//
+// The node owns its transport: Close shuts Raft down, waits until every
+// goroutine of Raft has returned, and closes the transport, then the bolt
+// store. For that to hold after a leader removed itself, the node, not
+// hashicorp, shuts that Raft down (ShutdownOnRemove is off): hashicorp's
+// own shutdown could not be waited for, and would leave the transport
+// open.
+//
+// # Under testing/synctest
+//
+// Raft, its in-memory transport, bolt and this package run inside a
+// synctest bubble with no change: every timer (heartbeats, elections, the
+// leader lease, RPC timeouts, bolt's lock retries, an Apply's context) is
+// on the bubble's fake clock, and once every node is closed no goroutine
+// is left. What a test must know:
+//
+//   - Create the network, the transports and the nodes inside the bubble.
+//   - Close every node before the bubble ends (t.Cleanup in the bubble
+//     runs in time). A node left open fails the test: synctest.Test
+//     panics with "main bubble goroutine has exited but blocked
+//     goroutines remain" and lists Raft's goroutines.
+//   - Close waits for Raft's messages in flight. On a rafttest network
+//     they are answered or fail at once, so no fake time passes; a peer
+//     that took a message and never answered would hold Close for the
+//     transport's RPC timeout.
+//   - The fake clock advances only while every goroutine in the bubble is
+//     blocked on something of the bubble; a goroutine in a system call
+//     (bolt's fsync) or on a real socket holds it. A network transport
+//     over real sockets therefore does not belong in a bubble.
+//   - Elections are still random (hashicorp draws its timeouts from
+//     math/rand): which node wins, and when within its one-to-two
+//     timeouts, changes from run to run. Tests assert the rules, not the
+//     winner.
+//
 // # Left out
 //
 // Close does not hand leadership over first: for the cluster it is a

@@ -2,6 +2,7 @@ package raftmeta
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -205,6 +206,36 @@ func TestRaftmetaInmemCutFollower(t *testing.T) {
 	})
 }
 
+// TestRaftmetaInmemRemoveLeader: a leader that removes itself commits
+// the change with the others, steps down and shuts its Raft down; Close
+// then still releases everything it held: its goroutines are gone and
+// its transport is off the network. The other two elect a new leader.
+func TestRaftmetaInmemRemoveLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newInmemCluster(t, 3, nil)
+		old := c.waitLeader(5 * time.Second)
+		require.NotEmpty(t, raftGoroutines(old.node))
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, old.node.RemoveVoter(ctx, old.id))
+		_, err := old.node.Apply(ctx, []byte("x"))
+		require.ErrorIs(t, err, ErrClosed)
+
+		removed := old.node
+		c.stop(old)
+		synctest.Wait()
+		require.Empty(t, raftGoroutines(removed), "goroutines of the removed node's Raft")
+		for _, n := range c.running() {
+			require.False(t, c.network.Reachable(old.id, n.id), "the removed node's transport is closed")
+		}
+		leader := c.waitLeader(5 * time.Second)
+		servers, err := leader.node.Servers()
+		require.NoError(t, err)
+		require.NotContains(t, ids(servers), old.id)
+		c.waitConverged(applyN(t, leader.node, "after", 2))
+	})
+}
+
 // TestRaftmetaInmemApplyDeadline: Apply honours its context's deadline on
 // the bubble's clock: on a leader that cannot commit, it returns
 // DeadlineExceeded at the deadline, and the goroutine it leaves waiting on
@@ -273,6 +304,13 @@ func TestRaftmetaInmemCloseStopsGoroutines(t *testing.T) {
 		require.Empty(t, bubbleGoroutines("github.com/hashicorp/raft", "go.etcd.io/bbolt", "raftmeta.(*Node)", "raftmeta.wait", "raftmeta/rafttest."),
 			"goroutines left after every node closed")
 	})
+}
+
+// raftGoroutines returns the stacks of the goroutines of n's Raft: those
+// with a hashicorp method of the *raft.Raft among their frames (its
+// raftState is its first field, so both have its address).
+func raftGoroutines(n *Node) []string {
+	return bubbleGoroutines(fmt.Sprintf("(%p)", n.raft), fmt.Sprintf("(%p, ", n.raft))
 }
 
 // bubbleGoroutines returns the stacks of the goroutines of the caller's

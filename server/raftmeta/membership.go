@@ -44,8 +44,11 @@ func (n *Node) AddVoter(ctx context.Context, id int, addr string) error {
 // keeps running, and the voters refuse its election requests as they no
 // longer know it. Close it. Removing the leader itself is allowed: it
 // commits the change with the others, steps down and shuts its Raft down
-// (its operations then fail with ErrClosed; close it still, to release its
-// files), and the rest elect a new leader. Hashicorp's rules apply: one
+// before RemoveVoter returns (its operations then fail with ErrClosed;
+// close it still, to release its files), and the rest elect a new leader.
+// If ctx ends first and the change commits after, the old leader stays a
+// follower outside the configuration, which never stands for election,
+// until it is closed. Hashicorp's rules apply: one
 // change at a time, each committed by a majority of the configuration
 // before it, so removing a member of a cluster that has lost its majority
 // blocks until ctx ends.
@@ -59,6 +62,13 @@ func (n *Node) RemoveVoter(ctx context.Context, id int) error {
 	}
 	if err := wait(ctx, n.raft.RemoveServer(serverID(id), 0, timeout)); err != nil {
 		return n.failure(fmt.Sprintf("remove voter %d", id), err)
+	}
+	if id == n.id {
+		// This leader removed itself and stepped down to a follower
+		// (ShutdownOnRemove is off: see stopRaft).
+		if err := n.stopRaft(); err != nil {
+			return fmt.Errorf("raftmeta: remove voter %d: shut down: %w", id, err)
+		}
 	}
 	return nil
 }

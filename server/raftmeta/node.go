@@ -42,8 +42,13 @@ const (
 type Node struct {
 	id     int
 	raft   *raft.Raft
+	trans  raft.Transport
 	store  *raftboltdb.BoltStore
 	logger *slog.Logger
+
+	// stopOnce makes stopRaft shut Raft down once; stopErr is the result.
+	stopOnce sync.Once
+	stopErr  error
 
 	// observations carries leader changes to watch; watched is closed when
 	// watch returns.
@@ -150,6 +155,7 @@ func open(cfg Config) (n *Node, err error) {
 	n = &Node{
 		id:           cfg.ID,
 		raft:         r,
+		trans:        trans,
 		store:        store,
 		logger:       cfg.Logger.With("raft_id", cfg.ID),
 		observations: make(chan raft.Observation, 16),
@@ -260,7 +266,7 @@ func (n *Node) Barrier(ctx context.Context) error {
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		close(n.closed)
-		err := n.raft.Shutdown().Error()
+		err := n.stopRaft()
 		n.raft.DeregisterObserver(n.observer)
 		close(n.observations)
 		<-n.watched
@@ -273,6 +279,23 @@ func (n *Node) Close() error {
 		n.closeErr = err
 	})
 	return n.closeErr
+}
+
+// stopRaft shuts Raft down, waits until its goroutines have returned and
+// closes the transport; later calls return the first one's result.
+//
+// Only the first hashicorp Shutdown waits and closes the transport: a
+// later one returns at once. So no other code may shut this Raft down
+// first, which is why raftConfig turns ShutdownOnRemove off and
+// RemoveVoter calls stopRaft when the leader removed itself.
+func (n *Node) stopRaft() error {
+	n.stopOnce.Do(func() {
+		n.stopErr = n.raft.Shutdown().Error()
+		// Shutdown closed it already (raft.WithClose); a transport
+		// without Close is closed by its owner.
+		closeTransport(n.trans)
+	})
+	return n.stopErr
 }
 
 // failure maps an error of a hashicorp future to this package's errors.
