@@ -48,10 +48,9 @@ func (n *Node) AddVoter(ctx context.Context, id int, addr string) error {
 // close it still, to release its files), and the rest elect a new leader.
 // If ctx ends first and the change commits after, the old leader stays a
 // follower outside the configuration, which never stands for election,
-// until it is closed. Hashicorp's rules apply: one
-// change at a time, each committed by a majority of the configuration
-// before it, so removing a member of a cluster that has lost its majority
-// blocks until ctx ends.
+// until it is closed. Hashicorp's rules apply: one change at a time, each
+// committed by a majority of the configuration before it, so removing a
+// member of a cluster that has lost its majority blocks until ctx ends.
 func (n *Node) RemoveVoter(ctx context.Context, id int) error {
 	if id < 1 {
 		return fmt.Errorf("raftmeta: remove voter %d: %w", id, ErrInvalidArgument)

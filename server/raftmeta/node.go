@@ -260,8 +260,9 @@ func (n *Node) Barrier(ctx context.Context) error {
 	return nil
 }
 
-// Close stops Raft, closes its transport (Config.Transport, or the
-// network transport and so Config.Listener) and the bolt store. Close is idempotent; later calls return the first one's
+// Close stops Raft and waits for its goroutines, closes its transport
+// (Config.Transport, or the network transport and so Config.Listener) and
+// the bolt store. Close is idempotent; later calls return the first one's
 // error. Operations after Close fail with ErrClosed.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
@@ -291,8 +292,9 @@ func (n *Node) Close() error {
 func (n *Node) stopRaft() error {
 	n.stopOnce.Do(func() {
 		n.stopErr = n.raft.Shutdown().Error()
-		// Shutdown closed it already (raft.WithClose); a transport
-		// without Close is closed by its owner.
+		// That first Shutdown closed the transport already; closing it
+		// again is harmless, and keeps it from outliving the node should
+		// Raft ever have been shut down by someone else first.
 		closeTransport(n.trans)
 	})
 	return n.stopErr
