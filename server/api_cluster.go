@@ -82,7 +82,7 @@ func (s *Server) handleStopBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(err))
 		return
 	}
-	s.controller.Wake()
+	s.cluster.Wake()
 	s.logger.Info("broker stopped", "broker", id)
 	writeJSON(w, http.StatusOK, s.brokerStatus(id, false))
 }
@@ -102,7 +102,7 @@ func (s *Server) handleStartBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, classify(err))
 		return
 	}
-	s.controller.Wake()
+	s.cluster.Wake()
 	s.logger.Info("broker started", "broker", id)
 	writeJSON(w, http.StatusOK, s.brokerStatus(id, true))
 }
@@ -123,7 +123,7 @@ func (s *Server) handleReopenBroker(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, s.opError("reopen broker", err))
 		return
 	}
-	s.controller.Wake()
+	s.cluster.Wake()
 	out := apiclient.ReopenResponse{BrokerID: res.BrokerID, Journal: res.Journal, Reopened: []apiclient.ReplicaRef{}}
 	for _, rr := range res.Reopened {
 		out.Reopened = append(out.Reopened, apiclient.ReplicaRef{Topic: rr.Topic, Partition: rr.Partition})

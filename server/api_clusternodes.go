@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/backend"
 )
 
 // The nodes of a cluster-mode cluster: GET, POST /api/cluster/nodes and
@@ -38,10 +38,10 @@ func (s *Server) handleClusterNodes(w http.ResponseWriter, r *http.Request) {
 // clusterNodes is the answer of every /api/cluster/nodes route: this
 // node's view of the metadata group, or the embedded cluster's empty list.
 func (s *Server) clusterNodes() (apiclient.ClusterNodesResponse, *apiError) {
-	if s.node == nil {
+	if s.members == nil {
 		return apiclient.ClusterNodesResponse{Mode: apiclient.ModeEmbedded, Nodes: []apiclient.ClusterNode{}}, nil
 	}
-	controller, nodes, err := s.node.ClusterNodes()
+	controller, nodes, err := s.members.ClusterNodes()
 	if err != nil {
 		return apiclient.ClusterNodesResponse{}, s.opError("list the cluster's nodes", err)
 	}
@@ -58,11 +58,11 @@ func (s *Server) clusterNodes() (apiclient.ClusterNodesResponse, *apiError) {
 func (s *Server) handleAddNode(w http.ResponseWriter, r *http.Request) {
 	req, ae := s.readAddNode(w, r)
 	if ae == nil {
-		ae = s.membershipChange(r.Context(), "add node", req.ID, func(ctx context.Context, views []clusternode.NodeView) error {
+		ae = s.membershipChange(r.Context(), "add node", req.ID, func(ctx context.Context, views []backend.NodeView) error {
 			if ae := addRefusal(views, req.ID, req.Addr); ae != nil {
 				return ae
 			}
-			return s.node.AddNode(ctx, req.ID, req.Addr)
+			return s.members.AddNode(ctx, req.ID, req.Addr)
 		})
 	}
 	if ae != nil {
@@ -81,11 +81,11 @@ func (s *Server) handleRemoveNode(w http.ResponseWriter, r *http.Request) {
 		ae = s.noBody(w, r)
 	}
 	if ae == nil {
-		ae = s.membershipChange(r.Context(), "remove node", id, func(ctx context.Context, views []clusternode.NodeView) error {
+		ae = s.membershipChange(r.Context(), "remove node", id, func(ctx context.Context, views []backend.NodeView) error {
 			if ae := removeRefusal(views, id); ae != nil {
 				return ae
 			}
-			return s.node.RemoveNode(ctx, id)
+			return s.members.RemoveNode(ctx, id)
 		})
 	}
 	if ae != nil {
@@ -98,13 +98,13 @@ func (s *Server) handleRemoveNode(w http.ResponseWriter, r *http.Request) {
 
 // membershipChange runs change with this node's view of the nodes, within
 // MembershipTimeout; an embedded server has no nodes to change.
-func (s *Server) membershipChange(ctx context.Context, op string, id int, change func(context.Context, []clusternode.NodeView) error) *apiError {
-	if s.node == nil {
+func (s *Server) membershipChange(ctx context.Context, op string, id int, change func(context.Context, []backend.NodeView) error) *apiError {
+	if s.members == nil {
 		return newAPIError(http.StatusConflict, CodeConflict,
 			"the embedded cluster has no nodes to add or remove: its brokers are part of this one server process "+
 				"(cluster mode runs one process per node: PYSTREAM_NODE_ID and PYSTREAM_CLUSTER)")
 	}
-	_, views, err := s.node.ClusterNodes()
+	_, views, err := s.members.ClusterNodes()
 	if err != nil {
 		return s.opError("list the cluster's nodes", err)
 	}
@@ -167,7 +167,7 @@ func nodeParam(r *http.Request) (int, *apiError) {
 // addRefusal refuses adding node id at addr when another voter has that
 // address already (Raft refuses it too, less clearly); nil lets the change
 // go ahead. Adding a voter again at a new address moves it.
-func addRefusal(views []clusternode.NodeView, id int, addr string) *apiError {
+func addRefusal(views []backend.NodeView, id int, addr string) *apiError {
 	for _, v := range views {
 		if v.Voter && v.ID != id && v.Addr == addr {
 			return newAPIError(http.StatusConflict, CodeConflict, "addr %s is node %d's: each node has an internal address of its own", addr, v.ID)
@@ -179,7 +179,7 @@ func addRefusal(views []clusternode.NodeView, id int, addr string) *apiError {
 // removeRefusal refuses removing node id when it is not a voter (a typo
 // would otherwise change nothing and succeed) or is the last one (the
 // group could then never decide anything again); nil lets it go ahead.
-func removeRefusal(views []clusternode.NodeView, id int) *apiError {
+func removeRefusal(views []backend.NodeView, id int) *apiError {
 	voters, member := 0, false
 	for _, v := range views {
 		if v.Voter {

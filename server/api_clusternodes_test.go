@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/backend"
 )
 
 // freeAddr is a loopback host:port nothing listens on (now).
@@ -253,7 +253,7 @@ func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
 
 // The refusals of a membership change are decided from the nodes alone.
 func TestClusterNodesRefusals(t *testing.T) {
-	three := []clusternode.NodeView{
+	three := []backend.NodeView{
 		{ID: 1, Addr: "10.0.0.1:7001", Voter: true, Leader: true},
 		{ID: 2, Addr: "10.0.0.2:7001", Voter: true},
 		{ID: 3, Addr: "10.0.0.3:7001", HTTPAddr: "10.0.0.3:8000"}, // removed, still registered
@@ -261,7 +261,7 @@ func TestClusterNodesRefusals(t *testing.T) {
 	one := three[:1]
 	tests := []struct {
 		name   string
-		views  []clusternode.NodeView
+		views  []backend.NodeView
 		add    bool
 		id     int
 		addr   string

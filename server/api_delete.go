@@ -28,7 +28,7 @@ func (s *Server) handleDeleteTopic(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.cluster.DeleteTopic(name)
 	if err == nil || tookEffect(err) || errors.Is(err, cluster.ErrDeleteUnfinished) {
-		s.controller.ForgetTopic(name)
+		s.cluster.ForgetTopic(name)
 	}
 	s.operated(err)
 	if err != nil {

@@ -43,7 +43,7 @@ func (s *Server) replicaTarget(w http.ResponseWriter, r *http.Request) (string, 
 // entry failed), so that the next pass plans on the new state at once.
 func (s *Server) operated(err error) {
 	if err == nil || tookEffect(err) {
-		s.controller.Wake()
+		s.cluster.Wake()
 	}
 }
 

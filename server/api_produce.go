@@ -158,7 +158,7 @@ func (s *Server) send(name string, partition *int, msgs []topic.Message) ([]clus
 		s.countReplicationFailures(err)
 		// A failed write may have left a follower behind or found a
 		// leader gone: the controller looks now, not at its next tick.
-		s.controller.Wake()
+		s.cluster.Wake()
 	}
 	return results, err
 }

@@ -33,7 +33,7 @@ func serveWithClusterOptions(t *testing.T, brokers int, opts cluster.Options) *r
 		_, err := c.StartBroker(id)
 		require.NoError(t, err)
 	}
-	srv.cluster, srv.local = LocalBackend{c}, c
+	srv.local.Cluster = c
 	return serveExisting(t, srv)
 }
 

@@ -12,10 +12,8 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
-	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
-	"github.com/pystream/pystream/server/raftmeta"
-	"github.com/pystream/pystream/server/replication"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -81,7 +79,7 @@ func classifyCause(err error) *apiError {
 		clMeta   *cluster.MetadataError
 		topicMet *topic.MetadataError
 		batch    *topic.BatchError
-		remote   *replication.Error
+		peer     *backend.PeerError
 		member   *group.MemberError
 		mismatch *group.ProtocolMismatchError
 	)
@@ -191,26 +189,29 @@ func classifyCause(err error) *apiError {
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "the cluster is closed; the server is shutting down")
 	case errors.Is(err, cluster.ErrBrokerUnavailable):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", tidy(err.Error()))
-	case errors.Is(err, clusternode.ErrNotInClusterMode):
-		// An operation of the embedded cluster that a cluster of
-		// processes does not offer: the text says what to do instead.
+	case errors.Is(err, backend.ErrNotInThisMode):
+		// An operation the serving mode does not offer (cluster mode:
+		// stopping a broker, the hand-run repairs): the text says what
+		// to do instead.
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
-	case errors.Is(err, clusternode.ErrNoLeader):
+	case errors.Is(err, backend.ErrNoHealingSwitch):
+		return newAPIError(http.StatusConflict, CodeConflict, "this server runs no controller to switch")
+	case errors.Is(err, backend.ErrNoController):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"the cluster has no controller: its metadata group has no leader (an election is under way, or a majority of the nodes is unreachable); try again")
-	case errors.Is(err, raftmeta.ErrNotLeader):
+	case errors.Is(err, backend.ErrLeaderMoved):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"the metadata group's leadership moved while the request was on its way; try again")
-	case errors.Is(err, raftmeta.ErrLeadershipLost):
+	case errors.Is(err, backend.ErrOutcomeUnknown):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"the metadata group's leader lost its place before the change committed; its outcome is unknown (a majority of the nodes must be reachable)")
-	case errors.Is(err, clusternode.ErrClosed), errors.Is(err, raftmeta.ErrClosed):
+	case errors.Is(err, backend.ErrNodeClosed):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
 			"this node is closed: it is shutting down, or was removed from the metadata group")
-	case errors.As(err, &remote) && remote.Code == replication.CodeBadRequest:
-		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(remote.Message))
-	case errors.As(err, &remote) && (remote.Code == replication.CodeNotLeader || remote.Code == replication.CodeUnavailable):
-		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "the node that was asked cannot serve it now: %s", tidy(remote.Message))
+	case errors.As(err, &peer) && peer.Kind == backend.ErrPeerBadRequest:
+		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(peer.Message))
+	case errors.As(err, &peer) && peer.Kind == backend.ErrPeerUnavailable:
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "the node that was asked cannot serve it now: %s", tidy(peer.Message))
 	case errors.As(err, &offCorr):
 		what := "a committed offset file"
 		if offCorr.Path != "" {

@@ -22,9 +22,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/clusternode"
-	"github.com/pystream/pystream/server/raftmeta"
-	"github.com/pystream/pystream/server/replication"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -40,6 +38,23 @@ const (
 )
 
 // fsyncFailed is what a log returns when the fsync of an append fails.
+// The cluster node's errors as their packages write them
+// (server/clusternode, server/raftmeta); the HTTP API sees them only as
+// server/nodebackend marks them.
+var (
+	errNotInClusterMode = errors.New("clusternode: not available in cluster mode")
+	errNoLeader         = errors.New("clusternode: the cluster has no controller leader")
+	errNotLeader        = errors.New("raftmeta: not the leader")
+	errLeadershipLost   = errors.New("raftmeta: leadership lost before the command committed; its outcome is unknown")
+	errRaftClosed       = errors.New("raftmeta: node closed")
+)
+
+// peerError is a peer's refusal of a forwarded request as
+// server/nodebackend passes it on: kind, and the peer's message.
+func peerError(kind error, code, message string) error {
+	return &backend.PeerError{Message: message, Kind: kind, Err: fmt.Errorf("replication: %s: %s", code, message)}
+}
+
 func fsyncFailed(path string) error {
 	return fmt.Errorf("log: append to %s: fsync after writing 20 bytes at byte 0: %w", path,
 		&fs.PathError{Op: "fdatasync", Path: path, Err: syscall.EIO})
@@ -150,22 +165,25 @@ func TestAPIErrorClassify(t *testing.T) {
 			"orders/1: broker 3's replica log: broker 3's disk is full (disk quota exceeded); nothing was acknowledged; once space returns, reopen broker 3's failed logs (stop and start it)"},
 		{"offset disk full", fmt.Errorf("client: commit: %w (%w)", client.ErrStoreFailed, &fs.PathError{Op: "write", Path: offsetFile + ".tmp", Err: syscall.ENOSPC}), 507, CodeInsufficientStorage, nil,
 			"consumer billing's committed offset of orders/0: the disk is full (no space left on device); nothing was acknowledged; consumer billing's commits are refused until the offset store is reopened (a server restart); other consumers' are not"},
-		// Cluster mode (server/clusternode): an operation of the embedded
-		// cluster it does not offer, and a metadata group without a
-		// leader.
-		{"not in cluster mode", fmt.Errorf("stop broker 1: stop its process instead: %w", clusternode.ErrNotInClusterMode), 409, CodeConflict, nil,
+		// Cluster mode (server/clusternode), as server/nodebackend marks
+		// its node's errors (TestNodeBackendMarksErrors): an operation of
+		// the embedded cluster it does not offer, a metadata group
+		// without a leader, a peer's refusal. The texts are the node's.
+		{"not in cluster mode", backend.Mark(fmt.Errorf("stop broker 1: stop its process instead: %w", errNotInClusterMode), backend.ErrNotInThisMode), 409, CodeConflict, nil,
 			"stop broker 1: stop its process instead: not available in cluster mode"},
-		{"no leader", fmt.Errorf("%w: %w", clusternode.ErrNoLeader, &raftmeta.NotLeaderError{}), 503, CodeUnavailable, nil,
+		{"no leader", backend.Mark(fmt.Errorf("%w: %w", errNoLeader, errNotLeader), backend.ErrNoController), 503, CodeUnavailable, nil,
 			"the cluster has no controller: its metadata group has no leader (an election is under way, or a majority of the nodes is unreachable); try again"},
-		{"not the leader", &raftmeta.NotLeaderError{LeaderID: 2, LeaderAddr: "127.0.0.1:7002"}, 503, CodeUnavailable, nil,
+		{"not the leader", backend.Mark(errNotLeader, backend.ErrLeaderMoved), 503, CodeUnavailable, nil,
 			"the metadata group's leadership moved while the request was on its way; try again"},
-		{"leadership lost", fmt.Errorf("raftmeta: add voter 4: %w", raftmeta.ErrLeadershipLost), 503, CodeUnavailable, nil,
+		{"leadership lost", backend.Mark(fmt.Errorf("raftmeta: add voter 4: %w", errLeadershipLost), backend.ErrOutcomeUnknown), 503, CodeUnavailable, nil,
 			"the metadata group's leader lost its place before the change committed; its outcome is unknown (a majority of the nodes must be reachable)"},
-		{"node closed", fmt.Errorf("raftmeta: servers: %w", raftmeta.ErrClosed), 503, CodeUnavailable, nil,
+		{"node closed", backend.Mark(fmt.Errorf("raftmeta: servers: %w", errRaftClosed), backend.ErrNodeClosed), 503, CodeUnavailable, nil,
 			"this node is closed: it is shutting down, or was removed from the metadata group"},
-		{"peer refused a bad request", replication.Errorf(replication.CodeBadRequest, "adding node %d needs its internal address", 4), 400, CodeInvalidArgument, nil,
+		{"no healing switch", backend.ErrNoHealingSwitch, 409, CodeConflict, nil,
+			"this server runs no controller to switch"},
+		{"peer refused a bad request", peerError(backend.ErrPeerBadRequest, "bad-request", "adding node 4 needs its internal address"), 400, CodeInvalidArgument, nil,
 			"adding node 4 needs its internal address"},
-		{"peer unavailable", replication.Errorf(replication.CodeUnavailable, "raftmeta: add voter 4: %v", raftmeta.ErrLeadershipLost), 503, CodeUnavailable, nil,
+		{"peer unavailable", peerError(backend.ErrPeerUnavailable, "unavailable", "raftmeta: add voter 4: "+errLeadershipLost.Error()), 503, CodeUnavailable, nil,
 			"the node that was asked cannot serve it now: add voter 4: leadership lost before the command committed; its outcome is unknown"},
 		{"unknown", errors.New("something: at /srv/other/x.go"), 500, CodeInternal, nil,
 			"internal server error; the server log has the cause"},

@@ -1,16 +1,14 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/clusternode"
-	"github.com/pystream/pystream/server/controller"
+	"github.com/pystream/pystream/server/nodebackend"
 )
 
 // NodeID is this process's broker id in cluster mode (PYSTREAM_NODE_ID);
@@ -142,48 +140,12 @@ func (s *Server) openClusterNode() error {
 		HTTPAddr: s.cfg.Addr(), KafkaAddr: s.cfg.kafkaAddr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		DefaultFailoverAfter: DefaultFailoverAfter, Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
 		TopicDefaults: s.cfg.TopicDefaults(),
-		LeaderChanged: s.leaderChanged,
+		LeaderChanged: s.leaderChanged, Advanced: s.advances.Advanced,
 	})
 	if err != nil {
 		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)
 	}
-	s.node = node
-	s.cluster = nodeBackend{node}
+	nb := nodebackend.New(node)
+	s.node, s.cluster, s.members = node, nb, nb
 	return nil
-}
-
-// controlLoop is what the API asks of the controller: the embedded
-// cluster's *controller.Controller, or in cluster mode the node, whose
-// controller runs wherever the metadata group's leader is.
-type controlLoop interface {
-	Wake()
-	Ready() (bool, []string)
-	ForgetTopic(name string)
-}
-
-var (
-	_ controlLoop = (*controller.Controller)(nil)
-	_ controlLoop = (*clusternode.Node)(nil)
-)
-
-// nodeBackend is a cluster node as the API's Backend.
-type nodeBackend struct {
-	*clusternode.Node
-}
-
-// EnforceRetention runs the node's pass over the partitions it leads.
-func (b nodeBackend) EnforceRetention() ([]cluster.RetentionResult, error) {
-	return b.Node.EnforceRetention(context.Background())
-}
-
-var _ Backend = nodeBackend{}
-
-// OffsetForTime is the node's search by time on the partition's leader.
-func (b nodeBackend) OffsetForTime(topicName string, partition int, ts int64) (uint64, bool, error) {
-	return b.PartitionOffsetForTime(topicName, partition, ts)
-}
-
-// CatchUp is the controller's in cluster mode.
-func (b nodeBackend) CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error) {
-	return cluster.CatchUpResult{}, fmt.Errorf("catch up %s/%d: the controller catches followers up: %w", topicName, partition, clusternode.ErrNotInClusterMode)
 }

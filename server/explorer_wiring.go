@@ -21,9 +21,6 @@ type explorerSource struct {
 
 	// mu guards the fields below.
 	mu sync.Mutex
-	// end is the journal's end as last read (cluster mode reads on from
-	// there).
-	end uint64
 	// consumers are the committed offsets as last listed, at listed: a
 	// listing reads a directory per consumer, so it is done at most once
 	// per consumersEvery rather than on every poll.
@@ -108,35 +105,19 @@ func (x *explorerSource) Journal(since uint64, max int) ([]apiclient.JournalEntr
 	return out, nil
 }
 
-// JournalEnd is the embedded cluster's journal end; in cluster mode, the
-// offset after the last entry, read on from the end last seen.
-func (x *explorerSource) JournalEnd() (uint64, error) {
-	if x.s.local != nil {
-		return x.s.local.JournalEnd()
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for {
-		entries, err := x.s.cluster.Journal(x.end, MaxJournalEntries)
-		if err != nil {
-			return 0, err
-		}
-		if len(entries) > 0 {
-			x.end = entries[len(entries)-1].Offset + 1
-		}
-		if len(entries) < MaxJournalEntries {
-			return x.end, nil
-		}
-	}
-}
+// JournalEnd is the journal's end.
+func (x *explorerSource) JournalEnd() (uint64, error) { return x.s.cluster.JournalEnd() }
 
 // openExplorer builds the explorer over the server.
 func (s *Server) openExplorer() error {
-	ex, err := explorer.New(explorer.Config{Source: &explorerSource{s: s}, Logger: s.logger})
+	advanced := make(chan struct{}, 1)
+	stop := s.advances.WatchAll(advanced)
+	ex, err := explorer.New(explorer.Config{Source: &explorerSource{s: s}, Logger: s.logger, Advanced: advanced})
 	if err != nil {
+		stop()
 		return err
 	}
-	s.explorer = ex
+	s.explorer, s.stopExplorerWatch = ex, stop
 	return nil
 }
 

@@ -88,7 +88,7 @@ func TestFileLimitCreateTopicRefusals(t *testing.T) {
 	require.True(t, created)
 	_, err = r.srv.cluster.Topic("small")
 	require.NoError(t, err)
-	require.ErrorIs(t, r.srv.cluster.CreateTopic("big", 1, 1), cluster.ErrOpenLogsLimit)
+	require.ErrorIs(t, r.srv.Cluster().CreateTopic("big", 1, 1), cluster.ErrOpenLogsLimit)
 }
 
 // The start-up line names the open-file limits and the cap.

@@ -104,6 +104,13 @@ func (s *Server) groupCoordinator() (id int, here bool) {
 	return id, false
 }
 
+// groupHome is the server's rule as a backend.GroupHome, which the HTTP
+// API and, in cluster mode, the Kafka listener follow.
+type groupHome struct{ s *Server }
+
+// GroupCoordinator is Server.groupCoordinator.
+func (h groupHome) GroupCoordinator() (int, bool) { return h.s.groupCoordinator() }
+
 // leaderChanged is the cluster node's leadership notification
 // (clusternode.Config.LeaderChanged): when this node starts or stops
 // leading the metadata group, both coordinators forget every group — the
@@ -146,7 +153,7 @@ func (s *Server) notCoordinator() *apiError {
 	}
 	addr := ""
 	if id != 0 {
-		_, nodes, err := s.node.ClusterNodes()
+		_, nodes, err := s.members.ClusterNodes()
 		if err != nil {
 			return classify(err)
 		}

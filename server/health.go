@@ -70,7 +70,7 @@ func (s *Server) readyRoute(sc *schemaSet) route {
 
 // handleReady answers GET /api/ready.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
-	ready, reasons := s.controller.Ready()
+	ready, reasons := s.cluster.Ready()
 	if !ready {
 		writeJSON(w, http.StatusServiceUnavailable, ErrorResponse{Error: ErrorBody{Code: CodeUnavailable,
 			Message: "not ready: " + strings.Join(reasons, "; "), Reasons: reasons}})

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -11,9 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/clusternode"
 )
 
 // TestKafkaInteropRecordsAndOffsets: Kafka and HTTP are one stream. A
@@ -73,21 +69,4 @@ func TestKafkaInteropRecordsAndOffsets(t *testing.T) {
 	o, ok := back.Lookup("orders", 0)
 	require.True(t, ok)
 	require.Equal(t, int64(2), o.At)
-}
-
-// refusesDelete is a backend that refuses to delete topics as cluster
-// mode does.
-type refusesDelete struct{ Backend }
-
-func (refusesDelete) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
-	return cluster.DeleteTopicResult{}, fmt.Errorf("delete topic %q: %w", name, clusternode.ErrNotInClusterMode)
-}
-
-// TestKafkaBackendDeleteUnsupported: the Kafka listener's handle reports
-// cluster mode's refusal to delete a topic as errors.ErrUnsupported (which
-// DeleteTopics answers TOPIC_DELETION_DISABLED), keeping its cause.
-func TestKafkaBackendDeleteUnsupported(t *testing.T) {
-	_, err := kafkaBackend{refusesDelete{}}.DeleteTopic("orders")
-	require.ErrorIs(t, err, errors.ErrUnsupported)
-	require.ErrorIs(t, err, clusternode.ErrNotInClusterMode)
 }

@@ -2,15 +2,13 @@ package server
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
 
-	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/kafka"
+	"github.com/pystream/pystream/server/nodebackend"
 )
 
 // The Kafka listener (package server/kafka) serves the server's backend.
@@ -19,11 +17,11 @@ import (
 // cluster mode each process serves its own broker's listener alone, on its
 // own PYSTREAM_KAFKA_PORT, registers the advertised address in the
 // replicated metadata (kafkaAddr), and Metadata lists every node's
-// registered address. Backend has every method kafka.Cluster asks for, so
-// it is handed over as it is; in cluster mode groupDirectory is the
-// kafka.Directory.
+// registered address. The backend has every method kafka.Cluster asks
+// for, so it is handed over as it is; in cluster mode groupDirectory is
+// the kafka.Directory.
 var (
-	_ kafka.Cluster   = Backend(nil)
+	_ kafka.Cluster   = clusterBackend(nil)
 	_ kafka.Directory = groupDirectory{}
 )
 
@@ -43,35 +41,15 @@ func (c Config) kafkaAddr() string {
 
 // groupDirectory is the Kafka listener's kafka.Directory in cluster mode:
 // the node's registered Kafka addresses, and the server's one rule of
-// which node coordinates consumer groups.
-type groupDirectory struct {
-	nodeBackend
-	s *Server
-}
-
-// GroupCoordinator is the node that coordinates consumer groups in
-// cluster mode (kafka.Directory), as Server.groupCoordinator decides it
-// for both protocols: the metadata group's leader, once it has taken the
-// groups over. One node, so that a group's membership lives in one
+// which node coordinates consumer groups (groups.go), which the HTTP API
+// follows too. One node, so that a group's membership lives in one
 // process; a new leader starts with no groups, and members sent back to
 // FindCoordinator join it again, as
 // docs/kafka.md § Consumer groups
 // tells.
-func (d groupDirectory) GroupCoordinator() int {
-	id, _ := d.s.groupCoordinator()
-	return id
-}
-
-// KafkaAddrs maps every registered node that serves Kafka to its
-// advertised address (kafka.Directory).
-func (b nodeBackend) KafkaAddrs() map[int]string {
-	out := map[int]string{}
-	for _, n := range b.Nodes() {
-		if n.KafkaAddr != "" {
-			out[n.ID] = n.KafkaAddr
-		}
-	}
-	return out
+type groupDirectory struct {
+	*nodebackend.Backend
+	backend.GroupHome
 }
 
 // startKafka starts the Kafka listener when the configuration asks for
@@ -89,10 +67,10 @@ func (s *Server) startKafka() (stop func()) {
 		if s.kafkaFreePorts {
 			port = 0 // free ports, even when PYSTREAM_KAFKA_PORT has its default
 		}
-		var handle kafka.Cluster = kafkaBackend{s.cluster}
-		if nb, ok := s.cluster.(nodeBackend); ok {
+		var handle kafka.Cluster = s.cluster
+		if nb, ok := s.cluster.(*nodebackend.Backend); ok {
 			// Cluster mode: the node says where every broker listens.
-			handle = kafkaNodeBackend{kafkaBackend{s.cluster}, groupDirectory{nb, s}}
+			handle = groupDirectory{nb, groupHome{s}}
 		}
 		k, err := kafka.New(handle, kafka.Config{
 			NodeID:           nodeID,
@@ -102,6 +80,8 @@ func (s *Server) startKafka() (stop func()) {
 			MaxRequestBytes:  int(s.maxBody),
 			MaxInflightBytes: s.inflight.limit,
 			FetchMaxBytes:    s.fetchBytes,
+			FetchRecheck:     s.kafkaFetchRecheck,
+			Advances:         s.advances,
 			Logger:           s.logger.With(slog.String("protocol", "kafka")),
 			Registerer:       s.metrics.registry,
 			Groups:           s.classic,
@@ -133,33 +113,4 @@ func (s *Server) KafkaAddr(id int) string {
 		return ""
 	}
 	return s.kafka.Addr(id)
-}
-
-// --- Administration and stored offsets over Kafka (CreateTopics,
-// DeleteTopics, FindCoordinator, OffsetCommit, OffsetFetch). ---
-
-// kafkaBackend is the backend as the Kafka listener's handle: the
-// backend's own methods, with one error translated into the listener's
-// terms — a mode that does not delete topics (cluster mode) says so with
-// errors.ErrUnsupported, which DeleteTopics answers
-// TOPIC_DELETION_DISABLED.
-type kafkaBackend struct{ Backend }
-
-var _ kafka.Cluster = kafkaBackend{}
-
-// kafkaNodeBackend is kafkaBackend in cluster mode, where the listener
-// also needs the registered addresses of every broker's listener.
-type kafkaNodeBackend struct {
-	kafkaBackend
-	kafka.Directory
-}
-
-// DeleteTopic is the backend's, its "not in this mode" refusal also
-// matching errors.ErrUnsupported.
-func (b kafkaBackend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
-	res, err := b.Backend.DeleteTopic(name)
-	if errors.Is(err, clusternode.ErrNotInClusterMode) {
-		err = fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
-	}
-	return res, err
 }

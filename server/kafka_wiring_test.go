@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/server/apiclient"
 )
 
 // TestKafkaWiringServesTheEmbeddedCluster: Serve opens a Kafka listener
@@ -89,4 +91,90 @@ func startKafkaServer(t *testing.T, topic string, rf int, edit ...func(*Config))
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
 	return srv, r, cl
+}
+
+// fetchWritten is a kgo hook that tells when a Fetch request has been
+// written to a broker.
+type fetchWritten chan struct{}
+
+func (f fetchWritten) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key == kmsg.Fetch.Int16() && err == nil {
+		select {
+		case f <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// TestKafkaWiringHTTPWriteWakesFetch: a Kafka fetch waiting for records
+// is answered as soon as a record is POSTed over the HTTP API — the
+// cluster's one "partition advanced" event (backend.Hub) wakes it,
+// whichever protocol wrote. The listener's own re-check is pushed out of
+// reach (an hour), and the fetch may wait 20 s: only the event can answer
+// it within the test's 10 s.
+func TestKafkaWiringHTTPWriteWakesFetch(t *testing.T) {
+	cfg := Defaults()
+	cfg.DataDir, cfg.LogLevel = t.TempDir(), LogLevel(LevelError)
+	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	require.NoError(t, err)
+	srv.kafkaFreePorts = true
+	srv.kafkaFetchRecheck = time.Hour
+	r := serveExisting(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, err = r.client.CreateTopic(ctx, "orders", 1, 3)
+	require.NoError(t, err)
+	detail, err := r.client.Topic(ctx, "orders")
+	require.NoError(t, err)
+	leader := detail.Partitions[0].Leader
+	logtest.WaitFor(t, 5*time.Second, "kafka listener", func() (bool, string) {
+		return srv.KafkaAddr(leader) != "", "not listening"
+	})
+	written := make(fetchWritten, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(leader)), kgo.WithHooks(written))
+	require.NoError(t, err)
+	defer cl.Close()
+	_, err = cl.Request(ctx, kmsg.NewPtrMetadataRequest())
+	require.NoError(t, err)
+
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = -1, 20_000, 1, 1<<20, -1
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic = "orders"
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.Partition, fp.FetchOffset, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 0, 0, 1<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	req.Topics = append(req.Topics, ft)
+	type answer struct {
+		resp kmsg.Response
+		err  error
+		at   time.Time
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := cl.Broker(leader).Request(ctx, req)
+		answered <- answer{resp, err, time.Now()}
+	}()
+	<-written
+	time.Sleep(200 * time.Millisecond) // the fetch is waiting: nothing to read yet
+	select {
+	case a := <-answered:
+		t.Fatalf("the fetch answered before any record was written: %+v", a)
+	default:
+	}
+
+	posted := time.Now()
+	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("over http")}})
+	require.NoError(t, err)
+	select {
+	case a := <-answered:
+		require.NoError(t, a.err)
+		p := a.resp.(*kmsg.FetchResponse).Topics[0].Partitions[0]
+		require.Zero(t, p.ErrorCode)
+		require.Equal(t, int64(1), p.HighWatermark)
+		require.NotEmpty(t, p.RecordBatches, "the record POSTed over HTTP")
+		t.Logf("answered %s after the POST was sent", a.at.Sub(posted))
+	case <-time.After(10 * time.Second):
+		t.Fatal("a record POSTed over HTTP did not wake the waiting Kafka fetch")
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pystream/pystream/server/backend"
 )
 
 // metrics holds the server's Prometheus metrics in a registry of its own
@@ -142,6 +144,6 @@ func (m *metrics) handler() http.Handler {
 
 // registerCluster adds the collectors of per-partition and per-consumer
 // gauges.
-func (m *metrics) registerCluster(c Backend) {
+func (m *metrics) registerCluster(c backend.Data) {
 	m.registry.MustRegister(&clusterCollector{c: c}, &consumerCollector{c: c})
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pystream/pystream/server/backend"
 )
 
 // clusterCollector reports the replication state of every partition at
@@ -15,7 +17,7 @@ import (
 // what kafka_exporter calls its gauges too); a distance between two
 // positions is a number of records (_records). A 0/1 gauge needs no unit.
 type clusterCollector struct {
-	c Backend
+	c backend.Data
 }
 
 var (

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/pystream/pystream/server/backend"
 )
 
 // consumerCollector reports every committed consumer offset and the
@@ -23,7 +25,7 @@ import (
 // being above 0 says it; `pystream log verify` or
 // GET /api/consumers/{id}/offsets then names the file.
 type consumerCollector struct {
-	c Backend
+	c backend.Data
 }
 
 var (

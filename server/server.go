@@ -15,6 +15,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
@@ -60,19 +61,24 @@ type Server struct {
 	inflight *inflight
 	// cluster is what the API serves: the embedded cluster (local) or,
 	// in cluster mode, this process's broker among others.
-	cluster Backend
+	cluster clusterBackend
+	// advances is the one "partition advanced" event, fed by the
+	// cluster each time a high watermark rises; waiting Kafka fetches and
+	// the explorer watch it.
+	advances *backend.Hub
+	// members is the metadata group of a cluster of processes; nil for
+	// the embedded cluster, which has none.
+	members backend.Membership
 	// local is the embedded cluster; nil in cluster mode.
-	local *cluster.Cluster
+	local *backend.Local
 	// node is this process's node in cluster mode; nil otherwise.
 	node *clusternode.Node
 	// internal is cluster mode's internal listener when the caller opened
 	// it (tests); nil makes the node listen on its PYSTREAM_CLUSTER address.
 	internal net.Listener
 	lock     *datalock.Lock
-	// controller keeps the cluster serving (failover, catch-up, recovery,
-	// leader moves) and says whether it is ready; stopController ends its
-	// loop and waits for it.
-	controller     controlLoop
+	// stopController ends the embedded cluster's controller loop and
+	// waits for it.
 	stopController func()
 	// stopRetention stops the retention loop (retention.go).
 	stopRetention func()
@@ -93,8 +99,11 @@ type Server struct {
 	// kafka is the Kafka listener, built by the first Serve that starts
 	// it (kafka_wiring.go); kafkaFreePorts has it take free ports instead
 	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
-	kafka          *kafka.Server
-	kafkaFreePorts bool
+	// kafkaFetchRecheck is kafka.Config.FetchRecheck (tests raise it, to
+	// show that a fetch is woken by the partition advanced event alone).
+	kafka             *kafka.Server
+	kafkaFreePorts    bool
+	kafkaFetchRecheck time.Duration
 	// groups keeps each consumer group to one membership protocol, HTTP
 	// or Kafka's classic, for both coordinators (groups.go): classic,
 	// which the Kafka listener serves, and consumerGroups, the HTTP
@@ -113,12 +122,23 @@ type Server struct {
 	// lower them before serving, to show that the events stream outlives
 	// them).
 	readTimeout, writeTimeout time.Duration
-	// ctl is the embedded cluster's controller, whose automatic healing
-	// PUT /api/controller switches; nil in cluster mode, where the switch
-	// is the cluster's metadata (node.SetAutomaticHealing).
-	ctl *controller.Controller
+	// stopExplorerWatch stops the explorer's watch of advances.
+	stopExplorerWatch func()
 	// explorer serves /explorer and GET /api/events (explorer_wiring.go).
 	explorer *explorer.Explorer
+}
+
+// clusterBackend is what the server opens and its protocols serve: the
+// embedded cluster (backend.Local) or a node of a cluster of processes
+// (nodebackend.Backend).
+type clusterBackend interface {
+	backend.Data
+	backend.TopicAdmin
+	backend.Operator
+	// Root is the data directory; the API never shows it (apierror.go
+	// rewrites it out of error texts).
+	Root() string
+	Close() error
 }
 
 // New opens the embedded cluster under cfg.DataDir and builds the server
@@ -144,7 +164,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 // logtest.CrashFS).
 func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error) {
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics(),
-		readTimeout: ReadTimeout, writeTimeout: WriteTimeout}
+		readTimeout: ReadTimeout, writeTimeout: WriteTimeout, advances: backend.NewHub()}
 	if err := s.openGroups(); err != nil {
 		return nil, err
 	}
@@ -182,7 +202,6 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		if err := s.openClusterNode(); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
 		}
-		s.controller = s.node
 	} else {
 		if err := s.openCluster(fsys); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
@@ -225,8 +244,8 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 func (s *Server) openCluster(fsys durable.FS) error {
 	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
 	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs,
-		TopicDefaults: s.cfg.TopicDefaults(),
-		Broker:        cluster.BrokerOptions{Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}})
+		TopicDefaults: s.cfg.TopicDefaults(), Advanced: s.advances.Advanced,
+		Broker: cluster.BrokerOptions{Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}
@@ -241,14 +260,15 @@ func (s *Server) openCluster(fsys durable.FS) error {
 				"broker", b.ID, "brokers", int(s.cfg.Brokers))
 		}
 	}
-	s.cluster, s.local = LocalBackend{c}, c
+	s.local = &backend.Local{Cluster: c, FailoverAfter: s.cfg.FailoverAfter.Duration(), DefaultFailoverAfter: DefaultFailoverAfter}
+	s.cluster = s.local
 	return nil
 }
 
 // startController builds the controller from the configuration and runs
 // its loop until Close.
 func (s *Server) startController() error {
-	k, err := controller.New(s.local, controller.Config{
+	k, err := controller.New(s.local.Cluster, controller.Config{
 		FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		Rebalance:     bool(s.cfg.LeaderRebalance),
 		Logger:        s.logger,
@@ -263,7 +283,7 @@ func (s *Server) startController() error {
 		defer close(done)
 		k.Run(ctx)
 	}()
-	s.controller, s.ctl = k, k
+	s.local.Controller = k
 	s.stopController = func() {
 		cancel()
 		<-done
@@ -278,6 +298,7 @@ func (s *Server) Close() error {
 	var errs []error
 	if s.explorer != nil {
 		s.explorer.Close()
+		s.stopExplorerWatch()
 	}
 	if s.classic != nil {
 		s.classic.Close()
@@ -302,7 +323,12 @@ func (s *Server) Close() error {
 
 // Cluster returns the embedded cluster, for tests and embedding; nil in
 // cluster mode.
-func (s *Server) Cluster() *cluster.Cluster { return s.local }
+func (s *Server) Cluster() *cluster.Cluster {
+	if s.local == nil {
+		return nil
+	}
+	return s.local.Cluster
+}
 
 // Handler returns the server's HTTP handler, for tests and embedding.
 func (s *Server) Handler() http.Handler { return s.handler }

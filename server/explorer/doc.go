@@ -23,12 +23,15 @@
 //
 // # How changes are found
 //
-// The cluster has no change notification, so one poller per Explorer
-// (not one per client) reads the state and the journal's end every
-// Config.Interval (100 ms) while at least one client is connected, and
-// wakes the clients when either changed. It compares the encoded state,
-// byte for byte, with the last one. With no client connected nothing is
-// polled.
+// One poller per Explorer (not one per client) reads the state and the
+// journal's end every Config.Interval (100 ms) while at least one client
+// is connected, and wakes the clients when either changed. It compares
+// the encoded state, byte for byte, with the last one. The one change the
+// cluster reports, a partition's high watermark rising
+// (server/backend.Hub, Config.Advanced), has it read at once — new
+// records are drawn as they are acknowledged — but never twice within
+// Config.MinGap, however fast records arrive. With no client connected
+// nothing is polled.
 //
 // # Bounded memory, slow clients
 //

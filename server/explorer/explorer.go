@@ -64,6 +64,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Interval is the poller's period (DefaultInterval).
 	Interval time.Duration
+	// Advanced, when set, wakes the poller as soon as a partition's high
+	// watermark rose (the server's "partition advanced" event): new
+	// records to draw are read at once rather than at the next Interval,
+	// though never twice within MinGap. It needs room for one wake-up; nil
+	// leaves Interval alone.
+	Advanced <-chan struct{}
 	// MinGap is the least time between two messages to one client
 	// (DefaultMinGap).
 	MinGap time.Duration
@@ -105,8 +111,10 @@ type Explorer struct {
 	// ended are the HTTP servers whose streams EndStreamsOf ended: a
 	// stream they open afterwards is refused.
 	ended map[*http.Server]bool
-	// closed refuses new streams once Close has run.
+	// closed refuses new streams once Close has run; quit is closed then,
+	// which stops the poller at once.
 	closed bool
+	quit   chan struct{}
 	// stateErr and journalErr are the last failures of the poller's
 	// reads, as logged ("" after a success): a failure is logged when it
 	// starts or changes, not on every poll.
@@ -149,7 +157,8 @@ func New(cfg Config) (*Explorer, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ended: map[*http.Server]bool{}}, nil
+	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ended: map[*http.Server]bool{},
+		quit: make(chan struct{})}, nil
 }
 
 // Clients is the number of open streams.
@@ -197,7 +206,10 @@ func (c *client) endLocked() {
 // stop. Closing twice is harmless.
 func (e *Explorer) Close() {
 	e.mu.Lock()
-	e.closed = true
+	if !e.closed {
+		e.closed = true
+		close(e.quit)
+	}
 	for c := range e.clients {
 		c.endLocked()
 	}

@@ -42,13 +42,33 @@ func (e *Explorer) unregister(c *client) {
 	e.mu.Unlock()
 }
 
-// poller polls every Interval until no stream is left.
+// poller polls Interval after its last poll, or as soon as Advanced
+// wakes it but never within MinGap of the last poll, until no stream is
+// left or the explorer closes.
 func (e *Explorer) poller() {
-	t := time.NewTicker(e.cfg.Interval)
+	last := time.Now() // register polled
+	due := last.Add(e.cfg.Interval)
+	t := time.NewTimer(e.cfg.Interval)
 	defer t.Stop()
-	for range t.C {
+	for {
+		quit := false
+		select {
+		case <-e.quit:
+			quit = true
+		case <-t.C:
+		case <-e.cfg.Advanced:
+			if soonest := last.Add(e.cfg.MinGap); time.Now().Before(soonest) {
+				// Too soon after the last poll: poll at soonest instead,
+				// unless the timer is due before.
+				if soonest.Before(due) {
+					due = soonest
+					t.Reset(time.Until(due))
+				}
+				continue
+			}
+		}
 		e.mu.Lock()
-		if len(e.clients) == 0 {
+		if quit || len(e.clients) == 0 {
 			e.polling = false
 			close(e.pollDone)
 			e.mu.Unlock()
@@ -56,6 +76,9 @@ func (e *Explorer) poller() {
 		}
 		e.mu.Unlock()
 		e.poll()
+		last = time.Now()
+		due = last.Add(e.cfg.Interval)
+		t.Reset(e.cfg.Interval)
 	}
 }
 

@@ -3,6 +3,7 @@ package explorer
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -177,4 +178,69 @@ func TestEventsPollerStopsWhenIdle(t *testing.T) {
 	idle := src.stateCalls()
 	time.Sleep(25 * interval)
 	require.Equal(t, idle, src.stateCalls(), "no state read while no stream is open")
+}
+
+// The poller reads at once when a partition advanced (Config.Advanced):
+// with an Interval that never comes, the new state reaches the stream
+// only through the wake-up. Wake-ups within MinGap of the last poll read
+// nothing more.
+func TestEventsAdvancedWakesThePoller(t *testing.T) {
+	src := &fakeSource{}
+	src.setBrokers(1)
+	advanced := make(chan struct{}, 1)
+	e, c, _ := serve(t, src, Config{Interval: time.Hour, MinGap: time.Millisecond, Advanced: advanced})
+	seen := make(chan int, 16)
+	go func() {
+		collect(t, c, apiclient.EventsOptions{}, 10*time.Second, func(us []apiclient.Update) bool {
+			last := us[len(us)-1]
+			if last.Cluster != nil {
+				seen <- len(last.Cluster.Brokers)
+			}
+			return last.Cluster != nil && len(last.Cluster.Brokers) == 2
+		})
+	}()
+	require.Equal(t, 1, <-seen)
+	src.setBrokers(2)
+	advanced <- struct{}{}
+	select {
+	case n := <-seen:
+		require.Equal(t, 2, n)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the advance did not wake the poller")
+	}
+	require.Eventually(t, func() bool { return e.Clients() == 0 }, 5*time.Second, time.Millisecond)
+
+	// A poller whose last poll was just now waits MinGap before it
+	// answers a wake-up, however many come.
+	src2 := &fakeSource{}
+	src2.setBrokers(1)
+	advanced2 := make(chan struct{}, 1)
+	e2, c2, _ := serve(t, src2, Config{Interval: time.Hour, MinGap: time.Hour, Advanced: advanced2})
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan struct{}, 1)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = c2.Events(ctx, apiclient.EventsOptions{}, func(apiclient.Update) error {
+			select {
+			case first <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	<-first
+	polls := src2.stateCalls()
+	for range 5 {
+		select {
+		case advanced2 <- struct{}{}:
+		case <-time.After(time.Second):
+			t.Fatal("the poller does not take wake-ups")
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, polls, src2.stateCalls(), "no poll within MinGap of the last")
+	require.Equal(t, 1, e2.Clients())
+	cancel()
+	<-ended
 }

@@ -13,31 +13,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/kafka"
 )
 
-// LoadOffset and ListOffsets are the server backend's, over the embedded
-// cluster's offset store.
-func (e embedded) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
-	store, err := e.OffsetStore()
-	if err != nil {
-		return 0, false, err
-	}
-	return store.Load(consumerID, topicName, partition)
-}
-
-func (e embedded) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
-	store, err := e.OffsetStore()
-	if err != nil {
-		return nil, err
-	}
-	return store.List(consumerID)
-}
-
 // noDelete is a backend that does not delete topics, as cluster mode.
-type noDelete struct{ embedded }
+type noDelete struct{ *backend.Local }
 
 func (noDelete) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
 	return cluster.DeleteTopicResult{}, fmt.Errorf("delete topic %q: %w", name, errors.ErrUnsupported)
@@ -125,7 +107,7 @@ func TestKafkaAdminDeleteTopics(t *testing.T) {
 	require.ErrorIs(t, all["events"].Err, kerr.UnknownTopicOrPartition)
 
 	require.NoError(t, f.c.CreateTopic("kept", 1, 1))
-	other := serveAlso(t, f, noDelete{embedded{f.c}})
+	other := serveAlso(t, f, noDelete{embedded(f.c)})
 	all, err = kadm.NewClient(f.clientOf(t, other)).DeleteTopics(ctx(t), "kept")
 	require.NoError(t, err)
 	require.ErrorIs(t, all["kept"].Err, kerr.TopicDeletionDisabled)

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
 )
@@ -61,10 +62,10 @@ func BenchmarkKafkaProduceCycle(b *testing.B) {
 			if err := c.CreateTopic("events", partitions, 1); err != nil {
 				b.Fatal(err)
 			}
-			tm := &timedSend{embedded: embedded{c}}
+			tm := &timedSend{Local: embedded(c)}
 			var kc kafka.Cluster = tm
 			if mode == "no-storage" {
-				kc = &discard{embedded: embedded{c}}
+				kc = &discard{Local: embedded(c)}
 			}
 			records, requests := produceLoad(b, kc)
 			per := float64(records) / float64(requests)
@@ -182,7 +183,7 @@ func (h *batchCounter) OnProduceBatchWritten(_ kgo.BrokerMetadata, _ string, _ i
 // discard is the embedded cluster with a Send that keeps nothing: it
 // answers consecutive offsets per partition at once.
 type discard struct {
-	embedded
+	*backend.Local
 	mu   sync.Mutex
 	next map[int]uint64
 }
@@ -203,13 +204,13 @@ func (d *discard) Send(_ string, partition *int, msgs []topic.Message) ([]cluste
 
 // timedSend is the embedded cluster timing its Sends.
 type timedSend struct {
-	embedded
+	*backend.Local
 	ns, n atomic.Int64
 }
 
 func (t *timedSend) Send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
 	s := time.Now()
-	r, err := t.embedded.Send(name, partition, msgs)
+	r, err := t.Local.Send(name, partition, msgs)
 	t.ns.Add(int64(time.Since(s)))
 	t.n.Add(1)
 	return r, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -32,6 +33,9 @@ const (
 	DefaultMaxInflightBytes = 256 << 20
 	// MaxWait caps a fetch's max_wait_ms.
 	MaxWait = 30 * time.Second
+	// DefaultFetchRecheck is how often a waiting fetch looks again on
+	// its own.
+	DefaultFetchRecheck = 250 * time.Millisecond
 )
 
 // Config is the listener's configuration. The zero value of every field
@@ -86,6 +90,16 @@ type Config struct {
 	// of its own, with Kafka's defaults but no initial delay, closed
 	// with the listener.
 	Groups *group.ClassicCoordinator
+	// Advances wakes a fetch waiting for records when the high watermark
+	// of one of its partitions rises: the server's one "partition
+	// advanced" event, fed by the cluster whatever protocol wrote. Nil
+	// makes New build a hub of its own that only this listener's
+	// produces feed.
+	Advances *backend.Hub
+	// FetchRecheck is how often a waiting fetch looks again on its own,
+	// for what no rise of a high watermark reports (a leader that
+	// changed) (DefaultFetchRecheck).
+	FetchRecheck time.Duration
 	// OtherGroups lists and describes the groups of the other membership
 	// protocol (the HTTP API's consumer groups), so that ListGroups and
 	// DescribeGroups show every group; nil when there are none.
@@ -114,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.FetchRecheck <= 0 {
+		c.FetchRecheck = DefaultFetchRecheck
 	}
 	if c.ReconcileEvery <= 0 {
 		c.ReconcileEvery = DefaultReconcileEvery

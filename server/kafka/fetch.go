@@ -7,16 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic/envelope"
-)
-
-// Bounds of a fetch's wait for records from other paths than this
-// listener's produces (the HTTP API): it looks again after pollFirst,
-// doubling up to pollMax. A produce through the listener wakes it at
-// once.
-const (
-	pollFirst = 5 * time.Millisecond
-	pollMax   = 250 * time.Millisecond
 )
 
 // fetch answers Fetch (key 1) v4-v12: for each partition, the records
@@ -26,8 +18,9 @@ const (
 // time). The answer stops at partition_max_bytes per partition and
 // max_bytes in all, both capped by Config.FetchMaxBytes, except that its
 // first record is always there. Until min_bytes are there it waits, up
-// to max_wait_ms (capped at MaxWait), woken by this listener's produces
-// and otherwise looking again on a bounded backoff: never a busy loop.
+// to max_wait_ms (capped at MaxWait), woken when one of its partitions'
+// high watermark rises (Config.Advances: whichever protocol wrote) and
+// otherwise looking again every Config.FetchRecheck: never a busy loop.
 // Fetch sessions are declined: the answer's session id is 0, and the
 // client sends full fetches. An offset below the log start or past the
 // high watermark is OFFSET_OUT_OF_RANGE, with the log start in the
@@ -41,17 +34,15 @@ func (s *Server) fetch(x *exchange, r kmsg.Request) kmsg.Response {
 	wait := min(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond, MaxWait)
 	deadline := time.Now().Add(wait)
 
-	var keys []partitionKey
+	var parts []backend.Partition
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			keys = append(keys, partitionKey{t.Topic, p.Partition})
+			parts = append(parts, backend.Partition{Topic: t.Topic, Partition: int(p.Partition)})
 		}
 	}
 	woken := make(chan struct{}, 1)
-	s.notify.register(woken, keys)
-	defer s.notify.unregister(woken, keys)
+	defer s.advances.Watch(woken, parts...)()
 
-	poll := pollFirst
 	for {
 		resp, size, codes := s.fetchOnce(req, x.broker, maxBytes)
 		left := time.Until(deadline)
@@ -61,14 +52,16 @@ func (s *Server) fetch(x *exchange, r kmsg.Request) kmsg.Response {
 			}
 			return resp
 		}
-		t := time.NewTimer(min(poll, left))
+		// A rise of the high watermark wakes the fetch at once
+		// (Config.Advances); looking again every FetchRecheck finds
+		// what no rise reports (a leader that changed).
+		t := time.NewTimer(min(s.cfg.FetchRecheck, left))
 		select {
 		case <-woken:
 		case <-t.C:
 		case <-x.ctx.Done():
 		}
 		t.Stop()
-		poll = min(2*poll, pollMax)
 	}
 }
 

@@ -24,7 +24,7 @@ func (s *Server) findCoordinator(x *exchange, r kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	id := x.broker
 	if s.dir != nil {
-		id = s.dir.GroupCoordinator()
+		id, _ = s.dir.GroupCoordinator()
 	}
 	host, port, ok := s.advertisedNow(id)
 	answer := func(key string) kmsg.FindCoordinatorResponseCoordinator {

@@ -88,10 +88,10 @@ func (s *Server) coordinatorCode() int16 {
 	if s.dir == nil {
 		return 0
 	}
-	switch id := s.dir.GroupCoordinator(); id {
-	case s.cfg.NodeID:
+	switch id, here := s.dir.GroupCoordinator(); {
+	case here:
 		return 0
-	case 0:
+	case id == 0:
 		return kerr.CoordinatorNotAvailable.Code
 	default:
 		return kerr.NotCoordinator.Code

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 )
@@ -20,7 +21,7 @@ import (
 // of processes: node 1 is this listener, node 2 another process, and the
 // group coordinator whichever the test says.
 type nodeDirectory struct {
-	embedded
+	*backend.Local
 	self        func() string
 	coordinator *atomic.Int32
 }
@@ -29,7 +30,10 @@ func (d nodeDirectory) KafkaAddrs() map[int]string {
 	return map[int]string{1: d.self(), 2: "127.0.0.1:9"}
 }
 
-func (d nodeDirectory) GroupCoordinator() int { return int(d.coordinator.Load()) }
+func (d nodeDirectory) GroupCoordinator() (int, bool) {
+	id := int(d.coordinator.Load())
+	return id, id == 1
+}
 
 // TestKafkaGroupCoordinatorNodeMode: in a cluster of processes group
 // state lives on one node. Every node's FindCoordinator names it; a
@@ -40,7 +44,7 @@ func TestKafkaGroupCoordinatorNodeMode(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	var coordinator atomic.Int32
 	var srv *kafka.Server
-	dir := nodeDirectory{embedded: embedded{f.c}, self: func() string { return srv.Addr(1) }, coordinator: &coordinator}
+	dir := nodeDirectory{Local: embedded(f.c), self: func() string { return srv.Addr(1) }, coordinator: &coordinator}
 	groups := group.NewClassicCoordinator(group.NewRegistry(), group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond})
 	t.Cleanup(groups.Close)
 	srv, err := kafka.New(dir, kafka.Config{Host: "127.0.0.1", NodeID: 1, Groups: groups})

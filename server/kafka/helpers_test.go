@@ -8,30 +8,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
-	"github.com/pystream/pystream/topic"
 )
 
-// embedded is the embedded cluster as a kafka.Cluster, as the server's
-// wiring hands it over.
-type embedded struct{ *cluster.Cluster }
-
-// ListAllOffsets is the offset store's listing, as the server's backend
-// gives it.
-func (e embedded) ListAllOffsets() ([]client.StoredOffset, error) {
-	store, err := e.OffsetStore()
-	if err != nil {
-		return nil, err
-	}
-	return store.ListAll()
-}
-
-func (e embedded) Send(name string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
-	return cluster.NewProducer(e.Cluster, name).SendBatchTo(*partition, msgs)
-}
+// embedded is the embedded cluster as the server's wiring hands it to
+// the listener.
+func embedded(c *cluster.Cluster) *backend.Local { return &backend.Local{Cluster: c} }
 
 // fixture is a cluster of brokers with the Kafka listener serving it on
 // free loopback ports.
@@ -59,7 +44,7 @@ func start(t testing.TB, brokers, partitions, rf int, edit ...func(*kafka.Config
 	for _, e := range edit {
 		e(&cfg)
 	}
-	srv, err := kafka.New(embedded{c}, cfg)
+	srv, err := kafka.New(embedded(c), cfg)
 	require.NoError(t, err)
 	f := &fixture{c: c, srv: srv}
 	ctx, cancel := context.WithCancel(context.Background())

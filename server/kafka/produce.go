@@ -91,7 +91,9 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 		}
 		return errorCode(err), err.Error()
 	}
-	s.notify.wrote(partitionKey{topicName, p.Partition})
+	if s.feedAdvances {
+		s.advances.Advanced(topicName, part, res[len(res)-1].Offset+1)
+	}
 	rp.BaseOffset = int64(res[0].Offset)
 	rp.LogAppendTime = -1
 	if ls, _, err := s.c.Bounds(topicName, part); err == nil {

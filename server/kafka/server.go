@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -19,11 +20,14 @@ type Server struct {
 	cfg Config
 	c   Cluster
 	// dir is c as a Directory in node mode (Config.NodeID); nil otherwise.
-	dir      Directory
-	apis     map[int16]api
-	metrics  *metrics
-	notify   *notifier
-	inflight *budget
+	dir     Directory
+	apis    map[int16]api
+	metrics *metrics
+	// advances wakes waiting fetches (Config.Advances); feedAdvances is
+	// set when New built it, which this listener's produces then feed.
+	advances     *backend.Hub
+	feedAdvances bool
+	inflight     *budget
 	// groups is the classic group coordinator (Config.Groups), others
 	// the other protocol's groups (Config.OtherGroups, maybe nil);
 	// ownGroups is set when New built groups, which Close then closes.
@@ -61,8 +65,11 @@ func New(c Cluster, cfg Config) (*Server, error) {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return nil, fmt.Errorf("kafka: port %d out of range", cfg.Port)
 	}
-	s := &Server{cfg: cfg, c: c, notify: newNotifier(), inflight: &budget{left: cfg.MaxInflightBytes},
+	s := &Server{cfg: cfg, c: c, advances: cfg.Advances, inflight: &budget{left: cfg.MaxInflightBytes},
 		listening: map[int]*brokerListener{}, ports: map[int]int{}, failing: map[int]bool{}}
+	if s.advances == nil {
+		s.advances, s.feedAdvances = backend.NewHub(), true
+	}
 	if cfg.NodeID < 0 {
 		return nil, fmt.Errorf("kafka: node id %d below zero", cfg.NodeID)
 	}

@@ -1,0 +1,282 @@
+package nodebackend
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/topic"
+)
+
+// Backend is a cluster node as every interface of package backend. Every
+// error it returns is marked (mark). It is safe for concurrent use.
+type Backend struct {
+	node *clusternode.Node
+
+	// mu guards end.
+	mu sync.Mutex
+	// end is the journal's end as last read (JournalEnd reads on from
+	// there).
+	end uint64
+}
+
+// New returns node as a backend.
+func New(node *clusternode.Node) *Backend { return &Backend{node: node} }
+
+var (
+	_ backend.Data       = (*Backend)(nil)
+	_ backend.TopicAdmin = (*Backend)(nil)
+	_ backend.Operator   = (*Backend)(nil)
+	_ backend.Membership = (*Backend)(nil)
+)
+
+// Node is the node the backend serves.
+func (b *Backend) Node() *clusternode.Node { return b.node }
+
+// Root is the node's data directory.
+func (b *Backend) Root() string { return b.node.Root() }
+
+// Close closes the node.
+func (b *Backend) Close() error { return b.node.Close() }
+
+// --- Data ---
+
+// Brokers lists every registered broker with its availability.
+func (b *Backend) Brokers() []cluster.BrokerInfo { return b.node.Brokers() }
+
+// Topics lists every topic of the node's metadata.
+func (b *Backend) Topics() []cluster.TopicInfo { return b.node.Topics() }
+
+// Topic describes one topic.
+func (b *Backend) Topic(name string) (cluster.TopicInfo, error) { return marked(b.node.Topic(name)) }
+
+// Status is a partition's status as the node knows it.
+func (b *Backend) Status(topicName string, partition int) (cluster.PartitionStatus, error) {
+	return marked(b.node.Status(topicName, partition))
+}
+
+// MaxPayloadSize is the node's record size limit.
+func (b *Backend) MaxPayloadSize() int { return b.node.MaxPayloadSize() }
+
+// Send writes through the partitions' leaders.
+func (b *Backend) Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
+	return marked(b.node.Send(topicName, partition, msgs))
+}
+
+// ReadCommitted reads from the partition's leader.
+func (b *Backend) ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error) {
+	return marked(b.node.ReadCommitted(topicName, partition, start, maxRecords))
+}
+
+// HighWatermark is the partition's high watermark.
+func (b *Backend) HighWatermark(topicName string, partition int) (uint64, error) {
+	return marked(b.node.HighWatermark(topicName, partition))
+}
+
+// Bounds is the partition's readable range.
+func (b *Backend) Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error) {
+	logStart, highWatermark, err = b.node.Bounds(topicName, partition)
+	return logStart, highWatermark, mark(err)
+}
+
+// OffsetForTime is the node's search by time on the partition's leader.
+func (b *Backend) OffsetForTime(topicName string, partition int, ts int64) (uint64, bool, error) {
+	off, found, err := b.node.PartitionOffsetForTime(topicName, partition, ts)
+	return off, found, mark(err)
+}
+
+// ListOffsets lists a consumer's committed offsets.
+func (b *Backend) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
+	return marked(b.node.ListOffsets(consumerID))
+}
+
+// LoadOffset reads one committed offset.
+func (b *Backend) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
+	off, ok, err := b.node.LoadOffset(consumerID, topicName, partition)
+	return off, ok, mark(err)
+}
+
+// ListAllOffsets lists every committed offset.
+func (b *Backend) ListAllOffsets() ([]client.StoredOffset, error) {
+	return marked(b.node.ListAllOffsets())
+}
+
+// CommitOffset commits through the metadata group.
+func (b *Backend) CommitOffset(consumerID, topicName string, partition int, offset uint64) error {
+	return mark(b.node.CommitOffset(consumerID, topicName, partition, offset))
+}
+
+// ResetOffset resets through the metadata group.
+func (b *Backend) ResetOffset(consumerID, topicName string, partition int, offset uint64) error {
+	return mark(b.node.ResetOffset(consumerID, topicName, partition, offset))
+}
+
+// DeleteOffsets deletes a consumer's offsets through the metadata group.
+func (b *Backend) DeleteOffsets(consumerID string) (int, error) {
+	return marked(b.node.DeleteOffsets(consumerID))
+}
+
+// --- TopicAdmin ---
+
+// CreateTopicWithConfig creates a topic through the metadata group.
+func (b *Backend) CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error {
+	return mark(b.node.CreateTopicWithConfig(name, partitions, replicationFactor, config))
+}
+
+// TopicConfig is a topic's effective configuration.
+func (b *Backend) TopicConfig(name string) (topic.Config, error) {
+	return marked(b.node.TopicConfig(name))
+}
+
+// TopicConfigOverrides are the keys set for a topic.
+func (b *Backend) TopicConfigOverrides(name string) (map[string]string, error) {
+	return marked(b.node.TopicConfigOverrides(name))
+}
+
+// AlterTopicConfig sets and removes overrides through the metadata group.
+func (b *Backend) AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error) {
+	return marked(b.node.AlterTopicConfig(name, set, remove))
+}
+
+// DeleteTopic is refused in cluster mode (backend.ErrNotInThisMode).
+func (b *Backend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
+	return marked(b.node.DeleteTopic(name))
+}
+
+// --- Operator ---
+
+// Journal reads the replicated journal.
+func (b *Backend) Journal(since uint64, max int) ([]cluster.JournalEntry, error) {
+	return marked(b.node.Journal(since, max))
+}
+
+// journalPage is how many entries JournalEnd reads at a time.
+const journalPage = 1000
+
+// JournalEnd is the offset after the last entry, read on from the end
+// last seen.
+func (b *Backend) JournalEnd() (uint64, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		entries, err := b.Journal(b.end, journalPage)
+		if err != nil {
+			return 0, err
+		}
+		if len(entries) > 0 {
+			b.end = entries[len(entries)-1].Offset + 1
+		}
+		if len(entries) < journalPage {
+			return b.end, nil
+		}
+	}
+}
+
+// StopBroker is refused in cluster mode: a broker is a process.
+func (b *Backend) StopBroker(id int) error { return mark(b.node.StopBroker(id)) }
+
+// StartBroker is refused in cluster mode: a broker is a process.
+func (b *Backend) StartBroker(id int) error { return mark(b.node.StartBroker(id)) }
+
+// ReopenBroker is the node's.
+func (b *Backend) ReopenBroker(id int) (cluster.ReopenResult, error) {
+	return marked(b.node.ReopenBroker(id))
+}
+
+// Failover is refused in cluster mode: the controller fails over.
+func (b *Backend) Failover(topicName string, partition int) (cluster.FailoverResult, error) {
+	return marked(b.node.Failover(topicName, partition))
+}
+
+// CatchUp is refused in cluster mode: the controller catches followers
+// up.
+func (b *Backend) CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error) {
+	return cluster.CatchUpResult{}, backend.Mark(
+		fmt.Errorf("catch up %s/%d: the controller catches followers up: %w", topicName, partition, clusternode.ErrNotInClusterMode),
+		backend.ErrNotInThisMode)
+}
+
+// RecoverReplica is refused in cluster mode: the controller recovers.
+func (b *Backend) RecoverReplica(topicName string, partition, brokerID int) (cluster.RecoveryResult, error) {
+	return marked(b.node.RecoverReplica(topicName, partition, brokerID))
+}
+
+// MoveLeader is refused in cluster mode.
+func (b *Backend) MoveLeader(topicName string, partition, brokerID int) (cluster.MoveResult, error) {
+	return marked(b.node.MoveLeader(topicName, partition, brokerID))
+}
+
+// EnforceRetention runs the node's pass over the partitions it leads.
+func (b *Backend) EnforceRetention() ([]cluster.RetentionResult, error) {
+	return marked(b.node.EnforceRetention(context.Background()))
+}
+
+// Wake wakes the controller, where it runs.
+func (b *Backend) Wake() { b.node.Wake() }
+
+// Ready is the node's readiness.
+func (b *Backend) Ready() (bool, []string) { return b.node.Ready() }
+
+// ForgetTopic has the controller forget a deleted topic.
+func (b *Backend) ForgetTopic(name string) { b.node.ForgetTopic(name) }
+
+// AutomaticHealing is the switch as this node's copy of the metadata has
+// it, with this node's failover delay; always switchable.
+func (b *Backend) AutomaticHealing() (on bool, failoverAfter time.Duration, switchable bool) {
+	on, failoverAfter = b.node.AutomaticHealing()
+	return on, failoverAfter, true
+}
+
+// SetAutomaticHealing proposes the set-healing command through the
+// metadata group, from whichever node is asked.
+func (b *Backend) SetAutomaticHealing(ctx context.Context, on bool, reason string) (bool, error) {
+	return marked(b.node.SetAutomaticHealing(ctx, on, reason))
+}
+
+// --- Membership ---
+
+// ClusterNodes lists the metadata group's voters and the registered
+// brokers.
+func (b *Backend) ClusterNodes() (int, []backend.NodeView, error) {
+	controller, nodes, err := b.node.ClusterNodes()
+	if err != nil {
+		return 0, nil, mark(err)
+	}
+	out := make([]backend.NodeView, len(nodes))
+	for i, n := range nodes {
+		out[i] = backend.NodeView{ID: n.ID, Addr: n.Addr, HTTPAddr: n.HTTPAddr, KafkaAddr: n.KafkaAddr, Voter: n.Voter, Leader: n.Leader}
+	}
+	return controller, out, nil
+}
+
+// AddNode adds a voter through the metadata group's leader.
+func (b *Backend) AddNode(ctx context.Context, id int, addr string) error {
+	return mark(b.node.AddNode(ctx, id, addr))
+}
+
+// RemoveNode removes a voter through the metadata group's leader.
+func (b *Backend) RemoveNode(ctx context.Context, id int) error {
+	return mark(b.node.RemoveNode(ctx, id))
+}
+
+// Controller is the node that leads the metadata group as this node knows
+// it; 0 when none is known.
+func (b *Backend) Controller() int { return b.node.Controller() }
+
+// KafkaAddrs maps every registered node that serves Kafka to its
+// advertised address (kafka.Directory).
+func (b *Backend) KafkaAddrs() map[int]string {
+	out := map[int]string{}
+	for _, n := range b.node.Nodes() {
+		if n.KafkaAddr != "" {
+			out[n.ID] = n.KafkaAddr
+		}
+	}
+	return out
+}
