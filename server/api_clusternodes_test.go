@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/backend"
 )
 
 // freeAddr is a loopback host:port nothing listens on (now).
@@ -75,9 +74,9 @@ func rawRequest(t *testing.T, base, method, target, body string) (int, string) {
 	}
 	req, err := http.NewRequest(method, base+target, rd)
 	require.NoError(t, err)
-	req.Header.Set(IntentHeader, "1")
+	req.Header.Set(apiclient.IntentHeader, "1")
 	if body != "" {
-		req.Header.Set("Content-Type", mediaJSON)
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -117,10 +116,10 @@ func TestClusterNodesEmbedded(t *testing.T) {
 
 	ctx := context.Background()
 	_, err := r.client.AddNode(ctx, 4, "127.0.0.1:7004")
-	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
 	_, err = r.client.RemoveNode(ctx, 2)
-	e = apiErr(t, err, http.StatusConflict, CodeConflict)
+	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
 
 	for _, tc := range badNodeRequests {
@@ -158,7 +157,7 @@ func TestClusterNodesSingleNode(t *testing.T) {
 	// The embedded cluster's operations that cluster mode does not offer
 	// are 409 too (clusternode.ErrNotInClusterMode).
 	_, err = r.client.StopBroker(context.Background(), 1)
-	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, "stop broker 1: stop its process instead: not available in cluster mode", e.Message)
 }
 
@@ -177,14 +176,14 @@ func TestClusterNodesAddAndRemove(t *testing.T) {
 
 	// An address another voter has is refused before Raft is asked.
 	_, err := n1.client.AddNode(ctx, 2, addr1)
-	e := apiErr(t, err, http.StatusConflict, CodeConflict)
+	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, "addr "+addr1+" is node 1's: each node has an internal address of its own", e.Message)
 	// So are removing a node that is not a voter, and the last voter.
 	_, err = n1.client.RemoveNode(ctx, 2)
-	e = apiErr(t, err, http.StatusNotFound, CodeNotFound)
+	e = apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	require.Equal(t, "node 2 is not a voter of the metadata group", e.Message)
 	_, err = n1.client.RemoveNode(ctx, 1)
-	apiErr(t, err, http.StatusConflict, CodeConflict)
+	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	res, err := n1.client.AddNode(ctx, 2, addr2)
 	require.NoError(t, err)
@@ -235,7 +234,7 @@ func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
 	})
 
 	_, err := n1.client.AddNode(ctx, 2, addr2)
-	e := apiErr(t, err, http.StatusBadRequest, CodeInvalidArgument)
+	e := apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Contains(t, e.Message, "does not answer")
 	res, err := n1.client.ClusterNodes(ctx)
 	require.NoError(t, err)
@@ -249,50 +248,4 @@ func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
 	waitNodes(t, n1.client, "node 2 registered", func(res *apiclient.ClusterNodesResponse) bool {
 		return res.Controller != 0 && len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr == strings.TrimPrefix(n2.base, "http://")
 	})
-}
-
-// The refusals of a membership change are decided from the nodes alone.
-func TestClusterNodesRefusals(t *testing.T) {
-	three := []backend.NodeView{
-		{ID: 1, Addr: "10.0.0.1:7001", Voter: true, Leader: true},
-		{ID: 2, Addr: "10.0.0.2:7001", Voter: true},
-		{ID: 3, Addr: "10.0.0.3:7001", HTTPAddr: "10.0.0.3:8000"}, // removed, still registered
-	}
-	one := three[:1]
-	tests := []struct {
-		name   string
-		views  []backend.NodeView
-		add    bool
-		id     int
-		addr   string
-		status int // 0: allowed
-	}{
-		{"add a new node", three, true, 4, "10.0.0.4:7001", 0},
-		{"add again at the same address", three, true, 2, "10.0.0.2:7001", 0},
-		{"move a voter to a new address", three, true, 2, "10.0.0.9:7001", 0},
-		{"add a removed node back", three, true, 3, "10.0.0.3:7001", 0},
-		{"add at another voter's address", three, true, 4, "10.0.0.1:7001", http.StatusConflict},
-		{"add at a removed node's address", three, true, 4, "10.0.0.3:7001", 0},
-		{"remove a voter", three, false, 2, "", 0},
-		{"remove the leader", three, false, 1, "", 0},
-		{"remove a removed node", three, false, 3, "", http.StatusNotFound},
-		{"remove an unknown node", three, false, 9, "", http.StatusNotFound},
-		{"remove the last voter", one, false, 1, "", http.StatusConflict},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var ae *apiError
-			if tt.add {
-				ae = addRefusal(tt.views, tt.id, tt.addr)
-			} else {
-				ae = removeRefusal(tt.views, tt.id)
-			}
-			if tt.status == 0 {
-				require.Nil(t, ae)
-				return
-			}
-			require.NotNil(t, ae)
-			require.Equal(t, tt.status, ae.status, ae.body.Message)
-		})
-	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/pystream/pystream/server/httpapi"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestControllerClusterModeSwitch(t *testing.T) {
 		require.Equal(t, configured, *st, "node %d: as configured, and switchable", id)
 	}
 
-	for _, body := range []string{`{}`, `{"automatic":"no"}`, `{"automatic":false,"reason":"` + strings.Repeat("x", MaxReasonBytes+1) + `"}`} {
+	for _, body := range []string{`{}`, `{"automatic":"no"}`, `{"automatic":false,"reason":"` + strings.Repeat("x", httpapi.MaxReasonBytes+1) + `"}`} {
 		status, answer := rawRequest(t, followers[0].base, http.MethodPut, "/api/controller", body)
 		require.Equal(t, http.StatusBadRequest, status, answer)
 	}

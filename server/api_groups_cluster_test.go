@@ -44,7 +44,7 @@ func TestGroupClusterNotCoordinator(t *testing.T) {
 	status, body := rawRequest(t, n2.base, http.MethodPost, "/api/groups/billing/heartbeat", `{"member_epoch":0,"topics":["orders"]}`)
 	require.Equal(t, http.StatusMisdirectedRequest, status, body)
 	e := errorOf(t, body)
-	require.Equal(t, CodeNotCoordinator, e.Code)
+	require.Equal(t, apiclient.CodeNotCoordinator, e.Code)
 	require.Equal(t, strings.TrimPrefix(n1.base, "http://"), e.Coordinator)
 
 	m, err := n2.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/pystream/pystream/log/durable"
 	"io"
 	"net"
 	"net/http"
@@ -48,9 +49,9 @@ func beatGroup(t *testing.T, c *apiclient.Client, g string, m *apiclient.GroupHe
 }
 
 // errorOf decodes an error answer's body.
-func errorOf(t *testing.T, body string) ErrorBody {
+func errorOf(t *testing.T, body string) apiclient.ErrorBody {
 	t.Helper()
-	var er ErrorResponse
+	var er apiclient.ErrorResponse
 	require.NoError(t, json.Unmarshal([]byte(body), &er), body)
 	return er.Error
 }
@@ -254,7 +255,7 @@ func TestGroupHTTPBadInput(t *testing.T) {
 		status, body := rawRequest(t, r.base, http.MethodPost, "/api/groups/billing/heartbeat", tt.body)
 		require.Equal(t, http.StatusBadRequest, status, tt.body)
 		e := errorOf(t, body)
-		require.Equal(t, CodeInvalidArgument, e.Code)
+		require.Equal(t, apiclient.CodeInvalidArgument, e.Code)
 		require.Contains(t, e.Message, tt.want, tt.body)
 	}
 	for _, tt := range []struct{ body, want string }{
@@ -371,9 +372,8 @@ func TestGroupHTTPDeleteHoldsTheGroup(t *testing.T) {
 func TestGroupHTTPHeldWithinWriteTimeout(t *testing.T) {
 	cfg := Defaults()
 	cfg.DataDir, cfg.Brokers, cfg.KafkaPort, cfg.LogLevel = t.TempDir(), 1, 0, LogLevel(LevelError)
-	srv, err := New(cfg, NewLogger(io.Discard, cfg))
+	srv, err := newServer(cfg, NewLogger(io.Discard, cfg), durable.OS, func(s *Server) { s.writeTimeout = 300 * time.Millisecond })
 	require.NoError(t, err)
-	srv.writeTimeout = 300 * time.Millisecond
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	r := serveOn(t, srv, ln)

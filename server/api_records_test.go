@@ -101,7 +101,7 @@ func TestAPIRecordsWireShape(t *testing.T) {
 	require.Equal(t, "null", string(doc.Records[1]["value"]))
 	require.Equal(t, "1700000000000", string(doc.Records[1]["create_timestamp_ms"]))
 
-	resp, err = http.Post(r.base+"/api/topics/orders/records", mediaJSON,
+	resp, err = http.Post(r.base+"/api/topics/orders/records", "application/json",
 		strings.NewReader(`{"records":[{"value":"dg==","headers":[{"value":"dg=="}]}]}`))
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -16,7 +16,7 @@ func patchJSON(t *testing.T, r *running, path, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPatch, r.base+path, strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", mediaJSON)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = resp.Body.Close() })
@@ -44,7 +44,7 @@ func TestE2ETopicConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, created)
 	_, _, err = c.CreateTopic(ctx, "orders", 1, 2)
-	apiErr(t, err, http.StatusConflict, CodeConflict)
+	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	// A topic without overrides shows the server's defaults and none of
 	// its own.
@@ -82,7 +82,7 @@ func TestE2ETopicConfig(t *testing.T) {
 		resp := patchJSON(t, r, "/api/topics/orders/config", bad.body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad.body)
 		e := decodeError(t, resp)
-		require.Equal(t, CodeInvalidArgument, e.Code)
+		require.Equal(t, apiclient.CodeInvalidArgument, e.Code)
 		require.Contains(t, e.Message, `"`+bad.key+`"`, bad.body)
 	}
 	after, err := c.TopicConfig(ctx, "orders")
@@ -91,15 +91,15 @@ func TestE2ETopicConfig(t *testing.T) {
 
 	// Creation refusals name the key; nothing is created.
 	_, _, err = c.CreateTopicWithConfig(ctx, "nope", 1, 1, map[string]string{"segment.bytes": "+1024"})
-	e := apiErr(t, err, http.StatusBadRequest, CodeInvalidArgument)
+	e := apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Contains(t, e.Message, `"segment.bytes"`)
 	_, err = c.Topic(ctx, "nope")
-	apiErr(t, err, http.StatusNotFound, CodeNotFound)
+	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	_, err = c.AlterTopicConfig(ctx, "nope", map[string]string{"retention.ms": "1"}, nil)
-	apiErr(t, err, http.StatusNotFound, CodeNotFound)
+	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.TopicConfig(ctx, "nope")
-	apiErr(t, err, http.StatusNotFound, CodeNotFound)
+	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	// The change is in the journal with the overrides before and after.
 	j, err := c.Journal(ctx, 0, 1000)

@@ -77,7 +77,7 @@ func (f *faultServer) do(t *testing.T, method, target, body string) *http.Respon
 	}
 	req := localRequest(method, target, rd)
 	if body != "" {
-		req.Header.Set("Content-Type", mediaJSON)
+		req.Header.Set("Content-Type", "application/json")
 	}
 	rec := httptest.NewRecorder()
 	f.srv.Handler().ServeHTTP(rec, req)
@@ -98,16 +98,16 @@ func (f *faultServer) ok(t *testing.T, method, target, body string) {
 // the message in PyStream's terms, and the request's lines in the server
 // log under the same id, with the whole error (which names the file) when
 // there is a cause. It returns the body.
-func (f *faultServer) failed(t *testing.T, resp *http.Response, status int, code, message, logged string) ErrorBody {
+func (f *faultServer) failed(t *testing.T, resp *http.Response, status int, code, message, logged string) apiclient.ErrorBody {
 	t.Helper()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	require.Equal(t, status, resp.StatusCode, string(raw))
-	var e ErrorResponse
+	var e apiclient.ErrorResponse
 	require.NoError(t, json.Unmarshal(raw, &e))
 	body := e.Error
 	require.Equal(t, code, body.Code)
-	id := resp.Header.Get(RequestIDHeader)
+	id := resp.Header.Get(apiclient.RequestIDHeader)
 	require.Regexp(t, `^[0-9a-f]{16}$`, id)
 	require.Equal(t, id, body.RequestID)
 	for _, bad := range []string{f.dir, os.TempDir(), "/tmp", ".bin", ".offset"} {
@@ -151,12 +151,12 @@ func TestAPIError5xxLeaderUnavailable(t *testing.T) {
 	f.ok(t, "POST", "/api/brokers/1/stop", "")
 
 	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
-		503, CodeUnavailable, "orders/0: leader broker 1 is unavailable (the broker is stopped)", "orders/0: leader broker 1 unavailable")
+		503, apiclient.CodeUnavailable, "orders/0: leader broker 1 is unavailable (the broker is stopped)", "orders/0: leader broker 1 unavailable")
 	require.Equal(t, []int{1}, body.BrokerIDs)
 	require.Equal(t, body.Message, body.Records[0].Error.Message)
 
 	f.failed(t, f.do(t, "GET", "/api/topics/orders/partitions/0/records", ""),
-		503, CodeUnavailable, "orders/0: leader broker 1 is unavailable (the broker is stopped)", "leader broker 1 unavailable")
+		503, apiclient.CodeUnavailable, "orders/0: leader broker 1 is unavailable (the broker is stopped)", "leader broker 1 unavailable")
 
 	// Not ready: a 503 without a library cause; its reasons are the
 	// detail, and its request line carries the id.
@@ -165,14 +165,14 @@ func TestAPIError5xxLeaderUnavailable(t *testing.T) {
 		ready = f.do(t, "GET", "/api/ready", "")
 		return ready.StatusCode == http.StatusServiceUnavailable
 	}, 5*time.Second, 10*time.Millisecond)
-	body = f.failed(t, ready, 503, CodeUnavailable, "not ready: orders/0: leader 1 is unavailable", "")
+	body = f.failed(t, ready, 503, apiclient.CodeUnavailable, "not ready: orders/0: leader 1 is unavailable", "")
 	require.NotEmpty(t, body.Reasons)
 
 	// A catch-up that needs a stopped broker.
 	f.ok(t, "POST", "/api/brokers/1/start", "")
 	f.ok(t, "POST", "/api/brokers/2/stop", "")
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", ""),
-		503, CodeUnavailable, "catch up orders/0 on broker 2: broker unavailable", "broker unavailable")
+		503, apiclient.CodeUnavailable, "catch up orders/0 on broker 2: broker unavailable", "broker unavailable")
 }
 
 // A follower whose fsync fails refuses the write: 503 naming it, the
@@ -183,7 +183,7 @@ func TestAPIError5xxFollowerRefusesWrite(t *testing.T) {
 	f.failOn(logtest.OpSync, "broker-000002/topics/orders/partition-000000/00000000000000000000.log")
 	defer f.clear()
 	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
-		503, CodeUnavailable,
+		503, apiclient.CodeUnavailable,
 		"orders/0: broker 2's replica did not take record 0 (fsync failed); not acknowledged: the leader holds it, broker 2 lags until a catch-up",
 		filepath.Join(f.dir, "broker-000002", "topics", "orders", "partition-000000", "00000000000000000000.log"))
 	require.Equal(t, []int{2}, body.BrokerIDs)
@@ -197,10 +197,10 @@ func TestAPIError5xxLeaderFsyncFails(t *testing.T) {
 	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "00000000000000000000.log")
 	f.failOn(logtest.OpSync, "broker-000001/topics/orders/partition-000000/00000000000000000000.log")
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
-		500, CodeInternal, "orders/0: broker 1's replica log: fsync failed", leaderLog)
+		500, apiclient.CodeInternal, "orders/0: broker 1's replica log: fsync failed", leaderLog)
 	f.clear()
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yg=="}]}`),
-		500, CodeInternal,
+		500, apiclient.CodeInternal,
 		"orders/0: broker 1's replica log refuses writes since an earlier write failed (fsync failed); stop and start broker 1 to reopen it",
 		leaderLog)
 	// As the message says.
@@ -225,8 +225,8 @@ func TestAPIError5xxCorruptReplicaLog(t *testing.T) {
 	f.ok(t, "POST", "/api/brokers/1/start", "")
 
 	damaged := "orders/0: broker 1's replica log is damaged at byte 0 (offset 0): record_length 4294967274 is not 20 + payload_length 1"
-	f.failed(t, f.do(t, "GET", "/api/topics/orders/partitions/0/records", ""), 500, CodeInternal, damaged, leaderLog)
-	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`), 500, CodeInternal, damaged, leaderLog)
+	f.failed(t, f.do(t, "GET", "/api/topics/orders/partitions/0/records", ""), 500, apiclient.CodeInternal, damaged, leaderLog)
+	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`), 500, apiclient.CodeInternal, damaged, leaderLog)
 }
 
 // No follower can take over: 503 naming the leader and why each follower
@@ -236,7 +236,7 @@ func TestAPIError5xxNoEligibleReplica(t *testing.T) {
 	f.ok(t, "POST", "/api/topics", `{"name":"pair","partitions":1,"replication_factor":2}`)
 	f.ok(t, "POST", "/api/brokers/1/stop", "")
 	f.ok(t, "POST", "/api/brokers/2/stop", "")
-	body := f.failed(t, f.do(t, "POST", "/api/topics/pair/partitions/0/failover", ""), 503, CodeUnavailable,
+	body := f.failed(t, f.do(t, "POST", "/api/topics/pair/partitions/0/failover", ""), 503, apiclient.CodeUnavailable,
 		"pair/0: no follower can replace leader broker 1: broker 2: broker unavailable", "cluster: pair/0: no follower can replace leader broker 1")
 	require.Equal(t, []int{1}, body.BrokerIDs)
 }
@@ -251,7 +251,7 @@ func TestAPIError5xxJournalFails(t *testing.T) {
 	journal := filepath.Join(f.dir, "journal", "log.bin")
 	f.failOn(logtest.OpSync, "journal/log.bin")
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/partitions/0/replicas/2/move-leader", ""),
-		500, CodeInternal, "the cluster journal: fsync failed", journal)
+		500, apiclient.CodeInternal, "the cluster journal: fsync failed", journal)
 
 	f = newFaultServer(t) // a failed journal refuses writes until the cluster is reopened
 	f.ok(t, "POST", "/api/topics", createOrders)
@@ -259,14 +259,14 @@ func TestAPIError5xxJournalFails(t *testing.T) {
 	f.failFrom(logtest.OpSync, "journal/log.bin", 2)
 	defer f.clear()
 	f.failed(t, f.do(t, "POST", "/api/topics/orders/partitions/0/replicas/2/move-leader", ""),
-		500, CodeInternal, "the operation took effect, but its journal entry was not written; the server log has the cause", journal)
+		500, apiclient.CodeInternal, "the operation took effect, but its journal entry was not written; the server log has the cause", journal)
 }
 
 // The cluster metadata cannot be written: 500 naming it.
 func TestAPIError5xxClusterMetaFails(t *testing.T) {
 	f := newFaultServer(t)
 	f.failOn(logtest.OpRename, "cluster.meta")
-	f.failed(t, f.do(t, "POST", "/api/topics", createOrders), 500, CodeInternal,
+	f.failed(t, f.do(t, "POST", "/api/topics", createOrders), 500, apiclient.CodeInternal,
 		"the cluster metadata (cluster.meta): rename failed", filepath.Join(f.dir, "cluster.meta"))
 }
 
@@ -279,7 +279,7 @@ func TestAPIError5xxOffsetFileDamaged(t *testing.T) {
 	f.ok(t, "PUT", "/api/consumers/billing/offsets/orders/0", `{"offset":1}`)
 	file := filepath.Join(f.dir, "offsets", "billing", "orders", "partition-000000.offset")
 	require.NoError(t, os.WriteFile(file, []byte("garbage"), 0o644))
-	f.failed(t, f.do(t, "GET", "/api/consumers/billing/offsets/orders/0", ""), 500, CodeInternal,
+	f.failed(t, f.do(t, "GET", "/api/consumers/billing/offsets/orders/0", ""), 500, apiclient.CodeInternal,
 		"consumer billing's committed offset of orders/0 is damaged: not JSON; it is never overwritten, an operator must deal with it", file)
 }
 
@@ -296,7 +296,7 @@ func TestAPIError507FollowerDiskFull(t *testing.T) {
 	full := logtest.FullDisk(func(path string) bool { return strings.Contains(path, "broker-000002") })
 	f.fail.Store(&full)
 	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yg=="}]}`),
-		http.StatusInsufficientStorage, CodeInsufficientStorage, "", "")
+		http.StatusInsufficientStorage, apiclient.CodeInsufficientStorage, "", "")
 	require.Equal(t, []int{2}, body.BrokerIDs)
 	require.Contains(t, body.Message, "broker 2")
 

@@ -87,11 +87,11 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 
 	big := strings.Repeat("x", 8192)
 	bigJSON := `{"records":[{"value":"` + strings.Repeat("QUJD", 2048) + `"}]}`
-	const J, O = mediaJSON, mediaOctetStream
+	const J, O = "application/json", "application/octet-stream"
 	const (
 		s400, s404, s405, s409, s413, s415 = http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed,
 			http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType
-		bad, nf, mna, conf, big413, umt = CodeInvalidArgument, CodeNotFound, CodeMethodNotAllowed, CodeConflict, CodePayloadTooLarge, CodeUnsupportedMediaType
+		bad, nf, mna, conf, big413, umt = apiclient.CodeInvalidArgument, apiclient.CodeNotFound, apiclient.CodeMethodNotAllowed, apiclient.CodeConflict, apiclient.CodePayloadTooLarge, apiclient.CodeUnsupportedMediaType
 	)
 	topicJSON := func(body string) badCase {
 		return badCase{method: "POST", path: "/api/topics", ctype: J, body: body, status: s400, code: bad}
@@ -341,7 +341,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 			require.NoError(t, err)
 			defer resp.Body.Close()
 			require.Equal(t, tt.status, resp.StatusCode)
-			var e ErrorResponse
+			var e apiclient.ErrorResponse
 			dec := json.NewDecoder(resp.Body)
 			dec.DisallowUnknownFields()
 			require.NoError(t, dec.Decode(&e))
@@ -352,7 +352,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 			}
 			require.NotContains(t, e.Error.Message, dir)
 			require.NotRegexp(t, packagePrefix, e.Error.Message)
-			id := resp.Header.Get(RequestIDHeader)
+			id := resp.Header.Get(apiclient.RequestIDHeader)
 			require.Regexp(t, `^[0-9a-f]{16}$`, id)
 			require.Equal(t, id, e.Error.RequestID, "every error body carries its request's id")
 			if tt.status == s405 {

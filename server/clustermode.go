@@ -2,7 +2,7 @@ package server
 
 import (
 	"fmt"
-	"net"
+	"github.com/pystream/pystream/server/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +51,7 @@ func (l *ClusterList) Decode(s string) error {
 		if err != nil {
 			return &ConfigError{Value: s, Allowed: allowed, Err: err}
 		}
-		if !validAddr(addr) {
+		if !syntax.ValidAddr(addr) {
 			return &ConfigError{Value: s, Allowed: allowed}
 		}
 		if _, dup := out[int(id)]; dup {
@@ -91,7 +91,7 @@ func (l *RouteList) Decode(s string) error {
 			continue
 		}
 		from, via, ok := strings.Cut(item, "=")
-		if !ok || !validAddr(from) || !validAddr(via) {
+		if !ok || !syntax.ValidAddr(from) || !syntax.ValidAddr(via) {
 			return &ConfigError{Value: s, Allowed: allowed}
 		}
 		if _, dup := out[from]; dup {
@@ -101,16 +101,6 @@ func (l *RouteList) Decode(s string) error {
 	}
 	*l = out
 	return nil
-}
-
-// validAddr reports whether s is host:port with a valid host and port.
-func validAddr(s string) bool {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil || host == "" || !validHost(host) {
-		return false
-	}
-	_, err = parseDecimal(port, 1, 65535)
-	return err == nil
 }
 
 // ClusterMode reports whether the configuration runs this process as one

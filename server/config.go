@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"github.com/pystream/pystream/server/syntax"
 	"io"
 	"net"
 	"strconv"
@@ -235,17 +236,17 @@ func (c Config) Addr() string {
 
 // validate checks the fields envconfig stores without a decoder of ours.
 func (c Config) validate() error {
-	if !validHost(c.Host) {
+	if !syntax.ValidHost(c.Host) {
 		return &ConfigError{Var: EnvPrefix + "_HOST", Value: c.Host, Allowed: "an IP address (127.0.0.1, ::1, 0.0.0.0) or a host name (letters, digits, '-' and '.')"}
 	}
-	if c.KafkaAdvertisedHost != "" && !validHost(c.KafkaAdvertisedHost) {
+	if c.KafkaAdvertisedHost != "" && !syntax.ValidHost(c.KafkaAdvertisedHost) {
 		return &ConfigError{Var: EnvPrefix + "_KAFKA_ADVERTISED_HOST", Value: c.KafkaAdvertisedHost, Allowed: "an IP address or a host name (letters, digits, '-' and '.')"}
 	}
 	if c.KafkaPort > 0 && !c.ClusterMode() && int(c.KafkaPort)+int(c.Brokers)-1 > 65535 {
 		return &ConfigError{Var: EnvPrefix + "_KAFKA_PORT", Value: strconv.Itoa(int(c.KafkaPort)),
 			Allowed: fmt.Sprintf("at most %d, so that broker %d's port (this + %d) is a port", 65535-int(c.Brokers)+1, int(c.Brokers), int(c.Brokers)-1)}
 	}
-	if strings.TrimSpace(c.AppName) != c.AppName || !printable(c.AppName) {
+	if strings.TrimSpace(c.AppName) != c.AppName || !syntax.Printable(c.AppName) {
 		return &ConfigError{Var: EnvPrefix + "_APP_NAME", Value: c.AppName, Allowed: "printable text without leading or trailing spaces"}
 	}
 	if strings.ContainsRune(c.DataDir, 0) {
@@ -265,38 +266,6 @@ func (c Config) validate() error {
 		return err
 	}
 	return c.validateTLS()
-}
-
-// validHost accepts IP literals and DNS-style host names.
-func validHost(h string) bool {
-	if net.ParseIP(h) != nil {
-		return true
-	}
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// printable reports whether s has no control characters.
-func printable(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 // Variable describes one configuration variable.

@@ -415,3 +415,24 @@ func TestConfigErrorMessage(t *testing.T) {
 	require.True(t, errors.Is(err, ErrInvalidConfig))
 	require.Contains(t, err.Error(), "PYSTREAM_PORT")
 }
+
+// PYSTREAM_ALLOWED_ORIGINS and PYSTREAM_ALLOWED_HOSTS: origins are
+// scheme://host[:port], hosts names without port or *, both in lower case.
+func TestBrowserConfigLists(t *testing.T) {
+	var o OriginList
+	require.NoError(t, o.Decode("https://App.example.com, http://localhost:3000"))
+	require.Equal(t, OriginList{"https://app.example.com", "http://localhost:3000"}, o)
+	for _, bad := range []string{"app.example.com", "ftp://x", "https://x/path", "https://u@x", ""} {
+		require.Error(t, o.Decode(bad), bad)
+	}
+	var h HostList
+	require.NoError(t, h.Decode("Pystream.internal, *"))
+	require.Equal(t, HostList{"pystream.internal", "*"}, h)
+	for _, bad := range []string{"a:80", "not a host", ""} {
+		require.Error(t, h.Decode(bad), bad)
+	}
+	cfg, _, err := Load([]string{"PYSTREAM_ALLOWED_ORIGINS=https://a.example", "PYSTREAM_ALLOWED_HOSTS=b.example"}, "")
+	require.NoError(t, err)
+	require.Equal(t, OriginList{"https://a.example"}, cfg.AllowedOrigins)
+	require.Equal(t, HostList{"b.example"}, cfg.AllowedHosts)
+}

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/httpapi"
+	"github.com/pystream/pystream/server/syntax"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -41,8 +45,9 @@ func (p *KafkaPort) Decode(s string) error {
 	return nil
 }
 
-// MaxBrokers is the largest broker count the configuration accepts.
-const MaxBrokers = 64
+// MaxBrokers is the largest broker count the configuration accepts, and
+// the largest node id (backend.MaxBrokers).
+const MaxBrokers = backend.MaxBrokers
 
 // BrokerCount is the number of brokers the network API runs, 1 to MaxBrokers.
 type BrokerCount int
@@ -61,11 +66,12 @@ func (b *BrokerCount) Decode(s string) error {
 const (
 	// MinRequestBytes is the smallest body cap accepted: room for a small
 	// JSON request.
-	MinRequestBytes = 1 << 10
+	MinRequestBytes = httpapi.MinRequestBytes
 	// MaxRequestBytesLimit is the largest body cap accepted: 1 GiB.
-	MaxRequestBytesLimit = 1 << 30
-	// DefaultMaxRequestBytes is the body cap when none is set: 1 MiB.
-	DefaultMaxRequestBytes = 1 << 20
+	MaxRequestBytesLimit = httpapi.MaxRequestBytesLimit
+	// DefaultMaxRequestBytes is the body cap when none is set: 1 MiB
+	// (the HTTP API's and the Kafka listener's).
+	DefaultMaxRequestBytes = httpapi.DefaultMaxRequestBytes
 )
 
 // RequestBytes is a request body cap in bytes, MinRequestBytes to
@@ -327,5 +333,108 @@ func decodeTopicValue(v *int64, key, s string) error {
 		return &ConfigError{Value: s, Allowed: "a decimal integer, " + topic.ConfigAllowed(key) + " (the topic setting " + key + ")", Err: err}
 	}
 	*v = n
+	return nil
+}
+
+// OriginList is PYSTREAM_ALLOWED_ORIGINS: browser origins, each
+// scheme://host[:port] in lower case, http or https, no path.
+type OriginList []string
+
+// Decode reads a comma-separated list of origins.
+func (l *OriginList) Decode(s string) error {
+	var out OriginList
+	for _, o := range strings.Split(s, ",") {
+		o = strings.TrimSpace(o)
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return &ConfigError{Value: s, Allowed: "comma-separated origins such as https://app.example.com or http://localhost:3000 (scheme, host and port; no path)"}
+		}
+		out = append(out, strings.ToLower(u.Scheme+"://"+u.Host))
+	}
+	*l = out
+	return nil
+}
+
+// HostList is PYSTREAM_ALLOWED_HOSTS: host names (without port) the Host
+// header may carry, in lower case; "*" allows any.
+type HostList []string
+
+// Decode reads a comma-separated list of host names.
+func (l *HostList) Decode(s string) error {
+	var out HostList
+	for _, h := range strings.Split(s, ",") {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "*" && !syntax.ValidHost(h) {
+			return &ConfigError{Value: s, Allowed: "comma-separated host names such as pystream.internal (no port), or *"}
+		}
+		out = append(out, h)
+	}
+	*l = out
+	return nil
+}
+
+// Bounds and defaults of the limits' settings.
+const (
+	// DefaultMaxRequestRecords is PYSTREAM_MAX_REQUEST_RECORDS when unset.
+	DefaultMaxRequestRecords = httpapi.DefaultMaxRequestRecords
+	// MaxRequestRecordsLimit is the largest PYSTREAM_MAX_REQUEST_RECORDS.
+	MaxRequestRecordsLimit = httpapi.MaxRequestRecordsLimit
+
+	// DefaultMaxInflightBytes is PYSTREAM_MAX_INFLIGHT_BYTES when unset.
+	DefaultMaxInflightBytes = httpapi.DefaultMaxInflightBytes
+	// MinInflightBytes and MaxInflightBytesLimit bound it.
+	MinInflightBytes      = httpapi.MinInflightBytes
+	MaxInflightBytesLimit = httpapi.MaxInflightBytesLimit
+
+	// MaxFetchBytes is PYSTREAM_FETCH_MAX_BYTES when unset.
+	MaxFetchBytes = httpapi.MaxFetchBytes
+	// DefaultFetchMaxBytes is a fetch's max_bytes when the request gives
+	// none (never above the server's cap).
+	DefaultFetchMaxBytes = httpapi.DefaultFetchMaxBytes
+	// MinFetchMaxBytes and MaxFetchMaxBytesLimit bound
+	// PYSTREAM_FETCH_MAX_BYTES, whose default is MaxFetchBytes.
+	MinFetchMaxBytes      = httpapi.MinFetchMaxBytes
+	MaxFetchMaxBytesLimit = httpapi.MaxFetchMaxBytesLimit
+)
+
+// RecordCount is PYSTREAM_MAX_REQUEST_RECORDS: 1 to MaxRequestRecordsLimit.
+type RecordCount int
+
+// Decode parses a decimal record count.
+func (c *RecordCount) Decode(s string) error {
+	n, err := parseDecimal(s, 1, MaxRequestRecordsLimit)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal integer from 1 to " + strconv.Itoa(MaxRequestRecordsLimit), Err: err}
+	}
+	*c = RecordCount(n)
+	return nil
+}
+
+// InflightBytes is PYSTREAM_MAX_INFLIGHT_BYTES: MinInflightBytes to
+// MaxInflightBytesLimit.
+type InflightBytes int64
+
+// Decode parses a decimal byte count.
+func (b *InflightBytes) Decode(s string) error {
+	n, err := parseDecimal(s, MinInflightBytes, MaxInflightBytesLimit)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal number of bytes from " + strconv.Itoa(MinInflightBytes) + " to " + strconv.Itoa(MaxInflightBytesLimit), Err: err}
+	}
+	*b = InflightBytes(n)
+	return nil
+}
+
+// FetchBytes is PYSTREAM_FETCH_MAX_BYTES: MinFetchMaxBytes to
+// MaxFetchMaxBytesLimit.
+type FetchBytes int
+
+// Decode parses a decimal byte count.
+func (b *FetchBytes) Decode(s string) error {
+	n, err := parseDecimal(s, MinFetchMaxBytes, MaxFetchMaxBytesLimit)
+	if err != nil {
+		return &ConfigError{Value: s, Allowed: "a decimal number of bytes from " + strconv.Itoa(MinFetchMaxBytes) + " to " + strconv.Itoa(MaxFetchMaxBytesLimit), Err: err}
+	}
+	*b = FetchBytes(n)
 	return nil
 }

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,4 +91,22 @@ func apiErr(t *testing.T, err error, status int, code string) *apiclient.Error {
 	require.Equal(t, status, e.Status, e.Message)
 	require.Equal(t, code, e.Code, e.Message)
 	return e
+}
+
+// syncBuffer is a log destination for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

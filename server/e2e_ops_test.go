@@ -528,7 +528,7 @@ func TestE2EJournal(t *testing.T) {
 		e := decodeError(t, resp)
 		resp.Body.Close()
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, q)
-		require.Equal(t, CodeInvalidArgument, e.Code, q)
+		require.Equal(t, apiclient.CodeInvalidArgument, e.Code, q)
 		require.NotEmpty(t, e.Message)
 	}
 	_, err = c.Journal(ctx, 0, 1001)

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -192,7 +193,7 @@ func TestE2EFailoverStory(t *testing.T) {
 	prod, err := c.ProduceRaw(ctx, "payments", nil, []byte("p3"))
 	require.NoError(t, err)
 	require.Equal(t, apiclient.ProduceResult{Partition: 0, Offset: 3, Timestamp: prod.Records[0].Timestamp,
-		TimestampMS: unixMillis(prod.Records[0].Timestamp), Leader: 2, Brokers: []int{2, 3}}, prod.Records[0])
+		TimestampMS: time.Unix(0, prod.Records[0].Timestamp).UnixMilli(), Leader: 2, Brokers: []int{2, 3}}, prod.Records[0])
 
 	detail, err := c.Topic(ctx, "payments")
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/pystream/pystream/server/httpapi"
 	"log/slog"
 	"net"
 	"strings"
@@ -95,9 +96,28 @@ func checkSecurity(cfg Config) error {
 		return err
 	}
 	if cfg.AuthFile != "" {
-		if _, err := LoadAuthFile(cfg.AuthFile); err != nil {
+		if _, err := httpapi.LoadAuthFile(cfg.AuthFile); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loadAuth applies the safe-defaults rule, reads the auth file, if any,
+// and logs how the server is protected: the tokens the HTTP API accepts,
+// nil without an auth file (every route open, on a loopback address
+// only).
+func (s *Server) loadAuth() ([]httpapi.Token, error) {
+	if err := checkExposure(s.cfg); err != nil {
+		return nil, err
+	}
+	var tokens []httpapi.Token
+	if s.cfg.AuthFile != "" {
+		var err error
+		if tokens, err = httpapi.LoadAuthFile(s.cfg.AuthFile); err != nil {
+			return nil, err
+		}
+	}
+	logExposure(s.logger, s.cfg, len(tokens))
+	return tokens, nil
 }

@@ -74,7 +74,7 @@ func TestFileLimitCreateTopicRefusals(t *testing.T) {
 	var ae *apiclient.Error
 	require.True(t, errors.As(err, &ae), "%v", err)
 	require.Equal(t, http.StatusConflict, ae.Status)
-	require.Equal(t, CodeConflict, ae.Code)
+	require.Equal(t, apiclient.CodeConflict, ae.Code)
 	require.Contains(t, ae.Message, "limit of 12 open replica logs")
 	require.Contains(t, ae.Message, "PYSTREAM_MAX_OPEN_LOGS")
 

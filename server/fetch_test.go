@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/pystream/pystream/server/httpapi"
 	"io"
 	"net/http"
 	"testing"
@@ -19,7 +20,7 @@ func TestFetchLargeMaxIsCapped(t *testing.T) {
 	ctx := t.Context()
 	_, _, err := r.client.CreateTopic(ctx, "orders", 1, 1)
 	require.NoError(t, err)
-	recs := make([]apiclient.ProduceRecord, MaxFetchRecords+5)
+	recs := make([]apiclient.ProduceRecord, httpapi.MaxFetchRecords+5)
 	for i := range recs {
 		recs[i] = apiclient.ProduceRecord{Value: []byte("v")}
 	}
@@ -34,8 +35,8 @@ func TestFetchLargeMaxIsCapped(t *testing.T) {
 		resp.Body.Close()
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, resp.StatusCode, max)
-		require.Len(t, out.Records, MaxFetchRecords, max)
-		require.Equal(t, uint64(MaxFetchRecords), out.NextOffset, max)
+		require.Len(t, out.Records, httpapi.MaxFetchRecords, max)
+		require.Equal(t, uint64(httpapi.MaxFetchRecords), out.NextOffset, max)
 	}
 	resp, err := http.Get(r.base + "/api/topics/orders/partitions/0/records?max=18446744073709551616")
 	require.NoError(t, err)
@@ -55,9 +56,9 @@ func TestFetchBoundedInBytes(t *testing.T) {
 	cfg.Brokers = 1
 	cfg.KafkaPort = 0 // no fixed ports in tests
 	cfg.LogLevel = LogLevel(LevelError)
+	cfg.FetchMaxBytes = FetchBytes(10 * 1024)
 	srv, err := New(cfg, NewLogger(io.Discard, cfg))
 	require.NoError(t, err)
-	srv.fetchBytes = 10 * 1024
 	r := serveExisting(t, srv)
 	ctx := t.Context()
 	_, _, err = r.client.CreateTopic(ctx, "orders", 1, 1)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/pystream/pystream/server/group"
@@ -57,12 +56,6 @@ func (s *Server) partitionCounts(names []string) map[string]int32 {
 		}
 	}
 	return out
-}
-
-// groupListers are the coordinators whose groups GET /api/groups lists:
-// the HTTP groups' and Kafka's classic ones.
-func (s *Server) groupListers() []group.Lister {
-	return []group.Lister{s.consumerGroups, s.classic}
 }
 
 // groupSession is the HTTP groups' session timeout.
@@ -139,46 +132,4 @@ func (s *Server) leaderChanged(leader int) {
 	}
 	s.coordinating.Store(true)
 	s.logger.Info("consumer groups: this node coordinates them (it leads the metadata group)", "withheld", s.restarted || s.otherLed)
-}
-
-// notCoordinator returns nil when this server coordinates groups
-// (groupCoordinator). On another node it is a 421 not_coordinator naming
-// the coordinator's HTTP address, which apiclient follows; while no node
-// is known to coordinate them (an election, a new coordinator taking
-// over) it is a 503.
-func (s *Server) notCoordinator() *apiError {
-	id, here := s.groupCoordinator()
-	if here {
-		return nil
-	}
-	addr := ""
-	if id != 0 {
-		_, nodes, err := s.members.ClusterNodes()
-		if err != nil {
-			return classify(err)
-		}
-		for _, n := range nodes {
-			if n.ID == id {
-				addr = n.HTTPAddr
-			}
-		}
-	}
-	if id == 0 || addr == "" {
-		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
-			"groups are coordinated by the cluster's controller, and none coordinates them now (an election is under way, or the new controller is taking them over); try again")
-		if id != 0 {
-			e.body.Message = fmt.Sprintf("groups are coordinated by the cluster's controller, node %d, whose HTTP address is not known yet; try again", id)
-		}
-		return e
-	}
-	return notCoordinatorError(id, addr)
-}
-
-// notCoordinatorError is the 421 that sends a group request to node id,
-// the coordinator, at its HTTP address addr.
-func notCoordinatorError(id int, addr string) *apiError {
-	e := newAPIError(http.StatusMisdirectedRequest, CodeNotCoordinator,
-		"node %d coordinates groups (it is the cluster's controller): send group requests to %s", id, addr)
-	e.body.Coordinator = addr
-	return e
 }

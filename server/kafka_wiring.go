@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net"
@@ -78,7 +79,7 @@ func (s *Server) startKafka() (stop func()) {
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
 			Port:             port,
 			MaxRequestBytes:  int(s.maxBody),
-			MaxInflightBytes: s.inflight.limit,
+			MaxInflightBytes: cmp.Or(int64(s.cfg.MaxInflightBytes), DefaultMaxInflightBytes),
 			FetchMaxBytes:    s.fetchBytes,
 			FetchRecheck:     s.kafkaFetchRecheck,
 			Advances:         s.advances,

@@ -3,37 +3,16 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
 )
-
-// docs/phase-6-network-api.md § Requests and errors
-// A read below the log start is 416 offset_out_of_range, its body carrying
-// log_start and high_watermark as Kafka's OFFSET_OUT_OF_RANGE carries the
-// range.
-func TestHTTPOffsetOutOfRangeBody(t *testing.T) {
-	e := classify(&client.OffsetOutOfRangeError{Topic: "orders", Partition: 1, Offset: 2, LogStart: 5, HighWatermark: 9})
-	rec := httptest.NewRecorder()
-	writeAPIError(rec, e)
-	require.Equal(t, http.StatusRequestedRangeNotSatisfiable, rec.Code)
-	var raw struct {
-		Error map[string]any `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &raw))
-	require.Equal(t, "offset_out_of_range", raw.Error["code"])
-	require.Equal(t, 5.0, raw.Error["log_start"])
-	require.Equal(t, 9.0, raw.Error["high_watermark"])
-	require.Contains(t, raw.Error["message"], "orders/1: offset 2 is below the log start 5")
-}
 
 // produceSpaced writes n records to orders/0, each in its own millisecond,
 // and returns their timestamps in milliseconds.
@@ -91,7 +70,7 @@ func TestHTTPPartitionOffsetsNamed(t *testing.T) {
 	for _, bad := range []string{"-1", "yesterday", "9223372036855", "1.5", ""} {
 		status, _, eb := getOffsets(t, r, "?timestamp="+bad)
 		require.Equal(t, http.StatusBadRequest, status, bad)
-		require.Equal(t, CodeInvalidArgument, eb.Code, bad)
+		require.Equal(t, apiclient.CodeInvalidArgument, eb.Code, bad)
 		require.Contains(t, eb.Message, "timestamp", bad)
 	}
 	status, _, eb := getOffsets(t, r, "?time=latest")

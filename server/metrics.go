@@ -2,139 +2,48 @@ package server
 
 import (
 	"net/http"
-	"strconv"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/httpapi"
 )
 
-// metrics holds the server's Prometheus metrics in a registry of its own
-// (never the global default, so two servers in one process, as in tests,
-// do not collide). Every metric on the produce path is an unlabelled
-// counter or histogram, updated with atomic operations: recording never
-// takes a lock that a produce request holds or waits for. The HTTP metrics
-// resolve their label values once per route, method and status and keep
-// the result in a sync.Map, read without locking.
+// metrics holds the server's Prometheus registry (never the global
+// default, so two servers in one process, as in tests, do not collide),
+// which every piece registers its metrics on — the HTTP API its requests
+// and appends (server/httpapi), the Kafka listener, the controller and the
+// consumer groups theirs — and GET /metrics serves. The server's own are
+// the fsync latencies of the storage (timedFS) and the per-partition and
+// per-consumer gauges computed at scrape time (metrics_cluster.go,
+// metrics_consumers.go).
 //
 // A metrics value is safe for concurrent use.
 type metrics struct {
 	registry *prometheus.Registry
 
-	appendedRecords     prometheus.Counter
-	appendedBytes       prometheus.Counter
-	appendSeconds       prometheus.Histogram
-	replicationFailures prometheus.Counter
-	fsyncSeconds        *prometheus.HistogramVec
-	fsyncFile           prometheus.Observer
-	fsyncDir            prometheus.Observer
-
-	httpRequests *prometheus.CounterVec
-	httpSeconds  *prometheus.HistogramVec
-	// httpCache maps httpKey to *httpObservers.
-	httpCache sync.Map
-}
-
-type httpKey struct {
-	pattern, method string
-	status          int
-}
-
-type httpObservers struct {
-	count   prometheus.Counter
-	latency prometheus.Observer
-}
-
-// Buckets of the latency histograms, in seconds: from 50 µs (a page-cache
-// fdatasync on a fast disk) to 5 s.
-var latencyBuckets = []float64{
-	0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-	0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+	fsyncSeconds *prometheus.HistogramVec
+	fsyncFile    prometheus.Observer
+	fsyncDir     prometheus.Observer
 }
 
 func newMetrics() *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
-	m.appendedRecords = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "pystream_appended_records_total",
-		Help: "Records acknowledged by produce requests (stored by every active replica).",
-	})
-	m.appendedBytes = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "pystream_appended_bytes_total",
-		Help: "Payload bytes of the records counted by pystream_appended_records_total, as stored (a record's key and headers included).",
-	})
-	m.appendSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "pystream_append_duration_seconds",
-		Help:    "Time a produce request spends in the cluster: routing, leader append, follower appends, each with its fsync.",
-		Buckets: latencyBuckets,
-	})
-	m.replicationFailures = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "pystream_replication_failures_total",
-		Help: "Partition writes the leader stored but an active follower did not (never acknowledged).",
-	})
 	m.fsyncSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "pystream_fsync_duration_seconds",
 		Help:    "Duration of every fsync the storage issues: kind=file for log and metadata data syncs, kind=dir for directory syncs.",
-		Buckets: latencyBuckets,
+		Buckets: httpapi.LatencyBuckets,
 	}, []string{"kind"})
 	m.fsyncFile = m.fsyncSeconds.WithLabelValues("file")
 	m.fsyncDir = m.fsyncSeconds.WithLabelValues("dir")
-	m.httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "pystream_http_requests_total",
-		Help: "HTTP requests answered, by route pattern, method and status.",
-	}, []string{"route", "method", "status"})
-	m.httpSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "pystream_http_request_duration_seconds",
-		Help:    "Time from the request's arrival to the end of the handler, by route pattern, method and status.",
-		Buckets: latencyBuckets,
-	}, []string{"route", "method", "status"})
 	m.registry.MustRegister(
-		m.appendedRecords, m.appendedBytes, m.appendSeconds, m.replicationFailures, m.fsyncSeconds,
-		m.httpRequests, m.httpSeconds,
+		m.fsyncSeconds,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
-}
-
-// observeHTTP records one answered request. pattern is the ServeMux pattern
-// that matched ("" when none did).
-func (m *metrics) observeHTTP(pattern, method string, status int, d time.Duration) {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch, http.MethodOptions:
-	default:
-		// Clients choose the method: an unbounded set of label values
-		// would let them grow the registry without limit.
-		method = "other"
-	}
-	key := httpKey{pattern, method, status}
-	o, ok := m.httpCache.Load(key)
-	if !ok {
-		route := pattern
-		if route == "" {
-			route = "unmatched"
-		}
-		labels := []string{route, method, strconv.Itoa(status)}
-		o, _ = m.httpCache.LoadOrStore(key, &httpObservers{
-			count:   m.httpRequests.WithLabelValues(labels...),
-			latency: m.httpSeconds.WithLabelValues(labels...),
-		})
-	}
-	obs := o.(*httpObservers)
-	obs.count.Inc()
-	obs.latency.Observe(d.Seconds())
-}
-
-// observeAppend records one produce call into the cluster.
-func (m *metrics) observeAppend(records int, bytes int, d time.Duration) {
-	m.appendSeconds.Observe(d.Seconds())
-	if records > 0 {
-		m.appendedRecords.Add(float64(records))
-		m.appendedBytes.Add(float64(bytes))
-	}
 }
 
 // handler serves the registry in the Prometheus text format.

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pystream/pystream/server/httpapi"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,7 +19,6 @@ import (
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
-	"github.com/pystream/pystream/server/explorer"
 	"github.com/pystream/pystream/server/group"
 	"github.com/pystream/pystream/server/kafka"
 )
@@ -42,24 +41,21 @@ const (
 	ShutdownTimeout = 10 * time.Second
 )
 
-// Server is PyStream's HTTP server over an embedded cluster: the routes of
-// routes.go behind request logging, metrics and JSON 404/405 answers. It is
-// safe for concurrent use; handlers run concurrently, one goroutine per
-// request, and share the cluster, which is itself safe for concurrent use.
+// Server is a PyStream server: the cluster it opens (the embedded one,
+// or this process's node of a cluster of processes), the protocols that
+// serve it — the HTTP API (server/httpapi) and the Kafka listener
+// (server/kafka) — and what they share: the consumer groups, the metrics
+// registry, the partition advanced event. It builds them all; none of
+// them knows it. It is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	maxBody int64
-	// fetchBytes caps a fetch's max_bytes, the value bytes at which its
-	// answer stops (PYSTREAM_FETCH_MAX_BYTES; tests lower it before
-	// serving).
+	cfg    Config
+	logger *slog.Logger
+	// maxBody and fetchBytes are PYSTREAM_MAX_REQUEST_BYTES and
+	// PYSTREAM_FETCH_MAX_BYTES with their defaults, which the Kafka
+	// listener applies too.
+	maxBody    int64
 	fetchBytes int
-	// maxRecords caps the records of a produce request
-	// (PYSTREAM_MAX_REQUEST_RECORDS).
-	maxRecords int
-	// inflight bounds the request bodies in flight (admit).
-	inflight *inflight
-	// cluster is what the API serves: the embedded cluster (local) or,
+	// cluster is what the protocols serve: the embedded cluster (local) or,
 	// in cluster mode, this process's broker among others.
 	cluster clusterBackend
 	// advances is the one "partition advanced" event, fed by the
@@ -83,15 +79,13 @@ type Server struct {
 	// stopRetention stops the retention loop (retention.go).
 	stopRetention func()
 	metrics       *metrics
-	routes        []route
-	openapi       []byte // the encoded OpenAPI document, built once
-	handler       http.Handler
+	// api is the HTTP API; handler is what Serve serves, the API (a test
+	// swaps it).
+	api     *httpapi.API
+	handler http.Handler
 	// tls is the TLS configuration Serve wraps its listener in, or nil
 	// for plain HTTP (tls.go).
 	tls *tls.Config
-	// auth is the parsed PYSTREAM_AUTH_FILE; nil without one (every route
-	// open, on a loopback address only).
-	auth *tokenSet
 	// fileLimit is the open-file limit after the start raised it, and
 	// maxOpenLogs the replica-log cap derived from it (fdlimit.go).
 	fileLimit   FileLimit
@@ -122,10 +116,6 @@ type Server struct {
 	// lower them before serving, to show that the events stream outlives
 	// them).
 	readTimeout, writeTimeout time.Duration
-	// stopExplorerWatch stops the explorer's watch of advances.
-	stopExplorerWatch func()
-	// explorer serves /explorer and GET /api/events (explorer_wiring.go).
-	explorer *explorer.Explorer
 }
 
 // clusterBackend is what the server opens and its protocols serve: the
@@ -135,8 +125,7 @@ type clusterBackend interface {
 	backend.Data
 	backend.TopicAdmin
 	backend.Operator
-	// Root is the data directory; the API never shows it (apierror.go
-	// rewrites it out of error texts).
+	// Root is the data directory; the API never shows it.
 	Root() string
 	Close() error
 }
@@ -161,10 +150,14 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 }
 
 // newServer is New on the file system fsys (tests simulate crashes with a
-// logtest.CrashFS).
-func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error) {
+// logtest.CrashFS); each of tweaks edits the server before its pieces are
+// built (tests lower its timeouts).
+func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(*Server)) (*Server, error) {
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics(),
 		readTimeout: ReadTimeout, writeTimeout: WriteTimeout, advances: backend.NewHub()}
+	for _, tweak := range tweaks {
+		tweak(s)
+	}
 	if err := s.openGroups(); err != nil {
 		return nil, err
 	}
@@ -180,9 +173,8 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 	if cfg.FetchMaxBytes > 0 {
 		s.fetchBytes = int(cfg.FetchMaxBytes)
 	}
-	s.maxRecords = cmp.Or(int(cfg.MaxRequestRecords), DefaultMaxRequestRecords)
-	s.inflight = &inflight{limit: cmp.Or(int64(cfg.MaxInflightBytes), DefaultMaxInflightBytes)}
-	if err := s.loadAuth(); err != nil {
+	tokens, err := s.loadAuth()
+	if err != nil {
 		return nil, err
 	}
 	lim, err := RaiseFileLimit()
@@ -211,29 +203,10 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS) (*Server, error
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
-	if err := s.openExplorer(); err != nil {
+	if err := s.openAPI(tokens); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
-
-	schemas := newSchemaSet()
-	s.routes = s.routeTable(schemas)
-	if err := checkRoles(s.routes); err != nil {
-		return nil, errors.Join(err, s.Close())
-	}
-	doc := buildOpenAPI(apiInfo(), apiTags(), s.routes, schemas)
-	if s.openapi, err = json.MarshalIndent(doc, "", "  "); err != nil {
-		return nil, errors.Join(fmt.Errorf("server: encode OpenAPI document: %w", err), s.Close())
-	}
-	mux := http.NewServeMux()
-	for _, r := range s.routes {
-		// The token is checked before the body's bytes are reserved
-		// (admit): a caller without one cannot fill the in-flight budget.
-		admitted := r
-		admitted.Handler = s.admit(r.Handler).ServeHTTP
-		mux.Handle(r.Method+" "+r.Path, requireIntent(r, s.requireRole(admitted)))
-	}
-	s.handler = observe(logger, s.metrics, s.cluster.Root(), s.guardBrowser(mux, jsonFallbacks(mux)))
 	return s, nil
 }
 
@@ -262,6 +235,29 @@ func (s *Server) openCluster(fsys durable.FS) error {
 	}
 	s.local = &backend.Local{Cluster: c, FailoverAfter: s.cfg.FailoverAfter.Duration(), DefaultFailoverAfter: DefaultFailoverAfter}
 	s.cluster = s.local
+	return nil
+}
+
+// openAPI builds the HTTP API over the cluster: the mode's differences
+// are chosen here, once — the brokers as the configuration names them,
+// and the metadata group's membership in cluster mode alone.
+func (s *Server) openAPI(tokens []httpapi.Token) error {
+	var brokers httpapi.Brokers = httpapi.EmbeddedBrokers(s.cfg.Brokers)
+	if s.cfg.ClusterMode() {
+		brokers = httpapi.ProcessBrokers(len(s.cfg.Cluster))
+	}
+	api, err := httpapi.New(httpapi.Config{
+		Logger: s.logger, Metrics: s.metrics.registry, AppName: s.cfg.AppName, Root: s.cluster.Root(),
+		Brokers: brokers, Advances: s.advances,
+		Groups:          httpapi.Groups{Registry: s.groups, Consumer: s.consumerGroups, Classic: s.classic, Home: groupHome{s}},
+		MaxRequestBytes: s.maxBody, MaxRequestRecords: int(s.cfg.MaxRequestRecords), MaxInflightBytes: int64(s.cfg.MaxInflightBytes),
+		FetchMaxBytes: s.fetchBytes, WriteTimeout: s.writeTimeout,
+		Tokens: tokens, Host: s.cfg.Host, AllowedHosts: s.cfg.AllowedHosts, AllowedOrigins: s.cfg.AllowedOrigins,
+	}, httpapi.Backend{Data: s.cluster, Admin: s.cluster, Operator: s.cluster, Membership: s.members})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.api, s.handler = api, api
 	return nil
 }
 
@@ -296,9 +292,8 @@ func (s *Server) startController() error {
 // closing twice is harmless.
 func (s *Server) Close() error {
 	var errs []error
-	if s.explorer != nil {
-		s.explorer.Close()
-		s.stopExplorerWatch()
+	if s.api != nil {
+		_ = s.api.Close()
 	}
 	if s.classic != nil {
 		s.classic.Close()
@@ -373,12 +368,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       s.readTimeout,
 		WriteTimeout:      s.writeTimeout,
 		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		MaxHeaderBytes:    httpapi.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), LevelWarning),
 	}
 	// The events streams never end on their own: a shutdown ends them,
 	// or it would wait ShutdownTimeout for them.
-	srv.RegisterOnShutdown(func() { s.explorer.EndStreamsOf(srv) })
+	srv.RegisterOnShutdown(func() { s.api.EndStreamsOf(srv) })
 	addr := ln.Addr().String()
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)

@@ -10,6 +10,10 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
+// MaxBrokers is the most brokers a PyStream cluster has: broker and node
+// ids run from 1 to it.
+const MaxBrokers = 64
+
 // Data is what a client of the cluster reads and writes: the brokers and
 // topics that say where records are, the records themselves, and the
 // consumers' committed offsets. Both protocols serve it, and both modes
