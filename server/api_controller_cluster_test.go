@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"github.com/pystream/pystream/server/httpapi"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/httpapi"
 )
 
 // healingEntries are the journal's healing entries as node r serves them.

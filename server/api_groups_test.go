@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/pystream/pystream/log/durable"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/group"
 )

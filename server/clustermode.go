@@ -2,13 +2,13 @@ package server
 
 import (
 	"fmt"
-	"github.com/pystream/pystream/server/syntax"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/nodebackend"
+	"github.com/pystream/pystream/server/syntax"
 )
 
 // NodeID is this process's broker id in cluster mode (PYSTREAM_NODE_ID);

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"github.com/pystream/pystream/server/syntax"
 	"io"
 	"net"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/server/syntax"
 	"github.com/pystream/pystream/topic"
 )
 

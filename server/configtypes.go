@@ -1,15 +1,15 @@
 package server
 
 import (
-	"github.com/pystream/pystream/server/backend"
-	"github.com/pystream/pystream/server/httpapi"
-	"github.com/pystream/pystream/server/syntax"
 	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/httpapi"
+	"github.com/pystream/pystream/server/syntax"
 	"github.com/pystream/pystream/topic"
 )
 

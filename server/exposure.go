@@ -3,10 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/pystream/pystream/server/httpapi"
 	"log/slog"
 	"net"
 	"strings"
+
+	"github.com/pystream/pystream/server/httpapi"
 )
 
 // Safe defaults (docs/security.md): without an auth file every route is

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/pystream/pystream/server/httpapi"
 	"io"
 	"net/http"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/httpapi"
 )
 
 // docs/phase-6-network-api.md § Consume: max is capped at 1000; only max < 1

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/pystream/pystream/server/httpapi"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/httpapi"
 )
 
 // Helpers for the end-to-end tests that read the HTTP API's answers and

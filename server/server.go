@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/pystream/pystream/server/httpapi"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/server/httpapi"
 	"github.com/pystream/pystream/server/kafka"
 )
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pystream/pystream/server/apiclient"
 	"log/slog"
 	"net/http"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/explorer"
 	"github.com/pystream/pystream/server/group"

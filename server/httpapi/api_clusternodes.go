@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pystream/pystream/server/syntax"
 	"net/http"
 	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/syntax"
 )
 
 // The nodes of a cluster-mode cluster: GET, POST /api/cluster/nodes and

@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"github.com/pystream/pystream/server/syntax"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/server/syntax"
 	"github.com/pystream/pystream/topic"
 )
 

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"github.com/pystream/pystream/server/backend"
 	"math"
 	"net/http"
 	"slices"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/group"
 )
 

@@ -1,13 +1,13 @@
 package httpapi
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"io"
-	"net/http"
-	"net/http/httptest"
 )
 
 // localRequest is httptest.NewRequest with the Host a client of a

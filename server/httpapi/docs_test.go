@@ -1,13 +1,13 @@
 package httpapi
 
 import (
-	"github.com/pystream/pystream/server/apiclient"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/docpages"
 )
 

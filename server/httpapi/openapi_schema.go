@@ -2,13 +2,13 @@ package httpapi
 
 import (
 	"fmt"
-	"github.com/pystream/pystream/server/backend"
 	"math"
 	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
 
