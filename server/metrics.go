@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/clustermetrics"
 	"github.com/pystream/pystream/server/httpapi"
 )
 
@@ -17,8 +18,7 @@ import (
 // and appends (server/httpapi), the Kafka listener, the controller and the
 // consumer groups theirs — and GET /metrics serves. The server's own are
 // the fsync latencies of the storage (timedFS) and the per-partition and
-// per-consumer gauges computed at scrape time (metrics_cluster.go,
-// metrics_consumers.go).
+// per-consumer gauges computed at scrape time (server/clustermetrics).
 //
 // A metrics value is safe for concurrent use.
 type metrics struct {
@@ -52,7 +52,9 @@ func (m *metrics) handler() http.Handler {
 }
 
 // registerCluster adds the collectors of per-partition and per-consumer
-// gauges.
+// gauges (server/clustermetrics).
 func (m *metrics) registerCluster(c backend.Data) {
-	m.registry.MustRegister(&clusterCollector{c: c}, &consumerCollector{c: c})
+	if err := clustermetrics.Register(m.registry, c); err != nil {
+		panic(err) // two collectors of the same gauges: a programming error
+	}
 }

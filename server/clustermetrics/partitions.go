@@ -1,4 +1,4 @@
-package server
+package clustermetrics
 
 import (
 	"strconv"
@@ -8,14 +8,8 @@ import (
 	"github.com/pystream/pystream/server/backend"
 )
 
-// clusterCollector reports the replication state of every partition at
-// scrape time, from Cluster.Status: nothing is tracked between scrapes, so
-// the produce path pays nothing for these gauges.
-//
-// Names follow https://prometheus.io/docs/practices/naming/: a gauge ends
-// in its unit. A position in a log is an offset (_offset, Kafka's word,
-// what kafka_exporter calls its gauges too); a distance between two
-// positions is a number of records (_records). A 0/1 gauge needs no unit.
+// clusterCollector reports the replication state of every broker and
+// partition at scrape time, from Data.Brokers and Data.Status.
 type clusterCollector struct {
 	c backend.Data
 }
