@@ -1,6 +1,7 @@
-// Package server is PyStream's HTTP server: phase 0, the foundation every
-// later phase plugs into, and (from phase 6) the network API over the
-// library modules.
+// Package server is PyStream's server: phase 0, the foundation every later
+// phase plugs into, and the wiring that serves the library modules over
+// the network (the HTTP API from phase 6, the Kafka listener, cluster mode
+// from phase 7).
 //
 // # Configuration
 //
@@ -29,26 +30,33 @@
 // JSON with PYSTREAM_LOG_FORMAT=json), the threshold from
 // PYSTREAM_LOG_LEVEL, and the level names DEBUG, INFO, WARNING, ERROR and
 // CRITICAL printed as configured (slog alone would print CRITICAL as
-// "ERROR+4"). Each request is logged with method, path, status and
+// "ERROR+4"). The HTTP API logs each request with method, path, status and
 // duration. Library modules never log; they return errors and the server
 // decides what to say.
 //
-// # HTTP
+// # The pieces, and the wiring
 //
-// Server uses the standard net/http ServeMux with method patterns. Every
-// endpoint is one entry of the route table (routes.go): method, path,
-// handler and its OpenAPI Operation. The mux and the OpenAPI 3.1 document at
-// GET /openapi.json are both built from that table, so an endpoint cannot
-// exist undocumented. GET /docs serves a documentation page embedded in the
-// binary that renders the document and sends requests from the browser; it
-// loads nothing from elsewhere and works offline.
+// This package is wiring: it reads the configuration, sets up logging,
+// takes the data directory's lock, keeps the metrics registry, and builds
+// the pieces that do the work, none of which imports it:
 //
-// Errors always answer with one JSON shape, ErrorResponse:
+//   - the cluster, as the narrow interfaces of server/backend: the embedded
+//     cluster of logical brokers (backend.Local) or, in cluster mode
+//     (PYSTREAM_NODE_ID), this process's node of a cluster of processes
+//     (server/nodebackend over server/clusternode). What differs between
+//     the modes is chosen here, once, by which implementation is passed;
+//   - the protocols over it: the HTTP API (server/httpapi, with the
+//     explorer of server/explorer) and the Kafka listener (server/kafka).
+//     They share the consumer groups (server/group; groups.go decides which
+//     node coordinates them) and one "partition advanced" event
+//     (backend.Hub), which the cluster feeds each time a high watermark
+//     rises and which wakes a Kafka fetch waiting for records and the
+//     explorer's stream, whichever protocol wrote;
+//   - the scrape-time gauges of server/clustermetrics, the fsync timings
+//     of metrics_fs.go, the retention loop (retention.go).
 //
-//	{"error": {"code": "not_found", "message": "no endpoint GET /nope"}}
-//
-// including the 404 and 405 answers the mux would otherwise write as plain
-// text (405 keeps its Allow header).
+// Serve serves the HTTP API, with TLS when configured (tls.go), and the
+// Kafka listener beside it; Close closes them all in order.
 //
 // # The controller
 //
@@ -61,14 +69,12 @@
 // partition can be served. With PYSTREAM_FAILOVER_AFTER=0 it changes no
 // metadata (phase 5's manual mode). See docs/design.md § The controller.
 //
-// # Security and limits
+// # Security
 //
-// Every route of the table names the role a bearer token needs (auth.go;
-// PYSTREAM_AUTH_FILE), and without an auth file the server binds a
-// loopback address only. browser.go refuses what a web page could send
-// (cross-origin requests, foreign Host headers, form posts); tls.go serves
-// HTTPS, with client certificates when PYSTREAM_TLS_CLIENT_CA is set;
-// limits.go bounds every request's memory and the bytes in flight. See
+// Without an auth file (PYSTREAM_AUTH_FILE) every route is open, so the
+// server refuses to bind anything but a loopback address unless
+// PYSTREAM_INSECURE says the operator means it (exposure.go); the HTTP API
+// checks the tokens and roles, the browser rules and the limits. See
 // docs/security.md.
 //
 // # Lifecycle
@@ -84,8 +90,5 @@
 //
 // # Adding an endpoint
 //
-// Write the handler as a method of *Server in a file of its own, describe it
-// with an Operation (shared schemas go in openAPIComponents), add its route
-// to routeTable, answer errors with writeError, and test it through
-// Handler() with httptest.
+// Endpoints are the HTTP API's: see server/httpapi.
 package server

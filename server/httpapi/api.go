@@ -136,7 +136,7 @@ type API struct {
 	// auth is the parsed auth file; nil without one.
 	auth    *tokenSet
 	metrics *metrics
-	// explorer serves /explorer and GET /api/events (explorer_wiring.go);
+	// explorer serves /explorer and GET /api/events (explorer.go);
 	// stopExplorerWatch ends its watch of Config.Advances.
 	explorer          *explorer.Explorer
 	stopExplorerWatch func()

@@ -12,9 +12,9 @@ import (
 // The explorer (server/explorer): the page at /explorer and the events
 // stream GET /api/events, built over explorerSource and mounted like every
 // other route — the stream behind the read role, the page open as /docs
-// is. Serve ends the streams when it shuts down (RegisterOnShutdown).
+// is. A server shutting down ends the streams (API.EndStreamsOf).
 
-// explorerSource is the explorer's view of the server: the state as the
+// explorerSource is the explorer's view of the backend: the state as the
 // API's wire shapes, and the journal with its paths made relative.
 type explorerSource struct {
 	a *API
