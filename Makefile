@@ -34,7 +34,7 @@ help:
 	@echo "make cluster  build and start three server processes, one broker and Raft voter each (ports 8001-8003)"
 	@echo "make test     every module's tests with -race, then each module and docs/examples alone (GOWORK=off)"
 	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION), the layer and docrefs checks"
-	@echo "make layers   check module imports against the module graph (docs/README.md)"
+	@echo "make layers   check module imports against the module graph, and the server's packages against theirs (docs/README.md)"
 	@echo "make docrefs  check that every .md reference and design citation leads into the repository"
 	@echo "make bench    every module's benchmarks, briefly (BENCHTIME=$(BENCHTIME))"
 	@echo "make cover    one merged coverage figure for all modules"
@@ -101,7 +101,10 @@ staticcheck:
 	done; \
 	if [ -n "$$fail" ]; then echo "staticcheck failed in:$$fail"; exit 1; fi
 
+# The server's package check has a test of its own (a small module with
+# broken layers), run first.
 layers:
+	@bash .ci/packagelayers_test
 	@MODULES="$(MODULES)" bash .ci/layers
 
 # The check's own test (a small repository with dead references) runs first.
