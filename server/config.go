@@ -160,7 +160,8 @@ type Config struct {
 	// every client must present a certificate signed by one of them:
 	// mutual TLS.
 	TLSClientCA string `split_words:"true" desc:"PEM CA certificates; when set, clients must present a certificate they signed (mutual TLS)"`
-	// AuthFile is the file of bearer tokens (authfile.go has its format).
+	// AuthFile is the file of bearer tokens (httpapi/authfile.go has its
+	// format).
 	// Empty: no authentication, which is allowed on a loopback Host only
 	// unless Insecure says otherwise.
 	AuthFile string `split_words:"true" desc:"File of bearer tokens (name, role, sha256 hash, topic prefixes; docs/security.md); empty = no authentication, loopback only"`

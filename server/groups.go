@@ -12,8 +12,9 @@ import (
 // This file wires the consumer groups (package server/group) into the
 // server: the registry both coordinators share with their metrics
 // (pystream_group_*), Kafka's classic coordinator, which the Kafka
-// listener serves (kafka_wiring.go), the HTTP groups' coordinator, and in
-// cluster mode the rule that one node coordinates every group
+// listener serves (kafka_wiring.go), the HTTP groups' coordinator, which
+// server/httpapi serves, and in cluster mode the rule that one node
+// coordinates every group
 // (docs/groups.md § Cluster mode). Membership is soft state, rebuilt by
 // the members' joins after a restart; the offsets members commit are the
 // consumers' durable offsets (the group id is the consumer id).

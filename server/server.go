@@ -101,7 +101,7 @@ type Server struct {
 	// groups keeps each consumer group to one membership protocol, HTTP
 	// or Kafka's classic, for both coordinators (groups.go): classic,
 	// which the Kafka listener serves, and consumerGroups, the HTTP
-	// groups' (api_groups.go).
+	// groups' (server/httpapi).
 	groups         *group.Registry
 	classic        *group.ClassicCoordinator
 	consumerGroups *group.ConsumerCoordinator
