@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // freeAddr is a loopback host:port nothing listens on (now).
@@ -116,10 +117,10 @@ func TestClusterNodesEmbedded(t *testing.T) {
 
 	ctx := context.Background()
 	_, err := r.client.AddNode(ctx, 4, "127.0.0.1:7004")
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
 	_, err = r.client.RemoveNode(ctx, 2)
-	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e = apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Contains(t, e.Message, "the embedded cluster has no nodes to add or remove")
 
 	for _, tc := range badNodeRequests {
@@ -157,7 +158,7 @@ func TestClusterNodesSingleNode(t *testing.T) {
 	// The embedded cluster's operations that cluster mode does not offer
 	// are 409 too (clusternode.ErrNotInClusterMode).
 	_, err = r.client.StopBroker(context.Background(), 1)
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, "stop broker 1: stop its process instead: not available in cluster mode", e.Message)
 }
 
@@ -176,14 +177,14 @@ func TestClusterNodesAddAndRemove(t *testing.T) {
 
 	// An address another voter has is refused before Raft is asked.
 	_, err := n1.client.AddNode(ctx, 2, addr1)
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, "addr "+addr1+" is node 1's: each node has an internal address of its own", e.Message)
 	// So are removing a node that is not a voter, and the last voter.
 	_, err = n1.client.RemoveNode(ctx, 2)
-	e = apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	e = apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	require.Equal(t, "node 2 is not a voter of the metadata group", e.Message)
 	_, err = n1.client.RemoveNode(ctx, 1)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	res, err := n1.client.AddNode(ctx, 2, addr2)
 	require.NoError(t, err)
@@ -234,7 +235,7 @@ func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
 	})
 
 	_, err := n1.client.AddNode(ctx, 2, addr2)
-	e := apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+	e := apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Contains(t, e.Message, "does not answer")
 	res, err := n1.client.ClusterNodes(ctx)
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // docs/phase-6-network-api.md § Delete a topic: DELETE /api/topics/{topic}
@@ -38,15 +39,15 @@ func TestE2EDeleteTopic(t *testing.T) {
 	require.Equal(t, apiclient.DeleteTopicResponse{Name: "orders", PartitionCount: 2, ReplicationFactor: 2, ConsumerOffsets: 1}, *res)
 
 	_, err = c.Topic(ctx, "orders")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.ProduceRaw(ctx, "orders", nil, []byte("late"))
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.Fetch(ctx, "orders", 0, 0, 0)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.ConsumerOffset(ctx, "billing", "orders", 0)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.DeleteTopic(ctx, "orders")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	topics, err := c.Topics(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []apiclient.TopicSummary{{Name: "keep", PartitionCount: 1, ReplicationFactor: 1}}, topics.Topics)
@@ -72,7 +73,7 @@ func TestE2EDeleteTopic(t *testing.T) {
 	r = startServer(t, dir, 3, manual)
 	c = r.client
 	_, err = c.Topic(ctx, "orders")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	td, created, err := c.CreateTopic(ctx, "orders", 1, 3)
 	require.NoError(t, err)
 	require.True(t, created)
@@ -102,7 +103,7 @@ func TestE2EDeleteTopicBadRequests(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 
 	_, err = r.client.DeleteTopic(ctx, "no such/name")
-	apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+	apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	_, err = r.client.Topic(ctx, "orders")
 	require.NoError(t, err, "nothing was deleted")
 }
@@ -130,13 +131,13 @@ func TestE2EDeleteTopicUnfinished(t *testing.T) {
 	})
 
 	_, err = r.client.DeleteTopic(ctx, "orders")
-	e := apiErr(t, err, http.StatusInternalServerError, apiclient.CodeInternal)
+	e := apitest.APIErr(t, err, http.StatusInternalServerError, apiclient.CodeInternal)
 	require.Contains(t, e.Message, "the topic is deleted, but its files are not all removed yet")
 	require.NotContains(t, e.Message, cfg.DataDir, "paths relative to the data directory")
 	_, err = r.client.Topic(ctx, "orders")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, _, err = r.client.CreateTopic(ctx, "orders", 1, 1)
-	apiErr(t, err, http.StatusInternalServerError, apiclient.CodeInternal)
+	apitest.APIErr(t, err, http.StatusInternalServerError, apiclient.CodeInternal)
 
 	ffs.SetFault(nil)
 	td, created, err := r.client.CreateTopic(ctx, "orders", 1, 1)

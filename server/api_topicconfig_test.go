@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // patchJSON sends a raw PATCH with a JSON body and returns the response.
@@ -44,7 +45,7 @@ func TestE2ETopicConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, created)
 	_, _, err = c.CreateTopic(ctx, "orders", 1, 2)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	// A topic without overrides shows the server's defaults and none of
 	// its own.
@@ -81,7 +82,7 @@ func TestE2ETopicConfig(t *testing.T) {
 	} {
 		resp := patchJSON(t, r, "/api/topics/orders/config", bad.body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad.body)
-		e := decodeError(t, resp)
+		e := apitest.DecodeError(t, resp)
 		require.Equal(t, apiclient.CodeInvalidArgument, e.Code)
 		require.Contains(t, e.Message, `"`+bad.key+`"`, bad.body)
 	}
@@ -91,15 +92,15 @@ func TestE2ETopicConfig(t *testing.T) {
 
 	// Creation refusals name the key; nothing is created.
 	_, _, err = c.CreateTopicWithConfig(ctx, "nope", 1, 1, map[string]string{"segment.bytes": "+1024"})
-	e := apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+	e := apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Contains(t, e.Message, `"segment.bytes"`)
 	_, err = c.Topic(ctx, "nope")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	_, err = c.AlterTopicConfig(ctx, "nope", map[string]string{"retention.ms": "1"}, nil)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.TopicConfig(ctx, "nope")
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	// The change is in the journal with the overrides before and after.
 	j, err := c.Journal(ctx, 0, 1000)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // faultServer is a server in manual mode (nothing fails over on its own)
@@ -23,14 +24,14 @@ import (
 type faultServer struct {
 	srv  *Server
 	dir  string
-	logs *syncBuffer
+	logs *apitest.SyncBuffer
 	// fail decides the fate of a file-system operation; nil: none fails.
 	fail atomic.Pointer[logtest.Fault]
 }
 
 func newFaultServer(t *testing.T) *faultServer {
 	t.Helper()
-	f := &faultServer{dir: t.TempDir(), logs: &syncBuffer{}}
+	f := &faultServer{dir: t.TempDir(), logs: &apitest.SyncBuffer{}}
 	cfg := Defaults()
 	cfg.DataDir = f.dir
 	cfg.FailoverAfter = 0
@@ -75,7 +76,7 @@ func (f *faultServer) do(t *testing.T, method, target, body string) *http.Respon
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req := localRequest(method, target, rd)
+	req := apitest.LocalRequest(method, target, rd)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -113,10 +114,10 @@ func (f *faultServer) failed(t *testing.T, resp *http.Response, status int, code
 	for _, bad := range []string{f.dir, os.TempDir(), "/tmp", ".bin", ".offset"} {
 		require.NotContains(t, string(raw), bad, "no path in the answer")
 	}
-	require.NotRegexp(t, packagePrefix, body.Message)
+	require.NotRegexp(t, apitest.PackagePrefix, body.Message)
 	for _, r := range body.Records {
 		if r.Error != nil {
-			require.NotRegexp(t, packagePrefix, r.Error.Message)
+			require.NotRegexp(t, apitest.PackagePrefix, r.Error.Message)
 		}
 	}
 	if message != "" {
@@ -124,9 +125,9 @@ func (f *faultServer) failed(t *testing.T, resp *http.Response, status int, code
 	}
 
 	logs := f.logs.String()
-	require.Equal(t, float64(status), logLine(t, logs, id, "request")["status"])
+	require.Equal(t, float64(status), apitest.LogLine(t, logs, id, "request")["status"])
 	if logged != "" {
-		line := logLine(t, logs, id, "request failed")
+		line := apitest.LogLine(t, logs, id, "request failed")
 		want := "WARNING"
 		if status == http.StatusInternalServerError {
 			want = "ERROR"

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // treeHash fingerprints a directory tree: every entry's relative path and
@@ -351,7 +352,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 				require.Equal(t, want, e.Error.Message)
 			}
 			require.NotContains(t, e.Error.Message, dir)
-			require.NotRegexp(t, packagePrefix, e.Error.Message)
+			require.NotRegexp(t, apitest.PackagePrefix, e.Error.Message)
 			id := resp.Header.Get(apiclient.RequestIDHeader)
 			require.Regexp(t, `^[0-9a-f]{16}$`, id)
 			require.Equal(t, id, e.Error.RequestID, "every error body carries its request's id")

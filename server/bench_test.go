@@ -12,6 +12,7 @@ import (
 
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // BenchmarkHTTPHealth measures one GET /api/health through the whole
@@ -37,7 +38,7 @@ func benchGet(b *testing.B, path string, want int) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	req := localRequest(http.MethodGet, path, nil)
+	req := apitest.LocalRequest(http.MethodGet, path, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		rec := httptest.NewRecorder()

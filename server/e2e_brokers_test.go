@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // docs/design.md § High watermark, "After a restart", over HTTP: a server
@@ -27,7 +28,7 @@ func TestE2ERestartWithFewerBrokers(t *testing.T) {
 	_, err = r.client.StopBroker(ctx, 3)
 	require.NoError(t, err)
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("unacked")}})
-	apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable) // on brokers 1 and 2 only
+	apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable) // on brokers 1 and 2 only
 	r.stop()
 
 	r = startServer(t, dir, 2, manual)
@@ -65,7 +66,7 @@ func TestE2ERestartWithFewerBrokers(t *testing.T) {
 	_, err = r.client.CommitOffset(ctx, "billing", "orders", 0, 4)
 	require.NoError(t, err)
 	_, err = r.client.CommitOffset(ctx, "billing", "orders", 0, 5)
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, uint64(4), *e.HighWatermark)
 
 	// Started through the API, broker 3 is available but still not

@@ -1,12 +1,10 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -80,33 +78,4 @@ func serveOn(t *testing.T, srv *Server, ln net.Listener) *running {
 	}
 	t.Cleanup(r.stop)
 	return r
-}
-
-// apiErr asserts that err is an *apiclient.Error with the given status and
-// code, and returns it.
-func apiErr(t *testing.T, err error, status int, code string) *apiclient.Error {
-	t.Helper()
-	var e *apiclient.Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, status, e.Status, e.Message)
-	require.Equal(t, code, e.Code, e.Message)
-	return e
-}
-
-// syncBuffer is a log destination for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -138,22 +139,22 @@ func TestE2EMoveLeaderRefusals(t *testing.T) {
 		require.Equal(t, uint64(0), p0.LeaderEpoch)
 	}
 	_, err = c.MoveLeader(ctx, "orders", 0, 1)
-	require.Contains(t, apiErr(t, err, http.StatusConflict, apiclient.CodeConflict).Message, "leader")
+	require.Contains(t, apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict).Message, "leader")
 	_, err = c.MoveLeader(ctx, "orders", 0, 4)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // not assigned
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // not assigned
 	_, err = c.MoveLeader(ctx, "orders", 0, 9)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // unknown broker
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // unknown broker
 	_, err = c.MoveLeader(ctx, "orders", 1, 2)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // no partition 1
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound) // no partition 1
 	_, err = c.MoveLeader(ctx, "nope", 0, 2)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	unchanged()
 
 	// A stopped follower: 503 naming it.
 	_, err = c.StopBroker(ctx, 3)
 	require.NoError(t, err)
 	_, err = c.MoveLeader(ctx, "orders", 0, 3)
-	require.Equal(t, []int{3}, apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable).BrokerIDs)
+	require.Equal(t, []int{3}, apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable).BrokerIDs)
 	unchanged()
 	_, err = c.StartBroker(ctx, 3)
 	require.NoError(t, err)
@@ -163,7 +164,7 @@ func TestE2EMoveLeaderRefusals(t *testing.T) {
 	_, err = c.StopBroker(ctx, 1)
 	require.NoError(t, err)
 	_, err = c.MoveLeader(ctx, "orders", 0, 2)
-	require.Equal(t, []int{1}, apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable).BrokerIDs)
+	require.Equal(t, []int{1}, apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable).BrokerIDs)
 	unchanged()
 
 	// An inactive replica (the old leader after a failover): 409.
@@ -172,7 +173,7 @@ func TestE2EMoveLeaderRefusals(t *testing.T) {
 	_, err = c.StartBroker(ctx, 1)
 	require.NoError(t, err)
 	_, err = c.MoveLeader(ctx, "orders", 0, 1)
-	require.Contains(t, apiErr(t, err, http.StatusConflict, apiclient.CodeConflict).Message, "not active")
+	require.Contains(t, apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict).Message, "not active")
 	p0 := partitionOf(t, r, "orders", 0)
 	require.Equal(t, 2, p0.Leader)
 	require.Equal(t, uint64(1), p0.LeaderEpoch)
@@ -205,7 +206,7 @@ func TestE2EMoveLeaderDivergence(t *testing.T) {
 
 	r = startServer(t, dir, 3, manual)
 	_, err = r.client.MoveLeader(ctx, "orders", 0, 2)
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, []int{2}, e.BrokerIDs)
 	require.NotContains(t, e.Message, dir, "no absolute path in an answer")
 	p0 := partitionOf(t, r, "orders", 0)
@@ -236,7 +237,7 @@ func cutRecord(t *testing.T, r *running) *apiclient.RecoverResponse {
 		require.NoError(t, err)
 	}
 	_, err = c.ProduceRaw(ctx, "orders", nil, []byte("never acknowledged"))
-	apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	_, err = c.StopBroker(ctx, 1)
 	require.NoError(t, err)
 	for _, id := range []int{2, 3} {
@@ -525,14 +526,14 @@ func TestE2EJournal(t *testing.T) {
 		"since=18446744073709551616", "since=", "max=", "sinse=1", "since=1&since=2", "max=%zz"} {
 		resp, err := http.Get(r.base + "/api/journal?" + q)
 		require.NoError(t, err)
-		e := decodeError(t, resp)
+		e := apitest.DecodeError(t, resp)
 		resp.Body.Close()
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, q)
 		require.Equal(t, apiclient.CodeInvalidArgument, e.Code, q)
 		require.NotEmpty(t, e.Message)
 	}
 	_, err = c.Journal(ctx, 0, 1001)
-	apiErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+	apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Equal(t, before, treeHash(t, dir))
 	after, err := c.Journal(ctx, 0, 1000)
 	require.NoError(t, err)

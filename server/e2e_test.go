@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/topic"
 )
@@ -36,7 +37,7 @@ func TestE2ETourAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, created)
 	_, _, err = c.CreateTopic(ctx, "orders", 2, 2)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	// A keyed batch lands where SHA-256 routing says, in request order.
 	key := []byte("user-123")
@@ -92,7 +93,7 @@ func TestE2ETourAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, uint64(4), *off.Offset)
 	_, err = c.CommitOffset(ctx, "billing", "orders", want, 2)
-	e := apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, uint64(4), *e.Committed)
 	require.Equal(t, uint64(2), *e.Requested)
 	off, err = c.ResetOffset(ctx, "billing", "orders", want, 1)
@@ -101,12 +102,12 @@ func TestE2ETourAndRestart(t *testing.T) {
 	// Past the high watermark 5, commit and reset alike are 409 carrying
 	// the watermark and the offset asked for, and change nothing.
 	_, err = c.ResetOffset(ctx, "billing", "orders", want, 6)
-	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e = apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, uint64(5), *e.HighWatermark)
 	require.Equal(t, uint64(6), *e.Requested)
 	require.Nil(t, e.Committed)
 	_, err = c.CommitOffset(ctx, "billing", "orders", want, 1000)
-	e = apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	e = apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 	require.Equal(t, uint64(5), *e.HighWatermark)
 	require.Equal(t, uint64(1000), *e.Requested)
 	off, err = c.ConsumerOffset(ctx, "billing", "orders", want)
@@ -121,9 +122,9 @@ func TestE2ETourAndRestart(t *testing.T) {
 	_, err = c.CommitOffset(ctx, "billing", "orders", 0, 0)
 	require.NoError(t, err)
 	_, err = c.ConsumerOffset(ctx, "billing", "nope", 0)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.ConsumerOffset(ctx, "billing", "orders", 3)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	before, err := c.Topic(ctx, "orders")
 	require.NoError(t, err)
@@ -164,7 +165,7 @@ func TestE2EFailoverStory(t *testing.T) {
 	}
 	// Failover refuses while the leader is alive.
 	_, err = c.Failover(ctx, "payments", 0)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
 
 	st, err := c.StopBroker(ctx, 1)
 	require.NoError(t, err)
@@ -178,13 +179,13 @@ func TestE2EFailoverStory(t *testing.T) {
 		{ID: 3, Available: true, Configured: true}}, cl.Brokers)
 
 	_, err = c.Produce(ctx, "payments", []apiclient.ProduceRecord{{Value: []byte("lost")}})
-	e := apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	e := apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	require.Equal(t, []int{1}, e.BrokerIDs)
 	require.Len(t, e.Records, 1)
 	require.NotNil(t, e.Records[0].Error, "the record is reported as not acknowledged")
 	require.Equal(t, apiclient.CodeUnavailable, e.Records[0].Error.Code)
 	_, err = c.Fetch(ctx, "payments", 0, 0, 10)
-	e = apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	e = apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	require.Equal(t, []int{1}, e.BrokerIDs)
 
 	fo, err := c.Failover(ctx, "payments", 0)
@@ -205,7 +206,7 @@ func TestE2EFailoverStory(t *testing.T) {
 
 	// Recovery of a stopped broker is refused as unavailable, naming it.
 	_, err = c.Recover(ctx, "payments", 0, 1)
-	e = apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	e = apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	require.Equal(t, []int{1}, e.BrokerIDs)
 
 	st, err = c.StartBroker(ctx, 1)
@@ -217,7 +218,7 @@ func TestE2EFailoverStory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, apiclient.RecoverResponse{BrokerID: 1, CommonPrefix: 3, Copied: 1}, *rec)
 	_, err = c.Recover(ctx, "payments", 0, 1)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict) // already active
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict) // already active
 
 	detail, err = c.Topic(ctx, "payments")
 	require.NoError(t, err)
@@ -234,11 +235,11 @@ func TestE2EFailoverStory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, apiclient.CatchUpResponse{BrokerID: 3, Copied: 0}, *cu)
 	_, err = c.CatchUp(ctx, "payments", 0, 2)
-	apiErr(t, err, http.StatusConflict, apiclient.CodeConflict) // the leader
+	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict) // the leader
 	_, err = c.CatchUp(ctx, "payments", 0, 9)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 	_, err = c.StopBroker(ctx, 9)
-	apiErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 
 	all, err := c.Fetch(ctx, "payments", 0, 0, 100)
 	require.NoError(t, err)

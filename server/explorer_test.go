@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/server/explorer"
 )
 
@@ -118,12 +119,12 @@ func TestExplorerEventsShowGroups(t *testing.T) {
 func TestExplorerRoles(t *testing.T) {
 	r := startServer(t, t.TempDir(), 1, func(c *Config) { c.AuthFile = writeAuthFile(t) })
 	_, err := r.client.Events(t.Context(), apiclient.EventsOptions{}, func(apiclient.Update) error { return nil })
-	apiErr(t, err, http.StatusUnauthorized, apiclient.CodeUnauthenticated)
+	apitest.APIErr(t, err, http.StatusUnauthorized, apiclient.CodeUnauthenticated)
 
 	reader := apiclient.New(r.base, apiclient.WithToken(tokenRead))
 	follow(t, reader, apiclient.EventsOptions{}, 5*time.Second, func(u apiclient.Update) bool { return u.Cluster != nil })
 	_, err = reader.SetAutomatic(t.Context(), false, "")
-	apiErr(t, err, http.StatusForbidden, apiclient.CodePermissionDenied)
+	apitest.APIErr(t, err, http.StatusForbidden, apiclient.CodePermissionDenied)
 
 	for _, path := range []string{"/explorer", "/explorer/explorer.js", "/explorer/explorer.css"} {
 		resp, err := http.Get(r.base + path)

@@ -2,59 +2,17 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/httpapi"
 )
 
-// Helpers for the end-to-end tests that read the HTTP API's answers and
-// log lines as a client and an operator would.
-
-// localRequest is a request as a client on this machine sends it.
-func localRequest(method, target string, body io.Reader) *http.Request {
-	r := httptest.NewRequest(method, target, body)
-	r.Host = "127.0.0.1:8000"
-	return r
-}
-
-// decodeError reads the standard JSON error body.
-func decodeError(t *testing.T, resp *http.Response) apiclient.ErrorBody {
-	t.Helper()
-	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	var body apiclient.ErrorResponse
-	dec := json.NewDecoder(resp.Body)
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&body))
-	return body.Error
-}
-
-// logLine is the JSON log line of request id with message msg.
-func logLine(t *testing.T, logs, id, msg string) map[string]any {
-	t.Helper()
-	for _, raw := range strings.Split(strings.TrimSpace(logs), "\n") {
-		var l map[string]any
-		if json.Unmarshal([]byte(raw), &l) == nil && l["request_id"] == id && l["msg"] == msg {
-			return l
-		}
-	}
-	require.Failf(t, "no such log line", "request_id %s, msg %q in:\n%s", id, msg, logs)
-	return nil
-}
-
-// packagePrefix finds a library's error prefix ("cluster: ", "log: ") at
-// the start of a message or of one of its parts: an answer must have none.
-var packagePrefix = regexp.MustCompile(`(^|: |; |\()(cluster|log|topic|client|durable|logtest|server): `)
+// Helpers for the end-to-end tests: a server whose log lines a test reads,
+// and an auth file with a reader's token.
 
 // newTestServer builds a server for cfg whose log lines (JSON) go to the
 // returned buffer.

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/topic"
 	"github.com/pystream/pystream/topic/envelope"
 )
@@ -127,7 +128,7 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 		key = append(key, 'k')
 	}
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Key: key, Value: []byte("x")}})
-	apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	stopped := scrape(t, r)
 	require.Equal(t, float64(0), mustValue(t, stopped, "pystream_broker_available", map[string]string{"broker": "2"}))
 	_, ok := value(t, stopped, "pystream_replica_log_end_offset", map[string]string{"topic": "orders", "partition": "0", "broker": "2"})
@@ -246,7 +247,7 @@ func TestMetricsConsumerLag(t *testing.T) {
 	_, err = r.client.StopBroker(ctx, 3)
 	require.NoError(t, err)
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("x")}})
-	apiErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
+	apitest.APIErr(t, err, http.StatusServiceUnavailable, apiclient.CodeUnavailable)
 	fams = scrape(t, r)
 	require.Equal(t, float64(9), mustValue(t, fams, "pystream_partition_high_watermark_offset", map[string]string{"topic": "orders", "partition": "0"}))
 	require.Equal(t, float64(10), mustValue(t, fams, "pystream_partition_log_end_offset", map[string]string{"topic": "orders", "partition": "0"}))

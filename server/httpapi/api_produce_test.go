@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -47,10 +48,10 @@ func TestAPIProducePayloadLimitIsTheCluster(t *testing.T) {
 		{Key: keyFor(0, 2), Value: make([]byte, limit)},
 		{Key: keyFor(1, 2), Value: make([]byte, limit+1)},
 	})
-	e := apiErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	e := apitest.APIErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 	require.Nil(t, e.Records, "refused before the write: no record has an outcome")
 	_, err = r.client.ProduceRaw(ctx, "orders", keyFor(0, 2), make([]byte, limit+1))
-	e = apiErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	e = apitest.APIErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 	require.Nil(t, e.Records)
 	for p := range 2 {
 		got, err := r.client.Fetch(ctx, "orders", p, 0, 10)
@@ -61,7 +62,7 @@ func TestAPIProducePayloadLimitIsTheCluster(t *testing.T) {
 	// The limit is the stored payload's: a plain value of exactly the
 	// limit fits; with a key, the key is stored too and it does not.
 	_, err = r.client.ProduceRawTo(ctx, "orders", 1, []byte("k"), make([]byte, limit))
-	apiErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	apitest.APIErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 	res, err := r.client.ProduceRawTo(ctx, "orders", 1, nil, make([]byte, limit))
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Records[0].Partition)
@@ -87,7 +88,7 @@ func TestAPIProducePartialFailureOutcomes(t *testing.T) {
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{
 		{Value: []byte("a")}, {Value: []byte("b")}, {Value: []byte("c")},
 	})
-	e := apiErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
+	e := apitest.APIErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
 	require.Equal(t, []int{2, 3}, e.BrokerIDs)
 	require.Len(t, e.Records, 3)
 	require.Nil(t, e.Records[0].Error)

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -22,6 +19,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
@@ -59,10 +57,6 @@ func fsyncFailed(path string) error {
 	return fmt.Errorf("log: append to %s: fsync after writing 20 bytes at byte 0: %w", path,
 		&fs.PathError{Op: "fdatasync", Path: path, Err: syscall.EIO})
 }
-
-// packagePrefix finds a library's error prefix ("cluster: ", "log: ") at
-// the start of a message or of a part of it.
-var packagePrefix = regexp.MustCompile(`(^|: |; |\()(cluster|log|topic|client|durable|logtest|server): `)
 
 // Contract (docs/phase-6-network-api.md § Requests and errors): every library
 // error maps to its status and code, 503s and divergence carry the broker
@@ -208,7 +202,7 @@ func TestAPIErrorClassify(t *testing.T) {
 			require.Equal(t, tt.brokers, e.body.BrokerIDs)
 			require.Equal(t, tt.message, e.body.Message)
 			require.NotContains(t, e.body.Message, testRoot)
-			require.NotRegexp(t, packagePrefix, e.body.Message)
+			require.NotRegexp(t, apitest.PackagePrefix, e.body.Message)
 			require.Equal(t, tt.err, e.cause, "the whole error is kept for the server log")
 		})
 	}
@@ -307,7 +301,7 @@ func TestAPIErrorLoggedWithRequestID(t *testing.T) {
 	s, logs := newTestServer(t, defaults())
 	root := s.Cluster().Root()
 	journal := filepath.Join(root, "journal", "log.bin")
-	var lines syncBuffer
+	var lines apitest.SyncBuffer
 	logger := jsonLogger(&lines)
 	h := observe(logger, testMetrics(t), root, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -318,25 +312,25 @@ func TestAPIErrorLoggedWithRequestID(t *testing.T) {
 		}
 	}))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, localRequest("GET", "/op", nil))
+	h.ServeHTTP(rec, apitest.LocalRequest("GET", "/op", nil))
 	resp := rec.Result()
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
-	body := decodeError(t, resp)
+	body := apitest.DecodeError(t, resp)
 	id := resp.Header.Get(RequestIDHeader)
 	require.Regexp(t, `^[0-9a-f]{16}$`, id)
 	require.Equal(t, id, body.RequestID)
 	require.Equal(t, "the cluster journal is damaged at byte 0: bad frame", body.Message)
-	failure := logLine(t, lines.String(), id, "request failed")
+	failure := apitest.LogLine(t, lines.String(), id, "request failed")
 	require.Equal(t, "ERROR", failure["level"])
 	require.Equal(t, "recover: cluster: recover orders/0: log: "+journal+": corrupt at byte 0: bad frame", failure["error"],
 		"the server log has the whole error")
 	require.Equal(t, body.Message, failure["message"])
-	require.Equal(t, float64(500), logLine(t, lines.String(), id, "request")["status"])
+	require.Equal(t, float64(500), apitest.LogLine(t, lines.String(), id, "request")["status"])
 	require.Empty(t, logs.String(), "the server's own logger saw nothing of this handler")
 
 	rec = httptest.NewRecorder()
-	h.ServeHTTP(rec, localRequest("GET", "/handler", nil))
-	body = decodeError(t, rec.Result())
+	h.ServeHTTP(rec, apitest.LocalRequest("GET", "/handler", nil))
+	body = apitest.DecodeError(t, rec.Result())
 	require.Equal(t, "no replica at broker 2's directory", body.Message)
 	require.Equal(t, rec.Result().Header.Get(RequestIDHeader), body.RequestID)
 }
@@ -349,13 +343,13 @@ func TestAPIErrorRequestIDFromClient(t *testing.T) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "nothing here")
 	}))
 	send := func(ids ...string) (header, body string) {
-		req := localRequest("GET", "/", nil)
+		req := apitest.LocalRequest("GET", "/", nil)
 		for _, id := range ids {
 			req.Header.Add(RequestIDHeader, id)
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		return rec.Result().Header.Get(RequestIDHeader), decodeError(t, rec.Result()).RequestID
+		return rec.Result().Header.Get(RequestIDHeader), apitest.DecodeError(t, rec.Result()).RequestID
 	}
 	for _, id := range []string{"abc", "0b9f6c2e-3d4a-4f5b-8c7d-1e2f3a4b5c6d", "01J9ZQ3V5K8M2N4P6R8T0V2X4Z", "lb-1:req.42_x", strings.Repeat("a", 64)} {
 		header, body := send(id)
@@ -370,37 +364,6 @@ func TestAPIErrorRequestIDFromClient(t *testing.T) {
 	a, _ := send()
 	b, _ := send()
 	require.NotEqual(t, a, b, "each request its own id")
-}
-
-// logLine returns the JSON log line with the given request id and message.
-func logLine(t *testing.T, logs, id, msg string) map[string]any {
-	t.Helper()
-	for _, raw := range strings.Split(strings.TrimSpace(logs), "\n") {
-		var l map[string]any
-		if json.Unmarshal([]byte(raw), &l) == nil && l["request_id"] == id && l["msg"] == msg {
-			return l
-		}
-	}
-	require.Failf(t, "no such log line", "request_id %s, msg %q in:\n%s", id, msg, logs)
-	return nil
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // The hand-written answer of a one-record produce is exactly what

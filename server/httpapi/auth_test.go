@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // Tokens of the tests' auth file: one per role, and an admin limited to
@@ -78,7 +80,7 @@ func routeRequest(rt route, topicName, token string) *http.Request {
 		method = http.MethodHead
 	}
 	path = strings.ReplaceAll(path, "{file}", "explorer.js")
-	r := localRequest(method, path, body)
+	r := apitest.LocalRequest(method, path, body)
 	if rt.Operation.RequestBody != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}
@@ -131,13 +133,13 @@ func TestAuthRouteTableRoles(t *testing.T) {
 				rec := serve(s, routeRequest(rt, "orders", token))
 				require.Equal(t, http.StatusUnauthorized, rec.Code, "token %q: %s", token, rec.Body)
 				require.True(t, strings.HasPrefix(rec.Header().Get("WWW-Authenticate"), "Bearer "))
-				require.Equal(t, CodeUnauthenticated, decodeError(t, rec.Result()).Code)
+				require.Equal(t, CodeUnauthenticated, apitest.DecodeError(t, rec.Result()).Code)
 			}
 			for role := RoleRead; role <= RoleAdmin; role++ {
 				rec := serve(s, routeRequest(rt, "orders", tokenOf[role]))
 				if role < rt.Role {
 					require.Equal(t, http.StatusForbidden, rec.Code, "role %s: %s", role, rec.Body)
-					require.Equal(t, CodePermissionDenied, decodeError(t, rec.Result()).Code)
+					require.Equal(t, CodePermissionDenied, apitest.DecodeError(t, rec.Result()).Code)
 				} else {
 					require.NotContains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, rec.Code, "role %s: %s", role, rec.Body)
 				}
@@ -169,7 +171,7 @@ func TestAuthRouteWithoutRoleRefused(t *testing.T) {
 // README's curl tour sends no token.
 func TestAuthOffWithoutFile(t *testing.T) {
 	s, _ := newTestServer(t, defaults())
-	rec := serve(s, localRequest(http.MethodGet, "/api/cluster", nil))
+	rec := serve(s, apitest.LocalRequest(http.MethodGet, "/api/cluster", nil))
 	require.Equal(t, http.StatusOK, rec.Code)
 }
 
@@ -188,7 +190,7 @@ func TestAuthBearerHeader(t *testing.T) {
 		{[]string{"Bearer a", "Bearer b"}, "", false, true},
 	}
 	for _, tt := range tests {
-		r := localRequest(http.MethodGet, "/", nil)
+		r := apitest.LocalRequest(http.MethodGet, "/", nil)
 		for _, h := range tt.header {
 			r.Header.Add("Authorization", h)
 		}
@@ -204,7 +206,7 @@ func TestAuthUnauthenticatedBody(t *testing.T) {
 	cfg := defaults()
 	cfg.AuthFile = writeAuthFile(t)
 	s, _ := newTestServer(t, cfg)
-	rec := serve(s, localRequest(http.MethodGet, "/api/cluster", nil))
+	rec := serve(s, apitest.LocalRequest(http.MethodGet, "/api/cluster", nil))
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 	require.Equal(t, `Bearer realm="pystream"`, rec.Header().Get("WWW-Authenticate"))
 	var body ErrorResponse
@@ -212,7 +214,7 @@ func TestAuthUnauthenticatedBody(t *testing.T) {
 	require.Equal(t, CodeUnauthenticated, body.Error.Code)
 	require.Contains(t, body.Error.Message, "Authorization: Bearer")
 	// Health and readiness stay open.
-	require.Equal(t, http.StatusOK, serve(s, localRequest(http.MethodGet, "/api/health", nil)).Code)
+	require.Equal(t, http.StatusOK, serve(s, apitest.LocalRequest(http.MethodGet, "/api/health", nil)).Code)
 }
 
 // The document says what the server enforces: every route with a role
@@ -251,11 +253,11 @@ func TestOpenAPIAuthMatchesTheServer(t *testing.T) {
 		require.Equal(t, rt.Role.String(), op.Role)
 		rec := serve(s, routeRequest(rt, "orders", ""))
 		require.Equal(t, http.StatusUnauthorized, rec.Code)
-		require.Equal(t, op.Responses["401"].Content[mediaJSON].Example.Error.Message, decodeError(t, rec.Result()).Message)
+		require.Equal(t, op.Responses["401"].Content[mediaJSON].Example.Error.Message, apitest.DecodeError(t, rec.Result()).Message)
 		if rt.Role > RoleRead {
 			rec := serve(s, routeRequest(rt, "orders", tokenRead))
 			require.Equal(t, http.StatusForbidden, rec.Code)
-			require.Equal(t, op.Responses["403"].Content[mediaJSON].Example.Error.Message, decodeError(t, rec.Result()).Message)
+			require.Equal(t, op.Responses["403"].Content[mediaJSON].Example.Error.Message, apitest.DecodeError(t, rec.Result()).Message)
 		}
 	}
 }

@@ -1,23 +1,15 @@
 package httpapi
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// localRequest is httptest.NewRequest with the Host a client of a
-// loopback server sends (httptest's default, example.com, is a foreign
-// Host the server refuses: TestBrowserForeignHost).
-func localRequest(method, target string, body io.Reader) *http.Request {
-	r := httptest.NewRequest(method, target, body)
-	r.Host = "127.0.0.1:8000"
-	return r
-}
+	"github.com/pystream/pystream/server/apitest"
+)
 
 // The probe of docs/security.md § Browser-borne requests: a page on
 // evil.example posts an empty form to /api/brokers/3/stop. It used to
@@ -34,7 +26,7 @@ func TestBrowserCrossOriginFormPostRefused(t *testing.T) {
 		{"null", ""},
 		{"", "application/x-www-form-urlencoded"}, // no Origin: still not a program's type
 	} {
-		r := localRequest(http.MethodPost, "/api/brokers/3/stop", strings.NewReader(""))
+		r := apitest.LocalRequest(http.MethodPost, "/api/brokers/3/stop", strings.NewReader(""))
 		if tt.origin != "" {
 			r.Header.Set("Origin", tt.origin)
 		}
@@ -77,7 +69,7 @@ func TestBrowserFormTypesRefusedEverywhere(t *testing.T) {
 func TestBrowserBodylessIntent(t *testing.T) {
 	s, _ := newTestServer(t, defaults())
 	post := func(headers map[string]string) int {
-		r := localRequest(http.MethodPost, "/api/brokers/3/start", nil)
+		r := apitest.LocalRequest(http.MethodPost, "/api/brokers/3/start", nil)
 		for k, v := range headers {
 			r.Header.Set(k, v)
 		}
@@ -99,21 +91,21 @@ func TestBrowserForeignHost(t *testing.T) {
 	cfg.AllowedHosts = []string{"pystream.internal"}
 	s, _ := newTestServer(t, cfg)
 	get := func(host string) *httptest.ResponseRecorder {
-		r := localRequest(http.MethodGet, "/api/cluster", nil)
+		r := apitest.LocalRequest(http.MethodGet, "/api/cluster", nil)
 		r.Host = host
 		return serve(s, r)
 	}
 	for _, h := range []string{"evil.example", "evil.example:8000", "127.0.0.1.evil.example", strings.Repeat("x", 300)} {
 		rec := get(h)
 		require.Equal(t, http.StatusForbidden, rec.Code, h)
-		require.Equal(t, CodePermissionDenied, decodeError(t, rec.Result()).Code)
+		require.Equal(t, CodePermissionDenied, apitest.DecodeError(t, rec.Result()).Code)
 		require.Less(t, rec.Body.Len(), 400, "a long Host is not echoed whole")
 	}
 	for _, h := range []string{"127.0.0.1:8000", "localhost:8000", "LOCALHOST", "[::1]:8000", "app.localhost:8000",
 		"10.1.2.3:8000", "pystream.internal:9000", ""} {
 		require.Equal(t, http.StatusOK, get(h).Code, h)
 	}
-	stop := localRequest(http.MethodPost, "/api/brokers/3/stop", nil)
+	stop := apitest.LocalRequest(http.MethodPost, "/api/brokers/3/stop", nil)
 	stop.Host = "evil.example:8000"
 	stop.Header.Set("Origin", "http://evil.example:8000") // its "same origin"
 	stop.Header.Set(IntentHeader, "1")
@@ -122,7 +114,7 @@ func TestBrowserForeignHost(t *testing.T) {
 
 	cfg.AllowedHosts = []string{"*"}
 	any, _ := newTestServer(t, cfg)
-	r := localRequest(http.MethodGet, "/api/health", nil)
+	r := apitest.LocalRequest(http.MethodGet, "/api/health", nil)
 	r.Host = "whatever.example"
 	require.Equal(t, http.StatusOK, serve(any, r).Code)
 }
@@ -134,7 +126,7 @@ func TestBrowserOptionsAndCORS(t *testing.T) {
 	cfg.AllowedOrigins = []string{"https://app.example.com"}
 	s, _ := newTestServer(t, cfg)
 	opts := func(path, origin string) *httptest.ResponseRecorder {
-		r := localRequest(http.MethodOptions, path, nil)
+		r := apitest.LocalRequest(http.MethodOptions, path, nil)
 		if origin != "" {
 			r.Header.Set("Origin", origin)
 			r.Header.Set("Access-Control-Request-Method", "POST")
@@ -160,7 +152,7 @@ func TestBrowserOptionsAndCORS(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, opts("/api/nothing", "").Code)
 
 	// The allowed origin's real request gets its CORS header.
-	r := localRequest(http.MethodGet, "/api/cluster", nil)
+	r := apitest.LocalRequest(http.MethodGet, "/api/cluster", nil)
 	r.Header.Set("Origin", "https://app.example.com")
 	rec = serve(s, r)
 	require.Equal(t, http.StatusOK, rec.Code)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/server/docpages"
 )
 
@@ -28,7 +29,7 @@ func TestDocPagesServed(t *testing.T) {
 
 	resp = do(t, s, http.MethodGet, "/docs/pages/nope")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	require.Equal(t, apiclient.CodeNotFound, decodeError(t, resp).Code)
+	require.Equal(t, apiclient.CodeNotFound, apitest.DecodeError(t, resp).Code)
 
 	resp = do(t, s, http.MethodGet, "/docs")
 	body, err = io.ReadAll(resp.Body)

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/group"
@@ -140,19 +140,8 @@ func newTestServer(t *testing.T, cfg testConfig) (*testServer, *bytes.Buffer) {
 func do(t *testing.T, s *testServer, method, target string) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, localRequest(method, target, nil))
+	s.ServeHTTP(rec, apitest.LocalRequest(method, target, nil))
 	return rec.Result()
-}
-
-// decodeError reads the standard JSON error body.
-func decodeError(t *testing.T, resp *http.Response) ErrorBody {
-	t.Helper()
-	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
-	var body ErrorResponse
-	dec := json.NewDecoder(resp.Body)
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&body))
-	return body.Error
 }
 
 // running is a server serving on a real loopback listener.
@@ -196,17 +185,6 @@ func serveTest(t *testing.T, s *testServer) *running {
 	}
 	t.Cleanup(r.stop)
 	return r
-}
-
-// apiErr asserts that err is an *apiclient.Error with the given status and
-// code, and returns it.
-func apiErr(t *testing.T, err error, status int, code string) *apiclient.Error {
-	t.Helper()
-	var e *apiclient.Error
-	require.ErrorAs(t, err, &e)
-	require.Equal(t, status, e.Status, e.Message)
-	require.Equal(t, code, e.Code, e.Message)
-	return e
 }
 
 // jsonLogger logs JSON lines, from DEBUG, to w.

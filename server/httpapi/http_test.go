@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // docs/phase-0-foundation.md § HTTP: GET /api/health answers 200
@@ -41,14 +43,14 @@ func TestHTTPNotFound(t *testing.T) {
 	for _, target := range []string{"/nope", "/api", "/api/health/extra", "/API/HEALTH"} {
 		resp := do(t, s, http.MethodGet, target)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, target)
-		e := decodeError(t, resp)
+		e := apitest.DecodeError(t, resp)
 		require.Equal(t, CodeNotFound, e.Code)
 		require.NotEmpty(t, e.Message)
 	}
 	// Unknown path with an unusual method is still "not found".
 	resp := do(t, s, http.MethodDelete, "/nope")
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
-	require.Equal(t, CodeNotFound, decodeError(t, resp).Code)
+	require.Equal(t, CodeNotFound, apitest.DecodeError(t, resp).Code)
 }
 
 // GET / sends a browser to /docs, and names it (and the OpenAPI document
@@ -74,7 +76,7 @@ func TestHTTPMethodNotAllowed(t *testing.T) {
 			resp := do(t, s, method, target)
 			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method+" "+target)
 			require.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
-			e := decodeError(t, resp)
+			e := apitest.DecodeError(t, resp)
 			require.Equal(t, CodeMethodNotAllowed, e.Code)
 			require.NotEmpty(t, e.Message)
 		}
@@ -90,7 +92,7 @@ func TestHTTPUncleanPathRefused(t *testing.T) {
 		resp := do(t, s, http.MethodGet, target)
 		require.Equal(t, http.StatusNotFound, resp.StatusCode, target)
 		require.Empty(t, resp.Header.Get("Location"), target)
-		require.Equal(t, CodeNotFound, decodeError(t, resp).Code, target)
+		require.Equal(t, CodeNotFound, apitest.DecodeError(t, resp).Code, target)
 	}
 }
 
@@ -141,16 +143,16 @@ func TestHTTPPanicRecovered(t *testing.T) {
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	h := observe(logger, testMetrics(t), "", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, localRequest(http.MethodGet, "/x", nil))
+	h.ServeHTTP(rec, apitest.LocalRequest(http.MethodGet, "/x", nil))
 	resp := rec.Result()
 	require.Equal(t, http.StatusInternalServerError, resp.StatusCode)
-	body := decodeError(t, resp)
+	body := apitest.DecodeError(t, resp)
 	require.Equal(t, CodeInternal, body.Code)
 	require.Equal(t, "internal server error; the server log has the cause", body.Message)
 	id := resp.Header.Get(RequestIDHeader)
 	require.Equal(t, id, body.RequestID)
-	require.Contains(t, logLine(t, logs.String(), id, "handler panicked")["panic"], "boom")
-	require.Equal(t, float64(500), logLine(t, logs.String(), id, "request")["status"])
+	require.Contains(t, apitest.LogLine(t, logs.String(), id, "handler panicked")["panic"], "boom")
+	require.Equal(t, float64(500), apitest.LogLine(t, logs.String(), id, "request")["status"])
 	require.NotContains(t, logs.String(), "request failed", "the panic's line is the error line")
 }
 
@@ -273,7 +275,7 @@ func TestHTTPOpenAPIErrorExamplesAreReal(t *testing.T) {
 	cfg.FailoverAfter = 0 // nothing heals on its own while the test stages
 	s, _ := newTestServer(t, cfg)
 	send := func(method, target, ctype, body string) *http.Response {
-		req := localRequest(method, target, strings.NewReader(body))
+		req := apitest.LocalRequest(method, target, strings.NewReader(body))
 		if ctype != "" {
 			req.Header.Set("Content-Type", ctype)
 		}
@@ -295,7 +297,7 @@ func TestHTTPOpenAPIErrorExamplesAreReal(t *testing.T) {
 	for status, resp := range staged {
 		want := errorExamples[status]
 		require.Equal(t, status, resp.StatusCode)
-		got := decodeError(t, resp)
+		got := apitest.DecodeError(t, resp)
 		require.Equal(t, want[0], got.Code, "%d", status)
 		require.Equal(t, want[1], got.Message, "%d", status)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/apitest"
 	"github.com/pystream/pystream/topic/envelope"
 )
 
@@ -94,7 +95,7 @@ func TestLimitsRecordsPerRequest(t *testing.T) {
 	_, err = r.client.Produce(ctx, "orders", recs)
 	require.NoError(t, err, "the limit itself is accepted")
 	_, err = r.client.Produce(ctx, "orders", append(recs, apiclient.ProduceRecord{Value: []byte("v")}))
-	e := apiErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+	e := apitest.APIErr(t, err, http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
 	require.Contains(t, e.Message, "PYSTREAM_MAX_REQUEST_RECORDS")
 	require.Contains(t, e.Message, "10")
 }
@@ -143,7 +144,7 @@ func TestLimitsInflight(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.reserved() == 1<<20 }, "the stalled body to be in flight")
 
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("v")}})
-	e := apiErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
+	e := apitest.APIErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
 	require.Contains(t, e.Message, "PYSTREAM_MAX_INFLIGHT_BYTES")
 	resp, err := http.Post(r.base+"/api/topics/orders/records", "application/octet-stream", strings.NewReader("v"))
 	require.NoError(t, err)
@@ -270,11 +271,11 @@ func TestLimitsInflightAfterAuth(t *testing.T) {
 	require.NoError(t, s.Cluster().CreateTopic("orders", 1, 1))
 	require.True(t, s.inflight.acquire(MinInflightBytes), "the budget is full")
 	defer s.inflight.release(MinInflightBytes)
-	r := localRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
+	r := apitest.LocalRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
 	r.Header.Set("Content-Type", mediaOctetStream)
 	rec := serve(s, r)
 	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
-	r = localRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
+	r = apitest.LocalRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
 	r.Header.Set("Content-Type", mediaOctetStream)
 	r.Header.Set("Authorization", "Bearer "+tokenWrite)
 	rec = serve(s, r)

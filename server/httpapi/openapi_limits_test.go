@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/apitest"
 )
 
 // The limits test reads the served /openapi.json and, for every limit a
@@ -311,7 +313,7 @@ func replaceAt(doc any, path []any, f func(any) any) any {
 func TestOpenAPILimitsEnforced(t *testing.T) {
 	s, _ := newTestServer(t, defaults())
 	send := func(c limitCase) *http.Response {
-		req := localRequest(c.method, c.target, bytes.NewReader(c.body))
+		req := apitest.LocalRequest(c.method, c.target, bytes.NewReader(c.body))
 		if strings.HasPrefix(c.target, "/api/events") && c.status == 0 {
 			// The stream sent as documented goes on until its client
 			// leaves: this one leaves after its first message.
@@ -367,7 +369,7 @@ func TestOpenAPILimitsEnforced(t *testing.T) {
 			if c.status == http.StatusNotFound {
 				want = CodeNotFound
 			}
-			require.Equal(t, want, decodeError(t, resp).Code, c.name)
+			require.Equal(t, want, apitest.DecodeError(t, resp).Code, c.name)
 		}
 		broken[c.name] = true
 	}
