@@ -1,11 +1,8 @@
 package server
 
 import (
-	"net/http"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/clustermetrics"
@@ -44,11 +41,6 @@ func newMetrics() *metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
-}
-
-// handler serves the registry in the Prometheus text format.
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 }
 
 // registerCluster adds the collectors of per-partition and per-consumer
