@@ -1,6 +1,10 @@
 package cluster
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // ApplyResult says what Apply did.
 type ApplyResult struct {
@@ -20,11 +24,55 @@ type ApplyResult struct {
 // still be the partition's: an action planned before a leader change is
 // refused with ErrStaleAction and changes nothing. Every other refusal is
 // the operation's own.
+//
+// In cluster mode an action that waits on other brokers — a catch-up, a
+// recovery or a leader move waits on the partition's leader and the
+// replica acted on — ends as soon as one of them stops reporting, rather
+// than hold the controller's loop, and every failover behind it, until its
+// requests time out.
 func (c *Cluster) Apply(a Action) (ApplyResult, error) {
 	var journaled bool
-	res, err := c.apply(a, cause{by: ByController, reason: a.Reason, journaled: &journaled})
+	ctx, cancel := c.whileUp(a)
+	defer cancel()
+	res, err := c.apply(a, cause{by: ByController, reason: a.Reason, journaled: &journaled, ctx: ctx})
 	res.Journaled = journaled
 	return res, err
+}
+
+// whileUpEvery is how often whileUp looks at the brokers it watches.
+const whileUpEvery = 100 * time.Millisecond
+
+// whileUp is a context that ends when a broker action a waits on stops
+// reporting: the partition's leader and the broker acted on, for the
+// actions that wait on them. In one process it never ends early.
+func (c *Cluster) whileUp(a Action) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if c.observer == nil || a.Kind == ActionFailover || a.Kind == ActionDeactivate {
+		return ctx, cancel
+	}
+	pm, err := readPartition(c.store, a.Topic, a.Partition)
+	if err != nil {
+		return ctx, cancel
+	}
+	ids := []int{pm.Leader, a.Broker}
+	go func() {
+		t := time.NewTicker(whileUpEvery)
+		defer t.Stop()
+		for {
+			for _, id := range ids {
+				if !c.hosts(id) && !c.observer.Broker(id).Available {
+					cancel()
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // apply is Apply on behalf of cs.

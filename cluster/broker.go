@@ -35,6 +35,10 @@ type Broker struct {
 	closed bool
 	// logs holds the replica logs opened so far, by replica key.
 	logs map[replicaKey]*segment.Log
+	// dropped holds the topics whose logs dropTopic closed: a deleted
+	// topic's files are never opened again, whoever asks late, until a
+	// topic of the name is created (a replica opened with create).
+	dropped map[string]bool
 }
 
 type replicaKey struct {
@@ -64,7 +68,7 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	if _, err := durable.MkdirAll(opts.FS, dir); err != nil {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
 	}
-	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{}}, nil
+	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{}, dropped: map[string]bool{}}, nil
 }
 
 // BrokerDir is the directory broker id owns under root:
@@ -144,6 +148,13 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 		b.mu.Unlock()
 		return l, nil
 	}
+	if b.dropped[topicName] {
+		if !create {
+			b.mu.Unlock()
+			return nil, fmt.Errorf("cluster: broker %d: topic %q: deleted: %w", b.id, topicName, ErrUnknownTopic)
+		}
+		delete(b.dropped, topicName)
+	}
 	b.mu.Unlock()
 	// The file I/O runs without b.mu, so that a creation opening thousands
 	// of replicas does not hold up the broker's other replicas.
@@ -171,6 +182,11 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 		// Opened by another caller meanwhile: one instance per file.
 		b.mu.Unlock()
 		return other, l.Close()
+	}
+	if b.dropped[topicName] {
+		// Deleted while it was being opened.
+		b.mu.Unlock()
+		return nil, errors.Join(fmt.Errorf("cluster: broker %d: topic %q: deleted: %w", b.id, topicName, ErrUnknownTopic), l.Close())
 	}
 	b.logs[key] = l
 	b.mu.Unlock()

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/pystream/pystream/log/segment"
@@ -39,8 +40,10 @@ type CatchUpResult struct {
 // docs/design.md § Sticky failure) is first reopened from disk, as
 // ReopenBroker does; nothing is retried.
 //
-// CatchUp waits for the partition's writes in flight and holds new ones
-// back while it runs. It never changes the active set.
+// CatchUp runs where the partition's leader is (in cluster mode, on its
+// process, wherever it is asked). It waits for the partition's writes in
+// flight and holds new ones back while it runs. It never changes the
+// active set.
 func (c *Cluster) CatchUp(topicName string, partition, followerID int) (CatchUpResult, error) {
 	return c.catchUp(topicName, partition, followerID, byOperator, nil)
 }
@@ -54,17 +57,29 @@ func (c *Cluster) catchUp(topicName string, partition, followerID int, cs cause,
 	if err != nil {
 		return CatchUpResult{}, err
 	}
+	if to, remote, err := c.leaderElsewhere(p, cs); err != nil {
+		return CatchUpResult{}, err
+	} else if remote {
+		return operateOn[CatchUpResult](c, to, OperateRequest{Op: OperateCatchUp, Topic: topicName, Partition: partition, Broker: followerID,
+			Epoch: epoch, By: cs.by, Reason: cs.reason}, cs)
+	}
 	p.lockIdle()
 	defer c.unlockIdle(p)
-	if err := p.checkEpochLocked(epoch); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return CatchUpResult{}, err
 	}
-	fl, ll, err := c.followerAndLeaderLocked(p, followerID)
+	if err := checkEpoch(p, pm, epoch); err != nil {
+		return CatchUpResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(cs.context(), c.requestTimeout)
+	defer cancel()
+	ll, fEnd, err := c.followerAndLeader(ctx, p, pm, followerID)
 	if err != nil {
 		return CatchUpResult{}, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, followerID, err)
 	}
-	res, err := c.catchUpLocked(p, followerID, fl, ll)
-	c.refreshHWLocked(p)
+	res, err := c.catchUpLocked(ctx, p, pm, followerID, ll, fEnd)
+	c.refreshHW(p)
 	o := c.newOp(cs, EventCatchUp, p, followerID)
 	switch {
 	case err != nil && res.LogEnd == res.From && !res.Reset:
@@ -73,73 +88,65 @@ func (c *Cluster) catchUp(topicName string, partition, followerID int, cs cause,
 		return res, o.fail(err)
 	case res.Reset:
 		return res, o.done(fmt.Sprintf("%s: follower %d's log ended at %d, below leader %d's log start %d: reset to start there, then caught up to %d (%d records)",
-			p, followerID, res.ResetFrom, p.leader, res.LogStart, res.LogEnd, res.Copied))
+			p, followerID, res.ResetFrom, pm.Leader, res.LogStart, res.LogEnd, res.Copied))
 	case res.Copied > 0:
 		return res, o.done(fmt.Sprintf("%s: follower %d caught up from log end %d to %d (%d records from leader %d)",
-			p, followerID, res.From, res.LogEnd, res.Copied, p.leader))
+			p, followerID, res.From, res.LogEnd, res.Copied, pm.Leader))
 	}
 	return res, nil
 }
 
-// followerAndLeaderLocked checks that id names a follower of p (known,
-// assigned, not the leader, available) and returns its log and the
-// leader's. p.mu must be held.
-func (c *Cluster) followerAndLeaderLocked(p *partition, id int) (follower, leader *segment.Log, err error) {
-	if err := c.checkFollowerLocked(p, id); err != nil {
-		return nil, nil, err
+// followerAndLeader checks that id names a follower of the partition
+// (known, assigned, not the leader) and returns the leader's log, which
+// this process hosts, and the follower's log end, asked of it. A follower
+// whose log refuses writes since a write failed (a full disk) is reopened
+// from disk first, so that what follows acts on what really is there.
+func (c *Cluster) followerAndLeader(ctx context.Context, p *partition, pm PartitionMetadata, id int) (*segment.Log, uint64, error) {
+	if err := c.checkFollower(pm, id); err != nil {
+		return nil, 0, err
 	}
-	ll, err := c.leaderLogLocked(p)
+	_, ll, err := c.leaderLog(p, pm)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	fl, err := c.replicaLog(p, id)
+	if _, err := c.transport.Replicate(ctx, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
+		LogStartOnly: true, Reopen: true}); err != nil {
+		return nil, 0, err
+	}
+	fr, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	if fl.Failed() != nil {
-		// A follower whose write failed (a full disk) refuses writes
-		// until reopened: reopen it from disk first, so that the
-		// catch-up copies onto what really is there.
-		b := c.broker(id)
-		if b == nil {
-			return nil, nil, fmt.Errorf("broker %d: not registered: %w", id, ErrBrokerUnavailable)
-		}
-		if _, err := b.reopenReplica(replicaKey{p.topic, p.index}); err != nil {
-			return nil, nil, err
-		}
-		if fl, err = c.replicaLog(p, id); err != nil {
-			return nil, nil, err
-		}
-	}
-	return fl, ll, nil
+	return ll, fr.LogEnd, nil
 }
 
-// checkFollowerLocked checks that id can name a broker, that the broker is
-// known, assigned to p, and not p's leader. p.mu must be held.
-func (c *Cluster) checkFollowerLocked(p *partition, id int) error {
+// checkFollower checks that id can name a broker, that the broker is
+// known, assigned to the partition, and not its leader.
+func (c *Cluster) checkFollower(pm PartitionMetadata, id int) error {
 	switch {
 	case id < 1:
 		return fmt.Errorf("broker %d: %w", id, ErrInvalidBrokerID)
 	case !c.knownBroker(id):
 		return fmt.Errorf("broker %d: %w", id, ErrUnknownBroker)
-	case !p.assignedLocked(id):
+	case !pm.assigned(id):
 		return fmt.Errorf("broker %d: %w", id, ErrNotAssigned)
-	case id == p.leader:
+	case id == pm.Leader:
 		return fmt.Errorf("broker %d: %w", id, ErrReplicaIsLeader)
 	}
 	return nil
 }
 
-// catchUpLocked validates that fl is a prefix of ll and copies the rest.
-// p.mu must be held with the writer slot idle.
-func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *segment.Log) (CatchUpResult, error) {
-	fEnd, lEnd := fl.NextOffset(), ll.NextOffset()
+// catchUpLocked proves follower id's log (ending at fEnd) a prefix of the
+// leader's log ll and copies the rest. The partition's writer slot must
+// be idle.
+func (c *Cluster) catchUpLocked(ctx context.Context, p *partition, pm PartitionMetadata, id int, ll *segment.Log, fEnd uint64) (CatchUpResult, error) {
+	lEnd := ll.NextOffset()
 	res := CatchUpResult{BrokerID: id, From: fEnd, LogEnd: fEnd, LogStart: ll.LogStart()}
 	if fEnd > lEnd {
 		return res, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: id, Offset: lEnd,
 			Reason: fmt.Sprintf("follower holds %d records, leader only %d", fEnd, lEnd)}
 	}
-	common, reason, err := commonPrefix(fl, ll, fEnd)
+	common, reason, err := c.commonPrefix(ctx, p, id, pm.Leader, fEnd)
 	if err != nil {
 		return res, fmt.Errorf("cluster: compare %s on broker %d with leader: %w", p, id, err)
 	}
@@ -148,19 +155,55 @@ func (c *Cluster) catchUpLocked(p *partition, id int, fl, ll *segment.Log) (Catc
 	}
 	// A proven prefix (or nothing left to compare): take the leader's log
 	// start before copying.
-	reset, oldEnd, err := alignStart(fl, ll)
+	aligned, err := c.alignStart(ctx, p, pm, id, ll)
 	if err != nil {
 		return res, fmt.Errorf("cluster: catch up %s on broker %d: %w", p, id, err)
 	}
-	if reset {
-		res.Reset, res.ResetFrom = true, oldEnd
-		fEnd = fl.NextOffset()
+	if aligned.Reset {
+		res.Reset, res.ResetFrom = true, aligned.ResetFrom
+		fEnd = aligned.End
 		res.From, res.LogEnd = fEnd, fEnd
 	}
-	n, err := copyRecords(fl, ll, fEnd, lEnd)
+	n, err := c.copyTo(ctx, p, pm, ll, id, fEnd, lEnd)
 	res.Copied, res.LogEnd = n, fEnd+uint64(n)
 	if err != nil {
 		return res, fmt.Errorf("cluster: copy %s to broker %d: %w", p, id, err)
 	}
 	return res, nil
+}
+
+// alignStart gives follower id the leader's log start. A follower whose
+// log ends below it holds nothing the leader still has: its log is reset to
+// start, empty, at the leader's start (segment.Log.ResetTo), and the answer
+// says so. A follower that starts earlier drops what lies below the
+// leader's start (segment.Log.AdvanceStart), as the leader's retention
+// did. The caller holds the partition's writes back.
+func (c *Cluster) alignStart(ctx context.Context, p *partition, pm PartitionMetadata, id int, ll *segment.Log) (ReplicateResponse, error) {
+	res, err := c.transport.Replicate(ctx, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
+		LogStart: ll.LogStart(), LogStartOnly: true, Reset: true})
+	if err != nil {
+		return res, fmt.Errorf("cluster: take the leader's log start %d: %w", ll.LogStart(), err)
+	}
+	return res, nil
+}
+
+// copyTo copies the leader's records [from, to) to follower id, whose log
+// ends at from, and returns how many it copied.
+func (c *Cluster) copyTo(ctx context.Context, p *partition, pm PartitionMetadata, ll *segment.Log, id int, from, to uint64) (int, error) {
+	copied := 0
+	for at := from; at < to; {
+		recs, err := readRange(ll, at, to, maxPushBytes, 0)
+		if err != nil {
+			return copied, err
+		}
+		res, err := c.transport.Replicate(ctx, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
+			HighWatermark: p.hw.Load(), LogStart: ll.LogStart(), Records: recs})
+		if err != nil {
+			return copied, err
+		}
+		p.setFollowerEnd(id, res.End)
+		copied += int(res.End - at)
+		at = res.End
+	}
+	return copied, nil
 }

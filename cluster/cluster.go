@@ -1,66 +1,104 @@
 package cluster
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
 
+// Default timeouts of the requests between brokers: what a broker that
+// stopped answering (paused, cut off by the network) can hold up. Between
+// the brokers of one process no request waits on another process.
+const (
+	// DefaultPushTimeout bounds one write's sending to its followers: a
+	// follower that does not answer in time fails the write (the records
+	// stay on the leader).
+	DefaultPushTimeout = 10 * time.Second
+	// DefaultRequestTimeout bounds an operation's requests to other
+	// brokers, and a write forwarded to its leader.
+	DefaultRequestTimeout = 15 * time.Second
+	// DefaultProbeTimeout bounds a question a broker must answer at once:
+	// its log end, for a high watermark or a failover's candidates.
+	DefaultProbeTimeout = 2 * time.Second
+)
+
 // Cluster is a set of brokers and the replicated topics placed on them. It
 // is the one place that decides: who leads each partition, which replicas are
 // active, when a write is acknowledged, and when leadership changes. Every
-// such decision is written to cluster.meta before it is reported.
+// such decision is committed to the metadata store before it is reported.
+//
+// A Cluster opened with Open hosts every broker in one process (phases 4
+// and 5): its metadata store is cluster.meta, the journal file and the
+// offset files under its root, and its brokers reach each other by
+// function calls. In cluster mode (NewMember) a Cluster hosts one broker,
+// its process's, over a metadata store replicated by Raft and a transport
+// between processes; the replication core — the write path, the
+// follower's side, catch-up, recovery, failover, leader moves, retention —
+// is the same code in both (docs/phase-7-processes.md).
 //
 // A Cluster is safe for concurrent use. Writes to one partition are
 // group-committed (see Producer); failover, recovery and catch-up on a
 // partition wait for its writes in flight and exclude new ones while they
 // run.
 //
-// Lock order: partition.mu, then deletion.mu, then Cluster.mu, then
-// Cluster.metaMu.
+// Lock order: partition.mu, then deletion.mu, then Cluster.mu, then the
+// store's own lock.
 type Cluster struct {
 	root string
 	opts Options
 
-	// mu guards brokers, topics, closed, offsets, deleting and creating.
+	// store keeps the metadata, the offsets and the journal; files is the
+	// same store in one process (nil in cluster mode).
+	store MetaStore
+	files *fileStore
+	// transport reaches the brokers, this process's included.
+	transport Transport
+	// observer tells what this process cannot see for itself: the
+	// brokers it does not host (nil in one process, which hosts them all).
+	observer Observer
+	// localID is the one broker a process of cluster mode hosts; 0 in one
+	// process, which hosts every broker.
+	localID int
+	// createMissing: a replica assigned to a hosted broker is created
+	// when first used (cluster mode: a process that lost its data
+	// directory rebuilds it from its leaders). In one process a missing
+	// replica is damage (ErrReplicaMissing): replicas are created only
+	// with their topic.
+	createMissing bool
+	// Timeouts of the requests between brokers.
+	pushTimeout, requestTimeout, probeTimeout time.Duration
+	// follow is the loop that follows the metadata in cluster mode
+	// (process.go); nil in one process.
+	follow *follower
+	// awaitTopic is how long a topic this process's copy of the metadata
+	// does not know is waited for (cluster mode: one created through
+	// another process a moment ago); zero in one process.
+	awaitTopic time.Duration
+
+	// mu guards members, topics, closed, deleting and creating.
 	mu sync.RWMutex
-	// brokers are the registered broker instances by id (open or closed).
-	brokers map[int]*Broker
-	// topics are the replicated topics by name.
+	// members are the hosted brokers by id (open or closed).
+	members map[int]*member
+	// topics are the replicated topics by name, as far as they were used.
 	topics map[string]*topicState
 	// closed is set by Close.
 	closed bool
-	// offsets is the consumer offset store, opened on first use.
-	offsets *client.OffsetStore
 	// deleting holds, by name, the topic deletions that are committed but
 	// not finished (delete.go); such a name cannot be created again yet.
 	deleting map[string]*deletion
 	// creating holds, by name, the topic creations that reserved their
 	// name and are doing their file I/O without the lock (create.go).
 	creating map[string]*creation
-
-	// metaMu guards meta and metaFailed and serialises writes of
-	// cluster.meta.
-	metaMu sync.Mutex
-	// meta is exactly what cluster.meta holds.
-	meta Metadata
-	// metaFailed, once set, is why cluster.meta may no longer hold meta;
-	// every later change is refused until the cluster is reopened.
-	metaFailed error
-
-	// journal records every operation (docs/design.md § The journal).
-	journal *journal
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -86,17 +124,19 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	if _, err := durable.MkdirAll(opts.FS, abs); err != nil {
 		return nil, fmt.Errorf("cluster: open %s: %w", root, err)
 	}
-	c := &Cluster{root: abs, opts: opts, brokers: map[int]*Broker{}, topics: map[string]*topicState{}, deleting: map[string]*deletion{}, creating: map[string]*creation{},
-		journal: &journal{root: abs, opts: log.Options{FS: opts.FS, Now: opts.Broker.Now}}}
+	files := newFileStore(abs, opts.FS, log.Options{FS: opts.FS, Now: opts.Broker.Now})
+	c := newCore(abs, opts, files)
+	c.files = files
+	c.transport = localTransport{c}
 	path := c.MetaPath()
 	m, version, found, err := readClusterMeta(opts.FS, path)
 	switch {
 	case err != nil:
 		return nil, err
 	case !found:
-		c.meta = Metadata{Brokers: []int{}, Topics: map[string]TopicMetadata{}}
+		files.meta = Metadata{Brokers: []int{}, Topics: map[string]TopicMetadata{}}
 	default:
-		c.meta = m
+		files.meta = m
 		// The process that wrote cluster.meta may have died after the
 		// rename but before the directory fsync; this process acts on
 		// what it read, so the entry must be durable first.
@@ -111,21 +151,44 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 		// An older file is rewritten in today's format before anything
 		// acts on it, by the same atomic replace as every change: a crash
 		// leaves the old file or the new one, and both read the same.
-		if err := c.persistLocked(m); err != nil {
+		files.metaMu.Lock()
+		err := files.persistLocked(m)
+		files.metaMu.Unlock()
+		if err != nil {
 			return nil, fmt.Errorf("cluster: open %s: upgrade %s from version %d: %w", root, MetaFileName, version, err)
 		}
 	}
-	for name, t := range c.meta.Topics {
+	for name, t := range files.meta.Topics {
 		c.topics[name] = newTopicState(name, t)
 	}
 	if err := c.takeHWCheckpoint(); err != nil {
-		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), c.journal.close())
+		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), files.close())
 	}
 	if err := c.reconcileJournal(); err != nil {
-		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), c.journal.close())
+		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), files.close())
 	}
 	return c, nil
 }
+
+// newCore is a Cluster over store with no broker registered yet.
+func newCore(root string, opts Options, store MetaStore) *Cluster {
+	return &Cluster{root: root, opts: opts, store: store, members: map[int]*member{}, topics: map[string]*topicState{},
+		deleting: map[string]*deletion{}, creating: map[string]*creation{},
+		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout}
+}
+
+// MetadataCurrent reports whether this process's copy of the metadata is
+// known to be current. In one process it always is (cluster.meta is read
+// whole at Open). A process of cluster mode that starts replays its copy
+// from Raft first: until its own registration is applied, it could answer
+// that a topic or an offset does not exist when it does, so its protocols
+// answer "not ready, try again" instead (ErrNotReady).
+func (c *Cluster) MetadataCurrent() bool { return c.store.Ready() }
+
+// MetadataChanged returns a channel that the next change of the metadata
+// closes: a commit of this process's, or, in cluster mode, one another
+// process made, applied here.
+func (c *Cluster) MetadataChanged() <-chan struct{} { return c.store.Changed() }
 
 // Root is the cluster's root directory (absolute).
 func (c *Cluster) Root() string { return c.root }
@@ -137,19 +200,21 @@ func (c *Cluster) MetaPath() string { return filepath.Join(c.root, MetaFileName)
 // <root>/offsets.
 func (c *Cluster) OffsetsDir() string { return filepath.Join(c.root, "offsets") }
 
-// Metadata returns a copy of what cluster.meta holds.
+// Metadata returns a copy of the metadata: what cluster.meta holds, in one
+// process.
 func (c *Cluster) Metadata() Metadata {
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	return c.meta.clone()
+	var m Metadata
+	c.store.Read(func(s *MetaState) { m = s.Meta.clone() })
+	return m
 }
 
-// Close closes every registered broker; the cluster refuses every operation
-// afterwards. cluster.meta needs no flushing: it was written at every
-// change. Before the brokers close, every partition's high watermark is
-// written to hw.checkpoint, from which the next Open starts
-// (docs/design.md § High watermark); a failure to write it is returned, and
-// the next Open then starts as after a crash. Closing twice is harmless.
+// Close closes every hosted broker; the cluster refuses every operation
+// afterwards. The metadata needs no flushing: it was committed at every
+// change. Before the brokers close, the high watermark of every partition
+// this process leads is written to hw.checkpoint, from which the next Open
+// starts (docs/design.md § High watermark); a failure to write it is
+// returned, and the next Open then starts as after a crash. Closing twice
+// is harmless.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -157,14 +222,24 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closed = true
-	brokers := c.brokers
+	members := maps.Clone(c.members)
 	topics := maps.Clone(c.topics)
 	c.mu.Unlock()
-	errs := []error{c.writeHWCheckpoint(topics)}
-	for _, id := range sortedKeys(brokers) {
-		errs = append(errs, brokers[id].Close())
+	c.stopFollowing()
+	var errs []error
+	if c.files != nil {
+		// In cluster mode the metadata may move on while the process is
+		// down (a topic deleted and created again): a watermark it
+		// recorded could speak for another topic. Its leaders find theirs
+		// again from their followers' log ends.
+		errs = append(errs, c.writeHWCheckpoint(topics))
 	}
-	errs = append(errs, c.journal.close())
+	for _, id := range sortedKeys(members) {
+		errs = append(errs, members[id].b.Close())
+	}
+	if c.files != nil {
+		errs = append(errs, c.files.close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -188,35 +263,42 @@ func (c *Cluster) RegisterBroker(b *Broker) error {
 	if b.root != c.root {
 		return fmt.Errorf("cluster: register broker %d: root %s, cluster root %s: %w", b.id, b.root, c.root, ErrBrokerRoot)
 	}
+	if c.files == nil {
+		return fmt.Errorf("cluster: register broker %d: %w", b.id, ErrBrokerIsProcess)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return ErrClosed
 	}
-	if old, ok := c.brokers[b.id]; ok && old != b && old.Available() {
+	if old, ok := c.members[b.id]; ok && old.b != b && old.b.Available() {
 		return fmt.Errorf("cluster: register broker %d: %w", b.id, ErrBrokerRegistered)
 	}
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	if _, known := slices.BinarySearch(c.meta.Brokers, b.id); !known {
-		next := c.meta.clone()
+	f := c.files
+	if !f.knownBroker(b.id) {
+		f.metaMu.Lock()
+		next := f.meta.clone()
 		next.Brokers = append(next.Brokers, b.id)
 		slices.Sort(next.Brokers)
 		// A new broker changes cluster.meta: journaled like every change,
 		// the intent first.
 		o := c.newOp(byOperator, EventBrokerStart, nil, b.id)
 		if err := o.beginPlain(fmt.Sprintf("broker %d joins the cluster: cluster.meta lists brokers %v", b.id, next.Brokers)); err != nil {
+			f.metaMu.Unlock()
 			return fmt.Errorf("cluster: register broker %d: %w", b.id, err)
 		}
-		if err := c.persistLocked(next); err != nil {
+		err := f.persistLocked(next)
+		f.metaMu.Unlock()
+		if err != nil {
 			return o.fail(fmt.Errorf("cluster: register broker %d: %w", b.id, err))
 		}
+		f.signal()
 		// cluster.meta lists the broker now: it is registered whatever
 		// the journal's outcome entry does (Open adds a missing one).
-		c.brokers[b.id] = b
+		c.members[b.id] = newMember(c, b)
 		return o.done(fmt.Sprintf("broker %d joined the cluster", b.id))
 	}
-	c.brokers[b.id] = b
+	c.members[b.id] = newMember(c, b)
 	return nil
 }
 
@@ -227,11 +309,17 @@ func (c *Cluster) RegisterBroker(b *Broker) error {
 // A start also reopens the cluster journal if a write to it failed (a full
 // disk): the start's own entry needs it, and the reopen reads the journal
 // from disk as ReopenBroker does.
+//
+// In cluster mode a broker is a process: it is started and stopped as one
+// (ErrBrokerIsProcess).
 func (c *Cluster) StartBroker(id int) (*Broker, error) {
+	if c.files == nil {
+		return nil, fmt.Errorf("cluster: start broker %d: start its process instead: %w", id, ErrBrokerIsProcess)
+	}
 	if b := c.broker(id); b != nil && b.Available() {
 		return nil, fmt.Errorf("cluster: start broker %d: %w", id, ErrBrokerRegistered)
 	}
-	if _, err := c.journal.reopenFailed(); err != nil {
+	if _, err := c.files.journal.reopenFailed(); err != nil {
 		return nil, fmt.Errorf("cluster: start broker %d: %w", id, err)
 	}
 	bopts := c.opts.Broker
@@ -258,7 +346,13 @@ func (c *Cluster) StartBroker(id int) (*Broker, error) {
 // unavailable, as if its machine had failed. Nothing else happens: no
 // failover, no change to cluster.meta; the stop is added to the journal.
 // Stopping a stopped broker is harmless (and not journaled again).
+//
+// In cluster mode a broker is a process: it is started and stopped as one
+// (ErrBrokerIsProcess).
 func (c *Cluster) StopBroker(id int) error {
+	if c.files == nil {
+		return fmt.Errorf("cluster: stop broker %d: stop its process instead: %w", id, ErrBrokerIsProcess)
+	}
 	if id < 1 {
 		return fmt.Errorf("cluster: stop broker %d: %w", id, ErrInvalidBrokerID)
 	}
@@ -281,7 +375,8 @@ func (c *Cluster) StopBroker(id int) error {
 // BrokerInfo describes one known broker.
 type BrokerInfo struct {
 	ID int
-	// Available is true while an open instance is registered.
+	// Available is true while an open instance is registered (in cluster
+	// mode: while its heartbeats arrive).
 	Available bool
 	// DownSince is when an unavailable broker was last known to be up,
 	// when its observer knows (in cluster mode: its last heartbeat);
@@ -290,94 +385,88 @@ type BrokerInfo struct {
 	DownSince time.Time
 }
 
-// Brokers lists every broker in cluster.meta, ascending by id.
+// Brokers lists every known broker, ascending by id: in one process, the
+// brokers of cluster.meta, each available while an open instance is
+// registered; in cluster mode, the registered processes, each available
+// while its heartbeats arrive, as the controller sees them.
 func (c *Cluster) Brokers() []BrokerInfo {
-	c.metaMu.Lock()
-	ids := slices.Clone(c.meta.Brokers)
-	c.metaMu.Unlock()
+	var ids []int
+	c.store.Read(func(s *MetaState) { ids = slices.Clone(s.Meta.Brokers) })
 	out := make([]BrokerInfo, len(ids))
 	for i, id := range ids {
-		b := c.broker(id)
-		out[i] = BrokerInfo{ID: id, Available: b != nil && b.Available()}
+		out[i] = c.brokerInfo(id)
 	}
 	return out
+}
+
+// brokerInfo is what is known of broker id: directly when this process
+// hosts it, from the observer otherwise.
+func (c *Cluster) brokerInfo(id int) BrokerInfo {
+	if c.observer != nil {
+		return c.observer.Broker(id)
+	}
+	b := c.broker(id)
+	return BrokerInfo{ID: id, Available: b != nil && b.Available()}
+}
+
+// hosts reports whether broker id runs in this process: every broker in
+// one process, the process's own in cluster mode.
+func (c *Cluster) hosts(id int) bool { return c.localID == 0 || id == c.localID }
+
+// hosted returns the member of broker id, which must run in this process,
+// open; an error wrapping ErrBrokerUnavailable otherwise.
+func (c *Cluster) hosted(id int) (*member, error) {
+	if !c.hosts(id) {
+		return nil, fmt.Errorf("cluster: broker %d does not run in this process: %w", id, ErrBrokerUnavailable)
+	}
+	c.mu.RLock()
+	m := c.members[id]
+	c.mu.RUnlock()
+	if m == nil {
+		return nil, fmt.Errorf("cluster: broker %d: not registered: %w", id, ErrBrokerUnavailable)
+	}
+	if !m.b.Available() {
+		return nil, fmt.Errorf("cluster: broker %d: %w", id, ErrBrokerUnavailable)
+	}
+	return m, nil
 }
 
 // broker returns the registered instance of id, or nil.
 func (c *Cluster) broker(id int) *Broker {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.brokers[id]
-}
-
-func (c *Cluster) knownBroker(id int) bool {
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	_, ok := slices.BinarySearch(c.meta.Brokers, id)
-	return ok
-}
-
-// persistLocked writes next as cluster.meta and, only if that succeeded,
-// makes it the cluster's persisted metadata. c.metaMu must be held.
-//
-// A write can fail after its rename (only the directory fsync left), with
-// next already in the file. Memory keeps the old metadata, so the file is
-// then put back to it: a failed change is undone on disk too, and can be
-// retried. If the file cannot be shown to hold the old content, every later
-// change is refused (ErrMetadataFailed) until the cluster is reopened.
-func (c *Cluster) persistLocked(next Metadata) error {
-	if c.metaFailed != nil {
-		return fmt.Errorf("%w: %w", ErrMetadataFailed, c.metaFailed)
-	}
-	data, err := EncodeClusterMeta(next)
-	if err != nil {
-		return err
-	}
-	err = durable.WriteFile(c.opts.FS, c.MetaPath(), data)
-	if err == nil {
-		c.meta = next
-		return nil
-	}
-	err = fmt.Errorf("cluster: write %s: %w", c.MetaPath(), err)
-	if rerr := c.restoreMetaLocked(); rerr != nil {
-		c.metaFailed = errors.Join(err, rerr)
-		return c.metaFailed
-	}
-	return err
-}
-
-// restoreMetaLocked makes sure cluster.meta holds c.meta after a failed
-// write, rewriting it if it does not. c.metaMu must be held.
-func (c *Cluster) restoreMetaLocked() error {
-	old, err := EncodeClusterMeta(c.meta)
-	if err != nil {
-		return err
-	}
-	onDisk, err := durable.ReadFile(c.opts.FS, c.MetaPath())
-	if err == nil && bytes.Equal(onDisk, old) {
-		return nil
-	}
-	if errors.Is(err, fs.ErrNotExist) && len(c.meta.Topics) == 0 && len(c.meta.Brokers) == 0 {
-		return nil // never written: nothing to restore
-	}
-	if err := durable.WriteFile(c.opts.FS, c.MetaPath(), old); err != nil {
-		return fmt.Errorf("cluster: restore %s after a failed write: %w", c.MetaPath(), err)
+	if m := c.members[id]; m != nil {
+		return m.b
 	}
 	return nil
 }
 
-// setPartition persists a new leadership and active set for one partition.
-// On error neither cluster.meta nor the persisted copy changed.
-func (c *Cluster) setPartition(topicName string, pm PartitionMetadata) error {
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	next := c.meta.clone()
-	t, ok := next.Topics[topicName]
-	if !ok || pm.Partition < 0 || pm.Partition >= len(t.Partitions) {
-		return fmt.Errorf("cluster: %s/%d: %w", topicName, pm.Partition, ErrUnknownTopic)
+func (c *Cluster) knownBroker(id int) bool {
+	known := false
+	c.store.Read(func(s *MetaState) { _, known = slices.BinarySearch(s.Meta.Brokers, id) })
+	return known
+}
+
+// usable reports whether broker id's replica of p could lead now: its
+// broker answers, and its log can be opened. A broker of another process
+// that the heartbeats show down is not usable; one they show up is asked
+// (a probe that waits at most the probe timeout).
+func (c *Cluster) usable(p *partition, id int) bool {
+	if c.hosts(id) {
+		m, err := c.hosted(id)
+		if err != nil {
+			return false
+		}
+		_, err = m.b.replica(p.topic, p.index, c.createMissing)
+		return err == nil
 	}
-	t.Partitions[pm.Partition] = pm
-	return c.persistLocked(next)
+	if !c.observer.Broker(id).Available {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.probeTimeout)
+	defer cancel()
+	_, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+	return err == nil
 }
 
 // TopicInfo describes one replicated topic.
@@ -389,21 +478,13 @@ type TopicInfo struct {
 
 // Topics lists the cluster's topics by name.
 func (c *Cluster) Topics() []TopicInfo {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	out := make([]TopicInfo, 0, len(c.topics))
-	for _, t := range c.topics {
-		out = append(out, t.info())
-	}
-	slices.SortFunc(out, func(a, b TopicInfo) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
+	var out []TopicInfo
+	c.store.Read(func(s *MetaState) {
+		for name, t := range s.Meta.Topics {
+			out = append(out, TopicInfo{Name: name, PartitionCount: len(t.Partitions), ReplicationFactor: t.ReplicationFactor})
 		}
-		return 0
 	})
+	slices.SortFunc(out, func(a, b TopicInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -416,17 +497,69 @@ func (c *Cluster) Topic(name string) (TopicInfo, error) {
 	return t.info(), nil
 }
 
+// topic returns a topic's state, made from the metadata on first use. A
+// topic the metadata no longer holds is deleted: its state is marked so,
+// and forgotten.
 func (c *Cluster) topic(name string) (*topicState, error) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed {
+	closed, t := c.closed, c.topics[name]
+	c.mu.RUnlock()
+	if closed {
 		return nil, ErrClosed
 	}
-	t, ok := c.topics[name]
-	if !ok {
+	var tm TopicMetadata
+	var ok bool
+	c.store.Read(func(s *MetaState) { tm, ok = s.Meta.Topics[name] })
+	if !ok && t == nil && c.awaitTopic > 0 {
+		tm, ok = c.waitTopic(name)
+	}
+	switch {
+	case ok && t != nil:
+		return t, nil
+	case !ok:
+		if t != nil {
+			c.forgetTopic(name, t)
+		}
 		return nil, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t = c.topics[name]; t == nil {
+		t = newTopicState(name, tm)
+		c.topics[name] = t
+	}
 	return t, nil
+}
+
+// waitTopic waits up to c.awaitTopic for the metadata to hold topic name.
+func (c *Cluster) waitTopic(name string) (tm TopicMetadata, ok bool) {
+	t := time.NewTimer(c.awaitTopic)
+	defer t.Stop()
+	for {
+		ch := c.store.Changed()
+		c.store.Read(func(s *MetaState) { tm, ok = s.Meta.Topics[name] })
+		if ok {
+			return tm, true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return tm, false
+		}
+	}
+}
+
+// forgetTopic marks a deleted topic's state deleted, which fails the sends
+// still queued on it, and forgets it.
+func (c *Cluster) forgetTopic(name string, t *topicState) {
+	for _, p := range t.parts {
+		p.deleted.Store(true)
+	}
+	c.mu.Lock()
+	if c.topics[name] == t {
+		delete(c.topics, name)
+	}
+	c.mu.Unlock()
 }
 
 // partition returns one partition's state.
@@ -439,4 +572,11 @@ func (c *Cluster) partition(topicName string, p int) (*partition, error) {
 		return nil, fmt.Errorf("cluster: topic %q has %d partition(s), no partition %d: %w", topicName, len(t.parts), p, topic.ErrPartitionOutOfRange)
 	}
 	return t.parts[p], nil
+}
+
+// logf tells the broker options' logger, if any, what happened.
+func (c *Cluster) logf(format string, args ...any) {
+	if c.opts.Broker.Logf != nil {
+		c.opts.Broker.Logf(format, args...)
+	}
 }

@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"math"
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/segment"
@@ -44,13 +46,13 @@ func CompareRecords(a, b []log.Record) Mismatch {
 // compareChunk is how many records the I/O helpers read per step.
 const compareChunk = 512
 
-// commonPrefix reads two logs side by side up to (not including) upto and
-// returns the end of the leading run of records they share. Only the range
+// commonPrefixLogs reads two logs side by side up to (not including) upto
+// and returns the end of the leading run of records they share. Only the range
 // both still hold is compared: from the later of their log starts, since
 // what retention deleted from either can no longer be compared (and was
 // below both high watermarks when it was deleted). When they differ before
 // upto, reason says how; otherwise reason is "".
-func commonPrefix(a, b *segment.Log, upto uint64) (uint64, string, error) {
+func commonPrefixLogs(a, b *segment.Log, upto uint64) (uint64, string, error) {
 	for at := max(a.LogStart(), b.LogStart()); at < upto; {
 		n := int(min(uint64(compareChunk), upto-at))
 		ra, err := a.Read(at, n)
@@ -72,46 +74,87 @@ func commonPrefix(a, b *segment.Log, upto uint64) (uint64, string, error) {
 	return upto, "", nil
 }
 
-// alignStart gives a follower's log the leader's log start. A follower
-// whose log ends below it holds nothing the leader still has: its log is
-// reset to start, empty, at the leader's start (segment.Log.ResetTo), and
-// reset reports the follower's old log end. A follower that starts earlier
-// drops what lies below the leader's start (segment.Log.AdvanceStart), as
-// the leader's retention did. The caller holds the partition's writes back.
-func alignStart(follower, leader *segment.Log) (reset bool, oldEnd uint64, err error) {
-	start := leader.LogStart()
-	oldEnd = follower.NextOffset()
-	switch {
-	case oldEnd < start:
-		if err := follower.ResetTo(start); err != nil {
-			return false, oldEnd, fmt.Errorf("cluster: reset replica to the leader's log start %d: %w", start, err)
-		}
-		return true, oldEnd, nil
-	case follower.LogStart() < start:
-		if _, err := follower.AdvanceStart(start); err != nil {
-			return false, oldEnd, fmt.Errorf("cluster: advance replica to the leader's log start %d: %w", start, err)
-		}
+// digestWindow is how many chunks of compareChunk records one digest
+// request covers.
+const digestWindow = 256
+
+// commonPrefix compares broker a's replica of p with broker b's up to
+// (not including) upto and returns the end of the leading run of records
+// they share, from the later of their log starts (what retention deleted
+// from either can no longer be compared, and was below both high
+// watermarks when it was deleted). When they differ before upto, reason
+// says how. Two replicas this process hosts are read side by side; when
+// either runs in another process, each broker summarises its own records
+// chunk by chunk (Transport.Digests), and only the first chunk that
+// differs crosses the network record by record.
+func (c *Cluster) commonPrefix(ctx context.Context, p *partition, a, b int, upto uint64) (uint64, string, error) {
+	if la, lb := c.localLog(p, a), c.localLog(p, b); la != nil && lb != nil {
+		return commonPrefixLogs(la, lb, upto)
 	}
-	return false, oldEnd, nil
+	from := uint64(0)
+	for _, id := range []int{a, b} {
+		res, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+		if err != nil {
+			return 0, "", err
+		}
+		from = max(from, res.LogStart)
+	}
+	for at := from; at < upto; {
+		window := min(upto-at, uint64(digestWindow*compareChunk))
+		req := DigestsRequest{Topic: p.topic, Partition: p.index, From: at, To: at + window, Chunk: compareChunk}
+		da, err := c.transport.Digests(ctx, a, req)
+		if err != nil {
+			return 0, "", err
+		}
+		db, err := c.transport.Digests(ctx, b, req)
+		if err != nil {
+			return 0, "", err
+		}
+		chunks := int((window + compareChunk - 1) / compareChunk)
+		if len(da.Digests) != chunks || len(db.Digests) != chunks {
+			return 0, "", fmt.Errorf("cluster: compare replicas of %s at offset %d: short read (%d and %d of %d chunks)", p, at, len(da.Digests), len(db.Digests), chunks)
+		}
+		for i := range chunks {
+			if da.Digests[i] == db.Digests[i] {
+				continue
+			}
+			start := at + uint64(i)*compareChunk
+			n := int(min(uint64(compareChunk), upto-start))
+			rr := RecordsRequest{Topic: p.topic, Partition: p.index, From: start, MaxBytes: math.MaxInt32, MaxRecords: n}
+			ra, err := c.transport.Records(ctx, a, rr)
+			if err != nil {
+				return 0, "", err
+			}
+			rb, err := c.transport.Records(ctx, b, rr)
+			if err != nil {
+				return 0, "", err
+			}
+			if len(ra.Records) != n || len(rb.Records) != n {
+				return 0, "", fmt.Errorf("cluster: compare replicas of %s at offset %d: short read (%d and %d of %d records)", p, start, len(ra.Records), len(rb.Records), n)
+			}
+			if m := CompareRecords(ra.Records, rb.Records); m.Differs {
+				return start + uint64(m.Index), m.Reason, nil
+			}
+			return 0, "", fmt.Errorf("cluster: compare replicas of %s at offset %d: the digests differ, the records do not", p, start)
+		}
+		at += window
+	}
+	return upto, "", nil
 }
 
-// copyRecords appends src's records [from, to) to dst in chunks; dst's next
-// offset must be from. It returns how many records it copied.
-func copyRecords(dst, src *segment.Log, from, to uint64) (int, error) {
-	copied := 0
-	for at := from; at < to; {
-		recs, err := src.Read(at, int(min(uint64(compareChunk), to-at)))
-		if err != nil {
-			return copied, err
-		}
-		if len(recs) == 0 {
-			return copied, fmt.Errorf("cluster: copy records: source ended at offset %d, before %d", at, to)
-		}
-		if err := dst.AppendRecords(recs); err != nil {
-			return copied, err
-		}
-		copied += len(recs)
-		at += uint64(len(recs))
+// localLog is broker id's log of p when this process hosts the broker and
+// the log can be opened; nil otherwise.
+func (c *Cluster) localLog(p *partition, id int) *segment.Log {
+	if !c.hosts(id) {
+		return nil
 	}
-	return copied, nil
+	m, err := c.hosted(id)
+	if err != nil {
+		return nil
+	}
+	l, err := m.b.replica(p.topic, p.index, false)
+	if err != nil {
+		return nil
+	}
+	return l
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/pystream/pystream/client"
@@ -13,21 +14,14 @@ var _ client.Source = (*TopicSource)(nil)
 
 // OffsetStore returns the cluster's consumer offset store, rooted at
 // OffsetsDir (<root>/offsets) and opened once per Cluster, so that every
-// consumer of the cluster shares its per-file locks.
+// consumer of the cluster shares its per-file locks. In cluster mode the
+// offsets are part of the replicated metadata, and there is no such store
+// (ErrNoOffsetFiles): CommitOffset and LoadOffset reach them.
 func (c *Cluster) OffsetStore() (*client.OffsetStore, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil, ErrClosed
+	if c.files == nil {
+		return nil, ErrNoOffsetFiles
 	}
-	if c.offsets == nil {
-		s, err := client.OpenOffsetStoreWithOptions(c.OffsetsDir(), client.OffsetStoreOptions{FS: c.opts.FS})
-		if err != nil {
-			return nil, fmt.Errorf("cluster: open offset store: %w", err)
-		}
-		c.offsets = s
-	}
-	return c.offsets, nil
+	return c.files.offsetStore()
 }
 
 // NewConsumer returns a phase-3 consumer of one partition of a replicated
@@ -54,11 +48,12 @@ func (c *Cluster) NewConsumer(consumerID, topicName string, partition int) (*cli
 // *client.OffsetBeyondEndError and nothing is written. The topic and
 // partition must exist.
 func (c *Cluster) CommitOffset(consumerID, topicName string, partition int, offset uint64) error {
-	store, err := c.offsetWithinHW("commit", consumerID, topicName, partition, offset)
-	if err != nil {
+	if err := c.offsetWithinHW("commit", consumerID, topicName, partition, offset); err != nil {
 		return err
 	}
-	return store.Commit(consumerID, topicName, partition, offset)
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	return c.store.CommitOffset(ctx, consumerID, topicName, partition, offset)
 }
 
 // ResetOffset is the operator's explicit reset of a consumer's offset on a
@@ -66,40 +61,56 @@ func (c *Cluster) CommitOffset(consumerID, topicName string, partition int, offs
 // refused like CommitOffset past the partition's high watermark with a
 // *client.OffsetBeyondEndError, nothing written.
 func (c *Cluster) ResetOffset(consumerID, topicName string, partition int, offset uint64) error {
-	store, err := c.offsetWithinHW("reset", consumerID, topicName, partition, offset)
-	if err != nil {
+	if err := c.offsetWithinHW("reset", consumerID, topicName, partition, offset); err != nil {
 		return err
 	}
-	return store.Reset(consumerID, topicName, partition, offset)
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	return c.store.ResetOffset(ctx, consumerID, topicName, partition, offset)
 }
 
 // offsetWithinHW validates an offset write (op "commit" or "reset") — the
 // consumer id, then the topic and partition — and checks offset against the
-// partition's high watermark, returning the offset store to write to. The
-// watermark never moves back while the cluster is open, so an offset below
-// it when checked is still below it when written.
-func (c *Cluster) offsetWithinHW(op, consumerID, topicName string, partition int, offset uint64) (*client.OffsetStore, error) {
+// partition's high watermark. The watermark never moves back while the
+// cluster is open, so an offset below it when checked is still below it
+// when written.
+func (c *Cluster) offsetWithinHW(op, consumerID, topicName string, partition int, offset uint64) error {
 	if err := topic.ValidateName(consumerID); err != nil {
-		return nil, fmt.Errorf("cluster: %s offset: consumer id: %w", op, err)
+		return fmt.Errorf("cluster: %s offset: consumer id: %w", op, err)
 	}
 	hw, err := c.HighWatermark(topicName, partition)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if offset > hw {
-		return nil, &client.OffsetBeyondEndError{Op: op, ConsumerID: consumerID, Topic: topicName, Partition: partition, Requested: offset, End: hw}
+		return &client.OffsetBeyondEndError{Op: op, ConsumerID: consumerID, Topic: topicName, Partition: partition, Requested: offset, End: hw}
 	}
-	return c.OffsetStore()
+	return nil
+}
+
+// LoadOffset is a consumer's committed offset on a partition; ok is false
+// when it never committed there.
+func (c *Cluster) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
+	return c.store.LoadOffset(consumerID, topicName, partition)
+}
+
+// ListOffsets is every offset a consumer committed, by topic and
+// partition.
+func (c *Cluster) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
+	return c.store.ListOffsets(consumerID)
+}
+
+// ListAllOffsets is every offset every consumer committed.
+func (c *Cluster) ListAllOffsets() ([]client.StoredOffset, error) {
+	return c.store.ListAllOffsets()
 }
 
 // DeleteOffsets deletes every committed offset of a consumer (a consumer
-// group deleted) and returns how many there were:
-// client.OffsetStore.DeleteConsumer, durable and all or nothing. A
-// consumer that never committed has none to delete.
+// group deleted) and returns how many there were: durable and all or
+// nothing (client.OffsetStore.DeleteConsumer in one process). A consumer
+// that never committed has none to delete.
 func (c *Cluster) DeleteOffsets(consumerID string) (int, error) {
-	store, err := c.OffsetStore()
-	if err != nil {
-		return 0, err
-	}
-	return store.DeleteConsumer(consumerID)
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	return c.store.DeleteOffsets(ctx, consumerID)
 }

@@ -110,6 +110,9 @@ func (c *Cluster) CreateTopicWithConfig(name string, partitions, replicationFact
 	if err != nil {
 		return fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
+	if ts := c.topicStore(); ts != nil {
+		return c.createTopicInStore(ts, name, partitions, replicationFactor, overrides)
+	}
 	cr, err := c.reserveCreation(name, partitions, replicationFactor, overrides)
 	if err != nil {
 		return err
@@ -163,22 +166,22 @@ func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int
 		break
 	}
 	defer c.mu.Unlock()
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
+	c.files.metaMu.Lock()
+	defer c.files.metaMu.Unlock()
 	if t, ok := c.topics[name]; ok {
 		return nil, &TopicExistsError{Topic: name, PartitionCount: len(t.parts), ReplicationFactor: t.rf,
-			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor && maps.Equal(c.meta.Topics[name].Config, overrides)}
+			SameSettings: len(t.parts) == partitions && t.rf == replicationFactor && maps.Equal(c.files.meta.Topics[name].Config, overrides)}
 	}
 	if existing, ok := c.caseTwinLocked(name); ok {
 		return nil, &TopicNameConflictError{Topic: name, Existing: existing}
 	}
-	tm, err := NewTopicMetadata(c.meta.Brokers, partitions, replicationFactor)
+	tm, err := NewTopicMetadata(c.files.meta.Brokers, partitions, replicationFactor)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: create topic %q: %w", name, err)
 	}
 	tm.Config = overrides
 	cr := &creation{done: make(chan struct{}), logs: partitions * replicationFactor, tm: tm,
-		brokers: map[int]*Broker{}, known: slices.Clone(c.meta.Brokers)}
+		brokers: map[int]*Broker{}, known: slices.Clone(c.files.meta.Brokers)}
 	if limit := c.opts.MaxOpenLogs; limit > 0 {
 		if held := c.replicaLogsLocked(); held+cr.logs > limit {
 			return nil, &OpenLogsLimitError{Topic: name, Requested: cr.logs, Held: held, Limit: limit}
@@ -187,11 +190,11 @@ func (c *Cluster) reserveCreation(name string, partitions, replicationFactor int
 	// Every placed broker must be available before anything is created.
 	for _, pm := range cr.tm.Partitions {
 		for _, id := range pm.Assigned() {
-			b := c.brokers[id]
-			if b == nil || !b.Available() {
+			m := c.members[id]
+			if m == nil || !m.b.Available() {
 				return nil, fmt.Errorf("cluster: create topic %q: broker %d: %w", name, id, ErrBrokerUnavailable)
 			}
-			cr.brokers[id] = b
+			cr.brokers[id] = m.b
 		}
 	}
 	c.creating[name] = cr
@@ -222,10 +225,10 @@ func (c *Cluster) caseTwinLocked(name string) (string, bool) {
 // replicaLogsLocked is the number of replica logs the cluster's topics hold
 // open or may open (every assigned replica in cluster.meta, since each is
 // opened on first use), plus those of the creations in progress. c.mu and
-// c.metaMu must be held.
+// c.files.metaMu must be held.
 func (c *Cluster) replicaLogsLocked() int {
 	n := 0
-	for _, t := range c.meta.Topics {
+	for _, t := range c.files.meta.Topics {
 		for _, pm := range t.Partitions {
 			n += len(pm.Replicas)
 		}
@@ -310,7 +313,7 @@ func (c *Cluster) createReplicas(name string, cr *creation) error {
 	return nil
 }
 
-// commitCreation writes cluster.meta with the topic (under c.metaMu only)
+// commitCreation writes cluster.meta with the topic (under c.files.metaMu only)
 // and then publishes it (under c.mu). A failed write leaves cluster.meta as
 // it was (persistLocked), unless the file could not be put back: then
 // inDoubt is true, cluster.meta may list the topic, and its replica files
@@ -323,12 +326,12 @@ func (c *Cluster) commitCreation(name string, cr *creation) (inDoubt bool, err e
 	if closed {
 		return false, ErrClosed
 	}
-	c.metaMu.Lock()
-	next := c.meta.clone()
+	c.files.metaMu.Lock()
+	next := c.files.meta.clone()
 	next.Topics[name] = cr.tm
-	err = c.persistLocked(next)
-	inDoubt = c.metaFailed != nil
-	c.metaMu.Unlock()
+	err = c.files.persistLocked(next)
+	inDoubt = c.files.metaFailed != nil
+	c.files.metaMu.Unlock()
 	if err != nil {
 		return inDoubt, err
 	}

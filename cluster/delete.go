@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -59,6 +60,9 @@ type DeleteTopicResult struct {
 // Open. A deleted topic's name is thus never re-created on top of its old
 // records or offsets.
 func (c *Cluster) DeleteTopic(name string) (DeleteTopicResult, error) {
+	if ts := c.topicStore(); ts != nil {
+		return c.deleteTopicInStore(ts, name)
+	}
 	t, err := c.topic(name)
 	if err != nil {
 		return DeleteTopicResult{}, err
@@ -90,41 +94,42 @@ func (c *Cluster) DeleteTopic(name string) (DeleteTopicResult, error) {
 		c.mu.Unlock()
 		return DeleteTopicResult{}, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
 	}
-	c.metaMu.Lock()
-	tm := c.meta.Topics[name]
-	brokers := slices.Clone(c.meta.Brokers)
+	c.files.metaMu.Lock()
+	tm := c.files.meta.Topics[name]
+	brokers := slices.Clone(c.files.meta.Brokers)
 	res := DeleteTopicResult{Topic: name, PartitionCount: tm.PartitionCount, ReplicationFactor: tm.ReplicationFactor}
 	o := c.newOp(byOperator, EventDeleteTopic, nil, 0)
 	o.topic = name
 	if err := o.beginPlain(describeTopic(name, tm)); err != nil {
-		c.metaMu.Unlock()
+		c.files.metaMu.Unlock()
 		c.mu.Unlock()
 		return DeleteTopicResult{}, fmt.Errorf("cluster: delete topic %q: %w", name, err)
 	}
-	next := c.meta.clone()
+	next := c.files.meta.clone()
 	delete(next.Topics, name)
-	if err := c.persistLocked(next); err != nil {
-		c.metaMu.Unlock()
+	if err := c.files.persistLocked(next); err != nil {
+		c.files.metaMu.Unlock()
 		c.mu.Unlock()
 		return DeleteTopicResult{}, o.fail(fmt.Errorf("cluster: delete topic %q: the topic is unchanged: %w", name, err))
 	}
-	c.metaMu.Unlock()
+	c.files.metaMu.Unlock()
 	// Committed. The name stays reserved in c.deleting until the files are
 	// gone and the outcome is journaled.
 	delete(c.topics, name)
 	d.op, d.outcome, d.brokers = o, PhaseDone, brokers
 	c.deleting[name] = d
-	open := make([]*Broker, 0, len(c.brokers))
-	for _, b := range c.brokers {
-		open = append(open, b)
+	open := make([]*member, 0, len(c.members))
+	for _, m := range c.members {
+		open = append(open, m)
 	}
 	c.mu.Unlock()
 
 	for _, p := range t.parts {
-		p.deleted = true
+		p.deleted.Store(true)
 	}
-	for _, b := range open {
-		b.dropTopic(name)
+	for _, m := range open {
+		m.b.dropTopic(name)
+		m.forget(name)
 	}
 	unlock() // the sends that waited now fail with ErrUnknownTopic
 
@@ -203,10 +208,10 @@ func (c *Cluster) awaitDeletion(name string) error {
 // cluster opens, and a CreateTopic of the name tries again.
 func (c *Cluster) reconcileDeletion(off uint64, e JournalEntry) error {
 	o := &op{c: c, cause: cause{by: ByStartup}, event: EventDeleteTopic, topic: e.Topic, intent: &off}
-	c.metaMu.Lock()
-	_, present := c.meta.Topics[e.Topic]
-	brokers := slices.Clone(c.meta.Brokers)
-	c.metaMu.Unlock()
+	c.files.metaMu.Lock()
+	_, present := c.files.meta.Topics[e.Topic]
+	brokers := slices.Clone(c.files.meta.Brokers)
+	c.files.metaMu.Unlock()
 	if present {
 		return o.outcomeOf(PhaseRolledBack, "the process stopped before the change was written: "+e.Topic+" is whole")
 	}
@@ -226,7 +231,7 @@ func (c *Cluster) reconcileDeletion(off uint64, e JournalEntry) error {
 // topic's deletion, a broker joining the cluster. Nothing may change before
 // it returns without error.
 func (o *op) beginPlain(summary string) error {
-	off, err := o.append(o.entry(PhaseIntent, summary))
+	off, err := o.append(context.Background(), o.entry(PhaseIntent, summary))
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
@@ -238,7 +243,7 @@ func (o *op) beginPlain(summary string) error {
 // for PhaseRolledBack, never did). A failure is reported wrapping
 // ErrJournalFailed.
 func (o *op) outcomeOf(phase JournalPhase, summary string) error {
-	if _, err := o.append(o.entry(phase, summary)); err != nil {
+	if _, err := o.append(context.Background(), o.entry(phase, summary)); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return nil
@@ -247,33 +252,8 @@ func (o *op) outcomeOf(phase JournalPhase, summary string) error {
 // describeTopic is a topic's settings and placement in one phrase, for the
 // journal.
 func describeTopic(name string, tm TopicMetadata) string {
-	var placed []int
-	for _, pm := range tm.Partitions {
-		for _, id := range pm.Replicas {
-			if !slices.Contains(placed, id) {
-				placed = append(placed, id)
-			}
-		}
-	}
-	slices.Sort(placed)
 	return fmt.Sprintf("%s: delete %d partition(s), replication factor %d, replicas on brokers %v, and its consumer offsets",
-		name, tm.PartitionCount, tm.ReplicationFactor, placed)
-}
-
-// goneLocked returns an error wrapping ErrUnknownTopic once p's topic is
-// deleted. p.mu must be held.
-func (p *partition) goneLocked() error {
-	if p.deleted {
-		return fmt.Errorf("cluster: topic %q: deleted: %w", p.topic, ErrUnknownTopic)
-	}
-	return nil
-}
-
-// gone is goneLocked for a caller that does not hold p.mu.
-func (c *Cluster) gone(p *partition) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.goneLocked()
+		name, tm.PartitionCount, tm.ReplicationFactor, tm.Holders())
 }
 
 // dropTopic closes and forgets the broker's open logs of topic name, so
@@ -283,6 +263,7 @@ func (c *Cluster) gone(p *partition) error {
 // reported.
 func (b *Broker) dropTopic(name string) {
 	b.mu.Lock()
+	b.dropped[name] = true
 	var logs []*segment.Log
 	for k, l := range b.logs {
 		if k.topic == name {

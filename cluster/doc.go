@@ -1,7 +1,8 @@
 // Package cluster is phases 4 and 5 of PyStream: brokers, synchronous
 // leader/follower replication, failover and replica recovery — and the
 // controller's rules (Plan) that call them, and the journal that records
-// them.
+// them. The same code is the replication core of cluster mode, one broker
+// per process (docs/phase-7-processes.md).
 //
 // # Brokers
 //
@@ -32,8 +33,42 @@
 // log.bin, which its first open renames to the first segment.
 //
 // A broker is unavailable from Close until a new Broker with its id is
-// registered (RegisterBroker, or StartBroker/StopBroker). There is no
-// failure detector: closing is how a failure is simulated.
+// registered (RegisterBroker, or StartBroker/StopBroker). In one process
+// there is no failure detector: closing is how a failure is simulated. In
+// cluster mode a broker is a process, stopped and started as one
+// (ErrBrokerIsProcess), and its heartbeats say whether it is up (below).
+//
+// # One cluster, two transports
+//
+// The replication core — the leader's write path (leader.go), the
+// follower's side (follower.go), what a replica serves (records.go),
+// catch-up, recovery, failover, leader moves, retention — is written once,
+// over three interfaces:
+//
+//   - MetaStore (store.go) reads the metadata (a MetaState, whose Apply is
+//     pure), commits its changes (Intend, then Change), and keeps the
+//     journal, the consumers' committed offsets and the healing switch;
+//   - Transport (transport.go) carries Replicate, Records, Digests, Cut,
+//     Produce, OffsetForTime and Operate to a broker by id, and its typed
+//     errors (*NotLeaderError, *StaleEpochError, *EpochAheadError,
+//     *BehindError) back;
+//   - Observer (observer.go) says which brokers are up and what each
+//     replica last reported.
+//
+// Open builds a Cluster of one process: its store is cluster.meta, the
+// journal file and the offset files (filestore.go), its transport a
+// function call to another broker of the process (local.go), and it needs
+// no Observer: it reads every replica itself. NewMember (process.go)
+// builds the Cluster of one process of cluster mode, hosting one broker,
+// from a MemberConfig whose Store, Transport and Observer its wiring gives
+// it (server/clusternode: Raft, the network, heartbeats). That Cluster
+// follows the metadata on its own: it creates its replicas of new topics,
+// removes its files of deleted ones and applies changed topic
+// configuration. An operation asked of a process that cannot run it is
+// sent with Operate to the one that can (operate.go): a failover to the
+// controller's process, a catch-up, recovery or leader move to the
+// partition leader's. Two things stay with one process: hw.checkpoint,
+// and stopping and starting a logical broker.
 //
 // # Placement and cluster.meta
 //
@@ -54,13 +89,16 @@
 //
 // A Producer routes like a topic and writes through the partition's
 // leader: the leader appends durably and assigns offset and timestamp, then
-// every active follower stores exactly those records (AppendRecords), the
-// followers in parallel. The write is acknowledged only when every active
-// replica holds it. A follower that fails makes the write a
-// *ReplicationError; the leader keeps its record (an append-only log is not
-// rolled back) and the follower lags until CatchUp. An unavailable leader is
-// a *LeaderUnavailableError; the cluster fails nothing over on its own
-// (the server's controller does, by the rules of Plan).
+// every active follower stores exactly those records (Transport.Replicate,
+// at the leader's epoch), the followers in parallel. The write is
+// acknowledged only when every active replica holds it. A follower that
+// fails makes the write a *ReplicationError; the leader keeps its record
+// (an append-only log is not rolled back) and the follower lags until
+// CatchUp — or, with Options.CatchUpOnWrite (always on in cluster mode),
+// until the next write, which sends it what it misses first. An
+// unavailable leader is a *LeaderUnavailableError; the cluster fails
+// nothing over on its own (the server's controller does, by the rules of
+// Plan).
 //
 // Every PyStream producer answers in one shape. SendResult embeds
 // client.SendResult (topic, partition, offset, timestamp) and adds what only
@@ -92,15 +130,17 @@
 // replicas' log ends. When an active replica is unavailable its log end is
 // unknown, so the watermark stays where it was rather than trust the
 // others: that replica may come back and be the only failover candidate.
-// It never moves backwards while the process lives. Close records every
-// watermark in hw.checkpoint (EncodeHWCheckpoint; a damaged file is an
+// It never moves backwards while the process lives. In one process, Close
+// records every watermark in hw.checkpoint (EncodeHWCheckpoint; a damaged file is an
 // *HWCheckpointError) and the next Open starts from it and removes it, so a
 // cluster reopened without one of its brokers serves what was below the
 // watermark at shutdown; after a crash it starts at 0 until every active
 // replica can be read. ReadCommitted, TopicSource and NewConsumer serve
 // records only below it, so a consumer never sees a record a failover could
 // discard, and CommitOffset, ResetOffset and the consumer's Commit refuse
-// an offset past it (*client.OffsetBeyondEndError).
+// an offset past it (*client.OffsetBeyondEndError). In cluster mode there
+// is no checkpoint: a restarted leader asks its active followers for their
+// log ends.
 //
 // # Catch-up, failover, recovery
 //
@@ -152,14 +192,17 @@
 //
 // # Deleting a topic
 //
-// DeleteTopic stops the topic's writes, journals its intent, and writes
-// cluster.meta without the topic: the commit point. Only then are the
+// In one process DeleteTopic stops the topic's writes, journals its intent,
+// and writes cluster.meta without the topic: the commit point. Only then are the
 // replica directories (every broker's topics/<topic>/) and every
 // consumer's offsets of it removed, and the outcome journaled. A crash
 // leaves the whole topic or none of it; Open finishes the removal of a
 // committed deletion before anything can use the name, and a topic created
 // again under it starts empty, with no consumer offsets (docs/design.md
-// § Deleting a topic).
+// § Deleting a topic). In cluster mode one command deletes the topic and
+// its offsets and journals the intent; each process holding replicas
+// removes its own files and says so (OpTopicFilesRemoved), and the last
+// journals the outcome and frees the name (MetaState.Deleting).
 //
 // # Concurrency
 //
@@ -170,8 +213,9 @@
 //
 // # Left out on purpose
 //
-// Consensus (one in-process Cluster decides under a lock), failure
-// detection, leader epochs, networking, Kafka's ISR (the active set changes
-// only by failover and recovery, never for lagging), changing placement or
+// Consensus, networking and failure detection themselves: the package is
+// written over MetaStore, Transport and Observer, and its wiring gives
+// them Raft, HTTP/2 and heartbeats. Kafka's ISR (the active set changes
+// only by failover and recovery, never for lagging); changing placement or
 // partition counts after creation.
 package cluster

@@ -92,6 +92,35 @@ var (
 	ErrLeaderStillAvailable = errors.New("cluster: leader still available")
 	// ErrNoEligibleReplica is matched by *NoEligibleReplicaError.
 	ErrNoEligibleReplica = errors.New("cluster: no eligible replica")
+
+	// ErrNotLeader is matched by *NotLeaderError: a request that needs a
+	// partition's leader reached another broker.
+	ErrNotLeader = errors.New("cluster: not the partition's leader")
+	// ErrStaleEpoch is matched by *StaleEpochError: a leader's request at
+	// an epoch that is over (the sender was replaced).
+	ErrStaleEpoch = errors.New("cluster: leader epoch is over")
+	// ErrEpochAhead is matched by *EpochAheadError: a request at an epoch
+	// the receiver has not applied yet.
+	ErrEpochAhead = errors.New("cluster: leader epoch not applied here yet")
+	// ErrBehind is matched by *BehindError: records that start past the
+	// follower's log end.
+	ErrBehind = errors.New("cluster: follower is behind the records sent")
+	// ErrNoController is returned while no process runs the controller
+	// (cluster mode: the metadata group has no leader), for what only the
+	// controller can do.
+	ErrNoController = errors.New("cluster: no controller is known")
+	// ErrBrokerIsProcess refuses, in cluster mode, to start or stop a
+	// broker through the cluster: a broker is a process there, started and
+	// stopped as one.
+	ErrBrokerIsProcess = errors.New("cluster: in cluster mode a broker is a process of its own")
+	// ErrNoOffsetFiles is returned by OffsetStore in cluster mode, where
+	// the committed offsets are part of the replicated metadata.
+	ErrNoOffsetFiles = errors.New("cluster: the offsets are kept in the replicated metadata, not in offset files")
+	// ErrNotReady is returned while a Cluster's copy of the metadata is
+	// not yet known to be current (a process of cluster mode replaying
+	// its metadata after a start): an answer from it could say a topic
+	// or an offset does not exist when it does.
+	ErrNotReady = errors.New("cluster: the metadata is not replayed yet")
 )
 
 // MetadataError reports a cluster.meta that cannot be trusted: unreadable,
@@ -150,6 +179,24 @@ func (e *TopicExistsError) Error() string {
 }
 
 func (e *TopicExistsError) Unwrap() error { return ErrTopicExists }
+
+// DeletionPendingError refuses a topic's creation, in cluster mode, while
+// a topic deleted under the same name still has files on some brokers:
+// the name is kept until every broker that held replicas removed them
+// (each does as soon as it learns of the delete, or when it starts
+// again). It wraps ErrDeleteUnfinished; unlike a removal that failed, it
+// passes by itself.
+type DeletionPendingError struct {
+	Topic string
+	// Brokers are the brokers that have not yet confirmed the removal.
+	Brokers []int
+}
+
+func (e *DeletionPendingError) Error() string {
+	return fmt.Sprintf("cluster: topic %q is still being deleted: brokers %v have not yet removed its files", e.Topic, e.Brokers)
+}
+
+func (e *DeletionPendingError) Unwrap() error { return ErrDeleteUnfinished }
 
 // ReplicationError reports a write that the leader stored but at least one
 // active follower did not. The write was not acknowledged. The leader keeps

@@ -1,11 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/pystream/pystream/log/segment"
 )
 
 // Candidate is one follower considered by ChooseLeader.
@@ -61,8 +60,9 @@ type FailoverResult struct {
 
 // Failover replaces a partition's failed leader with a follower. The
 // cluster never calls it on its own: a broker is unavailable when its
-// instance is closed, and this call is how an operator — or a controller
-// following Plan, through Apply — reacts.
+// instance is closed (in cluster mode: when its heartbeats stop), and this
+// call is how an operator — or a controller following Plan, through Apply
+// — reacts.
 //
 //   - A leader that is still usable is a *LeaderStillAvailableError.
 //   - Candidates are the active followers on available brokers; ChooseLeader
@@ -72,13 +72,14 @@ type FailoverResult struct {
 //   - No candidate is a *NoEligibleReplicaError; the recorded leader stays.
 //   - The old leader stays assigned as a follower but leaves the active set,
 //     as does any active follower that is unavailable.
-//   - The change is written to cluster.meta before Failover returns; if that
-//     write fails, the error is returned and nothing changed, in memory or
-//     on disk.
+//   - The change is committed to the metadata store (cluster.meta in one
+//     process, Raft in cluster mode) before Failover returns; if that
+//     fails, the error is returned and nothing changed.
 //
-// Every refusal leaves every log and cluster.meta as they were. Failover
-// waits for the partition's writes in flight and holds new ones back while it
-// runs.
+// Every refusal leaves every log and the metadata as they were. Failover
+// runs where the brokers' liveness is known (in cluster mode, on the
+// controller's process, wherever it is asked). It waits for the
+// partition's writes in flight and holds new ones back while it runs.
 func (c *Cluster) Failover(topicName string, partition int) (FailoverResult, error) {
 	return c.failover(topicName, partition, byOperator, nil)
 }
@@ -90,22 +91,33 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 	if err != nil {
 		return FailoverResult{}, err
 	}
+	if to, remote, err := c.controllerElsewhere(cs); err != nil {
+		return FailoverResult{}, err
+	} else if remote {
+		return operateOn[FailoverResult](c, to, OperateRequest{Op: OperateFailover, Topic: topicName, Partition: partition,
+			Epoch: epoch, By: cs.by, Reason: cs.reason}, cs)
+	}
 	p.lockIdle()
 	defer c.unlockIdle(p)
-	if err := p.checkEpochLocked(epoch); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return FailoverResult{}, err
 	}
-	old := p.leader
-	if _, err := c.replicaLog(p, old); err == nil {
+	if err := checkEpoch(p, pm, epoch); err != nil {
+		return FailoverResult{}, err
+	}
+	old := pm.Leader
+	if c.usable(p, old) {
 		return FailoverResult{}, &LeaderStillAvailableError{Topic: p.topic, Partition: p.index, BrokerID: old}
 	}
+	ctx, cancel := context.WithTimeout(cs.context(), c.requestTimeout)
+	defer cancel()
 	var cands []Candidate
-	logs := map[int]*segment.Log{}
 	var passed []string
 	var unusable []int
-	for _, id := range p.metadataLocked().Followers() {
-		cand := Candidate{BrokerID: id, Active: p.activeLocked(id)}
-		l, err := c.replicaLog(p, id)
+	for _, id := range pm.Followers() {
+		cand := Candidate{BrokerID: id, Active: slices.Contains(pm.Active, id)}
+		end, err := c.candidateEnd(ctx, p, id)
 		switch {
 		case err != nil:
 			passed = append(passed, fmt.Sprintf("broker %d: %v", id, err))
@@ -115,8 +127,7 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 		case !cand.Active:
 			passed = append(passed, fmt.Sprintf("broker %d: inactive", id))
 		default:
-			cand.Available, cand.LogEnd = true, l.NextOffset()
-			logs[id] = l
+			cand.Available, cand.LogEnd = true, end
 		}
 		cands = append(cands, cand)
 	}
@@ -133,7 +144,7 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 			continue
 		}
 		upto := min(cand.LogEnd, win.LogEnd)
-		common, reason, err := commonPrefix(logs[cand.BrokerID], logs[win.BrokerID], upto)
+		common, reason, err := c.commonPrefix(ctx, p, cand.BrokerID, win.BrokerID, upto)
 		if err != nil {
 			return FailoverResult{}, fmt.Errorf("cluster: fail over %s: compare broker %d with %d: %w", p, cand.BrokerID, win.BrokerID, err)
 		}
@@ -144,23 +155,40 @@ func (c *Cluster) failover(topicName string, partition int, cs cause, epoch *uin
 	}
 	deactivated := append([]int{old}, unusable...)
 	slices.Sort(deactivated)
-	before := p.metadataLocked()
-	next := before.withLeader(win.BrokerID, deactivated)
+	next := pm.withLeader(win.BrokerID, deactivated)
+	cmd := MetaCommand{Op: OpFailover, Topic: p.topic, Partition: p.index, Broker: win.BrokerID, Leave: unusable, Epoch: pm.LeaderEpoch,
+		By: cs.by, Reason: cs.reason, Candidates: JournalCandidates(win, cands)}
 	o := c.newOp(cs, EventFailover, p, old)
-	o.candidates = JournalCandidates(win, cands)
-	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): %s; leaving the active set: %v",
-		p, old, win.BrokerID, next.LeaderEpoch, describeCandidates(win, cands, passed), deactivated)
-	if err := o.begin(summary, before, next, ""); err != nil {
+	words := ChangeWords{
+		Summary: fmt.Sprintf("%s: leader %d -> %d (epoch %d): %s; leaving the active set: %v",
+			p, old, win.BrokerID, next.LeaderEpoch, describeCandidates(win, cands, passed), deactivated),
+		Outcome: fmt.Sprintf("%s: %s, log end %d", p, describeLeadership(next), win.LogEnd)}
+	if err := o.intend(ctx, cmd, words); err != nil {
 		return FailoverResult{}, fmt.Errorf("cluster: fail over %s: %w", p, err)
 	}
-	if err := c.setPartition(p.topic, next); err != nil {
+	after, err := o.change(ctx, cmd, words)
+	if err != nil && !isJournalFailure(err) {
 		return FailoverResult{}, o.fail(fmt.Errorf("cluster: fail over %s: leadership not changed: %w", p, err))
 	}
-	p.applyLocked(next)
-	c.refreshHWLocked(p)
-	res := FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: next.LeaderEpoch,
-		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(next.Active)}
-	return res, o.done(fmt.Sprintf("%s: %s, log end %d", p, describeLeadership(next), win.LogEnd))
+	c.refreshHW(p)
+	res := FailoverResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: win.BrokerID, LeaderEpoch: after.LeaderEpoch,
+		LogEndOffset: win.LogEnd, Deactivated: deactivated, Active: slices.Clone(after.Active)}
+	return res, err
+}
+
+// candidateEnd asks follower id for its log end; an error means it cannot
+// be a candidate (its broker is down or cannot be reached, or its log
+// cannot be read).
+func (c *Cluster) candidateEnd(ctx context.Context, p *partition, id int) (uint64, error) {
+	pctx, cancel := context.WithTimeout(ctx, c.probeTimeout)
+	defer cancel()
+	if !c.hosts(id) && c.observer != nil {
+		if b := c.observer.Broker(id); !b.Available {
+			return 0, fmt.Errorf("broker %d: %w", id, ErrBrokerUnavailable)
+		}
+	}
+	res, err := c.transport.Records(pctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+	return res.LogEnd, err
 }
 
 // JournalCandidates lists the failover candidates that are active and

@@ -174,7 +174,7 @@ func (c *Cluster) takeHWCheckpoint() error {
 			continue
 		}
 		for i, p := range t.parts {
-			p.hw = list[i]
+			p.hw.Set(list[i])
 		}
 	}
 	return nil
@@ -192,9 +192,7 @@ func (c *Cluster) writeHWCheckpoint(topics map[string]*topicState) error {
 	for name, t := range topics {
 		list := make([]uint64, len(t.parts))
 		for i, p := range t.parts {
-			p.mu.Lock()
-			list[i] = c.refreshHWLocked(p)
-			p.mu.Unlock()
+			list[i] = c.refreshHW(p)
 		}
 		hws[name] = list
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ func JournalDir(root string) string { return filepath.Join(root, "journal") }
 
 // JournalPath is the journal's log file: <root>/journal/log.bin, a PyStream
 // log whose payloads are JSON entries.
-func JournalPath(root string) string { return filepath.Join(JournalDir(root), "log.bin") }
+func JournalPath(root string) string { return filepath.Join(JournalDir(root), log.FileName) }
 
 // EncodeJournalEntry renders e as a journal payload (JSON, no newline).
 func EncodeJournalEntry(e JournalEntry) ([]byte, error) {
@@ -416,12 +417,12 @@ func (c *Cluster) Journal(since uint64, max int) ([]JournalEntry, error) {
 	if max < 1 {
 		return nil, fmt.Errorf("cluster: journal: max %d: %w", max, ErrInvalidArgument)
 	}
-	return c.journal.read(since, max)
+	return c.store.JournalEntries(since, max)
 }
 
 // JournalEnd is the offset the next journal entry will get: the number of
 // entries so far.
-func (c *Cluster) JournalEnd() (uint64, error) { return c.journal.end() }
+func (c *Cluster) JournalEnd() (uint64, error) { return c.store.JournalEnd() }
 
 // JournalRefusal records that the operation of a planned action refused
 // it without changing anything, with the action's reason and the refusal:
@@ -431,29 +432,39 @@ func (c *Cluster) JournalRefusal(a Action, refusal error) error {
 	e := JournalEntry{Event: JournalEvent(a.Kind), Phase: PhaseRefused, By: ByController, Topic: a.Topic, Partition: a.Partition,
 		Broker: a.Broker, Summary: fmt.Sprintf("%s/%d: %s not carried out", a.Topic, a.Partition, a.Kind), Reason: a.Reason,
 		Error: c.relative(refusal.Error())}
-	if _, err := c.journal.append(e); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	if _, err := c.store.Journal(ctx, e); err != nil {
 		return fmt.Errorf("cluster: journal the refusal of %s: %w", a, err)
 	}
 	return nil
 }
 
-// JournalHealing records that the operator turned the server's automatic
-// healing on or off, with summary saying what that means and the
-// operator's reason. The cluster itself heals nothing: the switch lives
-// in the server's controller, and the journal keeps the decision beside
-// the ones it changes. It returns the entry's offset.
+// JournalHealing switches automatic healing on or off in the metadata
+// store and records it in the journal, with summary saying what that
+// means and the operator's reason. It returns the entry's offset.
 func (c *Cluster) JournalHealing(on bool, summary, reason string) (uint64, error) {
-	state := "off"
-	if on {
-		state = "on"
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	if _, err := c.store.SetHealing(ctx, on, summary, reason); err != nil {
+		return 0, err
 	}
-	e := JournalEntry{Event: EventHealing, Phase: PhaseDone, By: ByOperator,
-		Summary: fmt.Sprintf("automatic healing %s: %s", state, summary), Reason: reason, Automatic: &on}
-	off, err := c.journal.append(e)
-	if err != nil {
-		return 0, fmt.Errorf("cluster: journal automatic healing %s: %w", state, err)
+	end, err := c.store.JournalEnd()
+	if err != nil || end == 0 {
+		return 0, err
 	}
-	return off, nil
+	return end - 1, nil
+}
+
+// Healing is automatic healing as last switched through the metadata
+// store, and whether it ever was.
+func (c *Cluster) Healing() (on, switched bool) {
+	c.store.Read(func(s *MetaState) {
+		if s.Healing != nil {
+			on, switched = *s.Healing, true
+		}
+	})
+	return on, switched
 }
 
 // ErrJournalFailed is wrapped when an operation took effect but its
@@ -467,6 +478,20 @@ type cause struct {
 	// journaled, when set, is made true once the operation has written a
 	// journal entry (Apply reports it, so a refusal is journaled once).
 	journaled *bool
+	// forwarded is set for an operation another process sent here
+	// (Operate): it is not sent on.
+	forwarded bool
+	// ctx, when set, ends the operation early: the request that sent it
+	// here ended, or a broker it waits on stopped reporting.
+	ctx context.Context
+}
+
+// context is the context an operation runs in.
+func (cs cause) context() context.Context {
+	if cs.ctx != nil {
+		return cs.ctx
+	}
+	return context.Background()
 }
 
 var byOperator = cause{by: ByOperator}
@@ -480,11 +505,6 @@ type op struct {
 	p      *partition
 	broker int
 	intent *uint64
-	// candidates go on a failover's intent; cut and quarantine on a
-	// recovery's intent and done entry.
-	candidates []JournalCandidate
-	cut        *JournalCut
-	quarantine string
 	// topic names the topic of an operation on no one partition (p nil).
 	topic string
 }
@@ -505,36 +525,48 @@ func (o *op) entry(phase JournalPhase, summary string) JournalEntry {
 }
 
 // append writes e to the journal as one of o's entries.
-func (o *op) append(e JournalEntry) (uint64, error) {
-	off, err := o.c.journal.append(e)
-	if err == nil && o.cause.journaled != nil {
-		*o.cause.journaled = true
+func (o *op) append(ctx context.Context, e JournalEntry) (uint64, error) {
+	off, err := o.c.store.Journal(ctx, e)
+	if err == nil {
+		o.journaled()
 	}
 	return off, err
 }
 
-// begin writes the intent of a change from before to after. Nothing may
-// change before it returns without error.
-func (o *op) begin(summary string, before, after PartitionMetadata, quarantine string) error {
-	e := o.entry(PhaseIntent, summary)
-	e.Before, e.After, e.Quarantine = &before, &after, quarantine
-	e.Candidates, e.Cut, o.quarantine = o.candidates, o.cut, quarantine
-	off, err := o.append(e)
-	if err != nil {
-		return fmt.Errorf("nothing changed: %w", err)
+func (o *op) journaled() {
+	if o.cause.journaled != nil {
+		*o.cause.journaled = true
 	}
+}
+
+// intend journals the intent of a change of the partition's leadership or
+// active set (MetaStore.Intend). Nothing may change before it returns
+// without error.
+func (o *op) intend(ctx context.Context, cmd MetaCommand, words ChangeWords) error {
+	off, err := o.c.store.Intend(ctx, cmd, words)
+	if err != nil {
+		return err
+	}
+	o.journaled()
 	o.intent = &off
 	return nil
+}
+
+// change commits the change intend journaled (MetaStore.Change).
+func (o *op) change(ctx context.Context, cmd MetaCommand, words ChangeWords) (PartitionMetadata, error) {
+	cmd.Summary, cmd.Intent = words.Outcome, o.intent
+	if words.Cut != nil {
+		cmd.Cut, cmd.Quarantine = words.Cut, words.Quarantine
+	}
+	return o.c.store.Change(ctx, cmd, *o.intent, words)
 }
 
 // done records success. The operation has taken effect whatever happens
 // here: a failure is reported wrapping ErrJournalFailed.
 func (o *op) done(summary string) error {
-	e := o.entry(PhaseDone, summary)
-	if o.cut != nil {
-		e.Cut, e.Quarantine = o.cut, o.quarantine
-	}
-	if _, err := o.append(e); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), o.c.requestTimeout)
+	defer cancel()
+	if _, err := o.append(ctx, o.entry(PhaseDone, summary)); err != nil {
 		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return nil
@@ -543,9 +575,11 @@ func (o *op) done(summary string) error {
 // fail records that the operation failed with err and returns err, joined
 // with any failure to record it.
 func (o *op) fail(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.c.requestTimeout)
+	defer cancel()
 	e := o.entry(PhaseFailed, "failed")
 	e.Error = o.c.relative(err.Error())
-	if _, jerr := o.append(e); jerr != nil {
+	if _, jerr := o.append(ctx, e); jerr != nil {
 		return errors.Join(err, fmt.Errorf("%w: %w", ErrJournalFailed, jerr))
 	}
 	return err
@@ -568,7 +602,7 @@ func (c *Cluster) reconcileJournal() error {
 	open := map[uint64]JournalEntry{}
 	var order []uint64
 	for since := uint64(0); ; {
-		batch, err := c.journal.read(since, 256)
+		batch, err := c.files.journal.read(since, 256)
 		if err != nil {
 			return err
 		}
@@ -609,7 +643,7 @@ func (c *Cluster) reconcileJournal() error {
 			out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker, Intent: &off,
 				Phase: PhaseFailed, Summary: "the process stopped during the retention pass",
 				Error: "interrupted; the next retention pass deletes what it had not deleted yet"}
-			if _, err := c.journal.append(out); err != nil {
+			if _, err := c.files.journal.append(out); err != nil {
 				return err
 			}
 			continue
@@ -620,7 +654,7 @@ func (c *Cluster) reconcileJournal() error {
 			if c.knownBroker(e.Broker) {
 				out.Phase, out.Summary = PhaseCompleted, fmt.Sprintf("the process stopped after cluster.meta listed broker %d", e.Broker)
 			}
-			if _, err := c.journal.append(out); err != nil {
+			if _, err := c.files.journal.append(out); err != nil {
 				return err
 			}
 			continue
@@ -639,7 +673,7 @@ func (c *Cluster) reconcileJournal() error {
 				out.Summary += fmt.Sprintf("; broker %d's replica stays inactive until it is recovered again", e.Broker)
 			}
 		}
-		if _, err := c.journal.append(out); err != nil {
+		if _, err := c.files.journal.append(out); err != nil {
 			return err
 		}
 	}
@@ -648,9 +682,9 @@ func (c *Cluster) reconcileJournal() error {
 
 // partitionMetadata returns a partition's entry of the persisted metadata.
 func (c *Cluster) partitionMetadata(topicName string, partition int) (PartitionMetadata, bool) {
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	t, ok := c.meta.Topics[topicName]
+	c.files.metaMu.Lock()
+	defer c.files.metaMu.Unlock()
+	t, ok := c.files.meta.Topics[topicName]
 	if !ok || partition < 0 || partition >= len(t.Partitions) {
 		return PartitionMetadata{}, false
 	}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"slices"
 )
@@ -52,56 +53,73 @@ func (c *Cluster) moveLeader(topicName string, partition, brokerID int, cs cause
 	if err != nil {
 		return MoveResult{}, err
 	}
+	if to, remote, err := c.leaderElsewhere(p, cs); err != nil {
+		return MoveResult{}, err
+	} else if remote {
+		return operateOn[MoveResult](c, to, OperateRequest{Op: OperateMoveLeader, Topic: topicName, Partition: partition, Broker: brokerID,
+			Epoch: epoch, By: cs.by, Reason: cs.reason}, cs)
+	}
 	p.lockIdle()
 	defer c.unlockIdle(p)
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: move leader of %s to broker %d: %w", p, brokerID, err)
 	}
-	if err := p.checkEpochLocked(epoch); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return MoveResult{}, err
 	}
-	if err := c.checkFollowerLocked(p, brokerID); err != nil {
+	if err := checkEpoch(p, pm, epoch); err != nil {
+		return MoveResult{}, err
+	}
+	if err := c.checkFollower(pm, brokerID); err != nil {
 		return MoveResult{}, wrap(err)
 	}
-	if !p.activeLocked(brokerID) {
+	if !slices.Contains(pm.Active, brokerID) {
 		return MoveResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
 	}
-	tl, ll, err := c.followerAndLeaderLocked(p, brokerID)
+	ctx, cancel := context.WithTimeout(cs.context(), c.requestTimeout)
+	defer cancel()
+	ll, tEnd, err := c.followerAndLeader(ctx, p, pm, brokerID)
 	if err != nil {
 		return MoveResult{}, wrap(err)
 	}
-	caught, err := c.catchUpLocked(p, brokerID, tl, ll)
+	caught, err := c.catchUpLocked(ctx, p, pm, brokerID, ll, tEnd)
 	if err != nil {
 		return MoveResult{}, wrap(err)
 	}
 	lEnd := ll.NextOffset()
-	same, reason, err := commonPrefix(tl, ll, lEnd)
+	same, reason, err := c.commonPrefix(ctx, p, brokerID, pm.Leader, lEnd)
 	if err != nil {
 		return MoveResult{}, wrap(err)
 	}
-	if end := tl.NextOffset(); same != lEnd || end != lEnd {
+	end, err := c.logEnd(ctx, p, brokerID)
+	if err != nil {
+		return MoveResult{}, wrap(err)
+	}
+	if same != lEnd || end != lEnd {
 		return MoveResult{}, &ReplicaDivergenceError{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Offset: same,
 			Reason: fmt.Sprintf("differs from the leader before the move (log end %d, leader %d): %s", end, lEnd, reason)}
 	}
-	old := p.leader
-	before := p.metadataLocked()
-	next := before.withLeader(brokerID, nil)
+	old := pm.Leader
+	next := pm.withLeader(brokerID, nil)
+	cmd := MetaCommand{Op: OpMoveLeader, Topic: p.topic, Partition: p.index, Broker: brokerID, Epoch: pm.LeaderEpoch, By: cs.by, Reason: cs.reason}
 	o := c.newOp(cs, EventMoveLeader, p, brokerID)
-	summary := fmt.Sprintf("%s: leader %d -> %d (epoch %d): both at log end %d", p, old, brokerID, next.LeaderEpoch, lEnd)
+	words := ChangeWords{Summary: fmt.Sprintf("%s: leader %d -> %d (epoch %d): both at log end %d", p, old, brokerID, next.LeaderEpoch, lEnd),
+		Outcome: fmt.Sprintf("%s: %s", p, describeLeadership(next))}
 	if caught.Copied > 0 {
-		summary += fmt.Sprintf(" after copying %d records to broker %d", caught.Copied, brokerID)
+		words.Summary += fmt.Sprintf(" after copying %d records to broker %d", caught.Copied, brokerID)
 	}
-	if err := o.begin(summary, before, next, ""); err != nil {
+	if err := o.intend(ctx, cmd, words); err != nil {
 		return MoveResult{}, wrap(err)
 	}
-	if err := c.setPartition(p.topic, next); err != nil {
+	after, err := o.change(ctx, cmd, words)
+	if err != nil && !isJournalFailure(err) {
 		return MoveResult{}, o.fail(wrap(fmt.Errorf("leadership not changed: %w", err)))
 	}
-	p.applyLocked(next)
-	c.refreshHWLocked(p)
+	c.refreshHW(p)
 	res := MoveResult{Topic: p.topic, Partition: p.index, OldLeaderBrokerID: old, NewLeaderBrokerID: brokerID,
-		LeaderEpoch: next.LeaderEpoch, Copied: caught.Copied, LogEnd: lEnd}
-	return res, o.done(fmt.Sprintf("%s: %s", p, describeLeadership(next)))
+		LeaderEpoch: after.LeaderEpoch, Copied: caught.Copied, LogEnd: lEnd}
+	return res, err
 }
 
 // DeactivateResult says what Deactivate did.
@@ -138,26 +156,34 @@ func (c *Cluster) deactivate(topicName string, partition, brokerID int, cs cause
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: deactivate %s on broker %d: %w", p, brokerID, err)
 	}
-	if err := p.checkEpochLocked(epoch); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return DeactivateResult{}, err
 	}
-	if err := c.checkFollowerLocked(p, brokerID); err != nil {
+	if err := checkEpoch(p, pm, epoch); err != nil {
+		return DeactivateResult{}, err
+	}
+	if err := c.checkFollower(pm, brokerID); err != nil {
 		return DeactivateResult{}, wrap(err)
 	}
-	if !p.activeLocked(brokerID) {
+	if !slices.Contains(pm.Active, brokerID) {
 		return DeactivateResult{}, wrap(fmt.Errorf("broker %d: %w", brokerID, ErrReplicaInactive))
 	}
-	before := p.metadataLocked()
-	next := before.withoutActive(brokerID)
+	ctx, cancel := context.WithTimeout(cs.context(), c.requestTimeout)
+	defer cancel()
+	next := pm.withoutActive(brokerID)
+	cmd := MetaCommand{Op: OpDeactivate, Topic: p.topic, Partition: p.index, Broker: brokerID, Epoch: pm.LeaderEpoch, By: cs.by, Reason: cs.reason}
 	o := c.newOp(cs, EventDeactivate, p, brokerID)
-	if err := o.begin(fmt.Sprintf("%s: follower %d leaves the active set %v -> %v", p, brokerID, before.Active, next.Active), before, next, ""); err != nil {
+	words := ChangeWords{Summary: fmt.Sprintf("%s: follower %d leaves the active set %v -> %v", p, brokerID, pm.Active, next.Active),
+		Outcome: fmt.Sprintf("%s: %s", p, describeLeadership(next))}
+	if err := o.intend(ctx, cmd, words); err != nil {
 		return DeactivateResult{}, wrap(err)
 	}
-	if err := c.setPartition(p.topic, next); err != nil {
+	after, err := o.change(ctx, cmd, words)
+	if err != nil && !isJournalFailure(err) {
 		return DeactivateResult{}, o.fail(wrap(fmt.Errorf("active set not changed: %w", err)))
 	}
-	p.applyLocked(next)
-	c.refreshHWLocked(p)
-	res := DeactivateResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Active: slices.Clone(next.Active)}
-	return res, o.done(fmt.Sprintf("%s: %s", p, describeLeadership(next)))
+	c.refreshHW(p)
+	res := DeactivateResult{Topic: p.topic, Partition: p.index, BrokerID: brokerID, Active: slices.Clone(after.Active)}
+	return res, err
 }

@@ -54,6 +54,21 @@ type TopicMetadata struct {
 	Partitions []PartitionMetadata
 }
 
+// Holders are the brokers that hold a replica of one of the topic's
+// partitions, ascending.
+func (tm TopicMetadata) Holders() []int {
+	var out []int
+	for _, pm := range tm.Partitions {
+		for _, id := range pm.Replicas {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // PartitionMetadata is one partition in cluster.meta.
 //
 // Its JSON form (used by the journal) has the field names of cluster.meta.
@@ -81,6 +96,9 @@ func (p PartitionMetadata) Assigned() []int {
 	slices.Sort(ids)
 	return ids
 }
+
+// assigned reports whether broker id holds a replica of the partition.
+func (p PartitionMetadata) assigned(id int) bool { return slices.Contains(p.Replicas, id) }
 
 // Followers returns the assigned brokers other than the leader, ascending.
 func (p PartitionMetadata) Followers() []int {

@@ -97,6 +97,23 @@ type MetaState struct {
 	// acts after its node's failover delay. Nil, never switched: each
 	// node's configured failover delay decides, zero meaning off.
 	Healing *bool
+	// Deleting holds the topics deleted whose files some brokers have not
+	// yet removed: each name with those brokers, ascending, and the offset
+	// of the deletion's intent in the journal. Such a name cannot be
+	// created again until every broker has removed its files
+	// (OpTopicFilesRemoved), so that no broker ever serves a new topic from
+	// an old one's records.
+	Deleting map[string]TopicDeletion
+}
+
+// TopicDeletion is a deleted topic whose files are not all removed yet.
+type TopicDeletion struct {
+	// Brokers are the brokers that still hold files of it, ascending.
+	Brokers []int `json:"brokers"`
+	// Intent is the journal offset of the deletion's intent.
+	Intent uint64 `json:"intent"`
+	// Offsets is how many committed consumer offsets the deletion dropped.
+	Offsets int `json:"offsets"`
 }
 
 // MetaOp names the kind of a MetaCommand.
@@ -114,8 +131,14 @@ const (
 	// of Config take their values, those of DeleteConfig go back to the
 	// default (topic.AlterConfigOverrides), checked as a whole.
 	OpAlterConfig MetaOp = "alter-config"
-	// OpDeleteTopic removes a topic and its consumer offsets: Topic.
+	// OpDeleteTopic removes a topic and its consumer offsets: Topic. The
+	// brokers that held its replicas remove their files next, each
+	// telling so with OpTopicFilesRemoved.
 	OpDeleteTopic MetaOp = "delete-topic"
+	// OpTopicFilesRemoved says that Broker removed the files of the
+	// deleted Topic; once every broker has, the deletion is done and the
+	// name free again.
+	OpTopicFilesRemoved MetaOp = "topic-files-removed"
 	// OpFailover makes Broker the leader of Topic/Partition at the next
 	// epoch; the old leader and the replicas in Leave leave the active set.
 	OpFailover MetaOp = "failover"
@@ -183,6 +206,12 @@ type MetaCommand struct {
 	// Automatic is what a set-healing command switches automatic
 	// healing to.
 	Automatic *bool `json:"automatic,omitempty"`
+	// Summary, when set, is what the journal entry of a partition
+	// command says (the operation's own words); Intent the offset of the
+	// intent that entry is the outcome of; Cut what a recovery cut.
+	Summary string      `json:"summary,omitempty"`
+	Intent  *uint64     `json:"intent,omitempty"`
+	Cut     *JournalCut `json:"cut,omitempty"`
 }
 
 // MetaResult is what an applied command did.
@@ -194,6 +223,9 @@ type MetaResult struct {
 	// Journal is the offset a journal command's entry got, so that an
 	// outcome can name its intent.
 	Journal *uint64 `json:"journal,omitempty"`
+	// Count is how many consumer offsets a deletion (of a topic, or of a
+	// consumer's offsets) dropped.
+	Count int `json:"count,omitempty"`
 }
 
 // EncodeMetaCommand renders c as JSON, the form a Raft log entry holds.
@@ -241,6 +273,13 @@ func (s *MetaState) Clone() *MetaState {
 		on := *s.Healing
 		out.Healing = &on
 	}
+	if s.Deleting != nil {
+		out.Deleting = make(map[string]TopicDeletion, len(s.Deleting))
+		for name, d := range s.Deleting {
+			d.Brokers = slices.Clone(d.Brokers)
+			out.Deleting[name] = d
+		}
+	}
 	return out
 }
 
@@ -287,6 +326,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.createTopic(c)
 	case OpDeleteTopic:
 		return s.deleteTopic(c)
+	case OpTopicFilesRemoved:
+		return s.topicFilesRemoved(c)
 	case OpAlterConfig:
 		return s.alterConfig(c)
 	case OpFailover, OpMoveLeader, OpDeactivate, OpActivate:
@@ -399,6 +440,9 @@ func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {
 		return MetaResult{}, &TopicExistsError{Topic: name, PartitionCount: t.PartitionCount, ReplicationFactor: t.ReplicationFactor,
 			SameSettings: t.PartitionCount == c.Partitions && t.ReplicationFactor == c.ReplicationFactor && maps.Equal(t.Config, overrides)}
 	}
+	if d, ok := s.Deleting[name]; ok {
+		return MetaResult{}, &DeletionPendingError{Topic: name, Brokers: slices.Clone(d.Brokers)}
+	}
 	for other := range s.Meta.Topics {
 		if strings.EqualFold(other, name) {
 			return MetaResult{}, &TopicNameConflictError{Topic: name, Existing: other}
@@ -452,7 +496,8 @@ func (s *MetaState) alterConfig(c MetaCommand) (MetaResult, error) {
 }
 
 func (s *MetaState) deleteTopic(c MetaCommand) (MetaResult, error) {
-	if _, ok := s.Meta.Topics[c.Topic]; !ok {
+	tm, ok := s.Meta.Topics[c.Topic]
+	if !ok {
 		return MetaResult{}, fmt.Errorf("cluster: delete topic %q: %w", c.Topic, ErrUnknownTopic)
 	}
 	next := s.Meta.clone()
@@ -465,8 +510,35 @@ func (s *MetaState) deleteTopic(c MetaCommand) (MetaResult, error) {
 			dropped++
 		}
 	}
-	summary := fmt.Sprintf("topic %q deleted with %d committed consumer offset(s)", c.Topic, dropped)
-	s.journal(c, JournalEntry{Event: EventDeleteTopic, Phase: PhaseDone, By: by(c), Topic: c.Topic, Summary: summary, Reason: c.Reason})
+	holders := tm.Holders()
+	intent := s.JournalEnd()
+	summary := describeTopic(c.Topic, tm)
+	s.journal(c, JournalEntry{Event: EventDeleteTopic, Phase: PhaseIntent, By: by(c), Topic: c.Topic, Summary: summary, Reason: c.Reason})
+	if s.Deleting == nil {
+		s.Deleting = map[string]TopicDeletion{}
+	}
+	s.Deleting[c.Topic] = TopicDeletion{Brokers: holders, Intent: intent, Offsets: dropped}
+	return MetaResult{Summary: fmt.Sprintf("topic %q deleted with %d committed consumer offset(s); brokers %v remove its files", c.Topic, dropped, holders),
+		Journal: &intent, Count: dropped}, nil
+}
+
+// topicFilesRemoved records that c.Broker removed the files of the
+// deleted c.Topic; the last one journals the deletion's outcome and frees
+// the name. A broker that has nothing left to remove changes nothing.
+func (s *MetaState) topicFilesRemoved(c MetaCommand) (MetaResult, error) {
+	d, ok := s.Deleting[c.Topic]
+	if !ok || !slices.Contains(d.Brokers, c.Broker) {
+		return MetaResult{Summary: fmt.Sprintf("%s: broker %d holds no files of a deleted topic", c.Topic, c.Broker)}, nil
+	}
+	d.Brokers = slices.DeleteFunc(slices.Clone(d.Brokers), func(id int) bool { return id == c.Broker })
+	if len(d.Brokers) > 0 {
+		s.Deleting[c.Topic] = d
+		return MetaResult{Summary: fmt.Sprintf("%s: broker %d removed its files; brokers %v have yet to", c.Topic, c.Broker, d.Brokers)}, nil
+	}
+	delete(s.Deleting, c.Topic)
+	intent := d.Intent
+	summary := fmt.Sprintf("%s: replica directories removed from every broker, %d consumer offset(s) removed", c.Topic, d.Offsets)
+	s.journal(c, JournalEntry{Event: EventDeleteTopic, Phase: PhaseDone, By: by(c), Topic: c.Topic, Summary: summary, Intent: &intent})
 	return MetaResult{Summary: summary}, nil
 }
 
@@ -546,8 +618,21 @@ func (s *MetaState) changePartition(c MetaCommand) (MetaResult, error) {
 	if c.Op == OpFailover {
 		cands = c.Candidates
 	}
+	if c.Summary != "" {
+		summary = c.Summary
+	}
+	var intent *uint64
+	if c.Intent != nil {
+		off := *c.Intent
+		intent = &off
+	}
+	var cut *JournalCut
+	if c.Cut != nil && c.Op == OpActivate {
+		cc := *c.Cut
+		cut = &cc
+	}
 	s.journal(c, JournalEntry{Event: ev, Phase: PhaseDone, By: by(c), Topic: c.Topic, Partition: c.Partition, Broker: acted,
-		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine, Candidates: cands})
+		Summary: summary, Reason: c.Reason, Before: &b, After: &a, Quarantine: c.Quarantine, Candidates: cands, Intent: intent, Cut: cut})
 	return MetaResult{Summary: summary, Partition: &a}, nil
 }
 
@@ -586,7 +671,7 @@ func (s *MetaState) deleteOffsets(c MetaCommand) (MetaResult, error) {
 			n++
 		}
 	}
-	return MetaResult{Summary: fmt.Sprintf("consumer %q: %d offset(s) deleted", c.Consumer, n)}, nil
+	return MetaResult{Summary: fmt.Sprintf("consumer %q: %d offset(s) deleted", c.Consumer, n), Count: n}, nil
 }
 
 // HealingSummary is what a healing entry says switching automatic
@@ -635,6 +720,9 @@ type metaStateJSON struct {
 	// existed has none, and one of a state never switched is encoded as
 	// they were.
 	Healing *bool `json:"healing,omitempty"`
+	// Deleting is MetaState.Deleting, by name; absent when no deletion is
+	// unfinished, as in snapshots written before the field existed.
+	Deleting map[string]TopicDeletion `json:"deleting,omitempty"`
 }
 
 type offsetJSON struct {
@@ -655,7 +743,7 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 		return nil, err
 	}
 	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{},
-		Healing: s.Healing}
+		Healing: s.Healing, Deleting: s.Deleting}
 	for _, id := range sortedKeys(s.Nodes) {
 		out.Nodes = append(out.Nodes, s.Nodes[id])
 	}
@@ -692,6 +780,21 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 		return nil, fmt.Errorf("cluster: meta state: %w", err)
 	}
 	s := &MetaState{Meta: meta, Nodes: map[int]NodeInfo{}, Offsets: map[OffsetKey]uint64{}, Healing: in.Healing}
+	for name, d := range in.Deleting {
+		if err := topic.ValidateName(name); err != nil {
+			return nil, fmt.Errorf("cluster: meta state: deleting: %w", err)
+		}
+		if len(d.Brokers) == 0 || ascendingPositive(d.Brokers) != nil {
+			return nil, fmt.Errorf("cluster: meta state: deleting %q: brokers %v: %w", name, d.Brokers, ErrInvalidArgument)
+		}
+		if _, live := meta.Topics[name]; live {
+			return nil, fmt.Errorf("cluster: meta state: %q is both a topic and being deleted: %w", name, ErrInvalidArgument)
+		}
+		if s.Deleting == nil {
+			s.Deleting = map[string]TopicDeletion{}
+		}
+		s.Deleting[name] = d
+	}
 	for _, n := range in.Nodes {
 		if err := n.validate(); err != nil {
 			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)

@@ -352,15 +352,49 @@ func TestMetaStateDeleteTopic(t *testing.T) {
 				require.Equal(t, other, k.Topic)
 				require.Equal(t, uint64(7), v)
 			}
-			require.Equal(t, end+1, s.JournalEnd(), "one entry")
+			require.Equal(t, end+1, s.JournalEnd(), "one entry: the intent")
 			e := s.Journal[len(s.Journal)-1]
 			wantBy := tc.by
 			if wantBy == "" {
 				wantBy = ByOperator
 			}
-			require.Equal(t, JournalEntry{Offset: end, Time: c.Time, Event: EventDeleteTopic, Phase: PhaseDone, By: wantBy,
-				Topic: tc.topic, Summary: res.Summary, Reason: tc.reason}, e)
+			require.Equal(t, JournalEntry{Offset: end, Time: c.Time, Event: EventDeleteTopic, Phase: PhaseIntent, By: wantBy,
+				Topic: tc.topic, Summary: e.Summary, Reason: tc.reason}, e)
+			require.Contains(t, e.Summary, "delete 2 partition(s)")
 			require.Contains(t, res.Summary, "4 committed consumer offset(s)")
+			require.Equal(t, 4, res.Count)
+			require.Equal(t, &end, res.Journal)
+			require.Equal(t, TopicDeletion{Brokers: []int{1, 2, 3}, Intent: end, Offsets: 4}, s.Deleting[tc.topic],
+				"the brokers that held replicas have their files to remove")
+
+			// The name is reserved until every broker removed its files.
+			create := MetaCommand{Op: OpCreateTopic, Time: c.Time, Topic: tc.topic, Partitions: 1, ReplicationFactor: 1}
+			refused := applyRefused(t, s, create)
+			require.ErrorIs(t, refused, ErrDeleteUnfinished)
+			var pending *DeletionPendingError
+			require.ErrorAs(t, refused, &pending)
+			require.Equal(t, DeletionPendingError{Topic: tc.topic, Brokers: []int{1, 2, 3}}, *pending)
+			snap, err := EncodeMetaState(s)
+			require.NoError(t, err)
+			back, err := ParseMetaState(snap)
+			require.NoError(t, err)
+			require.Equal(t, s.Deleting, back.Deleting, "a snapshot keeps the unfinished deletion")
+			for _, id := range []int{2, 1, 4} {
+				mustApply(t, s, MetaCommand{Op: OpTopicFilesRemoved, Time: c.Time, Topic: tc.topic, Broker: id})
+			}
+			require.Equal(t, []int{3}, s.Deleting[tc.topic].Brokers, "broker 4 held nothing; 3 has yet to")
+			require.Equal(t, end+1, s.JournalEnd(), "nothing journaled until the last")
+			mustApply(t, s, MetaCommand{Op: OpTopicFilesRemoved, Time: c.Time, Topic: tc.topic, Broker: 3})
+			require.Empty(t, s.Deleting)
+			done := s.Journal[len(s.Journal)-1]
+			require.Equal(t, PhaseDone, done.Phase)
+			require.Equal(t, &end, done.Intent)
+			require.Contains(t, done.Summary, "4 consumer offset(s) removed")
+			mustApply(t, s, create)
+			mustApply(t, s, MetaCommand{Op: OpDeleteTopic, Time: c.Time, Topic: tc.topic})
+			for _, id := range []int{1, 2, 3, 4} {
+				mustApply(t, s, MetaCommand{Op: OpTopicFilesRemoved, Time: c.Time, Topic: tc.topic, Broker: id})
+			}
 
 			require.ErrorIs(t, applyRefused(t, s, c), ErrUnknownTopic, "a second delete")
 		})

@@ -34,6 +34,15 @@ type Options struct {
 	// records, in parallel with each other, so a follower is always a
 	// prefix of its leader. See docs/phase-4-replication.md.
 	ParallelLeaderWrite bool
+	// CatchUpOnWrite, when true, lets a write bring a follower that lags
+	// its leader level before it takes the write's records: the leader
+	// sends what the follower misses first. False (the default, phase 4's
+	// rule) fails the write instead — a *ReplicationError naming the
+	// follower — and the follower lags until a catch-up (CatchUp, or the
+	// controller's). Cluster mode sets it: between processes a follower
+	// that missed one write (a timeout, a dropped connection) is then not
+	// left failing every write until the controller next looks.
+	CatchUpOnWrite bool
 	// MaxOpenLogs caps the replica logs (one open file each) of all topics
 	// together: CreateTopic refuses a topic whose partitions × replication
 	// factor would take the cluster past it (*OpenLogsLimitError). Zero

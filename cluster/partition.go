@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
-	"github.com/pystream/pystream/topic"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/topic"
 )
 
 // topicState is one replicated topic in memory.
@@ -22,9 +24,8 @@ type topicState struct {
 func newTopicState(name string, t TopicMetadata) *topicState {
 	ts := &topicState{name: name, rf: t.ReplicationFactor, router: topic.NewRouter(len(t.Partitions))}
 	for _, pm := range t.Partitions {
-		p := &partition{topic: name, index: pm.Partition}
+		p := &partition{topic: name, index: pm.Partition, followerEnd: map[int]uint64{}}
 		p.idle = sync.NewCond(&p.mu)
-		p.applyLocked(pm)
 		ts.parts = append(ts.parts, p)
 	}
 	return ts
@@ -34,61 +35,73 @@ func (t *topicState) info() TopicInfo {
 	return TopicInfo{Name: t.name, PartitionCount: len(t.parts), ReplicationFactor: t.rf}
 }
 
-// partition is the in-memory state of one replicated partition: its
-// leadership (a mirror of cluster.meta, changed only after cluster.meta is
-// written), its high watermark and its write queue.
+// partition is one replicated partition as this process knows it: its
+// write queue and high watermark where this process hosts its leader. Its
+// leadership is the metadata store's (partitionMeta), read afresh by every
+// operation.
 type partition struct {
 	topic string
 	index int
 
-	// mu guards every field below. Writers hold it only to queue and to
-	// take or hand back the writer slot, never across disk I/O; failover,
-	// recovery and catch-up hold it (with the writer slot idle) for their
-	// whole run, which excludes writes to the partition while they work.
+	// mu guards the write queue below. Writers hold it only to queue and
+	// to take or hand back the writer slot, never across I/O. Failover,
+	// recovery, catch-up, a leader move and retention take the partition
+	// for their whole run (lockIdle: the writer slot idle, no batch in
+	// flight and none started until they end) without holding mu, so
+	// that whoever waits for them waits on idle.
 	mu sync.Mutex
-	// idle is signalled whenever writing turns false.
+	// idle is signalled whenever writing or held turns false.
 	idle *sync.Cond
-	// leader, epoch, replicas (placement order) and active (ascending)
-	// mirror the partition's entry in cluster.meta.
-	leader   int
-	epoch    uint64
-	replicas []int
-	active   []int
-	// hw is the high watermark: every active replica holds all records
-	// below it. It only moves forward while the process lives; Open seeds
-	// it from hw.checkpoint, which the last clean Close wrote.
-	hw uint64
 	// queue holds sends waiting for the next batch.
 	queue []*sendRequest
 	// writing is true while one goroutine owns the writer slot.
 	writing bool
-	// exclusive counts failover, recovery and catch-up calls waiting in
-	// lockIdle. While it is positive the writer stops after the batch in
-	// flight and leaves the queue to whoever unlocks last, so a steady
-	// stream of sends cannot starve them.
+	// held is true while an operation has the partition (lockIdle).
+	held bool
+	// exclusive counts the operations waiting in lockIdle. While it is
+	// positive the writer stops after the batch in flight and leaves the
+	// queue to whoever unlocks last, so a steady stream of sends cannot
+	// starve them.
 	exclusive int
-	// deleted is set, with the writer slot idle, once the topic's deletion
-	// is in cluster.meta; every later operation on p is refused with
-	// ErrUnknownTopic (see goneLocked).
-	deleted bool
+
+	// hw is the high watermark: every active replica holds all records
+	// below it. Where this process hosts the leader it rises with every
+	// acknowledged batch and every refresh; elsewhere it is what the
+	// leader last said. It never moves backwards while the process lives;
+	// Open seeds it from hw.checkpoint, which the last clean Close wrote.
+	hw watermark
+
+	// endsMu guards followerEnd: each follower's log end as its last
+	// answer to this process said, when this process hosts the leader.
+	endsMu      sync.Mutex
+	followerEnd map[int]uint64
+
+	// deleted is set once the topic's deletion is in the metadata; every
+	// later operation on p is refused with ErrUnknownTopic (goneLocked).
+	deleted atomic.Bool
 }
 
-// lockIdle locks p and waits until no batch is being written, ahead of any
-// send still queued. Callers hold p.mu afterwards and must release it with
-// Cluster.unlockIdle, which hands the queue back to a writer.
+// lockIdle takes the partition for an operation: it waits until no batch
+// is being written and no other operation has it, ahead of any send still
+// queued. The sends queued meanwhile wait for Cluster.unlockIdle, which
+// hands the queue back to a writer.
 func (p *partition) lockIdle() {
 	p.mu.Lock()
 	p.exclusive++
-	for p.writing {
+	for p.writing || p.held {
 		p.idle.Wait()
 	}
 	p.exclusive--
+	p.held = true
+	p.mu.Unlock()
 }
 
 // unlockIdle ends what lockIdle began: if sends queued up meanwhile and no
-// other exclusive call is waiting, a new writer takes the slot for them
-// (their callers only wait for their results), then p.mu is released.
+// other operation is waiting, a new writer takes the slot for them (their
+// callers only wait for their results).
 func (c *Cluster) unlockIdle(p *partition) {
+	p.mu.Lock()
+	p.held = false
 	if len(p.queue) > 0 && !p.writing && p.exclusive == 0 {
 		p.writing = true
 		go func() {
@@ -96,102 +109,121 @@ func (c *Cluster) unlockIdle(p *partition) {
 			c.drainLocked(p)
 		}()
 	}
+	p.idle.Broadcast()
 	p.mu.Unlock()
-}
-
-// metadataLocked returns p's leadership as cluster.meta records it. p.mu
-// must be held.
-func (p *partition) metadataLocked() PartitionMetadata {
-	return PartitionMetadata{Partition: p.index, Leader: p.leader, LeaderEpoch: p.epoch, Replicas: slices.Clone(p.replicas), Active: slices.Clone(p.active)}
-}
-
-// applyLocked replaces p's leadership. p.mu must be held (or p not yet
-// shared).
-func (p *partition) applyLocked(pm PartitionMetadata) {
-	p.leader = pm.Leader
-	p.epoch = pm.LeaderEpoch
-	p.replicas = slices.Clone(pm.Replicas)
-	p.active = slices.Clone(pm.Active)
-}
-
-// checkEpochLocked refuses, with ErrStaleAction, an epoch that is not p's;
-// a nil epoch is not checked. A partition of a deleted topic is refused
-// first, with ErrUnknownTopic. p.mu must be held.
-func (p *partition) checkEpochLocked(epoch *uint64) error {
-	if err := p.goneLocked(); err != nil {
-		return err
-	}
-	if epoch != nil && *epoch != p.epoch {
-		return fmt.Errorf("cluster: %s: planned on leader epoch %d, now %d: %w", p, *epoch, p.epoch, ErrStaleAction)
-	}
-	return nil
-}
-
-func (p *partition) assignedLocked(id int) bool {
-	return slices.Contains(p.replicas, id)
-}
-
-func (p *partition) activeLocked(id int) bool {
-	return slices.Contains(p.active, id)
 }
 
 func (p *partition) String() string { return fmt.Sprintf("%s/%d", p.topic, p.index) }
 
-// replicaLog returns broker id's log of partition p, or an error wrapping
-// ErrBrokerUnavailable when the broker is not registered or closed.
-func (c *Cluster) replicaLog(p *partition, id int) (*segment.Log, error) {
-	b := c.broker(id)
-	if b == nil {
-		return nil, fmt.Errorf("cluster: broker %d: not registered: %w", id, ErrBrokerUnavailable)
+// goneLocked returns an error wrapping ErrUnknownTopic once p's topic is
+// deleted.
+func (p *partition) goneLocked() error {
+	if p.deleted.Load() {
+		return fmt.Errorf("cluster: topic %q: deleted: %w", p.topic, ErrUnknownTopic)
 	}
-	return b.replica(p.topic, p.index, false)
+	return nil
 }
 
-// leaderLogLocked returns the leader's log, or a *LeaderUnavailableError.
-// p.mu must be held.
-func (c *Cluster) leaderLogLocked(p *partition) (*segment.Log, error) {
-	l, err := c.replicaLog(p, p.leader)
+// gone is goneLocked for a caller that does not hold p.mu.
+func (c *Cluster) gone(p *partition) error { return p.goneLocked() }
+
+// partitionMeta is p's leadership as the metadata store has it now.
+func (c *Cluster) partitionMeta(p *partition) (PartitionMetadata, error) {
+	if err := p.goneLocked(); err != nil {
+		return PartitionMetadata{}, err
+	}
+	pm, err := readPartition(c.store, p.topic, p.index)
 	if err != nil {
-		return nil, leaderError(p, p.leader, err)
+		return pm, fmt.Errorf("cluster: topic %q: deleted: %w", p.topic, ErrUnknownTopic)
 	}
-	return l, nil
+	return pm, nil
 }
 
-// refreshHWLocked advances the high watermark to the smallest log end among
-// the active replicas. If any active replica cannot be read (its broker is
-// unavailable — stopped, or not started by this process — or its log
-// unreadable), its log end is unknown and the high watermark stays where it
-// was: moving it on the other replicas alone could expose a record that
-// replica lacks, which a later failover to it would discard (once it is
-// back, it is an active candidate, and the only one if the others are down
-// by then). Where it was is never less than what the last clean Close
-// recorded in hw.checkpoint, so a restart without a broker still serves
-// every record that was below the watermark at shutdown
-// (docs/design.md § High watermark). p.mu must be held.
-func (c *Cluster) refreshHWLocked(p *partition) uint64 {
-	var low uint64
-	for i, id := range p.active {
-		l, err := c.replicaLog(p, id)
-		if err != nil {
-			return p.hw
-		}
-		end := l.NextOffset()
-		if i == 0 || end < low {
-			low = end
-		}
+// checkEpoch refuses, with ErrStaleAction, an epoch that is not pm's; a
+// nil epoch is not checked.
+func checkEpoch(p *partition, pm PartitionMetadata, epoch *uint64) error {
+	if epoch != nil && *epoch != pm.LeaderEpoch {
+		return fmt.Errorf("cluster: %s: planned on leader epoch %d, now %d: %w", p, *epoch, pm.LeaderEpoch, ErrStaleAction)
 	}
-	c.raiseHWLocked(p, low)
-	return p.hw
+	return nil
 }
 
-// raiseHWLocked moves p's high watermark up to to, never down, and tells
-// Options.Advanced when it rose. p.mu must be held.
-func (c *Cluster) raiseHWLocked(p *partition, to uint64) {
-	if to <= p.hw {
-		return
-	}
-	p.hw = to
-	if c.opts.Advanced != nil {
+// raiseHW moves p's high watermark up to to, never down, and tells
+// Options.Advanced when it rose.
+func (c *Cluster) raiseHW(p *partition, to uint64) {
+	if p.hw.Raise(to) && c.opts.Advanced != nil {
 		c.opts.Advanced(p.topic, p.index, to)
 	}
+}
+
+// setFollowerEnd records follower id's log end as it last answered.
+func (p *partition) setFollowerEnd(id int, end uint64) {
+	p.endsMu.Lock()
+	p.followerEnd[id] = end
+	p.endsMu.Unlock()
+}
+
+// leaderLog returns the log of p's leader, which this process hosts, or a
+// *LeaderUnavailableError when its broker is stopped or its log cannot be
+// opened; a leader hosted elsewhere is a *NotLeaderError.
+func (c *Cluster) leaderLog(p *partition, pm PartitionMetadata) (*member, *segment.Log, error) {
+	if !c.hosts(pm.Leader) {
+		return nil, nil, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: c.localID, Leader: pm.Leader}
+	}
+	m, err := c.hosted(pm.Leader)
+	if err != nil {
+		return nil, nil, leaderError(p, pm.Leader, err)
+	}
+	l, err := m.b.replica(p.topic, p.index, c.createMissing)
+	if err != nil {
+		return nil, nil, leaderError(p, pm.Leader, err)
+	}
+	return m, l, nil
+}
+
+// refreshHW advances the high watermark, where this process hosts the
+// leader, to the smallest log end among the active replicas, asking each
+// follower for its own (Transport.Records, which proves and changes
+// nothing). If any active replica cannot be read (its broker is stopped,
+// unreachable, or its log unreadable), its log end is unknown and the
+// high watermark stays where it was: moving it on the other replicas alone
+// could expose a record that replica lacks, which a later failover to it
+// would discard. Where it was is never less than what the last clean Close
+// recorded in hw.checkpoint, so a restart without a broker still serves
+// every record that was below the watermark at shutdown
+// (docs/design.md § High watermark).
+func (c *Cluster) refreshHW(p *partition) uint64 {
+	hw := p.hw.Load()
+	pm, err := c.partitionMeta(p)
+	if err != nil {
+		return hw
+	}
+	_, l, err := c.leaderLog(p, pm)
+	if err != nil {
+		return hw
+	}
+	low := l.NextOffset()
+	if low <= hw {
+		return hw
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.probeTimeout)
+	defer cancel()
+	for _, id := range pm.Active {
+		if id == pm.Leader {
+			continue
+		}
+		res, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+		if err != nil {
+			return hw
+		}
+		p.setFollowerEnd(id, res.LogEnd)
+		low = min(low, res.LogEnd)
+	}
+	c.raiseHW(p, low)
+	return p.hw.Load()
+}
+
+// followersOf is the active replicas other than the leader, in order.
+func followersOf(leader int, active []int) []int {
+	return slices.DeleteFunc(slices.Clone(active), func(id int) bool { return id == leader })
 }

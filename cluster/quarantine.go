@@ -72,13 +72,9 @@ func (b *Broker) CutReplica(topicName string, partition int, to uint64, at time.
 	return path, nil
 }
 
-// quarantine copies the records [from, to) of l, durably, into a new file
-// at path: written to a temp file, fsync-ed, renamed, directory fsync-ed.
-func (c *Cluster) quarantine(l *segment.Log, path string, from, to uint64) error {
-	return quarantineRecords(c.opts.Broker.FS, l, path, from, to)
-}
-
-// quarantineRecords is quarantine on the file system fsys.
+// quarantineRecords copies the records [from, to) of l, durably, into a
+// new file at path on fsys: written to a temp file, fsync-ed, renamed,
+// directory fsync-ed.
 func quarantineRecords(fsys durable.FS, l *segment.Log, path string, from, to uint64) error {
 	var frames []byte
 	for at := from; at < to; {

@@ -1,13 +1,15 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/pystream/pystream/client"
-	"github.com/pystream/pystream/log/segment"
-
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
 )
 
 // ReadCommitted returns up to maxRecords records of a partition from start,
@@ -15,64 +17,132 @@ import (
 // consumer served this way never sees a record that a failover could
 // discard. Past the high watermark it returns no records and no error;
 // below the leader's log start it is a *client.OffsetOutOfRangeError. An
-// unavailable leader is a *LeaderUnavailableError.
+// unavailable leader is a *LeaderUnavailableError. A leader in another
+// process (cluster mode) is asked for the records.
 func (c *Cluster) ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error) {
 	if maxRecords < 1 {
 		return nil, fmt.Errorf("cluster: read %s/%d: maxRecords %d < 1: %w", topicName, partition, maxRecords, ErrInvalidArgument)
 	}
-	p, err := c.partition(topicName, partition)
+	res, err := c.readCommitted(RecordsRequest{Topic: topicName, Partition: partition, From: start, MaxRecords: maxRecords,
+		MaxBytes: math.MaxInt, Committed: true})
+	return res.Records, err
+}
+
+// readCommitted serves a committed read where the leader is: here, or in
+// the leader's process. A leader in another process is asked for at most
+// maxPushBytes of records.
+func (c *Cluster) readCommitted(req RecordsRequest) (RecordsResponse, error) {
+	p, err := c.partition(req.Topic, req.Partition)
 	if err != nil {
-		return nil, err
+		return RecordsResponse{}, err
 	}
-	p.mu.Lock()
+	for attempt := 0; ; attempt++ {
+		pm, err := c.partitionMeta(p)
+		if err != nil {
+			return RecordsResponse{}, err
+		}
+		if c.hosts(pm.Leader) {
+			return c.readCommittedLocal(p, pm, req)
+		}
+		remote := req
+		remote.MaxBytes = min(req.MaxBytes, maxPushBytes)
+		ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+		res, err := c.transport.Records(ctx, pm.Leader, remote)
+		cancel()
+		if err == nil || attempt >= 3 || !errors.Is(err, ErrNotLeader) {
+			return res, c.leaderAnswer(p, pm.Leader, err)
+		}
+		c.awaitChange(p, pm, 500*time.Millisecond)
+	}
+}
+
+// leaderAnswer turns a failure to reach a partition's leader in another
+// process into the *LeaderUnavailableError a stopped leader is; the
+// leader's own answers (an offset out of range, a refusal) pass unchanged.
+func (c *Cluster) leaderAnswer(p *partition, leader int, err error) error {
+	if err == nil || !unavailable(err) {
+		return err
+	}
+	var lu *LeaderUnavailableError
+	if errors.As(err, &lu) {
+		return err
+	}
+	return &LeaderUnavailableError{Topic: p.topic, Partition: p.index, BrokerID: leader, Err: err}
+}
+
+// readCommittedAt serves a committed read sent to broker m, which must
+// lead the partition.
+func (c *Cluster) readCommittedAt(m *member, req RecordsRequest) (RecordsResponse, error) {
+	p, err := c.partition(req.Topic, req.Partition)
+	if err != nil {
+		return RecordsResponse{}, err
+	}
+	pm, err := c.partitionMeta(p)
+	if err != nil {
+		return RecordsResponse{}, err
+	}
+	if pm.Leader != m.id() {
+		return RecordsResponse{}, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
+	}
+	return c.readCommittedLocal(p, pm, req)
+}
+
+// readCommittedLocal reads below the high watermark from the leader's log,
+// which this process hosts.
+func (c *Cluster) readCommittedLocal(p *partition, pm PartitionMetadata, req RecordsRequest) (RecordsResponse, error) {
 	if err := p.goneLocked(); err != nil {
-		p.mu.Unlock()
-		return nil, err
+		return RecordsResponse{}, err
 	}
-	hw := c.refreshHWLocked(p)
-	ll, err := c.leaderLogLocked(p)
-	p.mu.Unlock()
+	hw := c.refreshHW(p)
+	_, ll, err := c.leaderLog(p, pm)
 	if err != nil {
-		return nil, err
+		return RecordsResponse{}, err
 	}
-	if start >= hw {
-		return nil, nil
+	ls := ll.LogStart()
+	res := RecordsResponse{LogStart: min(ls, hw), LogEnd: ll.NextOffset(), HighWatermark: hw}
+	if req.From >= hw || req.MaxBytes <= 0 {
+		return res, nil
 	}
-	if ls := ll.LogStart(); start < ls {
-		return nil, &client.OffsetOutOfRangeError{Topic: topicName, Partition: partition, Offset: start, LogStart: ls, HighWatermark: hw}
+	if req.From < ls {
+		return RecordsResponse{}, &client.OffsetOutOfRangeError{Topic: p.topic, Partition: p.index, Offset: req.From, LogStart: ls, HighWatermark: hw}
 	}
-	recs, err := ll.Read(start, int(min(uint64(maxRecords), hw-start)))
+	res.Records, err = readRange(ll, req.From, hw, req.MaxBytes, req.MaxRecords)
 	if err != nil {
 		if gone := c.gone(p); gone != nil {
-			return nil, gone // deleted during the read, which closed the log
+			return RecordsResponse{}, gone // deleted during the read, which closed the log
 		}
 		if errors.Is(err, segment.ErrBeforeLogStart) { // retention ran meanwhile
-			return nil, &client.OffsetOutOfRangeError{Topic: topicName, Partition: partition, Offset: start, LogStart: ll.LogStart(), HighWatermark: hw}
+			return RecordsResponse{}, &client.OffsetOutOfRangeError{Topic: p.topic, Partition: p.index, Offset: req.From, LogStart: ll.LogStart(), HighWatermark: hw}
 		}
-		return nil, fmt.Errorf("cluster: read %s/%d: %w", topicName, partition, err)
+		return RecordsResponse{}, fmt.Errorf("cluster: read %s/%d: %w", p.topic, p.index, err)
 	}
-	return recs, nil
+	return res, nil
 }
 
 // Bounds returns the range of a partition that reads serve: its leader's
 // log start and its high watermark. An unavailable leader is a
 // *LeaderUnavailableError.
 func (c *Cluster) Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error) {
+	res, err := c.readCommitted(RecordsRequest{Topic: topicName, Partition: partition, Committed: true})
+	return res.LogStart, res.HighWatermark, err
+}
+
+// HighWatermark returns a partition's high watermark, as its leader knows
+// it.
+func (c *Cluster) HighWatermark(topicName string, partition int) (uint64, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.goneLocked(); err != nil {
-		return 0, 0, err
-	}
-	hw := c.refreshHWLocked(p)
-	ll, err := c.leaderLogLocked(p)
+	pm, err := c.partitionMeta(p)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	return min(ll.LogStart(), hw), hw, nil
+	if c.hosts(pm.Leader) {
+		return c.refreshHW(p), nil
+	}
+	res, err := c.readCommitted(RecordsRequest{Topic: topicName, Partition: partition, Committed: true})
+	return res.HighWatermark, err
 }
 
 // OffsetForTime returns the first offset of a partition whose record's
@@ -86,41 +156,61 @@ func (c *Cluster) OffsetForTime(topicName string, partition int, ts int64) (offs
 	if err != nil {
 		return 0, false, err
 	}
-	p.mu.Lock()
+	pm, err := c.partitionMeta(p)
+	if err != nil {
+		return 0, false, err
+	}
+	req := OffsetForTimeRequest{Topic: topicName, Partition: partition, Timestamp: ts}
+	if c.hosts(pm.Leader) {
+		res, err := c.offsetForTimeLocal(p, pm, req)
+		return res.Offset, res.Found, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	res, err := c.transport.OffsetForTime(ctx, pm.Leader, req)
+	return res.Offset, res.Found, c.leaderAnswer(p, pm.Leader, err)
+}
+
+// OffsetForTimeAt serves OffsetForTime on broker to, hosted here, which
+// must lead the partition (what Transport.OffsetForTime carries).
+func (c *Cluster) OffsetForTimeAt(ctx context.Context, to int, req OffsetForTimeRequest) (OffsetForTimeResponse, error) {
+	m, err := c.hosted(to)
+	if err != nil {
+		return OffsetForTimeResponse{}, err
+	}
+	p, err := c.partition(req.Topic, req.Partition)
+	if err != nil {
+		return OffsetForTimeResponse{}, err
+	}
+	pm, err := c.partitionMeta(p)
+	if err != nil {
+		return OffsetForTimeResponse{}, err
+	}
+	if pm.Leader != m.id() {
+		return OffsetForTimeResponse{}, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
+	}
+	return c.offsetForTimeLocal(p, pm, req)
+}
+
+func (c *Cluster) offsetForTimeLocal(p *partition, pm PartitionMetadata, req OffsetForTimeRequest) (OffsetForTimeResponse, error) {
 	if err := p.goneLocked(); err != nil {
-		p.mu.Unlock()
-		return 0, false, err
+		return OffsetForTimeResponse{}, err
 	}
-	hw := c.refreshHWLocked(p)
-	ll, err := c.leaderLogLocked(p)
-	p.mu.Unlock()
+	hw := c.refreshHW(p)
+	_, ll, err := c.leaderLog(p, pm)
 	if err != nil {
-		return 0, false, err
+		return OffsetForTimeResponse{}, err
 	}
-	off, found, err := ll.OffsetForTime(ts)
+	off, found, err := ll.OffsetForTime(req.Timestamp)
 	if err != nil {
-		return 0, false, fmt.Errorf("cluster: offset for time in %s/%d: %w", topicName, partition, err)
+		return OffsetForTimeResponse{}, fmt.Errorf("cluster: offset for time in %s/%d: %w", p.topic, p.index, err)
 	}
 	if !found || off >= hw {
-		return hw, false, nil
+		return OffsetForTimeResponse{Offset: hw}, nil
 	}
 	// A retention pass may have run since the search: never answer an
 	// offset below what is readable now.
-	return max(off, ll.LogStart()), true, nil
-}
-
-// HighWatermark returns a partition's high watermark.
-func (c *Cluster) HighWatermark(topicName string, partition int) (uint64, error) {
-	p, err := c.partition(topicName, partition)
-	if err != nil {
-		return 0, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.goneLocked(); err != nil {
-		return 0, err
-	}
-	return c.refreshHWLocked(p), nil
+	return OffsetForTimeResponse{Offset: max(off, ll.LogStart()), Found: true}, nil
 }
 
 // TopicSource serves a replicated topic to readers: Read is ReadCommitted.

@@ -51,6 +51,15 @@ func (c *Cluster) ReopenBroker(id int) (ReopenResult, error) {
 	if !c.knownBroker(id) {
 		return res, fmt.Errorf("cluster: reopen broker %d: %w", id, ErrUnknownBroker)
 	}
+	if !c.hosts(id) {
+		return operateOn[ReopenResult](c, id, OperateRequest{Op: OperateReopen, Broker: id}, byOperator)
+	}
+	return c.reopenHosted(id)
+}
+
+// reopenHosted is ReopenBroker on a broker this process hosts.
+func (c *Cluster) reopenHosted(id int) (ReopenResult, error) {
+	res := ReopenResult{BrokerID: id}
 	b := c.broker(id)
 	if b == nil || !b.Available() {
 		return res, fmt.Errorf("cluster: reopen broker %d: start it instead (a start opens every log): %w", id, ErrBrokerUnavailable)
@@ -69,10 +78,12 @@ func (c *Cluster) ReopenBroker(id int) (ReopenResult, error) {
 			res.Reopened = append(res.Reopened, ReplicaRef{Topic: k.topic, Partition: k.partition})
 		}
 	}
-	reopened, err := c.journal.reopenFailed()
-	res.Journal = reopened
-	if err != nil {
-		errs = append(errs, err)
+	if c.files != nil {
+		reopened, err := c.files.journal.reopenFailed()
+		res.Journal = reopened
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return res, fmt.Errorf("cluster: reopen broker %d: %w", id, err)
@@ -91,7 +102,7 @@ func (c *Cluster) reopenReplica(b *Broker, k replicaKey) (bool, error) {
 	p.lockIdle()
 	defer c.unlockIdle(p)
 	ok, err := b.reopenReplica(k)
-	c.refreshHWLocked(p)
+	c.refreshHW(p)
 	return ok, err
 }
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,8 +33,9 @@ type RetentionResult struct {
 	Removed []RemovedSegment
 }
 
-// EnforceRetention runs one retention pass over every partition: the
-// leader decides, by its topic's retention.ms and retention.bytes
+// EnforceRetention runs one retention pass over every partition whose
+// leader this process hosts (every partition, in one process): the leader
+// decides, by its topic's retention.ms and retention.bytes
 // (segment.PlanRetention), how many of its oldest sealed segments go —
 // never the active one, never one holding a record at or above the high
 // watermark — and deletes them, which raises its log start. Every
@@ -60,6 +62,10 @@ func (c *Cluster) EnforceRetention() ([]RetentionResult, error) {
 			continue // deleted meanwhile
 		}
 		for _, p := range t.parts {
+			pm, err := c.partitionMeta(p)
+			if err != nil || !c.hosts(pm.Leader) {
+				continue // deleted meanwhile, or another process's to do
+			}
 			res, err := c.retainPartition(p, policy)
 			if err != nil {
 				if !errors.Is(err, ErrUnknownTopic) {
@@ -81,11 +87,12 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	p.lockIdle()
 	defer c.unlockIdle(p)
 	res := RetentionResult{Topic: p.topic, Partition: p.index}
-	if err := p.goneLocked(); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return res, err
 	}
-	hw := c.refreshHWLocked(p)
-	ll, err := c.leaderLogLocked(p)
+	hw := c.refreshHW(p)
+	_, ll, err := c.leaderLog(p, pm)
 	if err != nil {
 		return res, fmt.Errorf("cluster: retention of %s: %w", p, err)
 	}
@@ -97,34 +104,38 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	if drop == 0 {
 		return res, nil
 	}
-	o := c.newOp(cause{by: ByRetention, reason: DescribePolicy(policy)}, EventRetention, p, p.leader)
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	o := c.newOp(cause{by: ByRetention, reason: DescribePolicy(policy)}, EventRetention, p, pm.Leader)
 	// The intent comes first, so that a deletion a crash interrupts is in
 	// the journal too (reconcileJournal gives it its outcome).
 	intent := o.entry(PhaseIntent, fmt.Sprintf("%s: log start %d -> %d (high watermark %d): %d segment(s) of leader %d to delete, and what lies below on its followers",
-		p, res.From, start, hw, drop, p.leader))
-	off, err := o.append(intent)
+		p, res.From, start, hw, drop, pm.Leader))
+	off, err := o.append(ctx, intent)
 	if err != nil {
 		return res, fmt.Errorf("cluster: retention of %s: nothing deleted: %w", p, err)
 	}
 	o.intent = &off
 	removed, err := ll.AdvanceStart(start)
 	res.To = ll.LogStart()
-	res.Removed = append(res.Removed, RemovedSegments(p.leader, removed)...)
+	res.Removed = append(res.Removed, RemovedSegments(pm.Leader, removed)...)
 	var errs []error
 	if err != nil {
-		errs = append(errs, fmt.Errorf("leader %d: %w", p.leader, err))
+		errs = append(errs, fmt.Errorf("leader %d: %w", pm.Leader, err))
 	}
-	for _, id := range p.replicas {
-		if id == p.leader {
+	for _, id := range pm.Replicas {
+		if id == pm.Leader {
 			continue
 		}
-		fl, err := c.replicaLog(p, id)
-		if err != nil || fl.NextOffset() < res.To || fl.LogStart() >= res.To {
-			continue // unavailable, or left for catch-up, or already there
-		}
-		removed, err := fl.AdvanceStart(res.To)
-		res.Removed = append(res.Removed, RemovedSegments(id, removed)...)
-		if err != nil {
+		fr, err := c.transport.Replicate(ctx, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
+			LogStart: res.To, LogStartOnly: true})
+		res.Removed = append(res.Removed, fr.Removed...)
+		switch {
+		case err == nil:
+		case unavailable(err) && len(fr.Removed) == 0:
+			// A follower that is down takes the log start from its
+			// leader's next write, or from its catch-up.
+		default:
 			errs = append(errs, fmt.Errorf("follower %d: %w", id, err))
 		}
 	}
@@ -132,14 +143,14 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	if err := errors.Join(errs...); err != nil {
 		e := o.entry(PhaseFailed, summary)
 		e.Removed, e.Error = res.Removed, c.relative(err.Error())
-		if _, jerr := o.append(e); jerr != nil {
+		if _, jerr := o.append(ctx, e); jerr != nil {
 			err = errors.Join(err, fmt.Errorf("%w: %w", ErrJournalFailed, jerr))
 		}
 		return res, fmt.Errorf("cluster: retention of %s: %w", p, err)
 	}
 	e := o.entry(PhaseDone, summary)
 	e.Removed = res.Removed
-	if _, err := o.append(e); err != nil {
+	if _, err := o.append(ctx, e); err != nil {
 		return res, fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
 	return res, nil

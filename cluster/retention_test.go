@@ -208,7 +208,7 @@ func TestRetentionInterruptedIntentReconciled(t *testing.T) {
 	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
 	sendSized(t, c, 40, 100)
 	// What the pass writes before it deletes, then the process dies.
-	off, err := c.journal.append(JournalEntry{Event: EventRetention, Phase: PhaseIntent, By: ByRetention,
+	off, err := c.files.journal.append(JournalEntry{Event: EventRetention, Phase: PhaseIntent, By: ByRetention,
 		Topic: "t", Partition: 0, Broker: 1, Summary: "t/0: log start 0 -> 32"})
 	require.NoError(t, err)
 	c = reopen(t, c, root, 3)

@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Replica roles as Status reports them.
@@ -30,6 +33,12 @@ type ReplicaStatus struct {
 	Lag *uint64
 	// Err explains a nil LogEnd or Lag on an available broker.
 	Err error
+	// ReportedAt is when the report Status tells of reached the controller
+	// (cluster mode: a follower's last heartbeat, by the controller's
+	// clock); zero when it was
+	// read just now — in this process, or, for the leader's replica in
+	// cluster mode, asked of the leader.
+	ReportedAt time.Time
 }
 
 // PartitionStatus is a partition's leadership, replicas and high watermark.
@@ -61,43 +70,58 @@ type PartitionStatus struct {
 
 // Status reports a partition's leader, every replica's role, active flag,
 // availability, log end and lag, and the high watermark. It only observes:
-// nothing is repaired and no replica set changes.
+// nothing is repaired and no replica set changes. In one process every
+// replica is read as it is now; in cluster mode every process reports what
+// the controller knows from the brokers' heartbeats, each replica with the
+// time of its report, so that every process tells the same.
 func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return PartitionStatus{}, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.goneLocked(); err != nil {
+	pm, err := c.partitionMeta(p)
+	if err != nil {
 		return PartitionStatus{}, err
 	}
-	pm := p.metadataLocked()
-	st := PartitionStatus{Topic: p.topic, Partition: p.index, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
-		Preferred: pm.Preferred(), Placement: pm.Replicas, Followers: pm.Followers(),
-		Assigned: pm.Assigned(), Active: pm.Active, HighWatermark: c.refreshHWLocked(p)}
+	st := statusOf(p.topic, pm)
+	if c.observer == nil {
+		st.HighWatermark = c.refreshHW(p)
+	} else {
+		st.HighWatermark = p.hw.Load()
+	}
 	ends := map[int]uint64{}
-	for _, id := range st.Assigned {
-		rs := ReplicaStatus{BrokerID: id, Role: RoleFollower, Active: slices.Contains(pm.Active, id)}
-		if id == pm.Leader {
-			rs.Role = RoleLeader
+	for i := range st.Replicas {
+		rs := &st.Replicas[i]
+		c.observeReplica(p, rs)
+		if rs.LogEnd != nil {
+			ends[rs.BrokerID] = *rs.LogEnd
 		}
-		b := c.broker(id)
-		rs.Available = b != nil && b.Available()
-		if rs.Available {
-			l, err := b.replica(p.topic, p.index, false)
-			if err != nil {
-				rs.Err = err
-				if unavailable(err) {
-					rs.Available, rs.Err = false, nil
+	}
+	if c.observer != nil {
+		if rep, ok := c.observer.Replica(pm.Leader, p.topic, p.index); ok {
+			st.HighWatermark = max(st.HighWatermark, rep.HighWatermark)
+		}
+		// The leader knows its own log end and the high watermark first
+		// hand: asked, it answers them as of now (a leader that does not
+		// answer within a moment leaves its last report; one the
+		// heartbeats show down is not asked).
+		if c.hosts(pm.Leader) || c.observer.Broker(pm.Leader).Available {
+			if res, err := c.leaderBounds(p, pm); err == nil {
+				st.HighWatermark = res.HighWatermark
+				for i := range st.Replicas {
+					if rs := &st.Replicas[i]; rs.BrokerID == pm.Leader {
+						end := res.LogEnd
+						rs.LogEnd, rs.Available, rs.Err, rs.ReportedAt = &end, true, nil, time.Time{}
+					}
 				}
-			} else {
-				end := l.NextOffset()
-				rs.LogEnd = &end
-				ends[id] = end
 			}
 		}
-		st.Replicas = append(st.Replicas, rs)
+		capFollowers(&st)
+		for _, rs := range st.Replicas {
+			if rs.LogEnd != nil {
+				ends[rs.BrokerID] = *rs.LogEnd
+			}
+		}
 	}
 	if leaderEnd, ok := ends[pm.Leader]; ok {
 		for i := range st.Replicas {
@@ -114,4 +138,100 @@ func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, erro
 		}
 	}
 	return st, nil
+}
+
+// statusWait bounds how long a partition's status waits for its leader's
+// answer.
+const statusWait = time.Second
+
+// leaderBounds asks the partition's leader for its bounds: log start, log
+// end, high watermark.
+func (c *Cluster) leaderBounds(p *partition, pm PartitionMetadata) (RecordsResponse, error) {
+	req := RecordsRequest{Topic: p.topic, Partition: p.index, Committed: true}
+	if c.hosts(pm.Leader) {
+		return c.readCommittedLocal(p, pm, req)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(statusWait, c.probeTimeout))
+	defer cancel()
+	return c.transport.Records(ctx, pm.Leader, req)
+}
+
+// observeReplica fills in what is known of one replica: read here when
+// this process hosts every broker, from the observer's reports otherwise.
+func (c *Cluster) observeReplica(p *partition, rs *ReplicaStatus) {
+	if c.observer == nil {
+		b := c.broker(rs.BrokerID)
+		rs.Available = b != nil && b.Available()
+		if !rs.Available {
+			return
+		}
+		l, err := b.replica(p.topic, p.index, false)
+		if err != nil {
+			rs.Err = err
+			if unavailable(err) {
+				rs.Available, rs.Err = false, nil
+			}
+			return
+		}
+		end := l.NextOffset()
+		rs.LogEnd = &end
+		return
+	}
+	rs.Available = c.observer.Broker(rs.BrokerID).Available
+	rep, ok := c.observer.Replica(rs.BrokerID, p.topic, p.index)
+	if !rs.Available || !ok {
+		return
+	}
+	rs.ReportedAt = rep.At
+	switch {
+	case rep.Error != "":
+		rs.Err = errors.New(rep.Error)
+	default:
+		rs.LogEnd = rep.LogEnd
+		if rep.Diverged {
+			rs.Err = fmt.Errorf("broker %d: %w", rs.BrokerID, ErrReplicaDivergence)
+		}
+	}
+}
+
+// capFollowers keeps an active follower's reported log end from passing
+// its leader's. Each heartbeat is a snapshot of its own moment: a
+// follower's report taken after a write can be newer than its leader's
+// taken before it. An active follower takes only records its leader
+// appended first (follower.go), so the lead is the reports' age, not
+// records the leader lacks — for which the planner would deactivate it.
+// Records a follower holds that its leader does not are cut at its proof
+// at each epoch, and a disagreement is reported as Diverged.
+func capFollowers(st *PartitionStatus) {
+	var leaderEnd *uint64
+	for _, rs := range st.Replicas {
+		if rs.BrokerID == st.Leader {
+			leaderEnd = rs.LogEnd
+		}
+	}
+	if leaderEnd == nil {
+		return
+	}
+	for i := range st.Replicas {
+		rs := &st.Replicas[i]
+		if rs.BrokerID != st.Leader && rs.Active && rs.LogEnd != nil && *rs.LogEnd > *leaderEnd {
+			end := *leaderEnd
+			rs.LogEnd = &end
+		}
+	}
+}
+
+// statusOf is pm as a PartitionStatus with nothing observed yet.
+func statusOf(topicName string, pm PartitionMetadata) PartitionStatus {
+	st := PartitionStatus{Topic: topicName, Partition: pm.Partition, Leader: pm.Leader, LeaderEpoch: pm.LeaderEpoch,
+		Preferred: pm.Preferred(), Placement: slices.Clone(pm.Replicas), Followers: pm.Followers(), Assigned: pm.Assigned(),
+		Active: slices.Clone(pm.Active)}
+	for _, id := range pm.Assigned() {
+		role := RoleFollower
+		if id == pm.Leader {
+			role = RoleLeader
+		}
+		st.Replicas = append(st.Replicas, ReplicaStatus{BrokerID: id, Role: role, Active: slices.Contains(pm.Active, id)})
+	}
+	return st
 }

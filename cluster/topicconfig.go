@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -49,12 +50,18 @@ func (c *Cluster) TopicConfigOverrides(name string) (map[string]string, error) {
 	if cr := c.creating[name]; cr != nil {
 		return maps.Clone(cr.tm.Config), nil
 	}
-	if _, ok := c.topics[name]; !ok {
+	var overrides map[string]string
+	var ok bool
+	c.store.Read(func(s *MetaState) {
+		var t TopicMetadata
+		if t, ok = s.Meta.Topics[name]; ok {
+			overrides = maps.Clone(t.Config)
+		}
+	})
+	if !ok {
 		return nil, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
 	}
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	return maps.Clone(c.meta.Topics[name].Config), nil
+	return overrides, nil
 }
 
 // AlterTopicConfig changes a topic's overrides: the keys of set take their
@@ -69,6 +76,9 @@ func (c *Cluster) TopicConfigOverrides(name string) (map[string]string, error) {
 // Nothing acts on the new values here: whoever reads them (the replica
 // logs) asks TopicConfig.
 func (c *Cluster) AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error) {
+	if ts := c.topicStore(); ts != nil {
+		return c.alterTopicConfigInStore(ts, name, set, remove)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -77,9 +87,9 @@ func (c *Cluster) AlterTopicConfig(name string, set map[string]string, remove []
 	if _, ok := c.topics[name]; !ok {
 		return topic.Config{}, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
 	}
-	c.metaMu.Lock()
-	defer c.metaMu.Unlock()
-	before := c.meta.Topics[name].Config
+	c.files.metaMu.Lock()
+	defer c.files.metaMu.Unlock()
+	before := c.files.meta.Topics[name].Config
 	after, err := topic.AlterConfigOverrides(before, set, remove)
 	if err != nil {
 		return topic.Config{}, fmt.Errorf("cluster: alter config of topic %q: %w", name, err)
@@ -91,7 +101,7 @@ func (c *Cluster) AlterTopicConfig(name string, set map[string]string, remove []
 	if maps.Equal(before, after) {
 		return effective, nil
 	}
-	next := c.meta.clone()
+	next := c.files.meta.clone()
 	t := next.Topics[name]
 	t.Config = after
 	next.Topics[name] = t
@@ -99,18 +109,18 @@ func (c *Cluster) AlterTopicConfig(name string, set map[string]string, remove []
 	o.topic = name
 	intent := o.entry(PhaseIntent, describeConfigChange(name, before, after))
 	intent.ConfigBefore, intent.ConfigAfter = maps.Clone(before), maps.Clone(after)
-	off, err := o.append(intent)
+	off, err := o.append(context.Background(), intent)
 	if err != nil {
 		return topic.Config{}, fmt.Errorf("cluster: alter config of topic %q: nothing changed: %w", name, err)
 	}
 	o.intent = &off
-	if err := c.persistLocked(next); err != nil {
+	if err := c.files.persistLocked(next); err != nil {
 		return topic.Config{}, o.fail(fmt.Errorf("cluster: alter config of topic %q: the configuration is unchanged: %w", name, err))
 	}
 	err = o.done(fmt.Sprintf("%s: configuration overrides now %s", name, describeOverrides(after)))
 	bytes, age := SegmentSettings(effective)
-	for _, b := range c.brokers {
-		if serr := b.setSegmentOptions(name, bytes, age); serr != nil {
+	for _, m := range c.members { // c.mu is held
+		if serr := m.b.setSegmentOptions(name, bytes, age); serr != nil {
 			err = errors.Join(err, serr)
 		}
 	}
@@ -162,15 +172,15 @@ func describeOverrides(overrides map[string]string) string {
 // the other; a topic deleted since is rolled back).
 func (c *Cluster) reconcileAlterConfig(off uint64, e JournalEntry) error {
 	out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Intent: &off}
-	c.metaMu.Lock()
-	t, found := c.meta.Topics[e.Topic]
-	c.metaMu.Unlock()
+	c.files.metaMu.Lock()
+	t, found := c.files.meta.Topics[e.Topic]
+	c.files.metaMu.Unlock()
 	if found && maps.Equal(t.Config, e.ConfigAfter) {
 		out.Phase, out.Summary = PhaseCompleted, "the process stopped after the change was written: overrides "+describeOverrides(t.Config)
 	} else {
 		out.Phase, out.Summary = PhaseRolledBack, "the process stopped before the change was written: overrides "+describeOverrides(t.Config)
 	}
-	_, err := c.journal.append(out)
+	_, err := c.files.journal.append(out)
 	return err
 }
 

@@ -161,10 +161,10 @@ func TestTopicConfigRefusals(t *testing.T) {
 func TestTopicConfigReconcile(t *testing.T) {
 	c, root := newCluster(t, 1)
 	require.NoError(t, c.CreateTopic("t", 1, 1))
-	_, err := c.journal.append(JournalEntry{Event: EventAlterConfig, Phase: PhaseIntent, By: ByOperator, Topic: "t",
+	_, err := c.files.journal.append(JournalEntry{Event: EventAlterConfig, Phase: PhaseIntent, By: ByOperator, Topic: "t",
 		Summary: "t: x", ConfigAfter: map[string]string{"segment.ms": "5"}})
 	require.NoError(t, err)
-	_, err = c.journal.append(JournalEntry{Event: EventAlterConfig, Phase: PhaseIntent, By: ByOperator, Topic: "t",
+	_, err = c.files.journal.append(JournalEntry{Event: EventAlterConfig, Phase: PhaseIntent, By: ByOperator, Topic: "t",
 		Summary: "t: y", ConfigBefore: map[string]string{"segment.ms": "5"}})
 	require.NoError(t, err)
 	c = reopen(t, c, root, 1)

@@ -7,6 +7,11 @@ import (
 	"github.com/pystream/pystream/log/durable"
 )
 
+// FileName is the name phase 1 gives a log's one file in the directory
+// that holds it: a partition's before segments (package segment renames it
+// to the first segment) and a cluster's journal.
+const FileName = "log.bin"
+
 // DefaultMaxPayloadSize is the largest payload a log accepts unless
 // Options.MaxPayloadSize says otherwise: 1 MiB.
 const DefaultMaxPayloadSize = 1 << 20

@@ -3,11 +3,10 @@ package server
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,59 +14,21 @@ import (
 	"github.com/pystream/pystream/server/apitest"
 )
 
-// freeAddr is a loopback host:port nothing listens on (now).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
-
-// startClusterNode starts a cluster-mode server in this process: node id
-// of the cluster peers (id -> internal address), with join set for a node
-// that waits to be added, serving HTTP on a loopback port it advertises
-// as its client address.
-func startClusterNode(t *testing.T, id int, peers ClusterList, join bool) *running {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	cfg := Defaults()
-	cfg.DataDir = t.TempDir()
-	cfg.LogLevel = LogLevel(LevelError)
-	cfg.Port = Port(ln.Addr().(*net.TCPAddr).Port)
-	cfg.NodeID, cfg.Cluster, cfg.Join = NodeID(id), peers, Switch(join)
-	cfg.KafkaPort = 0 // no fixed ports in tests
-	srv, err := New(cfg, NewLogger(io.Discard, cfg))
-	if err != nil {
-		require.NoError(t, ln.Close())
-	}
-	require.NoError(t, err)
-	return serveOn(t, srv, ln)
-}
-
-// waitNodes polls GET /api/cluster/nodes until ok accepts the answer.
-func waitNodes(t *testing.T, c *apiclient.Client, what string, ok func(*apiclient.ClusterNodesResponse) bool) *apiclient.ClusterNodesResponse {
-	t.Helper()
-	var last *apiclient.ClusterNodesResponse
-	var lastErr error
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		res, err := c.ClusterNodes(context.Background())
-		if err == nil && ok(res) {
-			return res
-		}
-		last, lastErr = res, err
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s: last answer %+v, error %v", what, last, lastErr)
-	return nil
-}
-
 // rawRequest sends method target with a JSON body (none when empty) and
 // returns the status and the body.
 func rawRequest(t *testing.T, base, method, target, body string) (int, string) {
+	t.Helper()
+	return rawRequestVia(t, http.DefaultClient, base, method, target, body)
+}
+
+// raw is rawRequest of r, through its client.
+func (r *running) raw(t *testing.T, method, target, body string) (int, string) {
+	t.Helper()
+	return rawRequestVia(t, r.hc, r.base, method, target, body)
+}
+
+// rawRequestVia is rawRequest through hc.
+func rawRequestVia(t *testing.T, hc *http.Client, base, method, target, body string) (int, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != "" {
@@ -79,7 +40,7 @@ func rawRequest(t *testing.T, base, method, target, body string) (int, string) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -137,81 +98,84 @@ func TestClusterNodesEmbedded(t *testing.T) {
 // A single-node cluster elects itself and lists itself as voter and
 // controller, with the client address it registered.
 func TestClusterNodesSingleNode(t *testing.T) {
-	addr1 := freeAddr(t)
-	r := startClusterNode(t, 1, ClusterList{1: addr1}, false)
-	http1 := strings.TrimPrefix(r.base, "http://")
-	res := waitNodes(t, r.client, "node 1 leads and has registered", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	synctest.Test(t, func(t *testing.T) {
+		c := newSyncNodes(t, 1)
+		r := c.start(1, nil, false)
+		res := c.awaitNodes(r, "node 1 leads and has registered", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+		})
+		require.Equal(t, &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1,
+			Nodes: []apiclient.ClusterNode{{ID: 1, Addr: c.peers[1], HTTPAddr: c.httpAddr(1), Voter: true, Leader: true}}}, res)
+
+		// Bad requests change nothing.
+		for _, tc := range badNodeRequests {
+			status, body := r.raw(t, tc.method, tc.target, tc.body)
+			require.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, body)
+		}
+		after, err := r.client.ClusterNodes(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, res, after)
+
+		// The embedded cluster's operations that cluster mode does not offer
+		// are 409 too (cluster.ErrBrokerIsProcess): a broker is a process.
+		_, err = r.client.StopBroker(context.Background(), 1)
+		e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+		require.Equal(t, "stop broker 1: stop its process instead: in cluster mode a broker is a process of its own", e.Message)
 	})
-	require.Equal(t, &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1,
-		Nodes: []apiclient.ClusterNode{{ID: 1, Addr: addr1, HTTPAddr: http1, Voter: true, Leader: true}}}, res)
-
-	// Bad requests change nothing.
-	for _, tc := range badNodeRequests {
-		status, body := rawRequest(t, r.base, tc.method, tc.target, tc.body)
-		require.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, body)
-	}
-	after, err := r.client.ClusterNodes(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, res, after)
-
-	// The embedded cluster's operations that cluster mode does not offer
-	// are 409 too (clusternode.ErrNotInClusterMode).
-	_, err = r.client.StopBroker(context.Background(), 1)
-	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
-	require.Equal(t, "stop broker 1: stop its process instead: not available in cluster mode", e.Message)
 }
 
 // A node started with PYSTREAM_JOIN=on is added through the API, receives
 // the metadata and registers; removed, it stops being a voter but its
 // broker stays listed. The refusals change nothing.
 func TestClusterNodesAddAndRemove(t *testing.T) {
-	ctx := context.Background()
-	addr1, addr2 := freeAddr(t), freeAddr(t)
-	n1 := startClusterNode(t, 1, ClusterList{1: addr1}, false)
-	waitNodes(t, n1.client, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c := newSyncNodes(t, 2)
+		addr1, addr2 := c.peers[1], c.peers[2]
+		n1 := c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+		})
+		n2 := c.start(2, c.upTo(2), true)
+
+		// An address another voter has is refused before Raft is asked.
+		_, err := n1.client.AddNode(ctx, 2, addr1)
+		e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+		require.Equal(t, "addr "+addr1+" is node 1's: each node has an internal address of its own", e.Message)
+		// So are removing a node that is not a voter, and the last voter.
+		_, err = n1.client.RemoveNode(ctx, 2)
+		e = apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
+		require.Equal(t, "node 2 is not a voter of the metadata group", e.Message)
+		_, err = n1.client.RemoveNode(ctx, 1)
+		apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
+
+		res, err := n1.client.AddNode(ctx, 2, addr2)
+		require.NoError(t, err)
+		require.Equal(t, apiclient.ModeCluster, res.Mode)
+		require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
+		require.True(t, res.Nodes[1].Voter, "the answer lists the new voter")
+
+		want := &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1, Nodes: []apiclient.ClusterNode{
+			{ID: 1, Addr: addr1, HTTPAddr: c.httpAddr(1), Voter: true, Leader: true},
+			{ID: 2, Addr: addr2, HTTPAddr: c.httpAddr(2), Voter: true}}}
+		registered := func(res *apiclient.ClusterNodesResponse) bool {
+			return len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr != ""
+		}
+		require.Equal(t, want, c.awaitNodes(n1, "node 2 registers", registered))
+		require.Equal(t, want, c.awaitNodes(n2, "node 2 learns the metadata", registered), "the new node sees the same")
+
+		res, err = n1.client.RemoveNode(ctx, 2)
+		require.NoError(t, err)
+		want.Nodes[1].Voter = false
+		require.Equal(t, want, res, "node 2's broker stays registered, no longer a voter")
+		got, err := n1.client.ClusterNodes(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+
+		// Node 1, alone again, still decides: a topic can be created.
+		_, _, err = n1.client.CreateTopic(ctx, "orders", 1, 1)
+		require.NoError(t, err)
 	})
-	n2 := startClusterNode(t, 2, ClusterList{1: addr1, 2: addr2}, true)
-	http1, http2 := strings.TrimPrefix(n1.base, "http://"), strings.TrimPrefix(n2.base, "http://")
-
-	// An address another voter has is refused before Raft is asked.
-	_, err := n1.client.AddNode(ctx, 2, addr1)
-	e := apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
-	require.Equal(t, "addr "+addr1+" is node 1's: each node has an internal address of its own", e.Message)
-	// So are removing a node that is not a voter, and the last voter.
-	_, err = n1.client.RemoveNode(ctx, 2)
-	e = apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
-	require.Equal(t, "node 2 is not a voter of the metadata group", e.Message)
-	_, err = n1.client.RemoveNode(ctx, 1)
-	apitest.APIErr(t, err, http.StatusConflict, apiclient.CodeConflict)
-
-	res, err := n1.client.AddNode(ctx, 2, addr2)
-	require.NoError(t, err)
-	require.Equal(t, apiclient.ModeCluster, res.Mode)
-	require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
-	require.True(t, res.Nodes[1].Voter, "the answer lists the new voter")
-
-	want := &apiclient.ClusterNodesResponse{Mode: apiclient.ModeCluster, Controller: 1, Nodes: []apiclient.ClusterNode{
-		{ID: 1, Addr: addr1, HTTPAddr: http1, Voter: true, Leader: true},
-		{ID: 2, Addr: addr2, HTTPAddr: http2, Voter: true}}}
-	registered := func(res *apiclient.ClusterNodesResponse) bool {
-		return len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr != ""
-	}
-	require.Equal(t, want, waitNodes(t, n1.client, "node 2 registers", registered))
-	require.Equal(t, want, waitNodes(t, n2.client, "node 2 learns the metadata", registered), "the new node sees the same")
-
-	res, err = n1.client.RemoveNode(ctx, 2)
-	require.NoError(t, err)
-	want.Nodes[1].Voter = false
-	require.Equal(t, want, res, "node 2's broker stays registered, no longer a voter")
-	got, err := n1.client.ClusterNodes(ctx)
-	require.NoError(t, err)
-	require.Equal(t, want, got)
-
-	// Node 1, alone again, still decides: a topic can be created.
-	_, _, err = n1.client.CreateTopic(ctx, "orders", 1, 1)
-	require.NoError(t, err)
 }
 
 func nodeIDs(nodes []apiclient.ClusterNode) []int {
@@ -227,26 +191,28 @@ func nodeIDs(nodes []apiclient.ClusterNode) []int {
 // could be committed). The refusal changes nothing; once the node runs
 // with PYSTREAM_JOIN=on, the same request adds it.
 func TestClusterNodesAddBeforeTheNodeStarts(t *testing.T) {
-	ctx := context.Background()
-	addr1, addr2 := freeAddr(t), freeAddr(t)
-	n1 := startClusterNode(t, 1, ClusterList{1: addr1}, false)
-	waitNodes(t, n1.client, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
-	})
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c := newSyncNodes(t, 2)
+		n1 := c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+		})
 
-	_, err := n1.client.AddNode(ctx, 2, addr2)
-	e := apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
-	require.Contains(t, e.Message, "does not answer")
-	res, err := n1.client.ClusterNodes(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, res.Controller, "node 1 still leads")
-	require.Equal(t, []int{1}, nodeIDs(res.Nodes))
+		_, err := n1.client.AddNode(ctx, 2, c.peers[2])
+		e := apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+		require.Contains(t, e.Message, "does not answer")
+		res, err := n1.client.ClusterNodes(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Controller, "node 1 still leads")
+		require.Equal(t, []int{1}, nodeIDs(res.Nodes))
 
-	n2 := startClusterNode(t, 2, ClusterList{1: addr1, 2: addr2}, true)
-	res, err = n1.client.AddNode(ctx, 2, addr2)
-	require.NoError(t, err)
-	require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
-	waitNodes(t, n1.client, "node 2 registered", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller != 0 && len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr == strings.TrimPrefix(n2.base, "http://")
+		c.start(2, c.upTo(2), true)
+		res, err = n1.client.AddNode(ctx, 2, c.peers[2])
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 2}, nodeIDs(res.Nodes))
+		c.awaitNodes(n1, "node 2 registered", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller != 0 && len(res.Nodes) == 2 && res.Nodes[1].HTTPAddr == c.httpAddr(2)
+		})
 	})
 }

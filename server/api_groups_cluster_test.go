@@ -4,8 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -19,54 +19,50 @@ import (
 // naming the controller's HTTP address, and apiclient sends it there, so
 // a member may talk to any node.
 func TestGroupClusterNotCoordinator(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of two nodes")
-	}
-	ctx := context.Background()
-	addr1, addr2 := freeAddr(t), freeAddr(t)
-	n1 := startClusterNode(t, 1, ClusterList{1: addr1}, false)
-	waitNodes(t, n1.client, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c := newSyncNodes(t, 2)
+		n1 := c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+		})
+		n2 := c.start(2, c.upTo(2), true)
+		_, err := n1.client.AddNode(ctx, 2, c.peers[2])
+		require.NoError(t, err)
+		c.awaitNodes(n2, "node 2 knows node 1's HTTP address", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 2 && res.Nodes[0].HTTPAddr != ""
+		})
+		_, _, err = n1.client.CreateTopic(ctx, "orders", 2, 1)
+		require.NoError(t, err)
+		c.awaitReady()
+
+		status, body := n2.raw(t, http.MethodPost, "/api/groups/billing/heartbeat", `{"member_epoch":0,"topics":["orders"]}`)
+		require.Equal(t, http.StatusMisdirectedRequest, status, body)
+		e := errorOf(t, body)
+		require.Equal(t, apiclient.CodeNotCoordinator, e.Code)
+		require.Equal(t, c.httpAddr(1), e.Coordinator)
+
+		m, err := n2.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+		require.NoError(t, err, "apiclient follows not_coordinator")
+		require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, m.Assignment)
+		_, err = n2.client.CommitGroupOffset(ctx, "billing", "orders", 1, m.MemberID, m.MemberEpoch, 0)
+		require.NoError(t, err)
+		d, err := n2.client.Group(ctx, "billing")
+		require.NoError(t, err)
+		require.Len(t, d.Members, 1)
+		list, err := n1.client.Groups(ctx)
+		require.NoError(t, err)
+		require.Equal(t, "billing", list.Groups[0].Group)
+
+		// A plain commit or reset goes to the coordinator too, which alone
+		// knows that the group has members and refuses it.
+		status, body = n2.raw(t, http.MethodPut, "/api/consumers/billing/offsets/orders/0", `{"offset":0}`)
+		require.Equal(t, http.StatusMisdirectedRequest, status, body)
+		_, err = n2.client.CommitOffset(ctx, "billing", "orders", 0, 0)
+		require.ErrorIs(t, err, apiclient.ErrConflict, "followed to the coordinator, refused there")
+		_, err = n2.client.ResetOffset(ctx, "billing", "orders", 0, 0)
+		require.ErrorIs(t, err, apiclient.ErrConflict)
 	})
-	n2 := startClusterNode(t, 2, ClusterList{1: addr1, 2: addr2}, true)
-	_, err := n1.client.AddNode(ctx, 2, addr2)
-	require.NoError(t, err)
-	waitNodes(t, n2.client, "node 2 knows node 1's HTTP address", func(res *apiclient.ClusterNodesResponse) bool {
-		return res.Controller == 1 && len(res.Nodes) == 2 && res.Nodes[0].HTTPAddr != ""
-	})
-	_, _, err = n1.client.CreateTopic(ctx, "orders", 2, 1)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		_, err := n1.client.Ready(ctx)
-		return err == nil
-	}, 15*time.Second, 50*time.Millisecond, "every partition served")
-
-	status, body := rawRequest(t, n2.base, http.MethodPost, "/api/groups/billing/heartbeat", `{"member_epoch":0,"topics":["orders"]}`)
-	require.Equal(t, http.StatusMisdirectedRequest, status, body)
-	e := errorOf(t, body)
-	require.Equal(t, apiclient.CodeNotCoordinator, e.Code)
-	require.Equal(t, strings.TrimPrefix(n1.base, "http://"), e.Coordinator)
-
-	m, err := n2.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
-	require.NoError(t, err, "apiclient follows not_coordinator")
-	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, m.Assignment)
-	_, err = n2.client.CommitGroupOffset(ctx, "billing", "orders", 1, m.MemberID, m.MemberEpoch, 0)
-	require.NoError(t, err)
-	d, err := n2.client.Group(ctx, "billing")
-	require.NoError(t, err)
-	require.Len(t, d.Members, 1)
-	list, err := n1.client.Groups(ctx)
-	require.NoError(t, err)
-	require.Equal(t, "billing", list.Groups[0].Group)
-
-	// A plain commit or reset goes to the coordinator too, which alone
-	// knows that the group has members and refuses it.
-	status, body = rawRequest(t, n2.base, http.MethodPut, "/api/consumers/billing/offsets/orders/0", `{"offset":0}`)
-	require.Equal(t, http.StatusMisdirectedRequest, status, body)
-	_, err = n2.client.CommitOffset(ctx, "billing", "orders", 0, 0)
-	require.ErrorIs(t, err, apiclient.ErrConflict, "followed to the coordinator, refused there")
-	_, err = n2.client.ResetOffset(ctx, "billing", "orders", 0, 0)
-	require.ErrorIs(t, err, apiclient.ErrConflict)
 }
 
 // docs/groups.md § Cluster mode: when this node stops leading the
@@ -76,46 +72,47 @@ func TestGroupClusterNotCoordinator(t *testing.T) {
 // empty coordinators, and since another node led meanwhile, partitions
 // nobody claims are withheld for a session timeout.
 func TestGroupClusterLeadershipClearsCoordinators(t *testing.T) {
-	s := &Server{cfg: Config{NodeID: 1}, logger: slog.New(slog.DiscardHandler), metrics: newMetrics()}
-	require.NoError(t, s.openGroups())
-	counts := func([]string) map[string]int32 { return map[string]int32{"orders": 2} }
-	s.consumerGroups = group.NewConsumerCoordinator(group.ConsumerConfig{Registry: s.groups, Topics: counts})
-	t.Cleanup(s.consumerGroups.Close)
-	t.Cleanup(s.classic.Close)
-	ctx := context.Background()
+	synctest.Test(t, func(t *testing.T) {
+		s := &Server{cfg: Config{NodeID: 1}, logger: slog.New(slog.DiscardHandler), metrics: newMetrics()}
+		require.NoError(t, s.openGroups())
+		counts := func([]string) map[string]int32 { return map[string]int32{"orders": 2} }
+		s.consumerGroups = group.NewConsumerCoordinator(group.ConsumerConfig{Registry: s.groups, Topics: counts})
+		t.Cleanup(s.consumerGroups.Close)
+		t.Cleanup(s.classic.Close)
+		ctx := context.Background()
 
-	s.leaderChanged(1)
-	require.True(t, s.coordinating.Load())
-	a, err := s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
-	require.NoError(t, err)
-	require.Len(t, a.Partitions, 1, "a fresh node that led first withholds nothing")
-	join := group.JoinRequest{Group: "audit", SessionTimeout: 10 * time.Second, ProtocolType: "consumer",
-		Protocols: []group.ProtocolMetadata{{Name: "range"}}}
-	first, err := s.classic.Join(ctx, join)
-	require.NoError(t, err)
-	_, err = s.classic.Sync(ctx, group.SyncRequest{Group: "audit", MemberRef: group.MemberRef{MemberID: first.MemberID}, Generation: first.Generation})
-	require.NoError(t, err)
-	waiting := make(chan error, 1)
-	go func() {
-		_, err := s.classic.Join(ctx, join) // a second member: waits for the first to join again
-		waiting <- err
-	}()
-	require.Eventually(t, func() bool {
+		s.leaderChanged(1)
+		require.True(t, s.coordinating.Load())
+		a, err := s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
+		require.NoError(t, err)
+		require.Len(t, a.Partitions, 1, "a fresh node that led first withholds nothing")
+		join := group.JoinRequest{Group: "audit", SessionTimeout: 10 * time.Second, ProtocolType: "consumer",
+			Protocols: []group.ProtocolMetadata{{Name: "range"}}}
+		first, err := s.classic.Join(ctx, join)
+		require.NoError(t, err)
+		_, err = s.classic.Sync(ctx, group.SyncRequest{Group: "audit", MemberRef: group.MemberRef{MemberID: first.MemberID}, Generation: first.Generation})
+		require.NoError(t, err)
+		waiting := make(chan error, 1)
+		go func() {
+			_, err := s.classic.Join(ctx, join) // a second member: waits for the first to join again
+			waiting <- err
+		}()
+		synctest.Wait() // the second join waits
 		d, _ := s.classic.Describe("audit")
-		return len(d.Members) == 2
-	}, 5*time.Second, time.Millisecond)
+		require.Len(t, d.Members, 2)
 
-	s.leaderChanged(2)
-	require.False(t, s.coordinating.Load())
-	require.ErrorIs(t, <-waiting, group.ErrNotCoordinator)
-	require.Empty(t, s.classic.List())
-	require.Empty(t, s.consumerGroups.List())
-	_, ok := s.groups.Protocol("billing")
-	require.False(t, ok)
+		s.leaderChanged(2)
+		require.False(t, s.coordinating.Load())
+		require.ErrorIs(t, <-waiting, group.ErrNotCoordinator)
+		require.Empty(t, s.classic.List())
+		require.Empty(t, s.consumerGroups.List())
+		_, ok := s.groups.Protocol("billing")
+		require.False(t, ok)
 
-	s.leaderChanged(1)
-	require.True(t, s.coordinating.Load())
-	a, err = s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
-	require.NoError(t, err)
-	require.Empty(t, a.Partitions, "node 2's members may still read: nothing unclaimed is handed out")
+		s.leaderChanged(1)
+		require.True(t, s.coordinating.Load())
+		a, err = s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
+		require.NoError(t, err)
+		require.Empty(t, a.Partitions, "node 2's members may still read: nothing unclaimed is handed out")
+	})
 }

@@ -287,7 +287,7 @@ func TestAPIError5xxOffsetFileDamaged(t *testing.T) {
 // docs/phase-6-network-api.md: a full disk says so. A follower whose disk
 // is full answers 507 insufficient_storage naming the broker (not 503
 // "unavailable": the broker is up), with no path; once space returns, the
-// broker's stop and start (the admin operation) reopens its log, a
+// admin reopen (POST /api/brokers/{id}/reopen) opens its log again, a
 // catch-up brings it level, and writes are acknowledged again — no restart
 // of the server.
 func TestAPIError507FollowerDiskFull(t *testing.T) {
@@ -308,7 +308,10 @@ func TestAPIError507FollowerDiskFull(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	var reopened apiclient.ReopenResponse
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reopened))
-	require.Equal(t, []apiclient.ReplicaRef{{Topic: "orders", Partition: 0}}, reopened.Reopened)
+	// The controller's catch-up (planned in manual mode too) reopens a
+	// failed follower itself and may have come first: then the reopen
+	// finds nothing left to do. Either way what follows must work.
+	require.Subset(t, []apiclient.ReplicaRef{{Topic: "orders", Partition: 0}}, reopened.Reopened, f.logs.String())
 	f.ok(t, "POST", "/api/topics/orders/partitions/0/replicas/2/catch-up", "")
 	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`)
 	// Nothing failed any more: a second reopen changes nothing.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/nodebackend"
 	"github.com/pystream/pystream/server/syntax"
@@ -124,14 +125,18 @@ func (c Config) validateClusterMode() error {
 }
 
 // openClusterNode starts this process's node of a cluster of processes.
-func (s *Server) openClusterNode() error {
-	node, err := clusternode.Open(clusternode.Config{
+func (s *Server) openClusterNode(fsys durable.FS) error {
+	cfg := clusternode.Config{
 		ID: int(s.cfg.NodeID), Peers: s.cfg.Cluster, Join: bool(s.cfg.Join), DataDir: s.cfg.DataDir, Routes: s.cfg.InternalRoutes,
 		HTTPAddr: s.cfg.Addr(), KafkaAddr: s.cfg.kafkaAddr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
-		DefaultFailoverAfter: DefaultFailoverAfter, Listener: s.internal, Logger: s.logger, Registerer: s.metrics.registry,
-		TopicDefaults: s.cfg.TopicDefaults(),
+		DefaultFailoverAfter: DefaultFailoverAfter, Logger: s.logger, Registerer: s.metrics.registry,
+		TopicDefaults: s.cfg.TopicDefaults(), Broker: s.brokerOptions(fsys),
 		LeaderChanged: s.leaderChanged, Advanced: s.advances.Advanced,
-	})
+	}
+	if s.nodeConfig != nil {
+		s.nodeConfig(&cfg)
+	}
+	node, err := clusternode.Open(cfg)
 	if err != nil {
 		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)
 	}

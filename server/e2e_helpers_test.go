@@ -12,10 +12,12 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 )
 
-// running is a server serving on a real loopback listener.
+// running is a server serving on a listener: a real loopback one, or
+// one of an in-memory network (syncnodes_test.go).
 type running struct {
 	srv    *Server
 	base   string
+	hc     *http.Client
 	client *apiclient.Client
 	stop   func()
 }
@@ -55,12 +57,18 @@ func serveExisting(t *testing.T, srv *Server) *running {
 // serveOn serves srv on ln like startServer.
 func serveOn(t *testing.T, srv *Server, ln net.Listener) *running {
 	t.Helper()
+	return serveVia(t, srv, ln, &http.Client{Transport: apiclient.NewTransport()})
+}
+
+// serveVia serves srv on ln like startServer, for clients that reach it
+// through hc.
+func serveVia(t *testing.T, srv *Server, ln net.Listener, hc *http.Client) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	base := "http://" + ln.Addr().String()
-	hc := &http.Client{Transport: apiclient.NewTransport()}
-	r := &running{srv: srv, base: base, client: apiclient.New(base, apiclient.WithHTTPClient(hc))}
+	r := &running{srv: srv, base: base, hc: hc, client: apiclient.New(base, apiclient.WithHTTPClient(hc))}
 	stopped := false
 	r.stop = func() {
 		if stopped {

@@ -60,7 +60,8 @@ func (s *Server) startKafka() (stop func()) {
 	if s.cfg.KafkaPort == 0 && !s.kafkaFreePorts {
 		return func() {}
 	}
-	if s.kafka == nil {
+	k := s.kafka.Load()
+	if k == nil {
 		nodeID, port := 0, int(s.cfg.KafkaPort)
 		if s.node != nil {
 			nodeID = int(s.cfg.NodeID)
@@ -73,7 +74,8 @@ func (s *Server) startKafka() (stop func()) {
 			// Cluster mode: the node says where every broker listens.
 			handle = groupDirectory{nb, groupHome{s}}
 		}
-		k, err := kafka.New(handle, kafka.Config{
+		var err error
+		k, err = kafka.New(handle, kafka.Config{
 			NodeID:           nodeID,
 			Host:             s.cfg.Host,
 			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
@@ -93,13 +95,13 @@ func (s *Server) startKafka() (stop func()) {
 			s.logger.Error("kafka listener not started", "err", err)
 			return func() {}
 		}
-		s.kafka = k
+		s.kafka.Store(k)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = s.kafka.Serve(ctx)
+		_ = k.Serve(ctx)
 	}()
 	return func() {
 		cancel()
@@ -110,8 +112,9 @@ func (s *Server) startKafka() (stop func()) {
 // KafkaAddr is broker id's Kafka listening address while it has one; ""
 // otherwise (for tests and embedding).
 func (s *Server) KafkaAddr(id int) string {
-	if s.kafka == nil {
+	k := s.kafka.Load()
+	if k == nil {
 		return ""
 	}
-	return s.kafka.Addr(id)
+	return k.Addr(id)
 }

@@ -69,10 +69,11 @@ type Server struct {
 	local *backend.Local
 	// node is this process's node in cluster mode; nil otherwise.
 	node *clusternode.Node
-	// internal is cluster mode's internal listener when the caller opened
-	// it (tests); nil makes the node listen on its PYSTREAM_CLUSTER address.
-	internal net.Listener
-	lock     *datalock.Lock
+	// nodeConfig, when set (tests), adjusts cluster mode's node
+	// configuration before it opens: in-memory transports in place of
+	// the PYSTREAM_CLUSTER addresses.
+	nodeConfig func(*clusternode.Config)
+	lock       *datalock.Lock
 	// stopController ends the embedded cluster's controller loop and
 	// waits for it.
 	stopController func()
@@ -95,7 +96,7 @@ type Server struct {
 	// of PYSTREAM_KAFKA_PORT (tests set it before serving).
 	// kafkaFetchRecheck is kafka.Config.FetchRecheck (tests raise it, to
 	// show that a fetch is woken by the partition advanced event alone).
-	kafka             *kafka.Server
+	kafka             atomic.Pointer[kafka.Server]
 	kafkaFreePorts    bool
 	kafkaFetchRecheck time.Duration
 	// groups keeps each consumer group to one membership protocol, HTTP
@@ -191,7 +192,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 	s.lock = lock
 	s.startGroups()
 	if cfg.ClusterMode() {
-		if err := s.openClusterNode(); err != nil {
+		if err := s.openClusterNode(fsys); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
 		}
 	} else {
@@ -210,15 +211,22 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 	return s, nil
 }
 
+// brokerOptions are the options of this server's brokers, in either
+// mode: their files on fsys with every fsync timed for /metrics, their
+// repairs in the server's log.
+func (s *Server) brokerOptions(fsys durable.FS) cluster.BrokerOptions {
+	return cluster.BrokerOptions{FS: timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir},
+		Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}
+}
+
 // openCluster opens the cluster at the data directory on fsys and starts
 // brokers 1..cfg.Brokers. A broker that cluster.meta knows but whose id is
 // above cfg.Brokers stays unavailable (and is logged), so its partitions
 // need a failover to be written again.
 func (s *Server) openCluster(fsys durable.FS) error {
-	timed := timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir}
-	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: timed, MaxOpenLogs: s.maxOpenLogs,
-		TopicDefaults: s.cfg.TopicDefaults(), Advanced: s.advances.Advanced,
-		Broker: cluster.BrokerOptions{Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}})
+	bopts := s.brokerOptions(fsys)
+	c, err := cluster.OpenWithOptions(s.cfg.DataDir, cluster.Options{FS: bopts.FS, MaxOpenLogs: s.maxOpenLogs,
+		TopicDefaults: s.cfg.TopicDefaults(), Advanced: s.advances.Advanced, Broker: bopts})
 	if err != nil {
 		return fmt.Errorf("server: open cluster in %s: %w", s.cfg.DataDir, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/pystream/pystream/log"
 )
 
 // The files of a segmented log's directory.
@@ -14,9 +16,9 @@ const (
 	// StartFileName holds a log start raised above the first segment's
 	// base (AdvanceStart inside a segment, ResetTo).
 	StartFileName = "log.start"
-	// LegacyFileName is phase 1's single log file, renamed to the first
-	// segment by Open.
-	LegacyFileName = "log.bin"
+	// LegacyFileName is phase 1's single log file (log.FileName),
+	// renamed to the first segment by Open.
+	LegacyFileName = log.FileName
 	// baseDigits is the width of the base offset in file names: every
 	// uint64 fits, and names sort as their offsets do.
 	baseDigits = 20

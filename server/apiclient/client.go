@@ -435,11 +435,29 @@ func (c *Client) doStatus(ctx context.Context, method, path string, q url.Values
 	return status, err
 }
 
-// send performs one request and decodes the answer. A not_coordinator
-// answer naming the coordinator is followed once: the request is sent
-// again there.
+// notReadyTries bounds how many times a request answered not_ready is
+// sent again, notReadyWait how long the client waits between two tries.
+const (
+	notReadyTries = 20
+	notReadyWait  = 250 * time.Millisecond
+)
+
+// send performs one request and decodes the answer. A not_ready answer (a
+// node replaying its metadata after a start) is sent again a little later,
+// a bounded number of times; a not_coordinator answer naming the
+// coordinator is followed once: the request is sent again there.
 func (c *Client) send(ctx context.Context, method, path string, q url.Values, ctype string, body []byte, out any, status *int) error {
 	err := c.sendTo(ctx, c.base, method, path, q, ctype, body, out, status)
+	for try := 1; try < notReadyTries && notReady(err); try++ {
+		t := time.NewTimer(notReadyWait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		err = c.sendTo(ctx, c.base, method, path, q, ctype, body, out, status)
+	}
 	var e *Error
 	if errors.As(err, &e) && e.Code == CodeNotCoordinator {
 		if base, ok := c.coordinatorBase(e.Coordinator); ok {
@@ -447,6 +465,12 @@ func (c *Client) send(ctx context.Context, method, path string, q url.Values, ct
 		}
 	}
 	return err
+}
+
+// notReady reports whether err is a not_ready answer.
+func notReady(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeNotReady
 }
 
 // coordinatorBase is the base URL of the coordinator at addr (a

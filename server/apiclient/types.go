@@ -1,6 +1,9 @@
 package apiclient
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // This file holds the wire types of the PyStream HTTP API (phase 6), one Go
 // struct per JSON shape of docs/api contract. The server encodes them and the
@@ -20,7 +23,11 @@ const (
 	CodePayloadTooLarge      = "payload_too_large"
 	CodeUnsupportedMediaType = "unsupported_media_type"
 	CodeUnavailable          = "unavailable"
-	CodeInternal             = "internal"
+	// CodeNotReady: the node asked is replaying its copy of the cluster's
+	// metadata after a start; its answer could be wrong (an unknown topic,
+	// no offsets), so it gives none. Retry after the Retry-After seconds.
+	CodeNotReady = "not_ready"
+	CodeInternal = "internal"
 	// CodeInsufficientStorage (507): a write met a full disk (ENOSPC,
 	// EDQUOT); nothing was acknowledged.
 	CodeInsufficientStorage = "insufficient_storage"
@@ -298,6 +305,12 @@ type ReplicaStatus struct {
 	LogEnd *uint64 `json:"log_end"`
 	// Lag is the leader's log end minus this replica's, null when unknown.
 	Lag *uint64 `json:"lag"`
+	// ReportedAt is when the replica's broker reported what this says,
+	// as the controller received it (cluster mode, where every node
+	// answers what the controller knows of the followers); absent when
+	// the replica was read just now — every replica in one process, the
+	// leader's, which is asked, in cluster mode.
+	ReportedAt *time.Time `json:"reported_at,omitempty"`
 }
 
 // ProduceRecord is one record to produce. A nil Key means "no key" (JSON

@@ -19,6 +19,13 @@ const MaxBrokers = 64
 // consumers' committed offsets. Both protocols serve it, and both modes
 // offer all of it. An implementation must be safe for concurrent use.
 type Data interface {
+	// MetadataCurrent reports whether the metadata this server answers
+	// from is known to be current (cluster.Cluster.MetadataCurrent): a
+	// node of cluster mode that is still replaying its copy after a start
+	// is not, and every answer that depends on the metadata — topics,
+	// records, offsets, groups — is then "not ready, try again", never
+	// "unknown" or empty.
+	MetadataCurrent() bool
 	// Brokers lists every broker, ascending by id, with its availability.
 	Brokers() []cluster.BrokerInfo
 	// Topics lists every topic; Topic describes one.
@@ -83,8 +90,6 @@ type TopicAdmin interface {
 	// AlterTopicConfig sets and removes overrides (cluster/topicconfig.go).
 	AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error)
 	// DeleteTopic deletes a topic, its records and its committed offsets.
-	// A mode that does not delete topics returns an error wrapping
-	// ErrNotInThisMode (and so errors.ErrUnsupported).
 	DeleteTopic(name string) (cluster.DeleteTopicResult, error)
 }
 

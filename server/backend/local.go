@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/topic"
@@ -52,33 +51,6 @@ func (l *Local) Send(topicName string, partition *int, msgs []topic.Message) ([]
 func (l *Local) StartBroker(id int) error {
 	_, err := l.Cluster.StartBroker(id)
 	return err
-}
-
-// ListOffsets lists consumerID's committed offsets.
-func (l *Local) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
-	store, err := l.OffsetStore()
-	if err != nil {
-		return nil, err
-	}
-	return store.List(consumerID)
-}
-
-// LoadOffset reads one committed offset.
-func (l *Local) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
-	store, err := l.OffsetStore()
-	if err != nil {
-		return 0, false, err
-	}
-	return store.Load(consumerID, topicName, partition)
-}
-
-// ListAllOffsets lists every committed offset of every consumer.
-func (l *Local) ListAllOffsets() ([]client.StoredOffset, error) {
-	store, err := l.OffsetStore()
-	if err != nil {
-		return nil, err
-	}
-	return store.ListAll()
 }
 
 // Wake wakes the controller.

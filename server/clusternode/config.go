@@ -1,13 +1,16 @@
 package clusternode
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"time"
 
+	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -48,6 +51,17 @@ type Config struct {
 	Routes map[string]string
 	// Listener is the internal listener; nil listens on Peers[ID].
 	Listener net.Listener
+	// Dial opens a connection to another node's internal API at an
+	// address (after Routes); nil dials TCP. Tests pass an in-memory
+	// network's (clustertest).
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// RaftTransport carries Raft's messages instead of the internal port
+	// (raftmeta.Config.Transport): tests pass an in-memory network's.
+	RaftTransport raft.Transport
+	// Broker tunes the node's broker as cluster.BrokerOptions tune one in
+	// one process: its replica logs' largest payload (zero:
+	// log.DefaultMaxPayloadSize), its clock, its file system, its log.
+	Broker cluster.BrokerOptions
 	// Logger receives the node's logs; nil discards them.
 	Logger *slog.Logger
 	// Registerer receives the controller's metrics; nil registers none.

@@ -3,81 +3,61 @@
 // pystream-server, where each process on its own machine is one broker and
 // one voter of the metadata group.
 //
-// A Node joins four pieces:
+// It is wiring. The replication core — the leader's write path, the
+// follower's side, catch-up, recovery, failover, leader moves, retention —
+// is package cluster's, the same code one process runs
+// (docs/phase-7-processes.md § One cluster, two transports). A Node opens
+// that core for its one broker with cluster.NewMember and gives it the
+// three things a process of its own needs:
 //
-//   - its broker: a cluster.Broker over its data directory, holding its
-//     replicas as segmented logs (directories of phase-1 log files),
-//     exactly as a logical broker does;
-//   - its voter of the metadata group (server/raftmeta over
-//     hashicorp/raft), whose state machine is cluster.MetaState: topics,
-//     placement, leaders, leader epochs, active sets, brokers' addresses,
-//     consumer offsets and the journal. Every change is a
-//     cluster.MetaCommand applied by cluster's own pure code;
-//   - its internal API (server/replication over server/netmux, one port
-//     shared with Raft): the leader's writes to its followers, a
-//     follower's reads of its leader, heartbeats, forwarded proposals and
-//     produce requests;
-//   - while it leads the metadata group, the controller
-//     (server/controller, the same loop as in one process) over a view of
-//     the metadata fed by the brokers' heartbeats. Its failovers,
-//     deactivations and re-activations are commands committed through Raft.
-//     Whether it makes them at all is in the metadata too: automatic
-//     healing switched off or on by the operator (healing.go), which every
-//     node's controller follows, while the heartbeats keep FailoverAfter's
-//     timing either way.
+//   - its metadata store (store.go, fsm.go): the metadata group's state
+//     machine, cluster.MetaState, on a server/raftmeta voter over
+//     hashicorp/raft. Every change is a cluster.MetaCommand committed
+//     through Raft — on this node when it leads the group, else proposed
+//     to the leader over the internal API — and applied in this node's
+//     copy before the call returns. Refusals are MetaState.Apply's, the
+//     same as in one process;
+//   - its replica transport (transport.go): a request to its own broker is
+//     a function call; one to another broker travels over the internal API
+//     (server/replication, HTTP/2 on the port it shares with Raft through
+//     server/netmux), and its refusals come back as the same typed errors;
+//   - its observer (heartbeat.go): every node reports its replicas to the
+//     node that leads the metadata group every HeartbeatInterval. That
+//     node counts a broker up while its reports arrive within three
+//     intervals, and answers every heartbeat with all it knows, so that
+//     every node answers what the controller knows. A new leader counts
+//     each broker's silence from when it began to lead, in its Raft term.
 //
-// # Writes
-//
-// A partition's leader appends a batch durably, sends it to every active
-// follower with its leader epoch, and acknowledges it when each has
-// fsync-ed it: phase 4's contract across processes. A follower takes
-// records only from the leader and at the epoch its metadata holds, so a
-// replaced leader is fenced. At the first write of a new epoch a follower
-// proves its log a prefix of the new leader's and cuts what differs into a
-// quarantine file (cluster.Broker.CutReplica). A leader stops waiting for
-// a follower only once the follower's removal from the active set is
-// committed and applied on the leader.
+// Beside the core, a Node runs the controller (control.go): the loop of
+// one process (server/controller), on the node that leads the metadata
+// group, started once that node's copy holds every command committed
+// before its term (a Raft barrier) and stopped when it no longer leads. It
+// follows the replicated switch of automatic healing (healing.go). It also
+// registers its broker's addresses at every start (node.go) and changes
+// the group's voters (membership.go).
 //
 // # Retention
 //
-// The server calls EnforceRetention every PYSTREAM_RETENTION_CHECK_INTERVAL.
-// A node handles only the partitions it leads, and there the leader
-// decides alone, with cluster's own pure rule (segment.PlanRetention over
-// its topic's retention.ms and retention.bytes from the metadata): whole
-// sealed segments, oldest first, never the active one, never one holding a
-// record at or above its high watermark; an active segment whose records
-// have all expired is rolled first so that it can go too
-// (cluster.PlanRetentionOn). It commits an intent to the journal through
-// Raft (event retention, by retention) and only then deletes
-// (segment.Log.AdvanceStart), which raises its log start; the outcome,
-// done or failed, names the segments removed and its intent. A node that
-// dies in between leaves the intent without an outcome; every deletion is
-// crash-safe on its disk, and the next pass deletes what is left.
+// The server calls the Cluster's EnforceRetention every
+// PYSTREAM_RETENTION_CHECK_INTERVAL, and a node handles the partitions its
+// broker leads, with cluster's own pass (cluster/retention.go): the leader
+// commits its intent to the journal through Raft, deletes its oldest
+// sealed segments, tells every follower it reaches the new log start (a
+// replicate request with LogStartOnly) and commits the outcome, naming its
+// intent and every segment removed, per broker. The leader's log start
+// travels with every replicate request too: a follower that was down
+// takes it at its next write and journals what it deleted then
+// (docs/phase-1-log.md § Segments and retention).
 //
-// The followers learn the new log start from the leader: at once from a
-// catch-up probe at the end of the pass, and again from the log_start of
-// every replicate request and from the answers to their own reads of the
-// leader. A follower applies it in takeLogStartLocked: it deletes its
-// segments wholly below the start (persisting log.start when the start
-// falls inside one of its segments) and journals them; a follower whose log
-// ends below the start — it was stopped while retention ran — is reset,
-// empty, at the start (segment.Log.ResetTo), journalled as a catch-up, and
-// copies from there. When a follower proves its log a prefix of its
-// leader's, it compares only what the leader still holds. A committed read
-// below the start is refused as offset out of range wherever it arrives,
-// and the node that forwarded it returns the *client.OffsetOutOfRangeError
-// the embedded cluster would (docs/phase-1-log.md § Segments and retention).
+// # Current metadata
 //
-// # Any node answers
-//
-// Node implements the server's Backend: a produce or a fetch that reaches
-// a node which does not lead the partition is forwarded to the leader over
-// the internal API; metadata changes are proposed to the metadata group's
-// leader wherever it is, and answered once this node has applied them.
+// A node that has just started replays its copy of the metadata. Its store
+// reports it current (cluster.MetaStore.Ready) once its own registration
+// is applied in that copy and, unless it leads the group, the controller
+// has answered one of its heartbeats; until then the server answers
+// not_ready rather than tell what it does not know yet.
 //
 // # Concurrency
 //
-// A Node is safe for concurrent use. Each replica has two locks: one for
-// the leader's queue of writes (group commit) and one serialising what
-// changes its log as a follower.
+// A Node is safe for concurrent use.
 package clusternode

@@ -6,13 +6,15 @@ import (
 	"os"
 	"time"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/clusternode"
-	"github.com/pystream/pystream/topic"
 )
 
-// A cluster of one node: it elects itself, registers as broker 1, and
-// serves a topic on its own. A real cluster lists every node in Peers,
-// each process with its own ID and data directory.
+// A cluster of one node: it elects itself leader of the metadata group,
+// registers as broker 1, and serves a topic on its own. A real cluster
+// lists every node in Peers, each process with its own ID and data
+// directory; the tests run several in one process on clustertest's
+// in-memory networks instead.
 func ExampleOpen() {
 	dir, err := os.MkdirTemp("", "clusternode-example-")
 	if err != nil {
@@ -35,21 +37,32 @@ func ExampleOpen() {
 	}
 	defer node.Close()
 
-	// Wait until the node has registered itself as a broker.
-	for deadline := time.Now().Add(30 * time.Second); len(node.Nodes()) == 0; time.Sleep(20 * time.Millisecond) {
+	// Ready: the metadata group has a leader, and this node is registered
+	// as a broker through it. Wait for each change of the metadata, and
+	// for the controller's first pass.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		changed := node.Cluster().MetadataChanged()
+		if ok, _ := node.Ready(); ok {
+			break
+		}
 		if time.Now().After(deadline) {
-			panic("the node did not register")
+			panic("the node did not become ready")
+		}
+		select {
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if err := node.CreateTopic("orders", 1, 1); err != nil {
+	c := node.Cluster()
+	if err := c.CreateTopic("orders", 1, 1); err != nil {
 		panic(err)
 	}
-	res, err := node.Send("orders", nil, []topic.Message{{Key: []byte("customer-7"), Payload: []byte("order #1")}})
+	res, err := cluster.NewProducer(c, "orders").Send([]byte("customer-7"), []byte("order #1"))
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("sent to orders/%d at offset %d, held by brokers %v\n", res[0].Partition, res[0].Offset, res[0].Brokers)
-	recs, err := node.ReadCommitted("orders", 0, 0, 10)
+	fmt.Printf("sent to orders/%d at offset %d, held by brokers %v\n", res.Partition, res.Offset, res.Brokers)
+	recs, err := c.ReadCommitted("orders", 0, 0, 10)
 	if err != nil {
 		panic(err)
 	}

@@ -1,217 +1,117 @@
-package clusternode
+package clusternode_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/clustertest"
 )
 
-// failoverMargin is how long past FailoverAfter a failover may take: a
-// new metadata leader may have to be elected first (its controller counts
-// silences from its own start), and the machine may be busy.
-const failoverMargin = 25 * time.Second
-
-// TestFailoverLeaderCrash pins doc.go's failover across processes
-// (docs/phase-7-processes.md): when the broker that leads a partition
-// stops (a crash, to the others), the controller — on whichever node
-// leads the metadata group — hands the partition to an active follower at
-// the next leader epoch within FailoverAfter and takes the silent broker
-// out of every active set; writes through the survivors go on; every
-// record acknowledged before is still readable at its offset. When the
-// broker comes back on its data directory it proves its replicas
-// prefixes of their leaders', catches up, and the controller lets it
-// rejoin every active set.
-func TestFailoverLeaderCrash(t *testing.T) {
-	c := newTestCluster(t, 3)
-	const name = "payments"
-	const partitions = 3
-	c.createTopic(c.follower(), name, partitions, 3)
-	acked := map[int][]string{}
-	send := func(via *Node, p int, payload string, brokers []int) {
-		t.Helper()
-		res, err := via.Send(name, &p, []topic.Message{{Payload: []byte(payload)}})
-		require.NoError(t, err, "send to %s/%d through node %d", name, p, via.ID())
-		require.Equal(t, uint64(len(acked[p])), res[0].Offset, "%s/%d", name, p)
-		require.Equal(t, brokers, res[0].Brokers, "%s/%d", name, p)
-		acked[p] = append(acked[p], payload)
-	}
-	for i := range 4 {
-		for p := range partitions {
-			send(c.node(i%3+1), p, fmt.Sprintf("before #%d", i), []int{1, 2, 3})
-		}
-	}
-
-	before := partitionOf(t, c.node(1), name, 0)
-	victim := before.Leader
-	stopped := time.Now()
-	c.stop(victim)
-	var survivors []int
-	for _, n := range c.running() {
-		survivors = append(survivors, n.ID())
-	}
-
-	waitFor(t, testFailoverAfter+failoverMargin, "a failover of "+name+"/0 seen by every survivor", func() (bool, string) {
-		for _, n := range c.running() {
-			st, err := n.Status(name, 0)
-			if err != nil {
-				return false, fmt.Sprintf("node %d: %v", n.ID(), err)
-			}
-			if st.Leader == victim || st.LeaderEpoch != before.LeaderEpoch+1 || slices.Contains(st.Active, victim) {
-				return false, fmt.Sprintf("node %d: leader %d epoch %d active %v", n.ID(), st.Leader, st.LeaderEpoch, st.Active)
-			}
-			if !slices.Contains(survivors, st.Leader) || !slices.Equal(st.Active, survivors) {
-				return false, fmt.Sprintf("node %d: leader %d active %v", n.ID(), st.Leader, st.Active)
-			}
-		}
-		return true, ""
-	})
-	t.Logf("%s/0 failed over %v after broker %d stopped", name, time.Since(stopped).Round(time.Millisecond), victim)
-	// Its other partitions too: the victim leaves every active set.
-	waitFor(t, testFailoverAfter+failoverMargin, "broker out of every active set", func() (bool, string) {
-		for _, n := range c.running() {
+// TestFailoverControllerNodeStopped pins failover when the node that stops
+// is also the controller (docs/phase-7-processes.md § Why processes, and
+// § What is left out: "Heartbeats are not persisted ... a new controller
+// starts from nothing and waits PYSTREAM_FAILOVER_AFTER before it fences
+// anyone"): the survivors elect a new metadata leader, whose controller
+// counts the silent broker's silence from its own start and, after the
+// failover delay and not before, fails every partition it led over to an
+// active follower at the next epoch (journaled with the candidates it
+// compared, the winner first) and takes it out of every active set. Writes
+// through every survivor go on, acknowledged by the survivors, and every
+// acknowledged record stays readable at its offset. Back on its data
+// directory, the stopped broker rejoins every active set as a follower
+// and its replica logs equal its leaders'.
+func TestFailoverControllerNodeStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "ledger"
+		const partitions = 3
+		c := start(t, 3, clustertest.Options{})
+		victim := c.Controller()
+		survivors := others(c, victim)
+		require.NoError(t, c.Via(survivors[0]).CreateTopic(name, partitions, 3))
+		acked := map[int][]log.Record{}
+		for i, via := range c.IDs() {
 			for p := range partitions {
-				if pm := partitionOf(t, n, name, p); slices.Contains(pm.Active, victim) || pm.Leader == victim {
-					return false, fmt.Sprintf("node %d: %s/%d: %+v", n.ID(), name, p, pm)
-				}
+				recs, _ := send(t, c, via, name, p, fmt.Sprintf("before #%d", i))
+				acked[p] = append(acked[p], recs...)
 			}
 		}
-		return true, ""
-	})
+		q := ledBy(t, c, victim, name, partitions, victim)
+		before := statusVia(t, c, victim, name, q)
 
-	for _, n := range c.running() {
+		c.Stop(victim)
+		stopped := time.Now()
+		c.Await("a new controller", func() (bool, string) {
+			ctl := c.Controller()
+			return ctl != 0 && ctl != victim, fmt.Sprintf("controller %d", ctl)
+		})
+		elected := time.Now()
 		for p := range partitions {
-			send(n, p, fmt.Sprintf("without %d via %d", victim, n.ID()), survivors)
+			awaitEvery(c, fmt.Sprintf("broker %d out of %s/%d", victim, name, p), survivors, name, p, func(st cluster.PartitionStatus) error {
+				if st.Leader == victim || slices.Contains(st.Active, victim) || !slices.Equal(st.Active, survivors) {
+					return fmt.Errorf("leader %d epoch %d active %v", st.Leader, st.LeaderEpoch, st.Active)
+				}
+				return nil
+			})
 		}
-	}
-	for p := range partitions {
-		for _, n := range c.running() {
-			recs := readAll(t, n, name, p)
-			require.Equal(t, acked[p], payloads(recs), "%s/%d through node %d: every acknowledged record at its offset", name, p, n.ID())
-		}
-	}
-	entries, err := c.node(survivors[0]).Journal(0, 0)
-	require.NoError(t, err)
-	i := slices.IndexFunc(entries, func(e cluster.JournalEntry) bool {
-		return e.Event == cluster.EventFailover && e.By == cluster.ByController && e.Topic == name && e.Partition == 0
-	})
-	require.GreaterOrEqual(t, i, 0, "the journal records the controller's failover: %v", entries)
-	fo := entries[i]
-	require.NotEmpty(t, fo.Candidates, "the failover names the candidates it compared")
-	require.Equal(t, fo.After.Leader, fo.Candidates[0].Broker, "the winner first")
+		failedOver := time.Now()
+		// Await looks every 10 ms of fake time, and a controller starts at
+		// most a tick of its loop after its election: a margin below.
+		waited := failedOver.Sub(elected)
+		t.Logf("stopped, elected after %v, failed over %v later", elected.Sub(stopped), waited)
+		require.GreaterOrEqual(t, waited, clustertest.DefaultFailoverAfter-100*time.Millisecond,
+			"the new controller counts the silence from its own start, not from a heartbeat it never received")
+		require.LessOrEqual(t, waited, 2*clustertest.DefaultFailoverAfter, "and fails over once the delay has passed")
+		after := statusVia(t, c, survivors[0], name, q)
+		require.Equal(t, before.LeaderEpoch+1, after.LeaderEpoch)
+		require.Contains(t, survivors, after.Leader)
 
-	// The victim returns on its own data directory and address.
-	c.restart(victim)
-	back := time.Now()
-	waitFor(t, waitLong, fmt.Sprintf("broker %d active again everywhere", victim), func() (bool, string) {
-		for _, n := range c.running() {
+		entries := journal(t, c, survivors[0])
+		i := slices.IndexFunc(entries, func(e cluster.JournalEntry) bool {
+			return e.Event == cluster.EventFailover && e.Phase == cluster.PhaseDone && e.By == cluster.ByController && e.Topic == name && e.Partition == q
+		})
+		require.GreaterOrEqual(t, i, 0, "the journal records the new controller's failover: %v", entries)
+		fo := entries[i]
+		require.Equal(t, victim, fo.Broker)
+		require.NotEmpty(t, fo.Candidates, "the failover names the candidates it compared")
+		require.Equal(t, after.Leader, fo.Candidates[0].Broker, "the winner first")
+
+		for _, via := range survivors {
 			for p := range partitions {
-				st, err := n.Status(name, p)
-				if err != nil {
-					return false, fmt.Sprintf("node %d: %v", n.ID(), err)
-				}
-				if !slices.Equal(st.Active, []int{1, 2, 3}) {
-					return false, fmt.Sprintf("node %d: %s/%d: leader %d epoch %d active %v", n.ID(), name, p, st.Leader, st.LeaderEpoch, st.Active)
-				}
+				recs, res := send(t, c, via, name, p, fmt.Sprintf("without %d via %d", victim, via))
+				require.Equal(t, uint64(len(acked[p])), res[0].Offset, "%s/%d: the next offset", name, p)
+				require.Equal(t, survivors, res[0].Brokers)
+				acked[p] = append(acked[p], recs...)
 			}
 		}
-		return true, ""
-	})
-	t.Logf("broker %d rejoined every active set %v after it restarted", victim, time.Since(back).Round(time.Millisecond))
-	for p := range partitions {
-		pm := partitionOf(t, c.node(victim), name, p)
-		leaderLog := c.replicaLog(pm.Leader, name, p)
-		require.Equal(t, acked[p], payloads(leaderLog), "%s/%d: the leader's log", name, p)
-		sameRecords(t, leaderLog, c.replicaLog(victim, name, p), "%s/%d: the returned broker's log equals its leader's", name, p)
-	}
-	// Writes reach it again.
-	for p := range partitions {
-		send(c.node(victim), p, "after the return", []int{1, 2, 3})
-		got := c.replicaLog(victim, name, p)
-		require.Equal(t, acked[p], payloads(got), "%s/%d on the returned broker", name, p)
-	}
-}
-
-// TestFailoverControllerCrash pins the same failover when the broker that
-// stops also leads the metadata group, so runs the controller: the
-// survivors elect a new metadata leader, whose controller counts the
-// silent broker's silence from its own start and fails its partition over
-// to an active follower at the next epoch; acknowledged records stay
-// readable and writes go on.
-func TestFailoverControllerCrash(t *testing.T) {
-	c := newTestCluster(t, 3)
-	const name = "ledger"
-	const partitions = 3
-	c.createTopic(c.node(1), name, partitions, 3)
-	acked := map[int][]string{}
-	for i := range 2 {
-		for p := range partitions {
-			payload := fmt.Sprintf("before #%d", i)
-			_, err := c.node(i+1).Send(name, &p, []topic.Message{{Payload: []byte(payload)}})
-			require.NoError(t, err)
-			acked[p] = append(acked[p], payload)
-		}
-	}
-	var victim int
-	waitFor(t, waitLong, "a metadata leader every node agrees on", func() (bool, string) {
-		victim = c.controller()
-		return victim != 0, ""
-	})
-	q := -1
-	for p := range partitions {
-		if partitionOf(t, c.node(victim), name, p).Leader == victim {
-			q = p
-		}
-	}
-	require.NotEqual(t, -1, q, "broker %d leads one of the partitions (three brokers, three partitions)", victim)
-	before := partitionOf(t, c.node(victim), name, q)
-
-	stopped := time.Now()
-	c.stop(victim)
-	waitFor(t, testFailoverAfter+failoverMargin, fmt.Sprintf("a new metadata leader and a failover of %s/%d", name, q), func() (bool, string) {
-		for _, n := range c.running() {
-			if id, _ := n.raft.Leader(); id == 0 || id == victim {
-				return false, fmt.Sprintf("node %d: metadata leader %d", n.ID(), id)
-			}
-			st, err := n.Status(name, q)
-			if err != nil {
-				return false, fmt.Sprintf("node %d: %v", n.ID(), err)
-			}
-			if st.Leader == victim || st.LeaderEpoch != before.LeaderEpoch+1 || slices.Contains(st.Active, victim) {
-				return false, fmt.Sprintf("node %d: leader %d epoch %d active %v", n.ID(), st.Leader, st.LeaderEpoch, st.Active)
-			}
-		}
-		return true, ""
-	})
-	t.Logf("%s/%d failed over %v after broker %d, the metadata leader, stopped", name, q, time.Since(stopped).Round(time.Millisecond), victim)
-	waitFor(t, testFailoverAfter+failoverMargin, "broker out of every active set", func() (bool, string) {
-		for _, n := range c.running() {
+		for _, via := range survivors {
 			for p := range partitions {
-				if pm := partitionOf(t, n, name, p); slices.Contains(pm.Active, victim) {
-					return false, fmt.Sprintf("node %d: %s/%d: %+v", n.ID(), name, p, pm)
-				}
+				sameRecords(t, acked[p], readAll(t, c, via, name, p), "%s/%d through node %d", name, p, via)
 			}
 		}
-		return true, ""
+
+		c.Restart(victim)
+		for p := range partitions {
+			awaitEvery(c, fmt.Sprintf("broker %d back in %s/%d", victim, name, p), c.IDs(), name, p, func(st cluster.PartitionStatus) error {
+				if st.Leader == victim {
+					return fmt.Errorf("led by broker %d again", victim)
+				}
+				return settled(st)
+			})
+		}
+		for p := range partitions {
+			recs, res := send(t, c, victim, name, p, "after the return")
+			require.Equal(t, []int{1, 2, 3}, res[0].Brokers, "%s/%d: acknowledged by the returned broker too", name, p)
+			acked[p] = append(acked[p], recs...)
+			for _, id := range c.IDs() {
+				sameRecords(t, acked[p], replicaRecords(t, c, id, name, p), "%s/%d: broker %d's replica", name, p, id)
+			}
+		}
 	})
-	for _, n := range c.running() {
-		for p := range partitions {
-			payload := fmt.Sprintf("after via %d", n.ID())
-			res, err := n.Send(name, &p, []topic.Message{{Payload: []byte(payload)}})
-			require.NoError(t, err, "send to %s/%d through node %d", name, p, n.ID())
-			require.Equal(t, uint64(len(acked[p])), res[0].Offset)
-			require.NotContains(t, res[0].Brokers, victim)
-			acked[p] = append(acked[p], payload)
-		}
-	}
-	for _, n := range c.running() {
-		for p := range partitions {
-			require.Equal(t, acked[p], payloads(readAll(t, n, name, p)), "%s/%d through node %d", name, p, n.ID())
-		}
-	}
 }

@@ -1,120 +1,319 @@
-package clusternode
+package clusternode_test
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/clustertest"
 	"github.com/pystream/pystream/server/replication"
-	"github.com/pystream/pystream/topic"
 )
 
-// TestFencingReplicate pins follower.go's rules for the internal API's
-// Replicate, called directly on a follower as a leader's request would
-// reach it: a follower takes records only from the leader its metadata
-// names, at the epoch its metadata holds — an older epoch is refused
-// (CodeStaleEpoch: the sender was replaced, it is fenced), a newer one is
-// waited for briefly (CodeEpochAhead); records must follow on from its log
-// end (CodeBehind with End); a retry of records it holds is accepted
-// without duplicates, and other records at those offsets are refused
-// (CodeDiverged). No refusal changes the follower's log.
-func TestFencingReplicate(t *testing.T) {
-	c := newTestCluster(t, 3)
+// TestFencingIsolatedLeader pins the acknowledgement contract across a
+// network partition (docs/phase-7-processes.md § What stays: "A write is
+// acknowledged only once every active replica holds it on disk"; and
+// § Leader epochs): a partition's leader cut off from every other node —
+// the Raft group and the internal API alike — cannot have a write
+// acknowledged, neither before the others fail the partition over nor
+// after, while it still believes it leads. The majority fails the
+// partition over to a follower at the next epoch and goes on writing.
+// When the cut heals, the old leader rejoins as a follower: the records it
+// appended alone are cut into a quarantine file beside its log, journaled,
+// and every replica holds exactly the acknowledged records, each at the
+// offset and with the timestamp it was acknowledged with. Run with the
+// cut-off node a plain member of the metadata group, and with it the
+// metadata group's leader (the controller) too.
+func TestFencingIsolatedLeader(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		controller bool
+	}{
+		{"leader", false},
+		{"leader and controller", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { fencingIsolatedLeader(t, tc.controller) })
+		})
+	}
+}
+
+func fencingIsolatedLeader(t *testing.T, isolateController bool) {
 	const name = "fence"
-	c.createTopic(c.node(1), name, 1, 3)
-	p := 0
-	for i := range 3 {
-		_, err := c.node(i+1).Send(name, &p, []topic.Message{{Payload: fmt.Appendf(nil, "epoch 0 #%d", i)}})
-		require.NoError(t, err)
+	c := start(t, 3, clustertest.Options{})
+	ctl := c.Controller()
+	x := ctl
+	if !isolateController {
+		x = others(c, ctl)[0]
+	}
+	rest := others(c, x)
+	via := rest[0]
+	require.NoError(t, c.Via(via).CreateTopic(name, 3, 3))
+	p := ledBy(t, c, via, name, 3, x)
+
+	acked, res := send(t, c, via, name, p, "a", "b", "c")
+	for _, r := range res {
+		require.Equal(t, []int{1, 2, 3}, r.Brokers)
+		require.Equal(t, x, r.LeaderBrokerID)
 	}
 
-	// Move the leadership to another replica, as an operator would: the
-	// partition moves to epoch 1 and its first leader is replaced.
-	pm0 := partitionOf(t, c.node(1), name, p)
-	require.Equal(t, uint64(0), pm0.LeaderEpoch)
-	old := pm0.Leader
-	followers := slices.DeleteFunc(slices.Clone(pm0.Replicas), func(id int) bool { return id == old })
-	slices.Sort(followers)
-	leader, follower := followers[0], followers[1]
-	_, err := c.node(old).propose(t.Context(), cluster.MetaCommand{Op: cluster.OpMoveLeader, Topic: name, Partition: p,
-		Broker: leader, Epoch: pm0.LeaderEpoch})
-	require.NoError(t, err)
-	waitFor(t, waitLong, "every node at epoch 1", func() (bool, string) {
-		for _, n := range c.running() {
-			if pm := partitionOf(t, n, name, p); pm.LeaderEpoch != 1 || pm.Leader != leader {
-				return false, fmt.Sprintf("node %d: %+v", n.ID(), pm)
-			}
+	c.Isolate(x)
+	_, err := cluster.NewProducer(c.Via(x), name).SendBatchTo(p, msgs("lost while cut off"))
+	var re *cluster.ReplicationError
+	require.ErrorAs(t, err, &re, "a leader cut off from its followers acknowledged a write")
+	require.Equal(t, rest, re.BrokerIDs, "the followers it could not reach")
+
+	awaitEvery(c, "the majority fails the partition over", rest, name, p, func(st cluster.PartitionStatus) error {
+		if st.Leader == x || st.LeaderEpoch != 1 || slices.Contains(st.Active, x) {
+			return fmt.Errorf("leader %d epoch %d active %v", st.Leader, st.LeaderEpoch, st.Active)
 		}
-		return true, ""
+		return nil
 	})
-	for i := range 2 {
-		res, err := c.node(follower).Send(name, &p, []topic.Message{{Payload: fmt.Appendf(nil, "epoch 1 #%d", i)}})
-		require.NoError(t, err)
-		require.Equal(t, leader, res[0].LeaderBrokerID)
-		require.Equal(t, []int{1, 2, 3}, res[0].Brokers)
-	}
-	held := c.replicaLog(follower, name, p)
-	require.Len(t, held, 5)
-	sameRecords(t, readAll(t, c.node(1), name, p), held)
-	f := c.node(follower)
-	next := func(payload string) []log.Record {
-		return []log.Record{{Offset: 5, Timestamp: time.Now().UnixNano(), Payload: []byte(payload)}}
-	}
-	refused := func(t *testing.T, req replication.ReplicateRequest, code string) *replication.Error {
-		t.Helper()
-		_, err := f.Replicate(t.Context(), req)
-		var re *replication.Error
-		require.ErrorAs(t, err, &re)
-		require.Equal(t, code, re.Code, "%v", err)
-		sameRecords(t, held, scanLog(t, cluster.ReplicaDir(c.nodes[follower].dir, follower, name, p)), "a refused request leaves the follower's log as it was")
-		return re
-	}
+	newLeader := statusVia(t, c, via, name, p).Leader
+	require.Contains(t, rest, newLeader)
 
-	t.Run("stale epoch", func(t *testing.T) {
+	// Still cut off, the old leader believes it leads epoch 0; nothing it
+	// takes is acknowledged.
+	stale := statusVia(t, c, x, name, p)
+	require.Equal(t, x, stale.Leader, "the cut-off node's metadata is the one it had")
+	require.Zero(t, stale.LeaderEpoch)
+	_, err = cluster.NewProducer(c.Via(x), name).SendBatchTo(p, msgs("lost after the failover"))
+	require.ErrorAs(t, err, &re, "a replaced leader acknowledged a write")
+
+	for _, payload := range []string{"d", "e"} {
+		recs, res := send(t, c, via, name, p, payload)
+		require.Equal(t, rest, res[0].Brokers, "acknowledged by the majority's replicas")
+		require.Equal(t, newLeader, res[0].LeaderBrokerID)
+		acked = append(acked, recs...)
+	}
+	require.Equal(t, uint64(4), acked[len(acked)-1].Offset, "the new leader never held the old one's unacknowledged records")
+
+	c.Heal()
+	awaitEvery(c, "the old leader back as an active follower, every replica level", c.IDs(), name, p, func(st cluster.PartitionStatus) error {
+		if st.Leader != newLeader || st.LeaderEpoch != 1 || st.HighWatermark != 5 {
+			return fmt.Errorf("leader %d epoch %d high watermark %d", st.Leader, st.LeaderEpoch, st.HighWatermark)
+		}
+		return settled(st)
+	})
+
+	for _, id := range c.IDs() {
+		sameRecords(t, acked, replicaRecords(t, c, id, name, p), "broker %d's replica: every acknowledged record, as acknowledged", id)
+		sameRecords(t, acked, readAll(t, c, id, name, p), "read through node %d", id)
+	}
+	for _, id := range rest {
+		require.Empty(t, quarantineFiles(t, c, id, name, p), "broker %d cut nothing", id)
+	}
+	files := quarantineFiles(t, c, x, name, p)
+	require.Len(t, files, 1, "one quarantine file beside the old leader's log")
+	from, to, _, ok := cluster.ParseQuarantineName(filepath.Base(files[0]))
+	require.True(t, ok, files[0])
+	require.Equal(t, [2]uint64{3, 5}, [2]uint64{from, to})
+	var cut []log.Record
+	require.NoError(t, log.ScanFileFrom(files[0], from, log.Options{}, func(_ int64, rec log.Record) error {
+		cut = append(cut, rec)
+		return nil
+	}))
+	require.Equal(t, []string{"lost while cut off", "lost after the failover"}, payloadsOf(cut), "kept, never destroyed")
+
+	for _, id := range c.IDs() {
+		entries := journal(t, c, id)
+		i := slices.IndexFunc(entries, func(e cluster.JournalEntry) bool {
+			return e.Event == cluster.EventRecover && e.Phase == cluster.PhaseDone && e.Broker == x && e.Topic == name &&
+				e.Partition == p && e.Cut != nil
+		})
+		require.GreaterOrEqual(t, i, 0, "node %d's journal names the cut: %v", id, entries)
+		require.Equal(t, cluster.JournalCut{From: 3, To: 5}, *entries[i].Cut)
+		require.True(t, strings.HasSuffix(files[0], entries[i].Quarantine), "%q names %s", entries[i].Quarantine, files[0])
+	}
+}
+
+// TestFencingStaleEpochRefusedByFollower pins the epoch fence between
+// processes (docs/phase-7-processes.md § What stays: "In cluster mode the
+// epoch also travels with every write a leader sends, and a follower
+// turns away a write from an older epoch"; cluster/follower.go): a leader
+// cut off from the metadata group, and from the controller, but still
+// able to reach a follower over the internal API, is failed over; its
+// next write reaches that follower at the old epoch and is refused there
+// with a *cluster.StaleEpochError that keeps its type across the network.
+// Not acknowledged, and the follower's log is left as it was.
+func TestFencingStaleEpochRefusedByFollower(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "fence"
+		c := start(t, 3, clustertest.Options{})
+		ctl := c.Controller()
+		x := others(c, ctl)[0]
+		f := others(c, ctl, x)[0]
+		require.NoError(t, c.Via(ctl).CreateTopic(name, 3, 3))
+		p := ledBy(t, c, ctl, name, 3, x)
+		acked, _ := send(t, c, f, name, p, "a", "b", "c")
+
+		// x hears no metadata and reaches no controller: its heartbeats
+		// stop there. Its link to f stays up.
+		c.Raft.Isolate(x)
+		c.Net.Cut(c.Addr(x), c.Addr(ctl))
+		awaitEvery(c, "the partition failed over", []int{ctl, f}, name, p, func(st cluster.PartitionStatus) error {
+			if st.Leader == x || st.LeaderEpoch != 1 {
+				return fmt.Errorf("leader %d epoch %d", st.Leader, st.LeaderEpoch)
+			}
+			return nil
+		})
+		held := replicaRecords(t, c, f, name, p)
+		sameRecords(t, acked, held)
+
+		_, err := cluster.NewProducer(c.Via(x), name).SendBatchTo(p, msgs("from the fenced leader"))
+		var re *cluster.ReplicationError
+		require.ErrorAs(t, err, &re, "a replaced leader acknowledged a write")
+		require.Contains(t, re.BrokerIDs, f)
+		var stale *cluster.StaleEpochError
+		require.ErrorAs(t, err, &stale, "broker %d turns the old epoch away: %v", f, err)
+		require.Equal(t, uint64(1), stale.Epoch, "the refusal names the follower's epoch")
+		require.Equal(t, uint64(0), stale.Asked)
+		sameRecords(t, held, replicaRecords(t, c, f, name, p), "the refused write left broker %d's log as it was", f)
+
+		c.Heal()
+		awaitEvery(c, "every replica level again", c.IDs(), name, p, func(st cluster.PartitionStatus) error {
+			if st.Leader == x || st.LeaderEpoch != 1 {
+				return fmt.Errorf("leader %d epoch %d", st.Leader, st.LeaderEpoch)
+			}
+			return settled(st)
+		})
+		for _, id := range c.IDs() {
+			sameRecords(t, acked, replicaRecords(t, c, id, name, p), "broker %d", id)
+		}
+		require.Len(t, quarantineFiles(t, c, x, name, p), 1, "the old leader's own record is kept aside")
+	})
+}
+
+// TestFencingReplicateRefusals pins cluster/follower.go's rules as a
+// follower applies them to a leader's requests arriving over the internal
+// API (server/replication, the wire between processes), each refusal
+// keeping its type across the network: a follower takes records only from
+// the leader its metadata names, at the epoch its metadata holds — an
+// older epoch (even from the broker that leads again now), or the current
+// one from a broker that does not lead it, is a *cluster.StaleEpochError
+// naming the follower's epoch (the sender is fenced), and a leader takes
+// records from no one; a newer epoch is
+// waited for briefly, then a *cluster.EpochAheadError; records must follow
+// on from its log end (*cluster.BehindError with End); a retry of records
+// it holds is taken without duplicates, and a probe answers the log end;
+// other records at offsets it holds are a *cluster.ReplicaDivergenceError.
+// No refusal changes the follower's log.
+func TestFencingReplicateRefusals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "fence"
+		c := start(t, 3, clustertest.Options{})
+		require.NoError(t, c.Via(1).CreateTopic(name, 1, 3))
+		for i := range 3 {
+			send(t, c, i+1, name, 0, fmt.Sprintf("epoch 0 #%d", i))
+		}
+		// The leadership moves to another replica, as an operator moves it:
+		// epoch 1, and the first leader is replaced.
+		st := statusVia(t, c, 1, name, 0)
+		old, leader, follower := st.Leader, st.Followers[0], st.Followers[1]
+		_, err := c.Via(follower).MoveLeader(name, 0, leader)
+		require.NoError(t, err)
+		awaitEvery(c, "every node at epoch 1", c.IDs(), name, 0, func(st cluster.PartitionStatus) error {
+			if st.LeaderEpoch != 1 || st.Leader != leader {
+				return fmt.Errorf("leader %d epoch %d", st.Leader, st.LeaderEpoch)
+			}
+			return nil
+		})
+		for i := range 2 {
+			_, res := send(t, c, follower, name, 0, fmt.Sprintf("epoch 1 #%d", i))
+			require.Equal(t, leader, res[0].LeaderBrokerID)
+			require.Equal(t, []int{1, 2, 3}, res[0].Brokers)
+		}
+		held := replicaRecords(t, c, follower, name, 0)
+		require.Len(t, held, 5)
+
+		dial := c.Net.Dialer("a leader's process")
+		rpc := replication.NewClient(func(ctx context.Context, _, addr string) (net.Conn, error) { return dial(ctx, addr) }, 0)
+		defer rpc.Close()
+		ctx := t.Context()
+		next := func(payload string) []log.Record {
+			return []log.Record{{Offset: 5, Timestamp: time.Now().UnixNano(), Payload: []byte(payload)}}
+		}
+		unchanged := func(what string) {
+			t.Helper()
+			sameRecords(t, held, replicaRecords(t, c, follower, name, 0), "%s left the follower's log as it was", what)
+		}
+		replicate := func(to int, req cluster.ReplicateRequest) (cluster.ReplicateResponse, error) {
+			req.Topic, req.Partition = name, 0
+			return rpc.Replicate(ctx, c.Addr(to), req)
+		}
+
 		// The replaced leader, still believing it leads epoch 0.
-		re := refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 0, Leader: old, HighWatermark: 6,
-			Records: next("from the fenced leader")}, replication.CodeStaleEpoch)
-		require.Equal(t, uint64(1), re.Epoch, "the refusal names the follower's epoch")
-	})
-	t.Run("not the leader", func(t *testing.T) {
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 0, Leader: old, HighWatermark: 6, Records: next("from the fenced leader")})
+		var stale *cluster.StaleEpochError
+		require.ErrorAs(t, err, &stale)
+		require.Equal(t, [2]uint64{1, 0}, [2]uint64{stale.Epoch, stale.Asked}, "the refusal names the follower's epoch")
+		unchanged("a stale epoch")
+
 		// The current epoch, from a broker that does not lead it.
-		refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: old, HighWatermark: 6,
-			Records: next("from a broker that does not lead")}, replication.CodeStaleEpoch)
-		// And the leader takes no records from anyone.
-		_, err := c.node(leader).Replicate(t.Context(), replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: follower,
-			Records: next("to the leader")})
-		require.Equal(t, replication.CodeStaleEpoch, replication.CodeOf(err), "%v", err)
-		require.Len(t, scanLog(t, cluster.ReplicaDir(c.nodes[leader].dir, leader, name, p)), 5)
-	})
-	t.Run("epoch ahead", func(t *testing.T) {
-		refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 2, Leader: leader,
-			Records: next("from an epoch not yet applied")}, replication.CodeEpochAhead)
-	})
-	t.Run("skips ahead", func(t *testing.T) {
-		re := refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: leader,
-			Records: []log.Record{{Offset: 7, Timestamp: time.Now().UnixNano(), Payload: []byte("a gap before me")}}}, replication.CodeBehind)
-		require.Equal(t, uint64(5), re.End, "the refusal says where the follower's log ends")
-	})
-	t.Run("retry", func(t *testing.T) {
-		res, err := f.Replicate(t.Context(), replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: leader,
-			HighWatermark: 5, Records: held[3:]})
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 1, Leader: old, HighWatermark: 6, Records: next("from a broker that does not lead")})
+		require.ErrorAs(t, err, &stale)
+		unchanged("a sender that does not lead")
+		// And the leader takes records from no one.
+		_, err = replicate(leader, cluster.ReplicateRequest{Epoch: 1, Leader: follower, Records: next("to the leader")})
+		require.ErrorAs(t, err, &stale)
+		require.Len(t, replicaRecords(t, c, leader, name, 0), 5)
+
+		began := time.Now()
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 2, Leader: leader, Records: next("from an epoch not yet applied")})
+		var ahead *cluster.EpochAheadError
+		require.ErrorAs(t, err, &ahead)
+		require.ErrorIs(t, err, cluster.ErrEpochAhead)
+		require.Equal(t, [2]uint64{1, 2}, [2]uint64{ahead.Epoch, ahead.Asked})
+		require.GreaterOrEqual(t, time.Since(began), 500*time.Millisecond, "waited for its metadata to reach the epoch first")
+		unchanged("an epoch ahead")
+
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 1, Leader: leader,
+			Records: []log.Record{{Offset: 7, Timestamp: time.Now().UnixNano(), Payload: []byte("a gap before me")}}})
+		var behind *cluster.BehindError
+		require.ErrorAs(t, err, &behind)
+		require.Equal(t, [2]uint64{5, 7}, [2]uint64{behind.End, behind.Base}, "the refusal says where the follower's log ends")
+		unchanged("records past the log end")
+
+		res, err := replicate(follower, cluster.ReplicateRequest{Epoch: 1, Leader: leader, HighWatermark: 5, Records: held[3:]})
 		require.NoError(t, err)
 		require.Equal(t, uint64(5), res.End)
-		sameRecords(t, held, scanLog(t, cluster.ReplicaDir(c.nodes[follower].dir, follower, name, p)), "a retry adds nothing")
-		// A probe (no records) answers the log end.
-		res, err = f.Replicate(t.Context(), replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: leader, HighWatermark: 5})
+		unchanged("a retry")
+		res, err = replicate(follower, cluster.ReplicateRequest{Epoch: 1, Leader: leader, HighWatermark: 5})
 		require.NoError(t, err)
-		require.Equal(t, uint64(5), res.End)
-	})
-	t.Run("diverged", func(t *testing.T) {
+		require.Equal(t, uint64(5), res.End, "a probe answers the log end")
+
+		// The leadership moves back: the first leader leads again, at
+		// epoch 2. A request it sent at epoch 0 and that arrives only now
+		// is refused as any other from an old epoch, its sender the
+		// leader though it is.
+		_, err = c.Via(follower).MoveLeader(name, 0, old)
+		require.NoError(t, err)
+		awaitEvery(c, "every node at epoch 2", c.IDs(), name, 0, func(st cluster.PartitionStatus) error {
+			if st.LeaderEpoch != 2 || st.Leader != old {
+				return fmt.Errorf("leader %d epoch %d", st.Leader, st.LeaderEpoch)
+			}
+			return nil
+		})
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 0, Leader: old, HighWatermark: 5, Records: next("from the leader's own old epoch")})
+		require.ErrorAs(t, err, &stale)
+		require.Equal(t, [2]uint64{2, 0}, [2]uint64{stale.Epoch, stale.Asked})
+		unchanged("the current leader's old epoch")
+
 		other := []log.Record{{Offset: 3, Timestamp: held[3].Timestamp, Payload: []byte("not what offset 3 holds")}, held[4]}
-		re := refused(t, replication.ReplicateRequest{Topic: name, Partition: p, Epoch: 1, Leader: leader, HighWatermark: 5,
-			Records: other}, replication.CodeDiverged)
-		require.Equal(t, uint64(5), re.End)
+		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 2, Leader: old, HighWatermark: 5, Records: other})
+		var diverged *cluster.ReplicaDivergenceError
+		require.ErrorAs(t, err, &diverged)
+		require.Equal(t, follower, diverged.BrokerID)
+		require.Equal(t, uint64(3), diverged.Offset)
+		unchanged("other records at held offsets")
 	})
 }

@@ -97,17 +97,21 @@ func (f *fsm) Restore(data []byte) error {
 	return nil
 }
 
+// poke wakes whoever waits on the next change without changing anything:
+// what depends on more than the state (the node's readiness) changed.
+func (f *fsm) poke() {
+	f.mu.Lock()
+	ch := f.changed
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	close(ch)
+}
+
 // read runs fn on the state under the read lock; fn must not keep it.
 func (f *fsm) read(fn func(s *cluster.MetaState)) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	fn(f.state)
-}
-
-// partition returns one partition's metadata.
-func (f *fsm) partition(topicName string, partition int) (pm cluster.PartitionMetadata, err error) {
-	f.read(func(s *cluster.MetaState) { pm, err = s.Partition(topicName, partition) })
-	return pm, err
 }
 
 // node returns one broker's addresses.
@@ -139,23 +143,6 @@ func (f *fsm) waitApplied(ctx context.Context, index uint64, raftApplied func() 
 		case <-t.C:
 		case <-ctx.Done():
 			return fmt.Errorf("clusternode: waiting for metadata index %d (applied %d): %w", index, applied, ctx.Err())
-		}
-	}
-}
-
-// waitFor waits until cond holds of the state, or ctx ends.
-func (f *fsm) waitFor(ctx context.Context, cond func(s *cluster.MetaState) bool) bool {
-	for {
-		ch, _ := f.watch()
-		ok := false
-		f.read(func(s *cluster.MetaState) { ok = cond(s) })
-		if ok {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
 		}
 	}
 }

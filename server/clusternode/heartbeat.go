@@ -2,222 +2,261 @@ package clusternode
 
 import (
 	"context"
-	"fmt"
-	"slices"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/raftmeta"
 	"github.com/pystream/pystream/server/replication"
 )
 
-// heartbeats is what the controller knows of the brokers: when each last
-// reported, and what it reported of its replicas. It lives on the node
-// that leads the metadata group and is started afresh at every leadership
-// (reset): a new controller counts every broker's silence from its own
-// start, never from a report it did not receive. It is safe for concurrent
-// use.
+// This file is what a node knows of the other brokers: their heartbeats.
+// Every node reports its replicas (cluster.Cluster.Reports) to the node
+// that leads the metadata group, every HeartbeatInterval. That node — the
+// controller's — counts a broker up while its reports arrive and keeps the
+// last one; it answers every heartbeat with all it knows
+// (replication.Observation), so that every node answers a broker's
+// availability and a replica's log end as the controller knows them, with
+// the time of each report: one truth, a heartbeat old at most.
+
+// heartbeats is the node's cluster.Observer. It is safe for concurrent use.
 type heartbeats struct {
 	n *Node
 	// mu guards the fields below.
-	mu      sync.Mutex
-	since   time.Time
+	mu sync.Mutex
+	// term is the Raft term the count below belongs to: the term in
+	// which this node last led the metadata group.
+	term uint64
+	// since is when this node began to lead in term: a broker it has not
+	// heard from yet has been silent since then.
+	since time.Time
+	// last and reports are the heartbeats this node received while it
+	// leads the metadata group, in term.
 	last    map[int]time.Time
-	reports map[int]map[partKey]replication.ReplicaReport
+	reports map[int]map[replicaKey]cluster.ReplicaReport
+	// seen is the controller's last answer to this node's heartbeat, and
+	// seenAt when it arrived.
+	seen   replication.Observation
+	seenAt time.Time
 }
+
+type replicaKey struct {
+	topic     string
+	partition int
+}
+
+var _ cluster.Observer = (*heartbeats)(nil)
 
 func newHeartbeats(n *Node) *heartbeats {
-	return &heartbeats{n: n, last: map[int]time.Time{}, reports: map[int]map[partKey]replication.ReplicaReport{}}
+	return &heartbeats{n: n, last: map[int]time.Time{}, reports: map[int]map[replicaKey]cluster.ReplicaReport{}}
 }
 
-func (h *heartbeats) reset(now time.Time) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.since, h.last, h.reports = now, map[int]time.Time{}, map[int]map[partKey]replication.ReplicaReport{}
+// leadingLocked reports whether this node leads the metadata group. The
+// first time it is asked in a term this node leads, it starts that term's
+// count: every broker's silence counted from now, never from a report of
+// an earlier term, nor from before this node led (a node that has just
+// won an election has heard from no one yet, and no one is down for
+// that). h.mu must be held.
+func (h *heartbeats) leadingLocked(now time.Time) bool {
+	if !h.n.raft.IsLeader() {
+		return false
+	}
+	if term := h.n.raft.Term(); term != h.term {
+		h.term, h.since, h.last, h.reports = term, now, map[int]time.Time{}, map[int]map[replicaKey]cluster.ReplicaReport{}
+	}
+	return true
 }
 
+// record keeps broker hb.Node's report, received at now, while this node
+// leads the metadata group.
 func (h *heartbeats) record(hb replication.Heartbeat, now time.Time) {
-	reps := map[partKey]replication.ReplicaReport{}
+	reps := make(map[replicaKey]cluster.ReplicaReport, len(hb.Replicas))
 	for _, r := range hb.Replicas {
-		reps[partKey{r.Topic, r.Partition}] = r
+		// A report is dated by the controller's clock, when it arrived:
+		// every node then tells how old the controller's knowledge is on
+		// one clock, whatever the reporting broker's says.
+		r.At = now
+		reps[replicaKey{r.Topic, r.Partition}] = r
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.last[hb.Node], h.reports[hb.Node] = now, reps
+	if h.leadingLocked(now) {
+		h.last[hb.Node], h.reports[hb.Node] = now, reps
+	}
 }
 
-// seen returns when broker id last reported (the controller's start when
-// it has not yet), and whether that is recent enough to count it up.
-func (h *heartbeats) seen(id int, now time.Time) (last time.Time, up bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// window is how long a broker may stay silent and still count as up.
+func (h *heartbeats) window() time.Duration { return 3 * HeartbeatInterval(h.n.cfg.FailoverAfter) }
+
+// seenLocked returns when broker id last reported (when this node began
+// to lead, if it has not yet), and whether that is recent enough to count
+// it up. A broker not heard from since this node began to lead counts up
+// for one window: its first heartbeat to the new leader is on its way.
+// h.mu must be held, after leadingLocked.
+func (h *heartbeats) seenLocked(id int, now time.Time) (last time.Time, up bool) {
 	last, ok := h.last[id]
 	if !ok {
 		last = h.since
 	}
-	return last, ok && now.Sub(last) <= 3*HeartbeatInterval(h.n.cfg.FailoverAfter)
+	return last, now.Sub(last) <= h.window()
 }
 
-// report returns broker id's last report of a partition.
-func (h *heartbeats) report(id int, k partKey) (replication.ReplicaReport, bool) {
+// Controller is the node leading the metadata group.
+func (h *heartbeats) Controller() int { return h.n.Controller() }
+
+// Broker is what the controller knows of broker id: on the controller,
+// from the heartbeats themselves; elsewhere, from the controller's last
+// answer, as long as it is recent — a node that has not heard from the
+// controller for a while knows nothing, and says so (not available).
+func (h *heartbeats) Broker(id int) cluster.BrokerInfo {
+	now := h.n.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r, ok := h.reports[id][k]
-	return r, ok
+	if h.leadingLocked(now) {
+		last, up := h.seenLocked(id, now)
+		b := cluster.BrokerInfo{ID: id, Available: up}
+		if !up {
+			b.DownSince = last
+		}
+		return b
+	}
+	fresh := now.Sub(h.seenAt) <= h.window()
+	for _, b := range h.seen.Brokers {
+		if b.ID == id {
+			info := cluster.BrokerInfo{ID: id, Available: b.Available && fresh}
+			if !info.Available {
+				info.DownSince = b.LastSeen
+			}
+			return info
+		}
+	}
+	return cluster.BrokerInfo{ID: id}
 }
 
-// Heartbeat takes a broker's report (replication.Peer); only the node
-// leading the metadata group takes them.
-func (n *Node) Heartbeat(_ context.Context, hb replication.Heartbeat) error {
+// Replica is broker id's last report of a partition's replica, as the
+// controller has it.
+func (h *heartbeats) Replica(id int, topicName string, partition int) (cluster.ReplicaReport, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.leadingLocked(h.n.now()) {
+		r, ok := h.reports[id][replicaKey{topicName, partition}]
+		return r, ok
+	}
+	for _, b := range h.seen.Brokers {
+		if b.ID != id {
+			continue
+		}
+		for _, r := range b.Replicas {
+			if r.Topic == topicName && r.Partition == partition {
+				return r, true
+			}
+		}
+	}
+	return cluster.ReplicaReport{}, false
+}
+
+// known reports whether this node knows what the controller knows of the
+// brokers: it leads the metadata group, or it has had an answer to one of
+// its heartbeats. Until then it could only tell every other broker
+// unknown, which is not what the controller knows.
+func (h *heartbeats) known() bool {
+	if h.n.raft.IsLeader() {
+		return true
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.seenAt.IsZero()
+}
+
+// observation is what the controller knows, as it answers a heartbeat.
+func (h *heartbeats) observation(now time.Time) replication.Observation {
+	var ids []int
+	h.n.fsm.read(func(s *cluster.MetaState) { ids = append(ids, s.Meta.Brokers...) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.leadingLocked(now)
+	obs := replication.Observation{Controller: h.n.cfg.ID, At: now}
+	for _, id := range ids {
+		last, up := h.seenLocked(id, now)
+		b := replication.BrokerSeen{ID: id, Available: up, LastSeen: last}
+		for _, r := range h.reports[id] {
+			b.Replicas = append(b.Replicas, r)
+		}
+		obs.Brokers = append(obs.Brokers, b)
+	}
+	return obs
+}
+
+// Heartbeat takes a broker's report (replication.Peer) and answers with
+// what the controller knows; only the node leading the metadata group
+// takes them.
+func (p peer) Heartbeat(_ context.Context, hb replication.Heartbeat) (replication.Observation, error) {
+	n := p.n
 	if !n.raft.IsLeader() {
 		id, _ := n.raft.Leader()
-		return &replication.Error{Code: replication.CodeNotLeader, Leader: id, Message: "heartbeats go to the metadata group's leader"}
+		return replication.Observation{}, replication.Errorf(replication.CodeNotLeader, "heartbeats go to the metadata group's leader, broker %d", id)
 	}
 	if _, ok := n.fsm.node(hb.Node); !ok {
-		return replication.Errorf(replication.CodeRefused, "broker %d is not registered", hb.Node)
+		return replication.Observation{}, replication.Errorf(replication.CodeRefused, "broker %d is not registered", hb.Node)
 	}
-	n.hbs.record(hb, n.now())
-	return nil
+	now := n.now()
+	n.hbs.record(hb, now)
+	return n.hbs.observation(now), nil
 }
 
 // heartbeatLoop reports to the metadata group's leader every
-// HeartbeatInterval, until the node closes.
+// HeartbeatInterval, until the node closes, and keeps its answer.
 func (n *Node) heartbeatLoop() {
 	every := HeartbeatInterval(n.cfg.FailoverAfter)
 	for n.sleep(every) {
-		hb := replication.Heartbeat{Node: n.cfg.ID, Replicas: n.reports()}
+		hb := replication.Heartbeat{Node: n.cfg.ID, Replicas: n.core.Reports(n.cfg.ID)}
 		if n.raft.IsLeader() {
 			n.hbs.record(hb, n.now())
 			continue
 		}
-		id, addr := n.raft.Leader()
+		id, _ := n.raft.Leader()
 		if id == 0 {
 			continue
 		}
+		addr, err := n.addrOf(id)
+		if err != nil {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(n.ctx, every*3)
-		if err := n.rpc.Heartbeat(ctx, addr, hb); err != nil {
-			n.log.Debug("heartbeat not delivered", "leader", id, "err", err)
-		}
+		obs, err := n.rpc.Heartbeat(ctx, addr, hb)
 		cancel()
+		if err != nil {
+			n.log.Debug("heartbeat not delivered", "leader", id, "err", err)
+			continue
+		}
+		n.hbs.mu.Lock()
+		n.hbs.seen, n.hbs.seenAt = obs, n.now()
+		n.hbs.mu.Unlock()
 	}
 }
 
-// assigned lists the partitions this node holds a replica of, with their
-// metadata.
-func (n *Node) assigned() map[partKey]cluster.PartitionMetadata {
-	out := map[partKey]cluster.PartitionMetadata{}
-	n.fsm.read(func(s *cluster.MetaState) {
-		for name, t := range s.Meta.Topics {
-			for _, pm := range t.Partitions {
-				if slices.Contains(pm.Replicas, n.cfg.ID) {
-					out[partKey{name, pm.Partition}] = pm
-				}
-			}
-		}
-	})
-	return out
+// Propose is the internal API's proposal (replication.Peer): only the Raft
+// leader applies; the others answer CodeNotLeader with where it is.
+func (p peer) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
+	n := p.n
+	if !n.raft.IsLeader() {
+		id, _ := n.raft.Leader()
+		return nil, replication.Errorf(replication.CodeNotLeader, "this node does not lead the metadata group, broker %d does", id)
+	}
+	out, err := n.raft.Apply(ctx, cmd)
+	var refused *raftmeta.RefusedError
+	if errors.As(err, &refused) {
+		return nil, refused.Err
+	}
+	if errors.Is(err, raftmeta.ErrNotLeader) {
+		return nil, replication.Errorf(replication.CodeNotLeader, "%v", err)
+	}
+	return out, err
 }
 
-// reports describes every replica this node holds.
-func (n *Node) reports() []replication.ReplicaReport {
-	var out []replication.ReplicaReport
-	for k := range n.assigned() {
-		rep := replication.ReplicaReport{Topic: k.topic, Partition: k.partition}
-		if l, err := n.broker.Replica(k.topic, k.partition, true); err != nil {
-			rep.Error = err.Error()
-		} else {
-			end := l.NextOffset()
-			rep.LogEnd = &end
-		}
-		r := n.replica(k.topic, k.partition)
-		if r.fmu.TryLock() {
-			rep.SyncedEpoch, rep.CaughtUp, rep.Diverged = r.syncedEpoch, r.synced && r.caughtUp, r.diverged
-			r.fmu.Unlock()
-		}
-		out = append(out, rep)
-	}
-	return out
-}
-
-// replicaLoop keeps this node's replicas in step: it creates the logs of
-// new partitions, brings every replica outside its active set back to its
-// leader's log (cut back, then caught up) so that the controller can let
-// it rejoin, and as a leader catches followers up and raises the high
-// watermark when no write does.
-func (n *Node) replicaLoop() {
-	var mu sync.Mutex
-	busy := map[partKey]bool{}
-	for {
-		ch, _ := n.fsm.watch()
-		for k, pm := range n.assigned() {
-			mu.Lock()
-			if busy[k] || n.ctx.Err() != nil {
-				mu.Unlock()
-				continue
-			}
-			busy[k] = true
-			mu.Unlock()
-			n.wg.Add(1)
-			go func() {
-				defer n.wg.Done()
-				if err := n.tend(k, pm); err != nil {
-					n.log.Debug("replica not yet in step", "partition", fmt.Sprintf("%s/%d", k.topic, k.partition), "err", err)
-				}
-				mu.Lock()
-				delete(busy, k)
-				mu.Unlock()
-			}()
-		}
-		t := time.NewTimer(200 * time.Millisecond)
-		select {
-		case <-n.ctx.Done():
-			t.Stop()
-			return
-		case <-ch:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
-// tend does one step of replicaLoop for one replica.
-func (n *Node) tend(k partKey, pm cluster.PartitionMetadata) error {
-	l, err := n.broker.Replica(k.topic, k.partition, true)
-	if err != nil {
-		return err
-	}
-	// A changed segment.bytes or segment.ms reaches open logs here.
-	if cfg, err := n.TopicConfig(k.topic); err == nil {
-		if err := l.SetSegmentOptions(cluster.SegmentSettings(cfg)); err != nil {
-			return err
-		}
-	}
-	r := n.replica(k.topic, k.partition)
-	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-	defer cancel()
-	if pm.Leader == n.cfg.ID {
-		if r.highWatermark() < l.NextOffset() {
-			r.mu.Lock()
-			busy := r.writing
-			r.mu.Unlock()
-			if !busy {
-				_, err := n.catchUp(ctx, k.topic, k.partition, 0)
-				return err
-			}
-		}
-		return nil
-	}
-	if slices.Contains(pm.Active, n.cfg.ID) {
-		return nil // the leader pushes to active followers
-	}
-	if !r.fmu.TryLock() {
-		return nil // the leader is writing to it
-	}
-	defer r.fmu.Unlock()
-	if !r.synced || r.syncedEpoch != pm.LeaderEpoch {
-		if err := n.syncLocked(ctx, r, pm, l); err != nil {
-			return err
-		}
-	}
-	return n.pullLocked(ctx, r, pm, l)
+// Membership applies a change of the metadata group's voters
+// (replication.Peer).
+func (p peer) Membership(ctx context.Context, req replication.MembershipRequest) error {
+	return p.n.Membership(ctx, req)
 }

@@ -7,27 +7,16 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/netmux"
 	"github.com/pystream/pystream/server/raftmeta"
 	"github.com/pystream/pystream/server/replication"
 )
 
-// NodeView is one node of the metadata group as an operator sees it.
-type NodeView struct {
-	ID int
-	// Addr is its internal address; HTTPAddr its client address and
-	// KafkaAddr the address its Kafka listener advertises ("" when it
-	// serves none), once it has registered.
-	Addr      string
-	HTTPAddr  string
-	KafkaAddr string
-	// Voter is true for a member of the Raft configuration; a registered
-	// broker that was removed is listed with Voter false.
-	Voter bool
-	// Leader is true for the node that leads the metadata group: the
-	// controller.
-	Leader bool
-}
+// NodeView is one node of the metadata group as an operator sees it: the
+// shape the protocols answer with, declared beneath them (server/backend).
+// A registered broker that was removed is listed with Voter false.
+type NodeView = backend.NodeView
 
 // ClusterNodes lists the voters of the metadata group and the registered
 // brokers, by id, and names the controller (0 when there is none).
@@ -53,13 +42,6 @@ func (n *Node) ClusterNodes() (controller int, nodes []NodeView, err error) {
 		nodes = append(nodes, *byID[id])
 	}
 	return controller, nodes, nil
-}
-
-// Controller is the node that leads the metadata group (the
-// controller) as this node knows it now; 0 when none is known.
-func (n *Node) Controller() int {
-	id, _ := n.raft.Leader()
-	return id
 }
 
 func sortedIDs(m map[int]*NodeView) []int {
@@ -148,6 +130,13 @@ const probeTimeout = 2 * time.Second
 func (n *Node) probe(ctx context.Context, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	if n.cfg.Dial != nil {
+		conn, err := n.cfg.Dial(ctx, n.route(addr))
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}
 	conn, err := netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
 	if err != nil {
 		return err

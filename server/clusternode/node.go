@@ -21,27 +21,30 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Node is one broker process of a cluster-mode cluster: a broker holding
-// its replicas, a voter of the metadata group, and — while it leads that
-// group — the controller. It is safe for concurrent use.
-type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	broker *cluster.Broker
-	mux    *netmux.Mux
-	raft   *raftmeta.Node
-	fsm    *fsm
-	rpc    *replication.Client
-	inner  *http.Server
-	ctrl   *controller.Controller
-	hbs    *heartbeats
-	// now is the clock (tests may replace it before Open returns).
-	now func() time.Time
+// requestTimeout bounds a client request's work on the nodes it reaches:
+// well inside the HTTP server's write timeout, so that a request that
+// cannot finish (no leader) is answered with why, not cut off.
+const requestTimeout = 15 * time.Second
 
-	// mu guards replicas and routers.
-	mu       sync.Mutex
-	replicas map[partKey]*replica
-	routers  map[string]*topic.Router
+// Node is one broker process of a cluster-mode cluster: the wiring of a
+// cluster.Cluster (NewMember) to Raft as its metadata store, to the
+// network as its replica transport and to the brokers' heartbeats as what
+// it knows of the others; and, while it leads the metadata group, the
+// controller. It is safe for concurrent use.
+type Node struct {
+	cfg  Config
+	log  *slog.Logger
+	core *cluster.Cluster
+	mux  *netmux.Mux
+	raft *raftmeta.Node
+	fsm  *fsm
+	rpc  *replication.Client
+	// inner serves the internal API.
+	inner *http.Server
+	ctrl  *controller.Controller
+	hbs   *heartbeats
+	// now is the clock.
+	now func() time.Time
 
 	// healMu serialises followHealing: a call reads the switch and sets
 	// the controller under it, so an older reading never lands last.
@@ -58,19 +61,14 @@ type Node struct {
 	closed sync.Once
 }
 
-type partKey struct {
-	topic     string
-	partition int
-}
-
 // RaftDir is where a node keeps Raft's log, stable store and snapshots.
 func RaftDir(dataDir string) string { return filepath.Join(dataDir, "raft") }
 
-// Open starts the node: it opens its broker directory, listens on its
-// internal address (or cfg.Listener), starts or recovers its Raft voter,
-// serves the internal API, registers itself through Raft once a leader is
-// known, and from then on heartbeats, keeps its replicas in step, and runs
-// the controller whenever it leads the metadata group.
+// Open starts the node: it opens its broker (through cluster.NewMember),
+// listens on its internal address (or cfg.Listener), starts or recovers
+// its Raft voter, serves the internal API, registers itself through Raft
+// once a leader is known, and from then on heartbeats and runs the
+// controller whenever it leads the metadata group.
 func Open(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -83,54 +81,61 @@ func Open(cfg Config) (*Node, error) {
 		d := topic.DefaultConfig()
 		cfg.TopicDefaults = &d
 	}
-	var n *Node
-	// Whoever opens a replica log asks the broker for its topic's
-	// configuration (cluster.Broker.TopicConfig); the node answers.
-	b, err := cluster.OpenBrokerWithOptions(cfg.ID, cfg.DataDir, cluster.BrokerOptions{
-		TopicConfig: func(name string) (topic.Config, error) { return n.TopicConfig(name) },
-		Logf:        func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }})
+	n := &Node{cfg: cfg, log: logger.With("node", cfg.ID), fsm: newFSM(), now: time.Now}
+	if cfg.Broker.Now != nil {
+		n.now = cfg.Broker.Now
+	}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.hbs = newHeartbeats(n)
+	bopts := cfg.Broker
+	if bopts.Logf == nil {
+		bopts.Logf = func(format string, args ...any) { n.log.Warn(fmt.Sprintf(format, args...)) }
+	}
+	core, err := cluster.NewMember(cluster.MemberConfig{ID: cfg.ID, Root: cfg.DataDir, Store: raftStore{n}, Transport: netTransport{n},
+		Observer: n.hbs, Options: cluster.Options{Broker: bopts, TopicDefaults: cfg.TopicDefaults, Advanced: cfg.Advanced}})
 	if err != nil {
 		return nil, fmt.Errorf("clusternode: %w", err)
 	}
+	n.core = core
 	ln := cfg.Listener
 	if ln == nil {
 		var lc net.ListenConfig
 		if ln, err = lc.Listen(context.Background(), "tcp", cfg.Peers[cfg.ID]); err != nil {
-			return nil, errors.Join(fmt.Errorf("clusternode: listen on %s: %w", cfg.Peers[cfg.ID], err), b.Close())
+			return nil, errors.Join(fmt.Errorf("clusternode: listen on %s: %w", cfg.Peers[cfg.ID], err), core.Close())
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	n = &Node{cfg: cfg, log: logger.With("node", cfg.ID), broker: b, fsm: newFSM(), now: time.Now,
-		replicas: map[partKey]*replica{}, ctx: ctx, cancel: cancel}
 	n.mux = netmux.New(ln)
 	n.rpc = replication.NewClient(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if cfg.Dial != nil {
+			return cfg.Dial(ctx, n.route(addr))
+		}
 		var d net.Dialer // HTTP/2 is what netmux's Default gets
 		return d.DialContext(ctx, network, n.route(addr))
-	})
-	n.hbs = newHeartbeats(n)
+	}, core.MaxPayloadSize())
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	n.inner = &http.Server{Handler: replication.NewHandler(n, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
+	n.inner = &http.Server{Handler: replication.NewHandler(peer{n}, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = n.inner.Serve(n.mux.Default()) }() // ends at Shutdown
 	advertise := cfg.Peers[cfg.ID]
 	if advertise == "" {
 		advertise = ln.Addr().String()
 	}
-	n.raft, err = raftmeta.Open(raftmeta.Config{
-		ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join,
-		Listener: n.mux.Listener(netmux.KindRaft), Advertise: advertise,
-		Dial: func(ctx context.Context, addr string) (net.Conn, error) {
+	rc := raftmeta.Config{ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join, FSM: n.fsm, Logger: n.log}
+	if cfg.RaftTransport != nil {
+		rc.Transport = cfg.RaftTransport
+	} else {
+		rc.Listener, rc.Advertise = n.mux.Listener(netmux.KindRaft), advertise
+		rc.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
 			return netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
-		},
-		FSM: n.fsm, Logger: n.log,
-	})
+		}
+	}
+	n.raft, err = raftmeta.Open(rc)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), n.shutdownTransport(), b.Close())
+		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), n.shutdownTransport(), core.Close())
 	}
 	// Every listener is registered: connections may be routed now.
 	go func() { _ = n.mux.Serve() }() // ends when the listener closes
-	n.ctrl, err = controller.New(&controlView{n: n}, controller.Config{
-		FailoverAfter: cfg.FailoverAfter, Logger: n.log, Registerer: cfg.Registerer})
+	n.ctrl, err = controller.New(core, controller.Config{FailoverAfter: cfg.FailoverAfter, Logger: n.log, Registerer: cfg.Registerer})
 	if err != nil {
 		return nil, errors.Join(err, n.Close())
 	}
@@ -143,10 +148,9 @@ func Open(cfg Config) (*Node, error) {
 }
 
 func (n *Node) start(advertise string) {
-	n.wg.Add(4)
+	n.wg.Add(3)
 	go func() { defer n.wg.Done(); n.register(advertise) }()
 	go func() { defer n.wg.Done(); n.heartbeatLoop() }()
-	go func() { defer n.wg.Done(); n.replicaLoop() }()
 	go func() { defer n.wg.Done(); n.leadershipLoop() }()
 }
 
@@ -161,6 +165,10 @@ func (n *Node) route(addr string) string {
 // ID is the node's broker id.
 func (n *Node) ID() int { return n.cfg.ID }
 
+// Cluster is the node's cluster.Cluster: what the HTTP API and the Kafka
+// listener serve, as they serve one process's.
+func (n *Node) Cluster() *cluster.Cluster { return n.core }
+
 // Close stops the node's loops, its Raft voter, its internal API and its
 // broker. Closing twice is harmless.
 func (n *Node) Close() error {
@@ -171,20 +179,18 @@ func (n *Node) Close() error {
 		if n.raft != nil {
 			errs = append(errs, n.raft.Close())
 		}
-		errs = append(errs, n.shutdownTransport(), n.broker.Close())
+		errs = append(errs, n.shutdownTransport(), n.core.Close())
 		n.rpc.Close()
 	})
 	return errors.Join(errs...)
 }
 
+// shutdownTransport closes the internal API: the requests in flight
+// are cut, as a stopped process cuts them, rather than waited for (an
+// HTTP/2 connection's graceful close takes a second of its own), so that
+// the other nodes see this one gone at once.
 func (n *Node) shutdownTransport() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := n.inner.Shutdown(ctx)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = n.inner.Close()
-	}
-	return errors.Join(err, n.mux.Close())
+	return errors.Join(n.inner.Close(), n.mux.Close())
 }
 
 // register adds this node's addresses to the metadata until it succeeds
@@ -201,6 +207,7 @@ func (n *Node) register(advertise string) {
 		cancel()
 		if err == nil {
 			n.registered.Store(true)
+			n.fsm.poke()
 			n.log.Info("broker registered", "addr", advertise, "http", n.cfg.HTTPAddr, "kafka", n.cfg.KafkaAddr)
 			return
 		}
@@ -229,7 +236,9 @@ func (n *Node) sleep(d time.Duration) bool {
 // propose applies c through Raft — on this node when it leads, else on
 // the leader over the internal API — and waits until this node's own copy
 // of the metadata has applied it, so that what a caller does next sees it.
-// It retries while there is no leader, until ctx ends.
+// It retries while there is no leader, until ctx ends (ErrNoLeader) or
+// the node closes (ErrClosed). A refusal of the
+// state machine comes back as the error it is, wherever it was applied.
 func (n *Node) propose(ctx context.Context, c cluster.MetaCommand) (cluster.MetaResult, error) {
 	if c.Time.IsZero() {
 		c.Time = n.now().UTC()
@@ -239,6 +248,9 @@ func (n *Node) propose(ctx context.Context, c cluster.MetaCommand) (cluster.Meta
 		return cluster.MetaResult{}, fmt.Errorf("clusternode: %w", err)
 	}
 	for {
+		if n.ctx.Err() != nil {
+			return cluster.MetaResult{}, ErrClosed
+		}
 		out, err := n.proposeOnce(ctx, cmd)
 		if err == nil {
 			var ar appliedResult
@@ -253,16 +265,20 @@ func (n *Node) propose(ctx context.Context, c cluster.MetaCommand) (cluster.Meta
 		if !retryProposal(err) {
 			return cluster.MetaResult{}, err
 		}
+		t := time.NewTimer(50 * time.Millisecond)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return cluster.MetaResult{}, fmt.Errorf("%w: %w", ErrNoLeader, err)
-		case <-time.After(50 * time.Millisecond):
+		case <-n.ctx.Done():
+			t.Stop()
+			return cluster.MetaResult{}, ErrClosed
+		case <-t.C:
 		}
 	}
 }
 
-// proposeOnce makes one attempt. A refusal by the state machine comes back
-// wrapping its sentinel wherever it was applied.
+// proposeOnce makes one attempt.
 func (n *Node) proposeOnce(ctx context.Context, cmd []byte) ([]byte, error) {
 	if n.raft.IsLeader() {
 		out, err := n.raft.Apply(ctx, cmd)
@@ -272,153 +288,60 @@ func (n *Node) proposeOnce(ctx context.Context, cmd []byte) ([]byte, error) {
 		}
 		return out, err
 	}
-	id, addr := n.raft.Leader()
+	id, _ := n.raft.Leader()
 	if id == 0 {
 		return nil, ErrNoLeader
 	}
-	out, err := n.rpc.Propose(ctx, addr, cmd)
-	var re *replication.Error
-	if errors.As(err, &re) && re.Code == replication.CodeRefused {
-		return nil, &remoteRefusal{msg: re.Message, sentinel: refusals[re.Reason]}
+	addr, err := n.addrOf(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoLeader, err)
 	}
-	return out, err
+	return n.rpc.Propose(ctx, addr, cmd)
 }
 
 // retryProposal reports whether a failed proposal may succeed elsewhere or
-// later: no leader, a leader that lost its place, an unreachable one.
+// later: no leader, a leader that lost its place, an unreachable one. A
+// refusal of the state machine is final.
 func retryProposal(err error) bool {
-	var rr *remoteRefusal
-	if errors.As(err, &rr) {
-		return false
-	}
-	if errors.Is(err, ErrNoLeader) || errors.Is(err, raftmeta.ErrNotLeader) {
+	switch {
+	case errors.Is(err, ErrNoLeader), errors.Is(err, raftmeta.ErrNotLeader), errors.Is(err, raftmeta.ErrLeadershipLost):
 		return true
+	case replication.CodeOf(err) == replication.CodeNotLeader:
+		return true
+	case replication.CodeOf(err) != "":
+		return false // the peer refused it
 	}
-	var re *replication.Error
-	if errors.As(err, &re) {
-		return re.Code == replication.CodeNotLeader || re.Code == replication.CodeUnavailable
-	}
-	// Neither a refusal of the state machine nor one of the peer: the
-	// leader could not be reached, or lost its place meanwhile.
-	return !isRefusal(err)
+	// Neither a refusal nor an answer: the leader could not be reached.
+	return errors.Is(err, cluster.ErrBrokerUnavailable)
 }
 
-// isRefusal reports whether err is the state machine's refusal.
-func isRefusal(err error) bool {
-	return refusalName(err) != "" || errors.As(err, new(*cluster.TopicExistsError)) || errors.As(err, new(*cluster.MetadataError))
+// addrOf is a broker's internal address, from the metadata.
+func (n *Node) addrOf(id int) (string, error) {
+	info, ok := n.fsm.node(id)
+	if !ok {
+		return "", fmt.Errorf("clusternode: broker %d has no registered address: %w", id, cluster.ErrBrokerUnavailable)
+	}
+	return info.Addr, nil
 }
 
-// Propose is the internal API's proposal (replication.Peer): only the Raft
-// leader applies; the others answer CodeNotLeader with where it is.
-func (n *Node) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
-	if !n.raft.IsLeader() {
-		id, _ := n.raft.Leader()
-		return nil, &replication.Error{Code: replication.CodeNotLeader, Message: "this node does not lead the metadata group", Leader: id}
-	}
-	out, err := n.raft.Apply(ctx, cmd)
-	var refused *raftmeta.RefusedError
-	if errors.As(err, &refused) {
-		return nil, &replication.Error{Code: replication.CodeRefused, Message: refused.Err.Error(), Reason: refusalName(refused.Err)}
-	}
-	if errors.Is(err, raftmeta.ErrNotLeader) {
-		return nil, &replication.Error{Code: replication.CodeNotLeader, Message: err.Error()}
-	}
-	return out, err
-}
-
-// leadershipLoop runs the controller while this node leads the metadata
-// group, and stops it when it no longer does; it tells Config.LeaderChanged
-// of every change of leader it sees.
-func (n *Node) leadershipLoop() {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	var run *controllerRun
-	defer func() { run.stop() }()
-	told := 0
-	for {
-		leading := n.raft.IsLeader()
-		switch {
-		case leading && run == nil:
-			// The controller starts from every command committed before
-			// this term, applied: an automatic healing switched off in
-			// the log it has yet to apply, a failover already decided.
-			// Not there yet, it tries again at the next tick.
-			if err := n.barrier(); err != nil {
-				n.log.Warn("this node leads the metadata group, but its copy is not caught up yet: the controller waits", "err", err)
-				break
+// Nodes lists the registered brokers' addresses, by id.
+func (n *Node) Nodes() []cluster.NodeInfo {
+	var out []cluster.NodeInfo
+	n.fsm.read(func(s *cluster.MetaState) {
+		for _, id := range s.Meta.Brokers {
+			if info, ok := s.Nodes[id]; ok {
+				out = append(out, info)
 			}
-			n.log.Info("this node leads the metadata group: the controller starts")
-			n.hbs.reset(n.now())
-			run = startController(n.ctx, n.ctrl)
-		case !leading && run != nil:
-			n.log.Info("this node no longer leads the metadata group: the controller stops")
-			run.stop()
-			run = nil
 		}
-		if leader := n.leaderSeen(leading); leader != told && n.cfg.LeaderChanged != nil {
-			told = leader
-			n.cfg.LeaderChanged(leader)
-		}
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
+	return out
 }
-
-// barrier waits, for at most a few seconds, until this node's copy of
-// the metadata has applied every command committed before it.
-func (n *Node) barrier() error {
-	ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
-	defer cancel()
-	return n.raft.Barrier(ctx)
-}
-
-// leaderSeen is the leader as the loop reports it: this node while it
-// leads, else the leader Raft knows of, never this node (it has just
-// stepped down), 0 when none is known.
-func (n *Node) leaderSeen(leading bool) int {
-	if leading {
-		return n.cfg.ID
-	}
-	if id, _ := n.raft.Leader(); id != n.cfg.ID {
-		return id
-	}
-	return 0
-}
-
-// controllerRun is one term of the controller's loop.
-type controllerRun struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func startController(parent context.Context, k *controller.Controller) *controllerRun {
-	ctx, cancel := context.WithCancel(parent)
-	r := &controllerRun{cancel: cancel, done: make(chan struct{})}
-	go func() { defer close(r.done); k.Run(ctx) }()
-	return r
-}
-
-// stop ends the term and waits for it; a nil run is stopped already.
-func (r *controllerRun) stop() {
-	if r == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
-}
-
-// Wake asks the controller for a pass now, when this node runs it.
-func (n *Node) Wake() { n.ctrl.Wake() }
-
-// ForgetTopic drops what the controller remembers of a deleted topic.
-func (n *Node) ForgetTopic(name string) { n.ctrl.ForgetTopic(name) }
 
 // Ready reports whether the node can serve: the metadata group has a
-// leader, this node is registered, and — on the leader — the controller
-// finds every partition led and every replica open.
+// leader, this node is registered (its metadata replayed at least up to
+// its own start), and — on the leader — the controller finds every
+// partition led and every replica open; elsewhere, the controller has
+// answered one of this node's heartbeats.
 func (n *Node) Ready() (bool, []string) {
 	if id, _ := n.raft.Leader(); id == 0 {
 		return false, []string{"the metadata group has no leader: an election is under way, or a majority of the nodes cannot be reached"}
@@ -428,6 +351,9 @@ func (n *Node) Ready() (bool, []string) {
 	}
 	if n.raft.IsLeader() {
 		return n.ctrl.Ready()
+	}
+	if !n.hbs.known() {
+		return false, []string{fmt.Sprintf("broker %d has not yet heard from the controller what it knows of the brokers: its first heartbeat is on its way", n.cfg.ID)}
 	}
 	return true, nil
 }

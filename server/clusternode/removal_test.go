@@ -1,66 +1,73 @@
-package clusternode
+package clusternode_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/clustertest"
 )
 
-// TestRemovalOnlyThroughRaft pins leader.go's rule
-// (docs/phase-7-processes.md): a leader stops waiting for a follower only
-// once that follower's removal from the active set is committed and
-// applied — never on its own. While a stopped follower is still active, a
-// write is not acknowledged (a *cluster.ReplicationError, or no answer
-// yet); once the controller has committed its removal, writes are
-// acknowledged by the replicas left, and each answer names only them.
-func TestRemovalOnlyThroughRaft(t *testing.T) {
-	c := newTestCluster(t, 3)
-	const name = "removal"
-	c.createTopic(c.follower(), name, 1, 3)
-	pm := partitionOf(t, c.node(1), name, 0)
-	leader := c.node(pm.Leader)
-	// A follower that does not lead the metadata group, so that the
-	// controller keeps running while it is stopped.
-	victim := 0
-	for _, id := range pm.Followers() {
-		if id != c.controller() {
-			victim = id
-			break
+// TestRemovalFollowerCutFromLeader pins cluster/leader.go's rule between
+// processes (doc.go § Writes: "A leader stops waiting for a follower only
+// once the follower's removal from the active set is committed and
+// applied on the leader"): a follower whose process is up — its
+// heartbeats reach the controller — but which its leader cannot reach
+// stays in the active set until the controller takes it out, and until
+// then no write is acknowledged (a *cluster.ReplicationError naming it);
+// the controller's deactivation is journaled, after which writes are
+// acknowledged by the replicas left, each answer naming only them. When
+// the link heals, the follower is recovered into the active set, its log
+// equal to its leader's.
+func TestRemovalFollowerCutFromLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "removal"
+		c := start(t, 3, clustertest.Options{})
+		ctl := c.Controller()
+		require.NoError(t, c.Via(ctl).CreateTopic(name, 3, 3))
+		leader := others(c, ctl)[0]
+		follower := others(c, ctl, leader)[0]
+		p := ledBy(t, c, ctl, name, 3, leader)
+		acked, _ := send(t, c, leader, name, p, "before")
+
+		c.Net.Cut(c.Addr(leader), c.Addr(follower))
+		_, err := cluster.NewProducer(c.Via(leader), name).SendBatchTo(p, msgs("while it is active"))
+		var re *cluster.ReplicationError
+		require.ErrorAs(t, err, &re, "acknowledged without an active follower")
+		require.Equal(t, []int{follower}, re.BrokerIDs)
+		require.Contains(t, statusVia(t, c, leader, name, p).Active, follower, "the leader did not drop it on its own")
+		acked = append(acked, log.Record{Offset: re.Offset, Payload: []byte("while it is active")})
+
+		awaitEvery(c, fmt.Sprintf("broker %d out of the active set", follower), c.IDs(), name, p, func(st cluster.PartitionStatus) error {
+			if slices.Contains(st.Active, follower) || st.Leader != leader {
+				return fmt.Errorf("leader %d active %v", st.Leader, st.Active)
+			}
+			return nil
+		})
+		require.True(t, slices.ContainsFunc(journal(t, c, ctl), func(e cluster.JournalEntry) bool {
+			return e.Event == cluster.EventDeactivate && e.Phase == cluster.PhaseDone && e.By == cluster.ByController &&
+				e.Topic == name && e.Partition == p && e.Broker == follower
+		}), "the controller's deactivation is journaled")
+		recs, res := send(t, c, leader, name, p, "after the removal")
+		require.Equal(t, []int{min(leader, ctl), max(leader, ctl)}, res[0].Brokers, "acknowledged by the replicas left")
+		acked = append(acked, recs...)
+
+		c.Heal()
+		awaitEvery(c, fmt.Sprintf("broker %d recovered", follower), c.IDs(), name, p, func(st cluster.PartitionStatus) error {
+			if st.HighWatermark != 3 {
+				return fmt.Errorf("high watermark %d", st.HighWatermark)
+			}
+			return settled(st)
+		})
+		leaderLog := replicaRecords(t, c, leader, name, p)
+		require.Equal(t, payloadsOf(acked), payloadsOf(leaderLog), "the leader kept the record no follower acknowledged; it is committed once every active replica holds it")
+		for _, id := range c.IDs() {
+			sameRecords(t, leaderLog, replicaRecords(t, c, id, name, p), "broker %d", id)
 		}
-	}
-	require.NotZero(t, victim)
-	p := 0
-	_, err := leader.Send(name, &p, []topic.Message{{Payload: []byte("before")}})
-	require.NoError(t, err)
-
-	c.stop(victim)
-	// Until the removal is applied on the leader, nothing is acknowledged.
-	res, err := leader.Send(name, &p, []topic.Message{{Payload: []byte("while active")}})
-	if err == nil {
-		now := partitionOf(t, leader, name, 0)
-		require.NotContains(t, now.Active, victim, "acknowledged %+v while broker %d was still active", res, victim)
-		require.NotContains(t, res[0].Brokers, victim)
-	} else {
-		var repl *cluster.ReplicationError
-		require.True(t, errors.As(err, &repl), "want a *cluster.ReplicationError, got %v", err)
-		// Refused for the stopped follower alone. (Whether it is still
-		// active now is not asked: the controller may remove it while
-		// the send waits for it.)
-		require.Equal(t, []int{victim}, repl.BrokerIDs)
-	}
-
-	waitFor(t, testFailoverAfter+failoverMargin, fmt.Sprintf("broker %d out of the active set", victim), func() (bool, string) {
-		now := partitionOf(t, leader, name, 0)
-		return !slices.Contains(now.Active, victim), fmt.Sprintf("active %v", now.Active)
 	})
-	res, err = leader.Send(name, &p, []topic.Message{{Payload: []byte("after removal")}})
-	require.NoError(t, err)
-	require.NotContains(t, res[0].Brokers, victim)
-	require.Equal(t, partitionOf(t, leader, name, 0).Active, res[0].Brokers)
 }

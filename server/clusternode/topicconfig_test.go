@@ -1,80 +1,104 @@
-package clusternode
+package clusternode_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/clustertest"
 	"github.com/pystream/pystream/topic"
 )
 
-// A topic's configuration in cluster mode: the overrides travel in the
-// create-topic and alter-config commands, through whichever node is
-// asked, and every node shows the same effective configuration
-// (cluster/topicconfig.go's rule, over the node's defaults).
+// TestNodeTopicConfig pins a topic's configuration in cluster mode
+// (cluster/topicconfig.go's rule over the node's defaults;
+// cluster/process.go's catchUpWithMetadata): the overrides travel in the
+// create-topic and alter-config commands through whichever node is asked,
+// a refusal where the command is applied comes back through the node that
+// forwarded it as the topic layer's own error, every node shows the same
+// effective configuration, journaled once with the overrides before and
+// after, and every process gives its open replica logs a changed
+// segment.bytes: after it shrinks, the leader and its followers roll
+// segments at the new size.
 func TestNodeTopicConfig(t *testing.T) {
-	c := newTestCluster(t, 2)
-	via := c.follower() // forwarded to the metadata leader
-	require.NoError(t, via.CreateTopicWithConfig("tuned", 1, 2, map[string]string{"segment.bytes": "4096"}))
+	synctest.Test(t, func(t *testing.T) {
+		const name = "tuned"
+		c := start(t, 3, clustertest.Options{})
+		via := others(c, c.Controller())[0] // forwards its proposals to the metadata leader
+		created := map[string]string{"retention.ms": "60000"}
+		require.NoError(t, c.Via(via).CreateTopicWithConfig(name, 1, 3, created))
+		var exists *cluster.TopicExistsError
+		require.ErrorAs(t, c.Via(via).CreateTopicWithConfig(name, 1, 3, created), &exists)
+		require.True(t, exists.SameSettings)
+		var ce *topic.ConfigError
+		require.ErrorAs(t, c.Via(via).CreateTopicWithConfig("bad", 1, 3, map[string]string{"segment.bytes": "1"}), &ce)
+		require.Equal(t, "segment.bytes", ce.Key)
 
-	var exists *cluster.TopicExistsError
-	require.ErrorAs(t, via.CreateTopicWithConfig("tuned", 1, 2, map[string]string{"segment.bytes": "4096"}), &exists)
-	require.True(t, exists.SameSettings)
-	var ce *topic.ConfigError
-	require.ErrorAs(t, via.CreateTopicWithConfig("bad", 1, 2, map[string]string{"segment.bytes": "1"}), &ce)
-	require.Equal(t, "segment.bytes", ce.Key)
+		payload := strings.Repeat("x", 100)
+		for range 5 {
+			send(t, c, via, name, 0, payload)
+		}
+		for _, id := range c.IDs() {
+			require.Len(t, segmentFiles(t, c, id, name, 0), 1, "broker %d: one segment at the default size", id)
+		}
 
-	got, err := via.AlterTopicConfig("tuned", map[string]string{"retention.ms": "60000"}, []string{"segment.bytes"})
-	require.NoError(t, err)
-	want := topic.DefaultConfig()
-	want.RetentionMs = 60000
-	require.Equal(t, want, got)
+		got, err := c.Via(via).AlterTopicConfig(name, map[string]string{"segment.bytes": "1024"}, []string{"retention.ms"})
+		require.NoError(t, err)
+		want := topic.DefaultConfig()
+		want.SegmentBytes = 1024
+		require.Equal(t, want, got)
+		c.Await("every node has the new overrides", func() (bool, string) {
+			for _, id := range c.IDs() {
+				o, err := c.Via(id).TopicConfigOverrides(name)
+				if err != nil || !maps.Equal(o, map[string]string{"segment.bytes": "1024"}) {
+					return false, fmt.Sprintf("node %d: %v, %v", id, o, err)
+				}
+			}
+			return true, ""
+		})
+		for _, id := range c.IDs() {
+			cfg, err := c.Via(id).TopicConfig(name)
+			require.NoError(t, err)
+			require.Equal(t, want, cfg, "node %d", id)
+		}
 
-	waitFor(t, waitLong, "every node has the new overrides", func() (bool, string) {
-		for _, n := range c.running() {
-			o, err := n.TopicConfigOverrides("tuned")
-			if err != nil || !maps.Equal(o, map[string]string{"retention.ms": "60000"}) {
-				return false, fmt.Sprintf("node %d: %v, %v", n.ID(), o, err)
+		// Refusals through the forwarding node change nothing.
+		_, err = c.Via(via).AlterTopicConfig(name, map[string]string{"retention.ms": "1", "segment.ms": "0"}, nil)
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, "segment.ms", ce.Key)
+		require.ErrorIs(t, err, topic.ErrInvalidConfig)
+		_, err = c.Via(via).AlterTopicConfig("nope", nil, []string{"retention.ms"})
+		require.ErrorIs(t, err, cluster.ErrUnknownTopic)
+		o, err := c.Via(c.Controller()).TopicConfigOverrides(name)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"segment.bytes": "1024"}, o)
+
+		var changes []cluster.JournalEntry
+		for _, e := range journal(t, c, via) {
+			if e.Event == cluster.EventAlterConfig {
+				changes = append(changes, e)
 			}
 		}
-		return true, ""
-	})
-	for _, n := range c.running() {
-		cfg, err := n.TopicConfig("tuned")
-		require.NoError(t, err)
-		require.Equal(t, want, cfg, "node %d", n.ID())
-		bc, err := n.broker.TopicConfig("tuned")
-		require.NoError(t, err)
-		require.Equal(t, want, bc, "node %d's broker", n.ID())
-	}
+		require.Len(t, changes, 1, "one change journaled: %v", changes)
+		require.Equal(t, created, changes[0].ConfigBefore)
+		require.Equal(t, map[string]string{"segment.bytes": "1024"}, changes[0].ConfigAfter)
 
-	// Refusals: a bad key changes nothing; an unknown topic; and a
-	// refusal where the command is applied comes back as the topic
-	// layer's sentinel through a node that forwarded it.
-	_, err = via.AlterTopicConfig("tuned", map[string]string{"retention.ms": "1", "segment.ms": "0"}, nil)
-	require.ErrorAs(t, err, &ce)
-	_, err = via.AlterTopicConfig("nope", nil, []string{"retention.ms"})
-	require.ErrorIs(t, err, cluster.ErrUnknownTopic)
-	_, err = via.propose(context.Background(), cluster.MetaCommand{Op: cluster.OpAlterConfig, Topic: "tuned", Config: map[string]string{"segment.ms": "0"}})
-	require.ErrorIs(t, err, topic.ErrInvalidConfig)
-	o, err := via.TopicConfigOverrides("tuned")
-	require.NoError(t, err)
-	require.Equal(t, map[string]string{"retention.ms": "60000"}, o)
-
-	// Journaled once, with the overrides before and after.
-	entries, err := via.Journal(0, 0)
-	require.NoError(t, err)
-	var changes []cluster.JournalEntry
-	for _, e := range entries {
-		if e.Event == cluster.EventAlterConfig {
-			changes = append(changes, e)
+		// The open logs take the new segment.bytes: about ten records of
+		// 100 bytes fill a segment of 1024.
+		for range 40 {
+			send(t, c, via, name, 0, payload)
 		}
-	}
-	require.Len(t, changes, 1)
-	require.Equal(t, map[string]string{"segment.bytes": "4096"}, changes[0].ConfigBefore)
-	require.Equal(t, map[string]string{"retention.ms": "60000"}, changes[0].ConfigAfter)
+		leader := statusVia(t, c, via, name, 0).Leader
+		for _, id := range c.IDs() {
+			role := "follower"
+			if id == leader {
+				role = "leader"
+			}
+			require.GreaterOrEqual(t, len(segmentFiles(t, c, id, name, 0)), 4, "broker %d, the %s: rolled at 1024 bytes", id, role)
+		}
+	})
 }

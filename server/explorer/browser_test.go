@@ -518,9 +518,10 @@ func browserRuleLinksWorkOffline(t *testing.T, browser context.Context) {
 // In cluster mode automatic healing is a fact of the cluster's metadata
 // (docs/explorer.md § Automatic healing at run time): the page says so
 // and its switch turns it off through PUT /api/controller, journaled; the
-// guided scenarios stay off with a sentence that says why — they stop
-// brokers and fail over by hand, which cluster mode's API refuses — and
-// no button offers those moves. A one-node cluster.
+// guided scenarios stay off with a sentence that says why — they stop and
+// start brokers, which a cluster of processes leaves to its process
+// manager — and no button offers a broker's stop or start. A one-node
+// cluster.
 func browserClusterMode(t *testing.T, browser context.Context) {
 	raft, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

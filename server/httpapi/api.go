@@ -202,6 +202,9 @@ func New(cfg Config, b Backend) (*API, error) {
 		// (admit): a caller without one cannot fill the in-flight budget.
 		admitted := r
 		admitted.Handler = a.admit(r.Handler).ServeHTTP
+		if needsMetadata(r) {
+			admitted.Handler = a.whenCurrent(admitted.Handler)
+		}
 		mux.Handle(r.Method+" "+r.Path, requireIntent(r, a.requireRole(admitted)))
 	}
 	a.handler = observe(logger, a.metrics, a.root, a.guardBrowser(mux, jsonFallbacks(mux)))

@@ -160,9 +160,14 @@ func partitionStatus(st cluster.PartitionStatus) apiclient.PartitionStatus {
 		if r.BrokerID == st.Leader {
 			ps.LogEnd = r.LogEnd
 		}
-		ps.Replicas = append(ps.Replicas, apiclient.ReplicaStatus{
+		rs := apiclient.ReplicaStatus{
 			BrokerID: r.BrokerID, Role: r.Role, Active: r.Active, Available: r.Available, LogEnd: r.LogEnd, Lag: r.Lag,
-		})
+		}
+		if !r.ReportedAt.IsZero() {
+			at := r.ReportedAt.UTC()
+			rs.ReportedAt = &at
+		}
+		ps.Replicas = append(ps.Replicas, rs)
 	}
 	return ps
 }

@@ -80,10 +80,17 @@ func classifyCause(err error) *apiError {
 		topicMet *topic.MetadataError
 		batch    *topic.BatchError
 		peer     *backend.PeerError
+		pending  *cluster.DeletionPendingError
 		member   *group.MemberError
 		mismatch *group.ProtocolMismatchError
 	)
 	switch {
+	case errors.As(err, &pending):
+		e := newAPIError(http.StatusConflict, CodeConflict,
+			"topic %q is still being deleted: broker(s) %s have not yet removed its files; it can be created again once they have (each does as soon as it runs)",
+			pending.Topic, joinIDs(pending.Brokers))
+		e.body.BrokerIDs = slices.Clone(pending.Brokers)
+		return e
 	case errors.Is(err, cluster.ErrDeleteUnfinished):
 		// The cause names the files that are left: the server log has
 		// them.
@@ -188,7 +195,9 @@ func classifyCause(err error) *apiError {
 	case errors.Is(err, cluster.ErrClosed):
 		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "the cluster is closed; the server is shutting down")
 	case errors.Is(err, cluster.ErrBrokerUnavailable):
-		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", tidy(err.Error()))
+		// What lies beneath (a refused connection, a closed pipe) is the
+		// network's, for the server log.
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s", tidy(through(err, cluster.ErrBrokerUnavailable)))
 	case errors.Is(err, backend.ErrNotInThisMode):
 		// An operation the serving mode does not offer (cluster mode:
 		// stopping a broker, the hand-run repairs): the text says what

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,11 +42,11 @@ const (
 // (server/clusternode, server/raftmeta); the HTTP API sees them only as
 // server/nodebackend marks them.
 var (
-	errNotInClusterMode = errors.New("clusternode: not available in cluster mode")
-	errNoLeader         = errors.New("clusternode: the cluster has no controller leader")
-	errNotLeader        = errors.New("raftmeta: not the leader")
-	errLeadershipLost   = errors.New("raftmeta: leadership lost before the command committed; its outcome is unknown")
-	errRaftClosed       = errors.New("raftmeta: node closed")
+	errBrokerIsProcess = errors.New("cluster: in cluster mode a broker is a process of its own")
+	errNoLeader        = errors.New("clusternode: the cluster has no controller leader")
+	errNotLeader       = errors.New("raftmeta: not the leader")
+	errLeadershipLost  = errors.New("raftmeta: leadership lost before the command committed; its outcome is unknown")
+	errRaftClosed      = errors.New("raftmeta: node closed")
 )
 
 // peerError is a peer's refusal of a forwarded request as
@@ -92,6 +94,8 @@ func TestAPIErrorClassify(t *testing.T) {
 			"catch up orders/0 on broker 3: broker is not assigned to the partition"},
 		{"topic exists, other settings", &cluster.TopicExistsError{Topic: "t", PartitionCount: 3, ReplicationFactor: 2}, 409, CodeConflict, nil,
 			`topic "t" exists with 3 partition(s) and replication factor 2, not the settings requested`},
+		{"deletion pending", &cluster.DeletionPendingError{Topic: "orders", Brokers: []int{2, 3}}, 409, CodeConflict, []int{2, 3},
+			`topic "orders" is still being deleted: broker(s) 2 and 3 have not yet removed its files; it can be created again once they have (each does as soon as it runs)`},
 		{"topic name case twin", &cluster.TopicNameConflictError{Topic: "orders", Existing: "Orders"}, 409, CodeConflict, nil,
 			`create topic "orders": differs only in letter case from the existing topic "Orders"`},
 		{"open logs limit", &cluster.OpenLogsLimitError{Topic: "big", Requested: 3072, Held: 9, Limit: 768}, 409, CodeConflict, nil,
@@ -131,6 +135,11 @@ func TestAPIErrorClassify(t *testing.T) {
 			"orders/0: no follower can replace leader broker 1: broker 2: broker unavailable; broker 3: inactive"},
 		{"broker unavailable", fmt.Errorf("cluster: broker 2: %w", cluster.ErrBrokerUnavailable), 503, CodeUnavailable, nil,
 			"broker 2: broker unavailable"},
+		// Cluster mode: a node the request was forwarded to does not
+		// answer; the network's own words are the server log's.
+		{"node unavailable", fmt.Errorf("cluster: failover orders/0 on the controller: %w", fmt.Errorf("replication: operate: node 127.0.0.1:7002 does not answer: %w: %w",
+			cluster.ErrBrokerUnavailable, &url.Error{Op: "Post", URL: "http://127.0.0.1:7002/v1/operate", Err: io.ErrClosedPipe})), 503, CodeUnavailable, nil,
+			"failover orders/0 on the controller: operate: node 127.0.0.1:7002 does not answer: broker unavailable"},
 		{"closed", cluster.ErrClosed, 503, CodeUnavailable, nil,
 			"the cluster is closed; the server is shutting down"},
 		{"leader fsync failed", fmt.Errorf("cluster: orders/0: leader broker 1: %w", fsyncFailed(leaderLog)), 500, CodeInternal, nil,
@@ -163,8 +172,8 @@ func TestAPIErrorClassify(t *testing.T) {
 		// its node's errors (TestNodeBackendMarksErrors): an operation of
 		// the embedded cluster it does not offer, a metadata group
 		// without a leader, a peer's refusal. The texts are the node's.
-		{"not in cluster mode", backend.Mark(fmt.Errorf("stop broker 1: stop its process instead: %w", errNotInClusterMode), backend.ErrNotInThisMode), 409, CodeConflict, nil,
-			"stop broker 1: stop its process instead: not available in cluster mode"},
+		{"broker is a process", backend.Mark(fmt.Errorf("stop broker 1: stop its process instead: %w", errBrokerIsProcess), backend.ErrNotInThisMode), 409, CodeConflict, nil,
+			"stop broker 1: stop its process instead: in cluster mode a broker is a process of its own"},
 		{"no leader", backend.Mark(fmt.Errorf("%w: %w", errNoLeader, errNotLeader), backend.ErrNoController), 503, CodeUnavailable, nil,
 			"the cluster has no controller: its metadata group has no leader (an election is under way, or a majority of the nodes is unreachable); try again"},
 		{"not the leader", backend.Mark(errNotLeader, backend.ErrLeaderMoved), 503, CodeUnavailable, nil,

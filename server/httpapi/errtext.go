@@ -88,7 +88,7 @@ func parseDataFile(path string) dataFile {
 	if b, ok := num(brokerDirName, at(5)); ok && at(4) == "topics" {
 		if p, ok := num(partitionDirName, at(2)); ok {
 			kind := fileReplicaOther
-			if segmentFileName.MatchString(base) || base == "log.bin" {
+			if segmentFileName.MatchString(base) || base == log.FileName {
 				kind = fileReplicaLog
 			}
 			return dataFile{kind: kind, broker: b, topic: at(3), partition: p}
@@ -101,7 +101,7 @@ func parseDataFile(path string) dataFile {
 		return dataFile{kind: fileOffset, consumer: at(3), topic: at(2), partition: p}
 	}
 	switch {
-	case base == "log.bin" && at(2) == "journal":
+	case base == log.FileName && at(2) == "journal":
 		return dataFile{kind: fileJournal}
 	case strings.HasPrefix(base, cluster.MetaFileName):
 		return dataFile{kind: fileClusterMeta}
@@ -249,6 +249,16 @@ func fileFailure(err error) string {
 		return f.String() + " is " + corruption(corrupt)
 	}
 	return f.String() + ": " + ioFailure(err)
+}
+
+// through is err's text up to the end of sentinel's, the first time it
+// says it: what err wraps beneath sentinel is left out.
+func through(err, sentinel error) string {
+	s, cut := err.Error(), sentinel.Error()
+	if i := strings.Index(s, cut); i >= 0 {
+		return s[:i+len(cut)]
+	}
+	return s
 }
 
 // packages are the prefixes of the libraries' error strings.

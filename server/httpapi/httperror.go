@@ -18,6 +18,7 @@ const (
 	CodePayloadTooLarge      = apiclient.CodePayloadTooLarge
 	CodeUnsupportedMediaType = apiclient.CodeUnsupportedMediaType
 	CodeUnavailable          = apiclient.CodeUnavailable
+	CodeNotReady             = apiclient.CodeNotReady
 	CodeInternal             = apiclient.CodeInternal
 	CodeInsufficientStorage  = apiclient.CodeInsufficientStorage
 	CodeOffsetOutOfRange     = apiclient.CodeOffsetOutOfRange

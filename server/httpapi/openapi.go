@@ -223,6 +223,9 @@ func buildOpenAPI(about info, tags []tag, routes []route, schemas *schemaSet) do
 			}
 			op.Responses["403"] = errorResponse("The token's role, or its topic prefixes, do not allow this request.", CodePermissionDenied, denied)
 		}
+		if _, ok := op.Responses["503"]; !ok && needsMetadata(r) {
+			op.Responses["503"] = notReadyResponse()
+		}
 		if _, ok := op.Responses["default"]; !ok {
 			op.Responses["default"] = errorResponse("Any other answer is an error in the standard shape.",
 				CodeMethodNotAllowed, "method POST is not allowed on "+openAPIPath(r.Path)+"; allowed: GET, HEAD")

@@ -1,29 +1,15 @@
 package kafka_test
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/server/backend"
-	"github.com/pystream/pystream/server/kafka"
 )
-
-// noDelete is a backend that does not delete topics, as cluster mode.
-type noDelete struct{ *backend.Local }
-
-func (noDelete) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
-	return cluster.DeleteTopicResult{}, fmt.Errorf("delete topic %q: %w", name, errors.ErrUnsupported)
-}
 
 // admin is a kadm client of f's listeners.
 func (f *fixture) admin(t *testing.T) *kadm.Client {
@@ -91,8 +77,7 @@ func TestKafkaAdminCreateTopics(t *testing.T) {
 }
 
 // TestKafkaAdminDeleteTopics: kadm deletes a topic by name; an unknown
-// one is UNKNOWN_TOPIC_OR_PARTITION; a backend that does not delete
-// topics answers TOPIC_DELETION_DISABLED.
+// one is UNKNOWN_TOPIC_OR_PARTITION.
 func TestKafkaAdminDeleteTopics(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	adm := f.admin(t)
@@ -105,44 +90,4 @@ func TestKafkaAdminDeleteTopics(t *testing.T) {
 	all, err := adm.DeleteTopics(ctx(t), "events")
 	require.NoError(t, err)
 	require.ErrorIs(t, all["events"].Err, kerr.UnknownTopicOrPartition)
-
-	require.NoError(t, f.c.CreateTopic("kept", 1, 1))
-	other := serveAlso(t, f, noDelete{embedded(f.c)})
-	all, err = kadm.NewClient(f.clientOf(t, other)).DeleteTopics(ctx(t), "kept")
-	require.NoError(t, err)
-	require.ErrorIs(t, all["kept"].Err, kerr.TopicDeletionDisabled)
-	_, err = f.c.Topic("kept")
-	require.NoError(t, err)
-}
-
-// serveAlso serves f's cluster through backend on a second listener until
-// the test ends.
-func serveAlso(t *testing.T, f *fixture, backend kafka.Cluster) *kafka.Server {
-	t.Helper()
-	srv, err := kafka.New(backend, kafka.Config{Host: "127.0.0.1", ReconcileEvery: 20 * time.Millisecond})
-	require.NoError(t, err)
-	c, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(c) }()
-	srv.Reconcile()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return srv
-}
-
-// clientOf is a kgo client of srv's listeners.
-func (f *fixture) clientOf(t *testing.T, srv *kafka.Server, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	var seeds []string
-	for _, b := range f.c.Brokers() {
-		if a := srv.Addr(b.ID); a != "" {
-			seeds = append(seeds, a)
-		}
-	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.RetryBackoffFn(func(int) time.Duration { return 20 * time.Millisecond })}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(cl.Close)
-	return cl
 }

@@ -24,6 +24,10 @@ type Directory interface {
 	// KafkaAddrs maps every registered broker that serves Kafka to the
 	// host:port its listener advertises.
 	KafkaAddrs() map[int]string
+	// Controller is the broker whose process runs the controller (the
+	// metadata group's leader), 0 while none is known: Metadata's
+	// controller id.
+	Controller() int
 	// GroupHome names the node that coordinates every consumer group:
 	// the one node whose listener keeps group membership
 	// (FindCoordinator names it; the others answer group requests

@@ -152,6 +152,8 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 	switch {
 	case r.version < a.min || r.version > a.max:
 		code = kerr.UnsupportedVersion.Code
+	case a.notReady != 0 && !c.s.c.MetadataCurrent():
+		code = a.notReady // replaying its metadata: try again
 	case a.membership:
 		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
 	}

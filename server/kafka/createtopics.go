@@ -170,6 +170,9 @@ func createTopicCode(err error) (int16, string) {
 	switch {
 	case errors.Is(err, cluster.ErrTopicExists):
 		code = kerr.TopicAlreadyExists.Code
+	case errors.Is(err, cluster.ErrDeleteUnfinished):
+		// Kafka's answer for a name whose topic is marked for deletion.
+		code = kerr.TopicAlreadyExists.Code
 	case errors.Is(err, cluster.ErrTopicNameConflict), errors.Is(err, topic.ErrInvalidName):
 		code = kerr.InvalidTopicException.Code
 	case errors.Is(err, cluster.ErrInvalidPartitionCount), errors.Is(err, topic.ErrInvalidPartitionCount):

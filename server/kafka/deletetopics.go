@@ -14,10 +14,8 @@ import (
 // deleteTopics answers DeleteTopics (key 20) v0-v6 on any broker: each
 // topic, named (v0-v6) or by the id Metadata gives it (v6), is deleted
 // with its records and every consumer's committed offsets on it
-// (Cluster.DeleteTopic). An unknown name is UNKNOWN_TOPIC_OR_PARTITION,
-// an unknown id UNKNOWN_TOPIC_ID. A backend that does not delete topics
-// (cluster mode, today) answers TOPIC_DELETION_DISABLED, which v0-v2 of
-// the answer cannot carry: they get INVALID_REQUEST, as Kafka gives.
+// (Cluster.DeleteTopic), in either mode. An unknown name is
+// UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID.
 func (s *Server) deleteTopics(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.DeleteTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
@@ -68,11 +66,6 @@ func (s *Server) deleteTopic(name string, version int16) (int16, string) {
 		return 0, ""
 	case errors.Is(err, cluster.ErrUnknownTopic), errors.Is(err, topic.ErrInvalidName):
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("no topic %q", name)
-	case errors.Is(err, errors.ErrUnsupported):
-		if version < 3 {
-			return kerr.InvalidRequest.Code, "this server does not delete topics in its mode"
-		}
-		return kerr.TopicDeletionDisabled.Code, "this server does not delete topics in its mode"
 	case errors.Is(err, cluster.ErrDeleteUnfinished), errors.Is(err, cluster.ErrJournalFailed):
 		// The topic is gone (its deletion committed); what failed is
 		// cleanup or bookkeeping, which the server's log reports.

@@ -30,6 +30,10 @@ func (d nodeDirectory) KafkaAddrs() map[int]string {
 	return map[int]string{1: d.self(), 2: "127.0.0.1:9"}
 }
 
+// Controller names the coordinator's node as the controller too, as the
+// metadata group's leader is both.
+func (d nodeDirectory) Controller() int { return int(d.coordinator.Load()) }
+
 func (d nodeDirectory) GroupCoordinator() (int, bool) {
 	id := int(d.coordinator.Load())
 	return id, id == 1

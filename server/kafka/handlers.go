@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -26,6 +27,13 @@ type api struct {
 	// rebalance): it is handled with a context that ends when the client
 	// closes the connection (conn.watchGone).
 	waits bool
+	// notReady is the retriable code a request is answered with, through
+	// fail, while the metadata is not known to be current
+	// (backend.Data.MetadataCurrent): LEADER_NOT_AVAILABLE for what a
+	// partition's leader serves, COORDINATOR_LOAD_IN_PROGRESS for what a
+	// group coordinator does, as a Kafka broker answers while it loads.
+	// Zero: the request does not depend on the metadata (ApiVersions).
+	notReady int16
 }
 
 // table is every API the listener serves; ApiVersions advertises exactly
@@ -33,25 +41,25 @@ type api struct {
 // fail functions and one row here.
 func (s *Server) table() []api {
 	return []api{
-		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce},
-		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch},
-		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets},
-		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata},
+		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce, notReady: kerr.LeaderNotAvailable.Code},
+		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch, notReady: kerr.LeaderNotAvailable.Code},
+		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets, notReady: kerr.LeaderNotAvailable.Code},
+		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata, notReady: kerr.LeaderNotAvailable.Code},
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions},
 		// Administration, and committed offsets (with or without group
 		// membership).
-		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics},
-		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics},
-		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator},
-		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit},
-		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch},
+		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, notReady: kerr.LeaderNotAvailable.Code},
+		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code},
+		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch, notReady: kerr.CoordinatorLoadInProgress.Code},
 		// Consumer groups: Kafka's classic protocol (groups.go).
-		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true},
-		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true},
-		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true},
-		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true},
-		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups},
-		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups},
+		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code},
 	}
 }
 

@@ -45,6 +45,14 @@ func (s *Server) metadata(x *exchange, r kmsg.Request) kmsg.Response {
 			}
 		}
 	}
+	if s.dir != nil {
+		// A cluster of processes: the controller runs on the metadata
+		// group's leader, wherever the listener is asked.
+		controller = int32(s.dir.Controller())
+		if controller == 0 {
+			controller = -1
+		}
+	}
 	resp.ControllerID = controller
 	resp.ClusterID = kmsg.StringPtr(ClusterID)
 

@@ -2,8 +2,6 @@ package nodebackend
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/pystream/pystream/client"
@@ -14,20 +12,21 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// Backend is a cluster node as every interface of package backend. Every
-// error it returns is marked (mark). It is safe for concurrent use.
+// Backend is a cluster node as every interface of package backend: its
+// data, topic administration and operations are its cluster.Cluster's —
+// the same as one process's (backend.Local), answered in cluster mode by
+// the process that must — and its controller, membership and group home
+// are the node's. Every error it returns is marked (mark). It is safe for
+// concurrent use.
 type Backend struct {
-	node *clusternode.Node
-
-	// mu guards end.
-	mu sync.Mutex
-	// end is the journal's end as last read (JournalEnd reads on from
-	// there).
-	end uint64
+	node  *clusternode.Node
+	local *backend.Local
 }
 
 // New returns node as a backend.
-func New(node *clusternode.Node) *Backend { return &Backend{node: node} }
+func New(node *clusternode.Node) *Backend {
+	return &Backend{node: node, local: &backend.Local{Cluster: node.Cluster()}}
+}
 
 var (
 	_ backend.Data       = (*Backend)(nil)
@@ -40,181 +39,165 @@ var (
 func (b *Backend) Node() *clusternode.Node { return b.node }
 
 // Root is the node's data directory.
-func (b *Backend) Root() string { return b.node.Root() }
+func (b *Backend) Root() string { return b.local.Root() }
 
 // Close closes the node.
 func (b *Backend) Close() error { return b.node.Close() }
 
 // --- Data ---
 
-// Brokers lists every registered broker with its availability.
-func (b *Backend) Brokers() []cluster.BrokerInfo { return b.node.Brokers() }
+// MetadataCurrent reports whether the node's copy of the metadata is
+// replayed up to its registration.
+func (b *Backend) MetadataCurrent() bool { return b.local.MetadataCurrent() }
+
+// Brokers lists every registered broker with its availability, as the
+// controller knows it.
+func (b *Backend) Brokers() []cluster.BrokerInfo { return b.local.Brokers() }
 
 // Topics lists every topic of the node's metadata.
-func (b *Backend) Topics() []cluster.TopicInfo { return b.node.Topics() }
+func (b *Backend) Topics() []cluster.TopicInfo { return b.local.Topics() }
 
 // Topic describes one topic.
-func (b *Backend) Topic(name string) (cluster.TopicInfo, error) { return marked(b.node.Topic(name)) }
+func (b *Backend) Topic(name string) (cluster.TopicInfo, error) { return marked(b.local.Topic(name)) }
 
-// Status is a partition's status as the node knows it.
+// Status is a partition's status as the controller knows it.
 func (b *Backend) Status(topicName string, partition int) (cluster.PartitionStatus, error) {
-	return marked(b.node.Status(topicName, partition))
+	return marked(b.local.Status(topicName, partition))
 }
 
 // MaxPayloadSize is the node's record size limit.
-func (b *Backend) MaxPayloadSize() int { return b.node.MaxPayloadSize() }
+func (b *Backend) MaxPayloadSize() int { return b.local.MaxPayloadSize() }
 
 // Send writes through the partitions' leaders.
 func (b *Backend) Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error) {
-	return marked(b.node.Send(topicName, partition, msgs))
+	return marked(b.local.Send(topicName, partition, msgs))
 }
 
 // ReadCommitted reads from the partition's leader.
 func (b *Backend) ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error) {
-	return marked(b.node.ReadCommitted(topicName, partition, start, maxRecords))
+	return marked(b.local.ReadCommitted(topicName, partition, start, maxRecords))
 }
 
 // HighWatermark is the partition's high watermark.
 func (b *Backend) HighWatermark(topicName string, partition int) (uint64, error) {
-	return marked(b.node.HighWatermark(topicName, partition))
+	return marked(b.local.HighWatermark(topicName, partition))
 }
 
 // Bounds is the partition's readable range.
 func (b *Backend) Bounds(topicName string, partition int) (logStart, highWatermark uint64, err error) {
-	logStart, highWatermark, err = b.node.Bounds(topicName, partition)
+	logStart, highWatermark, err = b.local.Bounds(topicName, partition)
 	return logStart, highWatermark, mark(err)
 }
 
-// OffsetForTime is the node's search by time on the partition's leader.
+// OffsetForTime searches by time on the partition's leader.
 func (b *Backend) OffsetForTime(topicName string, partition int, ts int64) (uint64, bool, error) {
-	off, found, err := b.node.PartitionOffsetForTime(topicName, partition, ts)
+	off, found, err := b.local.OffsetForTime(topicName, partition, ts)
 	return off, found, mark(err)
 }
 
 // ListOffsets lists a consumer's committed offsets.
 func (b *Backend) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
-	return marked(b.node.ListOffsets(consumerID))
+	return marked(b.local.ListOffsets(consumerID))
 }
 
 // LoadOffset reads one committed offset.
 func (b *Backend) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
-	off, ok, err := b.node.LoadOffset(consumerID, topicName, partition)
+	off, ok, err := b.local.LoadOffset(consumerID, topicName, partition)
 	return off, ok, mark(err)
 }
 
 // ListAllOffsets lists every committed offset.
 func (b *Backend) ListAllOffsets() ([]client.StoredOffset, error) {
-	return marked(b.node.ListAllOffsets())
+	return marked(b.local.ListAllOffsets())
 }
 
 // CommitOffset commits through the metadata group.
 func (b *Backend) CommitOffset(consumerID, topicName string, partition int, offset uint64) error {
-	return mark(b.node.CommitOffset(consumerID, topicName, partition, offset))
+	return mark(b.local.CommitOffset(consumerID, topicName, partition, offset))
 }
 
 // ResetOffset resets through the metadata group.
 func (b *Backend) ResetOffset(consumerID, topicName string, partition int, offset uint64) error {
-	return mark(b.node.ResetOffset(consumerID, topicName, partition, offset))
+	return mark(b.local.ResetOffset(consumerID, topicName, partition, offset))
 }
 
 // DeleteOffsets deletes a consumer's offsets through the metadata group.
 func (b *Backend) DeleteOffsets(consumerID string) (int, error) {
-	return marked(b.node.DeleteOffsets(consumerID))
+	return marked(b.local.DeleteOffsets(consumerID))
 }
 
 // --- TopicAdmin ---
 
 // CreateTopicWithConfig creates a topic through the metadata group.
 func (b *Backend) CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error {
-	return mark(b.node.CreateTopicWithConfig(name, partitions, replicationFactor, config))
+	return mark(b.local.CreateTopicWithConfig(name, partitions, replicationFactor, config))
 }
 
 // TopicConfig is a topic's effective configuration.
 func (b *Backend) TopicConfig(name string) (topic.Config, error) {
-	return marked(b.node.TopicConfig(name))
+	return marked(b.local.TopicConfig(name))
 }
 
 // TopicConfigOverrides are the keys set for a topic.
 func (b *Backend) TopicConfigOverrides(name string) (map[string]string, error) {
-	return marked(b.node.TopicConfigOverrides(name))
+	return marked(b.local.TopicConfigOverrides(name))
 }
 
 // AlterTopicConfig sets and removes overrides through the metadata group.
 func (b *Backend) AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error) {
-	return marked(b.node.AlterTopicConfig(name, set, remove))
+	return marked(b.local.AlterTopicConfig(name, set, remove))
 }
 
-// DeleteTopic is refused in cluster mode (backend.ErrNotInThisMode).
+// DeleteTopic deletes a topic through the metadata group; every node
+// holding its replicas removes their files as it learns of it.
 func (b *Backend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
-	return marked(b.node.DeleteTopic(name))
+	return marked(b.local.DeleteTopic(name))
 }
 
 // --- Operator ---
 
 // Journal reads the replicated journal.
 func (b *Backend) Journal(since uint64, max int) ([]cluster.JournalEntry, error) {
-	return marked(b.node.Journal(since, max))
+	return marked(b.local.Journal(since, max))
 }
 
-// journalPage is how many entries JournalEnd reads at a time.
-const journalPage = 1000
-
-// JournalEnd is the offset after the last entry, read on from the end
-// last seen.
-func (b *Backend) JournalEnd() (uint64, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for {
-		entries, err := b.Journal(b.end, journalPage)
-		if err != nil {
-			return 0, err
-		}
-		if len(entries) > 0 {
-			b.end = entries[len(entries)-1].Offset + 1
-		}
-		if len(entries) < journalPage {
-			return b.end, nil
-		}
-	}
-}
+// JournalEnd is the offset the next journal entry gets.
+func (b *Backend) JournalEnd() (uint64, error) { return marked(b.local.JournalEnd()) }
 
 // StopBroker is refused in cluster mode: a broker is a process.
-func (b *Backend) StopBroker(id int) error { return mark(b.node.StopBroker(id)) }
+func (b *Backend) StopBroker(id int) error { return mark(b.local.StopBroker(id)) }
 
 // StartBroker is refused in cluster mode: a broker is a process.
-func (b *Backend) StartBroker(id int) error { return mark(b.node.StartBroker(id)) }
+func (b *Backend) StartBroker(id int) error { return mark(b.local.StartBroker(id)) }
 
-// ReopenBroker is the node's.
+// ReopenBroker reopens a broker's failed logs, on its process.
 func (b *Backend) ReopenBroker(id int) (cluster.ReopenResult, error) {
-	return marked(b.node.ReopenBroker(id))
+	return marked(b.local.ReopenBroker(id))
 }
 
-// Failover is refused in cluster mode: the controller fails over.
+// Failover fails a partition over, on the controller's process.
 func (b *Backend) Failover(topicName string, partition int) (cluster.FailoverResult, error) {
-	return marked(b.node.Failover(topicName, partition))
+	return marked(b.local.Failover(topicName, partition))
 }
 
-// CatchUp is refused in cluster mode: the controller catches followers
-// up.
+// CatchUp catches a follower up, on the leader's process.
 func (b *Backend) CatchUp(topicName string, partition, followerID int) (cluster.CatchUpResult, error) {
-	return cluster.CatchUpResult{}, backend.Mark(
-		fmt.Errorf("catch up %s/%d: the controller catches followers up: %w", topicName, partition, clusternode.ErrNotInClusterMode),
-		backend.ErrNotInThisMode)
+	return marked(b.local.CatchUp(topicName, partition, followerID))
 }
 
-// RecoverReplica is refused in cluster mode: the controller recovers.
+// RecoverReplica recovers an inactive replica, on the leader's process.
 func (b *Backend) RecoverReplica(topicName string, partition, brokerID int) (cluster.RecoveryResult, error) {
-	return marked(b.node.RecoverReplica(topicName, partition, brokerID))
+	return marked(b.local.RecoverReplica(topicName, partition, brokerID))
 }
 
-// MoveLeader is refused in cluster mode.
+// MoveLeader moves a partition's leadership, on the leader's process.
 func (b *Backend) MoveLeader(topicName string, partition, brokerID int) (cluster.MoveResult, error) {
-	return marked(b.node.MoveLeader(topicName, partition, brokerID))
+	return marked(b.local.MoveLeader(topicName, partition, brokerID))
 }
 
 // EnforceRetention runs the node's pass over the partitions it leads.
 func (b *Backend) EnforceRetention() ([]cluster.RetentionResult, error) {
-	return marked(b.node.EnforceRetention(context.Background()))
+	return marked(b.local.EnforceRetention())
 }
 
 // Wake wakes the controller, where it runs.
@@ -248,11 +231,7 @@ func (b *Backend) ClusterNodes() (int, []backend.NodeView, error) {
 	if err != nil {
 		return 0, nil, mark(err)
 	}
-	out := make([]backend.NodeView, len(nodes))
-	for i, n := range nodes {
-		out[i] = backend.NodeView{ID: n.ID, Addr: n.Addr, HTTPAddr: n.HTTPAddr, KafkaAddr: n.KafkaAddr, Voter: n.Voter, Leader: n.Leader}
-	}
-	return controller, out, nil
+	return controller, nodes, nil
 }
 
 // AddNode adds a voter through the metadata group's leader.

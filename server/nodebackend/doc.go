@@ -5,20 +5,17 @@
 // cluster mode exactly as they answer the embedded cluster, without asking
 // which mode they serve.
 //
-// It owns two translations, and nothing else:
+// Its data, topic administration and operations are the node's
+// cluster.Cluster's, the same as one process's (backend.Local): every
+// operation is offered in both modes, and the node asked sends it to the
+// process that runs it. It owns two translations, and nothing else:
 //
-//   - the node's own errors into backend's terms (errors.go): a refused
-//     operation of the embedded cluster (clusternode.ErrNotInClusterMode)
-//     wraps backend.ErrNotInThisMode, an election under way
-//     backend.ErrNoController, a forwarded request refused by its peer a
-//     *backend.PeerError, and so on; every error keeps its text;
-//   - the shapes that differ: the node's NodeView as backend's, its
-//     search by time and retention pass under the backend's names, the
-//     journal's end read from its entries (the replicated journal has no
-//     end counter of its own), and the Kafka addresses its nodes
-//     registered (kafka.Directory's KafkaAddrs).
-//
-// Operations cluster mode refuses stay refused, with the same errors:
-// stopping and starting a broker by hand, failover, catch-up, recovery,
-// leader moves and topic deletion.
+//   - the node's own errors into backend's terms (errors.go): a broker's
+//     stop or start, which in cluster mode is its process's
+//     (cluster.ErrBrokerIsProcess), wraps backend.ErrNotInThisMode; an
+//     election under way backend.ErrNoController; a forwarded request
+//     refused by its peer a *backend.PeerError; and so on. Every error
+//     keeps its text;
+//   - the Kafka addresses its nodes registered (kafka.Directory's
+//     KafkaAddrs).
 package nodebackend

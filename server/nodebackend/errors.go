@@ -3,6 +3,7 @@ package nodebackend
 import (
 	"errors"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/raftmeta"
@@ -12,8 +13,9 @@ import (
 // marks are the node's sentinels and what each means in backend's terms,
 // in the order they are looked for.
 var marks = []struct{ err, kind error }{
-	{clusternode.ErrNotInClusterMode, backend.ErrNotInThisMode},
 	{clusternode.ErrNoLeader, backend.ErrNoController},
+	{cluster.ErrNoController, backend.ErrNoController},
+	{cluster.ErrBrokerIsProcess, backend.ErrNotInThisMode},
 	{raftmeta.ErrNotLeader, backend.ErrLeaderMoved},
 	{raftmeta.ErrLeadershipLost, backend.ErrOutcomeUnknown},
 	{clusternode.ErrClosed, backend.ErrNodeClosed},

@@ -24,7 +24,7 @@ func TestNodeBackendMarksErrors(t *testing.T) {
 		err  error
 		kind error
 	}{
-		{"not in cluster mode", fmt.Errorf("stop broker 1: stop its process instead: %w", clusternode.ErrNotInClusterMode), backend.ErrNotInThisMode},
+		{"a broker is a process", fmt.Errorf("stop broker 1: stop its process instead: %w", cluster.ErrBrokerIsProcess), backend.ErrNotInThisMode},
 		{"no leader", fmt.Errorf("%w: %w", clusternode.ErrNoLeader, &raftmeta.NotLeaderError{}), backend.ErrNoController},
 		{"not the leader", &raftmeta.NotLeaderError{LeaderID: 2, LeaderAddr: "127.0.0.1:7002"}, backend.ErrLeaderMoved},
 		{"leadership lost", fmt.Errorf("raftmeta: add voter 4: %w", raftmeta.ErrLeadershipLost), backend.ErrOutcomeUnknown},
@@ -54,12 +54,12 @@ func TestNodeBackendMarksErrors(t *testing.T) {
 	require.NoError(t, mark(nil))
 }
 
-// TestNodeBackendDeleteUnsupported: cluster mode's refusal to delete a
-// topic is errors.ErrUnsupported for the Kafka listener (which DeleteTopics
-// answers TOPIC_DELETION_DISABLED), keeping its cause.
-func TestNodeBackendDeleteUnsupported(t *testing.T) {
-	err := mark(fmt.Errorf("delete topic %q: %w", "orders", clusternode.ErrNotInClusterMode))
+// TestNodeBackendBrokerIsProcess: cluster mode's refusal to stop or start
+// a broker through the API is errors.ErrUnsupported too (backend's "not
+// in this mode"), keeping its cause.
+func TestNodeBackendBrokerIsProcess(t *testing.T) {
+	err := mark(fmt.Errorf("stop broker %d: %w", 2, cluster.ErrBrokerIsProcess))
 	require.ErrorIs(t, err, errors.ErrUnsupported)
 	require.ErrorIs(t, err, backend.ErrNotInThisMode)
-	require.ErrorIs(t, err, clusternode.ErrNotInClusterMode)
+	require.ErrorIs(t, err, cluster.ErrBrokerIsProcess)
 }

@@ -158,7 +158,7 @@ func newInmemCluster(t *testing.T, size int, tune func(*Config)) *testCluster {
 }
 
 // start opens n's node with a fresh state machine: on the in-memory
-// network with a fresh transport, or on l (on n.addr again when l is nil).
+// network with a fresh transport, or on the loopback listener l.
 func (c *testCluster) start(n *testNode, l net.Listener, peers map[int]string, join bool) {
 	c.t.Helper()
 	n.fsm = &listFSM{}
@@ -174,7 +174,7 @@ func (c *testCluster) start(n *testNode, l net.Listener, peers map[int]string, j
 		cfg.Transport = c.network.Transport(n.id)
 	} else {
 		if l == nil {
-			l = listenAgain(c.t, n.addr)
+			c.t.Fatalf("node %d on loopback: start needs its listener", n.id)
 		}
 		n.mux = netmux.New(l)
 		cfg.Listener = n.mux.Listener(netmux.KindRaft)
@@ -188,21 +188,6 @@ func (c *testCluster) start(n *testNode, l net.Listener, peers map[int]string, j
 	node, err := Open(cfg)
 	require.NoError(c.t, err)
 	n.node = node
-}
-
-// listenAgain listens on addr, which a stopped node held a moment ago.
-func listenAgain(t *testing.T, addr string) net.Listener {
-	t.Helper()
-	var err error
-	for range 50 {
-		var l net.Listener
-		if l, err = net.Listen("tcp", addr); err == nil {
-			return l
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	require.NoError(t, err)
-	return nil
 }
 
 // stop closes n's node and its port, like a process exiting.

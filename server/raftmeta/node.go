@@ -191,6 +191,10 @@ func (n *Node) ID() int { return n.id }
 // lost at any moment; Apply is what proves it.
 func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
 
+// Term is the Raft term this node is in: a leader that loses its place
+// and wins it again leads in a later term.
+func (n *Node) Term() uint64 { return n.raft.CurrentTerm() }
+
 // Leader returns the leader's id and address as this node knows them, or
 // 0 and "" when none is known or the node is closed.
 func (n *Node) Leader() (id int, addr string) {

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/raftmeta/rafttest"
 )
 
 // TestRaftmetaThreeNodesReplicate: three nodes bootstrapped with the same
@@ -64,173 +66,101 @@ func TestRaftmetaThreeNodesReplicate(t *testing.T) {
 	}
 }
 
-// TestRaftmetaFailover: when the leader stops, the other two elect a new
-// leader (Raft §5.2) within the default timeouts, and applies go on.
-func TestRaftmetaFailover(t *testing.T) {
-	c := newTestCluster(t, 3, nil)
-	old := c.waitLeader(5 * time.Second)
-	want := applyN(t, old.node, "before", 5)
-
-	start := time.Now()
-	c.stop(old)
-	leader := c.waitLeader(5 * time.Second)
-	took := time.Since(start)
-	t.Logf("new leader (node %d) %v after the old leader (node %d) stopped", leader.id, took, old.id)
-	require.NotEqual(t, old.id, leader.id)
-	require.Less(t, took, 8*time.Second, "failover with the default timings (a liveness bound, not a speed figure)")
-
-	want = append(want, applyN(t, leader.node, "after", 5)...)
-	c.waitConverged(want)
-}
-
-// TestRaftmetaRestartRecovers: a node closed and opened again on its
-// directory, Peers ignored, rebuilds a fresh state machine from its newest
-// snapshot and its log, then catches up on what it missed.
-func TestRaftmetaRestartRecovers(t *testing.T) {
-	c := newTestCluster(t, 3, nil)
-	leader := c.waitLeader(5 * time.Second)
-	want := applyN(t, leader.node, "snap", 10)
-	c.waitConverged(want)
-
-	var follower *testNode
-	for _, n := range c.running() {
-		if n != leader {
-			follower = n
-			break
-		}
-	}
-	require.NoError(t, follower.node.raft.Snapshot().Error())
-	snaps, err := os.ReadDir(filepath.Join(follower.dir, SnapshotsDir))
-	require.NoError(t, err)
-	require.Len(t, snaps, 1)
-	want = append(want, applyN(t, leader.node, "log", 5)...)
-	c.waitConverged(want)
-	c.stop(follower)
-	missed := applyN(t, leader.node, "missed", 5)
-
-	c.start(follower, nil, map[int]string{99: "127.0.0.1:1"}, false) // Peers ignored on restart
-	require.Equal(t, 1, follower.fsm.restoreCount(), "restored from the snapshot at Open")
-	require.GreaterOrEqual(t, len(follower.fsm.list()), 10, "the snapshot holds the first ten")
-	want = append(want, missed...)
-	c.waitConverged(want)
-	require.Equal(t, leader.id, c.waitLeader(5*time.Second).id, "a follower's restart does not disturb the leader")
-
-	servers, err := follower.node.Servers()
-	require.NoError(t, err)
-	require.Len(t, servers, 3, "the configuration comes from the log, not Peers")
-}
-
 // TestRaftmetaAddRemoveVoter: a node started with Join is added as a
 // fourth voter and receives the state, here by a snapshot because the
 // leader compacted its log; removed again, the configuration holds three.
 func TestRaftmetaAddRemoveVoter(t *testing.T) {
-	c := newTestCluster(t, 3, func(cfg *Config) { cfg.TrailingLogs = 1 })
-	leader := c.waitLeader(5 * time.Second)
-	want := applyN(t, leader.node, "old", 10)
-	require.NoError(t, leader.node.raft.Snapshot().Error())
+	synctest.Test(t, func(t *testing.T) {
+		c := newInmemCluster(t, 3, func(cfg *Config) { cfg.TrailingLogs = 1 })
+		leader := c.waitLeader(5 * time.Second)
+		want := applyN(t, leader.node, "old", 10)
+		require.NoError(t, leader.node.raft.Snapshot().Error())
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	fourth := &testNode{id: 4, addr: l.Addr().String(), dir: filepath.Join(t.TempDir(), "4")}
-	c.nodes[4] = fourth
-	c.start(fourth, l, nil, true)
-	require.False(t, fourth.node.IsLeader())
+		fourth := &testNode{id: 4, addr: rafttest.Addr(4), dir: filepath.Join(t.TempDir(), "4")}
+		c.nodes[4] = fourth
+		c.start(fourth, nil, nil, true)
+		require.False(t, fourth.node.IsLeader())
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, leader.node.AddVoter(ctx, 4, fourth.addr))
-	want = append(want, applyN(t, leader.node, "new", 3)...)
-	c.waitConverged(want)
-	require.Equal(t, 1, fourth.fsm.restoreCount(), "the fourth node got the leader's snapshot")
-	servers, err := leader.node.Servers()
-	require.NoError(t, err)
-	require.Len(t, servers, 4)
-	require.Equal(t, Server{ID: 4, Addr: fourth.addr, Voter: true}, servers[3])
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, leader.node.AddVoter(ctx, 4, fourth.addr))
+		want = append(want, applyN(t, leader.node, "new", 3)...)
+		c.waitConverged(want)
+		require.Equal(t, 1, fourth.fsm.restoreCount(), "the fourth node got the leader's snapshot")
+		servers, err := leader.node.Servers()
+		require.NoError(t, err)
+		require.Len(t, servers, 4)
+		require.Equal(t, Server{ID: 4, Addr: fourth.addr, Voter: true}, servers[3])
 
-	require.NoError(t, leader.node.RemoveVoter(ctx, 4))
-	servers, err = leader.node.Servers()
-	require.NoError(t, err)
-	require.Equal(t, []int{1, 2, 3}, ids(servers))
-	c.stop(fourth) // a removed follower is not told; its operator stops it
-	delete(c.nodes, 4)
+		require.NoError(t, leader.node.RemoveVoter(ctx, 4))
+		servers, err = leader.node.Servers()
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 2, 3}, ids(servers))
+		c.stop(fourth) // a removed follower is not told; its operator stops it
+		delete(c.nodes, 4)
 
-	want = append(want, applyN(t, leader.node, "after", 2)...)
-	c.waitConverged(want)
-}
-
-// TestRaftmetaRemoveLeader: removing the leader itself commits, the old
-// leader steps down and shuts its Raft down, and the other two elect a
-// new one.
-func TestRaftmetaRemoveLeader(t *testing.T) {
-	c := newTestCluster(t, 3, nil)
-	old := c.waitLeader(5 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	require.NoError(t, old.node.RemoveVoter(ctx, old.id))
-	eventually(t, 5*time.Second, func() bool {
-		_, err := old.node.Apply(ctx, []byte("x"))
-		return errors.Is(err, ErrClosed)
-	}, "the removed leader did not shut down")
-	c.stop(old)
-	leader := c.waitLeader(5 * time.Second)
-	servers, err := leader.node.Servers()
-	require.NoError(t, err)
-	require.Len(t, servers, 2)
-	require.NotContains(t, ids(servers), old.id)
-	c.waitConverged(applyN(t, leader.node, "after", 2))
+		want = append(want, applyN(t, leader.node, "after", 2)...)
+		c.waitConverged(want)
+	})
 }
 
 // TestRaftmetaRefusal: a command the state machine refuses comes back to
 // the proposer as a *RefusedError matching the state machine's own error,
 // with its message unchanged, and changes no state.
 func TestRaftmetaRefusal(t *testing.T) {
-	c := newTestCluster(t, 1, nil)
-	n := c.nodes[1].node
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	before := applyN(t, n, "ok", 1)
+	synctest.Test(t, func(t *testing.T) {
+		c := newInmemCluster(t, 1, nil)
+		n := c.nodes[1].node
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		before := applyN(t, n, "ok", 1)
 
-	_, err := n.Apply(ctx, []byte("refuse me"))
-	require.ErrorIs(t, err, errTestRefused)
-	var re *RefusedError
-	require.ErrorAs(t, err, &re)
-	require.Positive(t, re.Index)
-	require.Equal(t, `command "refuse me": listfsm: refused`, err.Error())
-	require.Equal(t, before, c.nodes[1].fsm.list())
-	require.False(t, errors.Is(err, ErrNotLeader))
+		_, err := n.Apply(ctx, []byte("refuse me"))
+		require.ErrorIs(t, err, errTestRefused)
+		var re *RefusedError
+		require.ErrorAs(t, err, &re)
+		require.Positive(t, re.Index)
+		require.Equal(t, `command "refuse me": listfsm: refused`, err.Error())
+		require.Equal(t, before, c.nodes[1].fsm.list())
+		require.False(t, errors.Is(err, ErrNotLeader))
+	})
 }
 
 // TestRaftmetaClose: Close is idempotent; afterwards the node's operations
 // fail with ErrClosed and it knows no leader.
 func TestRaftmetaClose(t *testing.T) {
-	c := newTestCluster(t, 1, nil)
-	tn := c.nodes[1]
-	n := tn.node
-	c.stop(tn)
-	require.NoError(t, n.Close())
-	ctx := context.Background()
-	_, err := n.Apply(ctx, []byte("x"))
-	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, n.Barrier(ctx), ErrClosed)
-	require.ErrorIs(t, n.AddVoter(ctx, 2, "127.0.0.1:1"), ErrClosed)
-	require.ErrorIs(t, n.AddVoter(ctx, 0, "127.0.0.1:1"), ErrInvalidArgument)
-	require.ErrorIs(t, n.AddVoter(ctx, 2, ""), ErrInvalidArgument)
-	require.ErrorIs(t, n.RemoveVoter(ctx, -1), ErrInvalidArgument)
-	require.False(t, n.IsLeader())
-	id, addr := n.Leader()
-	require.Zero(t, id)
-	require.Empty(t, addr)
+	synctest.Test(t, func(t *testing.T) {
+		c := newInmemCluster(t, 1, nil)
+		tn := c.nodes[1]
+		n := tn.node
+		c.stop(tn)
+		require.NoError(t, n.Close())
+		ctx := context.Background()
+		_, err := n.Apply(ctx, []byte("x"))
+		require.ErrorIs(t, err, ErrClosed)
+		require.ErrorIs(t, n.Barrier(ctx), ErrClosed)
+		require.ErrorIs(t, n.AddVoter(ctx, 2, "127.0.0.1:1"), ErrClosed)
+		require.ErrorIs(t, n.AddVoter(ctx, 0, "127.0.0.1:1"), ErrInvalidArgument)
+		require.ErrorIs(t, n.AddVoter(ctx, 2, ""), ErrInvalidArgument)
+		require.ErrorIs(t, n.RemoveVoter(ctx, -1), ErrInvalidArgument)
+		require.False(t, n.IsLeader())
+		id, addr := n.Leader()
+		require.Zero(t, id)
+		require.Empty(t, addr)
+	})
 }
 
 // TestRaftmetaApplyContext: an Apply whose context has ended fails with
 // the context's error without proposing.
 func TestRaftmetaApplyContext(t *testing.T) {
-	c := newTestCluster(t, 1, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := c.nodes[1].node.Apply(ctx, []byte("x"))
-	require.ErrorIs(t, err, context.Canceled)
-	require.Empty(t, c.nodes[1].fsm.list())
+	synctest.Test(t, func(t *testing.T) {
+		c := newInmemCluster(t, 1, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := c.nodes[1].node.Apply(ctx, []byte("x"))
+		require.ErrorIs(t, err, context.Canceled)
+		require.Empty(t, c.nodes[1].fsm.list())
+	})
 }
 
 // TestRaftmetaDirInUse: a second node on a directory in use fails within

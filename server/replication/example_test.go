@@ -2,11 +2,13 @@ package replication_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"sync"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/replication"
 )
@@ -19,52 +21,66 @@ type memFollower struct {
 	recs []log.Record
 }
 
-// Replicate appends records that follow on from the follower's end.
-func (f *memFollower) Replicate(_ context.Context, req replication.ReplicateRequest) (replication.ReplicateResponse, error) {
+// Replicate appends records that follow on from the follower's end, and
+// refuses records from further on with the replication core's own
+// *cluster.BehindError.
+func (f *memFollower) Replicate(_ context.Context, req cluster.ReplicateRequest) (cluster.ReplicateResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	end := uint64(len(f.recs))
 	if len(req.Records) > 0 && req.Records[0].Offset != end {
-		e := replication.Errorf(replication.CodeBehind, "log ends at %d", end)
-		e.End = end
-		return replication.ReplicateResponse{}, e
+		return cluster.ReplicateResponse{}, &cluster.BehindError{Topic: req.Topic, Partition: req.Partition, End: end, Base: req.Records[0].Offset}
 	}
 	f.recs = append(f.recs, req.Records...)
-	return replication.ReplicateResponse{End: uint64(len(f.recs))}, nil
+	return cluster.ReplicateResponse{End: uint64(len(f.recs))}, nil
 }
 
-// The rest of the internal API is refused: this node only follows.
-func (f *memFollower) Records(context.Context, replication.RecordsRequest) (replication.RecordsResponse, error) {
-	return replication.RecordsResponse{}, replication.Errorf(replication.CodeRefused, "follower only")
+// errFollowerOnly refuses the rest of the internal API: this node only
+// follows.
+var errFollowerOnly = errors.New("example: this node only follows")
+
+func (f *memFollower) MaxPayloadSize() int { return 1 << 20 }
+
+func (f *memFollower) Records(context.Context, cluster.RecordsRequest) (cluster.RecordsResponse, error) {
+	return cluster.RecordsResponse{}, errFollowerOnly
 }
 
-func (f *memFollower) Produce(context.Context, replication.ProduceRequest) (replication.ProduceResponse, error) {
-	return replication.ProduceResponse{}, replication.Errorf(replication.CodeNotLeader, "follower only")
+func (f *memFollower) Digests(context.Context, cluster.DigestsRequest) (cluster.DigestsResponse, error) {
+	return cluster.DigestsResponse{}, errFollowerOnly
+}
+
+func (f *memFollower) Cut(context.Context, cluster.CutRequest) (cluster.CutResponse, error) {
+	return cluster.CutResponse{}, errFollowerOnly
+}
+
+func (f *memFollower) Produce(context.Context, cluster.ProduceRequest) (cluster.ProduceResponse, error) {
+	return cluster.ProduceResponse{}, errFollowerOnly
+}
+
+func (f *memFollower) OffsetForTime(context.Context, cluster.OffsetForTimeRequest) (cluster.OffsetForTimeResponse, error) {
+	return cluster.OffsetForTimeResponse{}, errFollowerOnly
+}
+
+func (f *memFollower) Operate(context.Context, cluster.OperateRequest) (cluster.OperateResponse, error) {
+	return cluster.OperateResponse{}, errFollowerOnly
 }
 
 func (f *memFollower) Propose(context.Context, []byte) ([]byte, error) {
-	return nil, replication.Errorf(replication.CodeNotLeader, "follower only")
+	return nil, errFollowerOnly
 }
 
-func (f *memFollower) Heartbeat(context.Context, replication.Heartbeat) error {
-	return replication.Errorf(replication.CodeNotLeader, "follower only")
-}
-
-func (f *memFollower) CatchUp(context.Context, string, int, int) (replication.CatchUpResponse, error) {
-	return replication.CatchUpResponse{}, replication.Errorf(replication.CodeNotLeader, "follower only")
+func (f *memFollower) Heartbeat(context.Context, replication.Heartbeat) (replication.Observation, error) {
+	return replication.Observation{}, errFollowerOnly
 }
 
 func (f *memFollower) Membership(context.Context, replication.MembershipRequest) error {
-	return replication.Errorf(replication.CodeNotLeader, "follower only")
-}
-
-func (f *memFollower) OffsetForTime(context.Context, replication.OffsetForTimeRequest) (replication.OffsetForTimeResponse, error) {
-	return replication.OffsetForTimeResponse{}, replication.Errorf(replication.CodeNotLeader, "follower only")
+	return errFollowerOnly
 }
 
 // A leader replicates two records to a follower on loopback: the follower
 // serves NewHandler over HTTP/2 without TLS, the leader calls it with a
-// Client.
+// Client. The follower's refusal reaches the leader as the error the
+// follower returned.
 func ExampleClient_Replicate() {
 	follower := &memFollower{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -78,9 +94,9 @@ func ExampleClient_Replicate() {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	leader := replication.NewClient(nil)
+	leader := replication.NewClient(nil, 0)
 	defer leader.Close()
-	res, err := leader.Replicate(context.Background(), ln.Addr().String(), replication.ReplicateRequest{
+	res, err := leader.Replicate(context.Background(), ln.Addr().String(), cluster.ReplicateRequest{
 		Topic: "orders", Partition: 0, Epoch: 1, Leader: 1,
 		Records: []log.Record{
 			{Offset: 0, Timestamp: 1_700_000_000_000_000_000, Payload: []byte("first")},
@@ -94,12 +110,17 @@ func ExampleClient_Replicate() {
 	fmt.Println("follower's end:", res.End)
 
 	// A write from further on is refused with the follower's end.
-	_, err = leader.Replicate(context.Background(), ln.Addr().String(), replication.ReplicateRequest{
+	_, err = leader.Replicate(context.Background(), ln.Addr().String(), cluster.ReplicateRequest{
 		Topic: "orders", Partition: 0, Epoch: 1, Leader: 1,
 		Records: []log.Record{{Offset: 5, Payload: []byte("sixth")}},
 	})
-	fmt.Println(replication.CodeOf(err), replication.Temporary(err))
+	var behind *cluster.BehindError
+	if errors.As(err, &behind) {
+		fmt.Println("refused:", err)
+		fmt.Println("send from", behind.End, "first")
+	}
 	// Output:
 	// follower's end: 2
-	// behind false
+	// refused: cluster: orders/0 ends at 2, before 5
+	// send from 2 first
 }

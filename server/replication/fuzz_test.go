@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 
@@ -43,6 +44,47 @@ func FuzzDecodeFrames(f *testing.F) {
 		}
 		if got := encodeFrames(again); !bytes.Equal(got, orig) {
 			t.Fatalf("second decode re-encodes differently")
+		}
+	})
+}
+
+// FuzzDecodeError checks the decoder of every refusal (errors.go,
+// DecodeError) on arbitrary codes, messages, names and fields: it never
+// panics, nor does anything a caller does with what it returns (Error,
+// errors.Is, errors.As, CodeOf); it returns an error for every refusal and
+// leaves the refusal as it was; it decides the same twice; and what it
+// returns is sent again under the same name (EncodeError), so that a node
+// that forwards a refusal reports it as the node that refused it did.
+// Seeds: testdata/fuzz/FuzzDecodeError.
+func FuzzDecodeError(f *testing.F) {
+	f.Fuzz(func(t *testing.T, code, msg, reason string, detail []byte) {
+		e := &Error{Code: code, Message: msg, Reason: reason, Detail: bytes.Clone(detail)}
+		err := DecodeError(e)
+		if err == nil {
+			t.Fatalf("DecodeError(%+v) = nil", e)
+		}
+		if e.Code != code || e.Message != msg || e.Reason != reason || !bytes.Equal(e.Detail, detail) {
+			t.Fatalf("DecodeError changed its refusal to %+v", e)
+		}
+		text := err.Error()
+		again := DecodeError(e)
+		if fmt.Sprintf("%T", again) != fmt.Sprintf("%T", err) || again.Error() != text {
+			t.Fatalf("two decodes differ: %T %q / %T %q", err, text, again, again.Error())
+		}
+		for _, s := range sentinels {
+			_ = errors.Is(err, s.err)
+		}
+		for _, w := range wireTypes {
+			_, _ = w.as(err)
+		}
+		if got := CodeOf(err); got != "" && got != code {
+			t.Fatalf("CodeOf = %q, want %q or none", got, code)
+		}
+		if _, typed := err.(*Error); typed && err != error(e) {
+			t.Fatalf("DecodeError made another *Error")
+		}
+		if re := EncodeError(err); re.Reason != reason {
+			t.Fatalf("decoded as %T %q, sent again as %q, not %q", err, text, re.Reason, reason)
 		}
 	})
 }

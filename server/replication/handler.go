@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 )
 
@@ -17,17 +18,35 @@ import (
 const (
 	PathReplicate  = "/v1/replicate"
 	PathRecords    = "/v1/records"
+	PathDigests    = "/v1/digests"
+	PathCut        = "/v1/cut"
 	PathProduce    = "/v1/produce"
+	PathOperate    = "/v1/operate"
 	PathPropose    = "/v1/propose"
 	PathHeartbeat  = "/v1/heartbeat"
-	PathCatchUp    = "/v1/catch-up"
 	PathMembership = "/v1/membership"
 	PathOffsetTime = "/v1/offset-for-time"
 )
 
-// MaxBodyBytes bounds every request body: a batch of records (each at most
-// log.DefaultMaxPayloadSize by default) or a control message.
-const MaxBodyBytes = 64 << 20
+// bodyRecords is how many records of the largest payload one body of the
+// internal API may hold: a batch a leader sends, a produce forwarded.
+const bodyRecords = 64
+
+// BodyLimit bounds every body of the internal API between brokers whose
+// records carry payloads of at most maxPayload bytes (their
+// cluster.BrokerOptions.MaxPayloadSize): room for bodyRecords frames of
+// that size. A request over it is refused before it is read, an answer
+// over it is an error.
+func BodyLimit(maxPayload int) int64 {
+	if maxPayload <= 0 {
+		maxPayload = log.DefaultMaxPayloadSize
+	}
+	return bodyRecords * int64(log.FrameSize(maxPayload))
+}
+
+// MaxBodyBytes is the BodyLimit of brokers with the default payload limit
+// (log.DefaultMaxPayloadSize).
+var MaxBodyBytes = BodyLimit(log.DefaultMaxPayloadSize)
 
 // Headers of a records answer.
 const (
@@ -36,22 +55,30 @@ const (
 	HeaderHighWatermark = "X-Pystream-High-Watermark"
 )
 
-// Peer is what a node serves to the others. Its methods return an *Error
-// for a refusal the caller acts on; any other error is sent as
-// CodeUnavailable with its text.
+// Peer is what a node serves to the others: the replica transport's
+// requests (cluster.Transport), answered by the node's cluster.Cluster for
+// its own broker, and the metadata group's (proposals, heartbeats,
+// membership). A method's error is sent as EncodeError makes it, and the
+// caller gets it back as DecodeError rebuilds it.
 type Peer interface {
-	Replicate(ctx context.Context, req ReplicateRequest) (ReplicateResponse, error)
-	Records(ctx context.Context, req RecordsRequest) (RecordsResponse, error)
-	Produce(ctx context.Context, req ProduceRequest) (ProduceResponse, error)
+	// MaxPayloadSize is the largest payload the node's broker takes:
+	// BodyLimit of it bounds every request body.
+	MaxPayloadSize() int
+	Replicate(ctx context.Context, req cluster.ReplicateRequest) (cluster.ReplicateResponse, error)
+	Records(ctx context.Context, req cluster.RecordsRequest) (cluster.RecordsResponse, error)
+	Digests(ctx context.Context, req cluster.DigestsRequest) (cluster.DigestsResponse, error)
+	Cut(ctx context.Context, req cluster.CutRequest) (cluster.CutResponse, error)
+	Produce(ctx context.Context, req cluster.ProduceRequest) (cluster.ProduceResponse, error)
+	OffsetForTime(ctx context.Context, req cluster.OffsetForTimeRequest) (cluster.OffsetForTimeResponse, error)
+	Operate(ctx context.Context, req cluster.OperateRequest) (cluster.OperateResponse, error)
 	// Propose applies an encoded cluster.MetaCommand through Raft and
-	// returns the encoded cluster.MetaResult.
+	// returns the encoded result.
 	Propose(ctx context.Context, cmd []byte) ([]byte, error)
-	Heartbeat(ctx context.Context, hb Heartbeat) error
-	CatchUp(ctx context.Context, topicName string, partition, follower int) (CatchUpResponse, error)
+	// Heartbeat takes a broker's report and answers with what the
+	// controller knows.
+	Heartbeat(ctx context.Context, hb Heartbeat) (Observation, error)
 	// Membership adds or removes a voter of the metadata group.
 	Membership(ctx context.Context, req MembershipRequest) error
-	// OffsetForTime searches a partition this node leads by time.
-	OffsetForTime(ctx context.Context, req OffsetForTimeRequest) (OffsetForTimeResponse, error)
 }
 
 // NewHandler serves p's internal API. Malformed requests are refused with
@@ -60,22 +87,29 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{p: p, log: logger}
+	h := &handler{p: p, log: logger, maxBody: BodyLimit(p.MaxPayloadSize())}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+PathReplicate, h.replicate)
 	mux.HandleFunc("GET "+PathRecords, h.records)
+	mux.HandleFunc("GET "+PathDigests, h.digests)
+	mux.HandleFunc("POST "+PathCut, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "cut", h.p.Cut) })
 	mux.HandleFunc("POST "+PathProduce, h.produce)
+	mux.HandleFunc("POST "+PathOperate, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "operate", h.p.Operate) })
 	mux.HandleFunc("POST "+PathPropose, h.propose)
-	mux.HandleFunc("POST "+PathHeartbeat, h.heartbeat)
-	mux.HandleFunc("POST "+PathCatchUp, h.catchUp)
-	mux.HandleFunc("POST "+PathMembership, h.membership)
+	mux.HandleFunc("POST "+PathHeartbeat, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "heartbeat", h.p.Heartbeat) })
+	mux.HandleFunc("POST "+PathMembership, func(w http.ResponseWriter, r *http.Request) {
+		jsonCall(h, w, r, "membership", func(ctx context.Context, req MembershipRequest) (struct{}, error) {
+			return struct{}{}, h.p.Membership(ctx, req)
+		})
+	})
 	mux.HandleFunc("GET "+PathOffsetTime, h.offsetForTime)
 	return mux
 }
 
 type handler struct {
-	p   Peer
-	log *slog.Logger
+	p       Peer
+	log     *slog.Logger
+	maxBody int64
 }
 
 // query reads the named parameters of r: strings as they are, numbers
@@ -113,13 +147,21 @@ func (q *query) int(name string) int {
 	return int(n)
 }
 
+// optInt is int for a parameter that may be absent (0 then).
+func (q *query) optInt(name string) int {
+	if q.r.URL.Query().Get(name) == "" {
+		return 0
+	}
+	return q.int(name)
+}
+
 func (q *query) flag(name string) bool { return q.r.URL.Query().Get(name) == "1" }
 
-func body(r *http.Request) ([]byte, error) {
-	if r.ContentLength > MaxBodyBytes {
-		return nil, Errorf(CodeBadRequest, "body of %d bytes: at most %d", r.ContentLength, MaxBodyBytes)
+func (h *handler) body(r *http.Request) ([]byte, error) {
+	if r.ContentLength > h.maxBody {
+		return nil, Errorf(CodeBadRequest, "body of %d bytes: at most %d", r.ContentLength, h.maxBody)
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, h.maxBody))
 	if err != nil {
 		return nil, Errorf(CodeBadRequest, "body: %v", err)
 	}
@@ -127,16 +169,15 @@ func body(r *http.Request) ([]byte, error) {
 }
 
 func (h *handler) fail(w http.ResponseWriter, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
+	e := EncodeError(err)
+	if e.Code == CodeUnavailable && e.Reason == "" {
 		h.log.Warn("internal request failed", "err", err)
-		e = Errorf(CodeUnavailable, "%v", err)
 	}
 	status := http.StatusConflict
 	switch e.Code {
 	case CodeBadRequest:
 		status = http.StatusBadRequest
-	case CodeUnavailable, CodeEpochAhead:
+	case CodeUnavailable, CodeEpochAhead, CodeLeaderUnavailable:
 		status = http.StatusServiceUnavailable
 	case CodeNotLeader:
 		status = http.StatusMisdirectedRequest
@@ -154,17 +195,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (h *handler) replicate(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
-	req := ReplicateRequest{Topic: q.str("topic"), Partition: q.int("partition"), Epoch: q.uint("epoch"),
-		Leader: q.int("leader"), HighWatermark: q.uint("hw"), LogStart: q.uint("log_start")}
+	req := cluster.ReplicateRequest{Topic: q.str("topic"), Partition: q.int("partition"), Epoch: q.uint("epoch"),
+		Leader: q.int("leader"), HighWatermark: q.uint("hw"), LogStart: q.uint("log_start"),
+		LogStartOnly: q.flag("log_start_only"), Reset: q.flag("reset"), Reopen: q.flag("reopen")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
 	}
-	b, err := body(r)
+	b, err := h.body(r)
 	if err == nil {
 		req.Records, err = decodeFrames(b)
 	}
-	if err == nil && !Consecutive(req.Records) {
+	if err == nil && !cluster.Consecutive(req.Records) {
 		err = Errorf(CodeBadRequest, "records are not consecutive")
 	}
 	if err != nil {
@@ -189,8 +231,8 @@ func badRequest(err error) error {
 
 func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
-	req := RecordsRequest{Topic: q.str("topic"), Partition: q.int("partition"), From: q.uint("from"),
-		MaxBytes: q.int("max_bytes"), Committed: q.flag("committed")}
+	req := cluster.RecordsRequest{Topic: q.str("topic"), Partition: q.int("partition"), From: q.uint("from"),
+		MaxBytes: q.int("max_bytes"), MaxRecords: q.optInt("max_records"), Committed: q.flag("committed")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
@@ -207,14 +249,46 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(encodeFrames(res.Records)) // a cut body fails the reader's decode
 }
 
-func (h *handler) produce(w http.ResponseWriter, r *http.Request) {
+func (h *handler) digests(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
-	req := ProduceRequest{Topic: q.str("topic"), Partition: q.int("partition")}
+	req := cluster.DigestsRequest{Topic: q.str("topic"), Partition: q.int("partition"), From: q.uint("from"), To: q.uint("to"),
+		Chunk: q.int("chunk")}
+	if q.err == nil && (req.Chunk < 1 || req.To < req.From || chunks(req.To-req.From, req.Chunk) > maxDigests) {
+		q.err = Errorf(CodeBadRequest, "digests of [%d, %d) in chunks of %d: at most %d chunks of at least one record", req.From, req.To, req.Chunk, maxDigests)
+	}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
 	}
-	b, err := body(r)
+	res, err := h.p.Digests(r.Context(), req)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// maxDigests bounds the chunks of one digests request.
+const maxDigests = 4096
+
+// chunks is how many chunks of size records n records make, the last one
+// possibly shorter.
+func chunks(n uint64, size int) uint64 {
+	c := n / uint64(size)
+	if n%uint64(size) != 0 {
+		c++
+	}
+	return c
+}
+
+func (h *handler) produce(w http.ResponseWriter, r *http.Request) {
+	q := &query{r: r}
+	req := cluster.ProduceRequest{Topic: q.str("topic"), Partition: q.int("partition")}
+	if q.err != nil {
+		h.fail(w, q.err)
+		return
+	}
+	b, err := h.body(r)
 	var recs []log.Record
 	if err == nil {
 		recs, err = decodeFrames(b)
@@ -235,7 +309,7 @@ func (h *handler) produce(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) propose(w http.ResponseWriter, r *http.Request) {
-	b, err := body(r)
+	b, err := h.body(r)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -249,52 +323,30 @@ func (h *handler) propose(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(res)
 }
 
-func (h *handler) heartbeat(w http.ResponseWriter, r *http.Request) {
-	jsonCall(h, w, r, "heartbeat", h.p.Heartbeat)
-}
-
-// jsonCall decodes a JSON body into a T, hands it to call and answers {}
-// or the refusal.
-func jsonCall[T any](h *handler, w http.ResponseWriter, r *http.Request, what string, call func(context.Context, T) error) {
-	b, err := body(r)
-	var in T
+// jsonCall decodes a JSON body into an In, hands it to call and answers
+// with the Out or the refusal.
+func jsonCall[In, Out any](h *handler, w http.ResponseWriter, r *http.Request, what string, call func(context.Context, In) (Out, error)) {
+	b, err := h.body(r)
+	var in In
 	if err == nil {
 		if jerr := json.Unmarshal(b, &in); jerr != nil {
 			err = Errorf(CodeBadRequest, "%s: %v", what, jerr)
 		}
 	}
+	var out Out
 	if err == nil {
-		err = call(r.Context(), in)
+		out, err = call(r.Context(), in)
 	}
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, struct{}{})
-}
-
-func (h *handler) catchUp(w http.ResponseWriter, r *http.Request) {
-	q := &query{r: r}
-	name, p, f := q.str("topic"), q.int("partition"), q.int("follower")
-	if q.err != nil {
-		h.fail(w, q.err)
-		return
-	}
-	res, err := h.p.CatchUp(r.Context(), name, p, f)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, res)
-}
-
-func (h *handler) membership(w http.ResponseWriter, r *http.Request) {
-	jsonCall(h, w, r, "membership", h.p.Membership)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (h *handler) offsetForTime(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
-	req := OffsetForTimeRequest{Topic: q.str("topic"), Partition: q.int("partition")}
+	req := cluster.OffsetForTimeRequest{Topic: q.str("topic"), Partition: q.int("partition")}
 	ts := q.uint("ts")
 	if ts > math.MaxInt64 && q.err == nil {
 		q.err = Errorf(CodeBadRequest, "ts %d is too large", ts)

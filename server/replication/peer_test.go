@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/replication"
 )
@@ -20,16 +21,11 @@ type call struct {
 	Method string
 	// Proto is the HTTP major version the request arrived on.
 	Proto int
-	// Req is the request as the peer received it: a ReplicateRequest,
-	// RecordsRequest, ProduceRequest, []byte (Propose), Heartbeat or
-	// catchUpArgs.
+	// Req is the request as the peer received it: a cluster.ReplicateRequest,
+	// RecordsRequest, DigestsRequest, CutRequest, ProduceRequest,
+	// OffsetForTimeRequest or OperateRequest, a []byte (Propose), a
+	// Heartbeat or a MembershipRequest.
 	Req any
-}
-
-// catchUpArgs are the arguments of one Peer.CatchUp.
-type catchUpArgs struct {
-	Topic               string
-	Partition, Follower int
 }
 
 // fakePeer records every request that reaches it and answers with canned
@@ -37,12 +33,15 @@ type catchUpArgs struct {
 // the server starts and only read afterwards; fakePeer is safe for
 // concurrent use.
 type fakePeer struct {
-	replicate replication.ReplicateResponse
-	records   replication.RecordsResponse
-	produce   replication.ProduceResponse
+	replicate cluster.ReplicateResponse
+	records   cluster.RecordsResponse
+	digests   cluster.DigestsResponse
+	cut       cluster.CutResponse
+	produce   cluster.ProduceResponse
+	offTime   cluster.OffsetForTimeResponse
+	operate   cluster.OperateResponse
 	propose   []byte
-	catchUp   replication.CatchUpResponse
-	offTime   replication.OffsetForTimeResponse
+	observe   replication.Observation
 	err       error
 
 	// mu guards calls.
@@ -51,6 +50,9 @@ type fakePeer struct {
 }
 
 var _ replication.Peer = (*fakePeer)(nil)
+
+// MaxPayloadSize is the default: BodyLimit of it is MaxBodyBytes.
+func (p *fakePeer) MaxPayloadSize() int { return log.DefaultMaxPayloadSize }
 
 // protoKey carries the request's HTTP major version from the wrapping
 // handler to the peer.
@@ -70,19 +72,39 @@ func (p *fakePeer) Calls() []call {
 	return append([]call(nil), p.calls...)
 }
 
-func (p *fakePeer) Replicate(ctx context.Context, req replication.ReplicateRequest) (replication.ReplicateResponse, error) {
+func (p *fakePeer) Replicate(ctx context.Context, req cluster.ReplicateRequest) (cluster.ReplicateResponse, error) {
 	p.note(ctx, "Replicate", req)
 	return p.replicate, p.err
 }
 
-func (p *fakePeer) Records(ctx context.Context, req replication.RecordsRequest) (replication.RecordsResponse, error) {
+func (p *fakePeer) Records(ctx context.Context, req cluster.RecordsRequest) (cluster.RecordsResponse, error) {
 	p.note(ctx, "Records", req)
 	return p.records, p.err
 }
 
-func (p *fakePeer) Produce(ctx context.Context, req replication.ProduceRequest) (replication.ProduceResponse, error) {
+func (p *fakePeer) Digests(ctx context.Context, req cluster.DigestsRequest) (cluster.DigestsResponse, error) {
+	p.note(ctx, "Digests", req)
+	return p.digests, p.err
+}
+
+func (p *fakePeer) Cut(ctx context.Context, req cluster.CutRequest) (cluster.CutResponse, error) {
+	p.note(ctx, "Cut", req)
+	return p.cut, p.err
+}
+
+func (p *fakePeer) Produce(ctx context.Context, req cluster.ProduceRequest) (cluster.ProduceResponse, error) {
 	p.note(ctx, "Produce", req)
 	return p.produce, p.err
+}
+
+func (p *fakePeer) OffsetForTime(ctx context.Context, req cluster.OffsetForTimeRequest) (cluster.OffsetForTimeResponse, error) {
+	p.note(ctx, "OffsetForTime", req)
+	return p.offTime, p.err
+}
+
+func (p *fakePeer) Operate(ctx context.Context, req cluster.OperateRequest) (cluster.OperateResponse, error) {
+	p.note(ctx, "Operate", req)
+	return p.operate, p.err
 }
 
 func (p *fakePeer) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
@@ -90,24 +112,14 @@ func (p *fakePeer) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
 	return p.propose, p.err
 }
 
-func (p *fakePeer) Heartbeat(ctx context.Context, hb replication.Heartbeat) error {
+func (p *fakePeer) Heartbeat(ctx context.Context, hb replication.Heartbeat) (replication.Observation, error) {
 	p.note(ctx, "Heartbeat", hb)
-	return p.err
-}
-
-func (p *fakePeer) CatchUp(ctx context.Context, topicName string, partition, follower int) (replication.CatchUpResponse, error) {
-	p.note(ctx, "CatchUp", catchUpArgs{Topic: topicName, Partition: partition, Follower: follower})
-	return p.catchUp, p.err
+	return p.observe, p.err
 }
 
 func (p *fakePeer) Membership(ctx context.Context, req replication.MembershipRequest) error {
 	p.note(ctx, "Membership", req)
 	return p.err
-}
-
-func (p *fakePeer) OffsetForTime(ctx context.Context, req replication.OffsetForTimeRequest) (replication.OffsetForTimeResponse, error) {
-	p.note(ctx, "OffsetForTime", req)
-	return p.offTime, p.err
 }
 
 // onlyCall returns the one request that reached p, failing the test
@@ -150,12 +162,18 @@ func (n *node) Conns() int {
 // serve starts NewHandler(p, nil) on 127.0.0.1:0 until the test ends.
 func serve(t testing.TB, p replication.Peer) *node {
 	t.Helper()
+	return serveHandler(t, replication.NewHandler(p, nil))
+}
+
+// serveHandler starts h on 127.0.0.1:0 until the test ends; serve's
+// server, for answers NewHandler would never give.
+func serveHandler(t testing.TB, h http.Handler) *node {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := &node{Addr: ln.Addr().String(), conns: map[string]bool{}}
-	h := replication.NewHandler(p, nil)
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	protocols.SetHTTP1(true)
@@ -175,7 +193,7 @@ func serve(t testing.TB, p replication.Peer) *node {
 
 // newClient returns a client closed when the test ends.
 func newClient(t testing.TB) *replication.Client {
-	c := replication.NewClient(nil)
+	c := replication.NewClient(nil, 0)
 	t.Cleanup(c.Close)
 	return c
 }
@@ -185,17 +203,38 @@ func newClient(t testing.TB) *replication.Client {
 // body is not one, as with the mux's own 404 and 405).
 func raw(t *testing.T, method, url string, body io.Reader) (int, *replication.Error) {
 	t.Helper()
+	status, b := rawBody(t, method, url, body)
+	var e replication.Error
+	if json.Unmarshal(b, &e) != nil || e.Code == "" {
+		return status, nil
+	}
+	return status, &e
+}
+
+// rawBody is raw, returning the answer's body as it came.
+func rawBody(t *testing.T, method, url string, body io.Reader) (int, []byte) {
+	t.Helper()
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	req, err := http.NewRequestWithContext(t.Context(), method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return send(t, &protocols, req)
+	return sendBody(t, &protocols, req)
 }
 
 // send sends req over protocols and returns what raw returns.
 func send(t *testing.T, protocols *http.Protocols, req *http.Request) (int, *replication.Error) {
+	t.Helper()
+	status, b := sendBody(t, protocols, req)
+	var e replication.Error
+	if json.Unmarshal(b, &e) != nil || e.Code == "" {
+		return status, nil
+	}
+	return status, &e
+}
+
+func sendBody(t *testing.T, protocols *http.Protocols, req *http.Request) (int, []byte) {
 	t.Helper()
 	tr := &http.Transport{Protocols: protocols}
 	defer tr.CloseIdleConnections()
@@ -208,11 +247,7 @@ func send(t *testing.T, protocols *http.Protocols, req *http.Request) (int, *rep
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e replication.Error
-	if json.Unmarshal(b, &e) != nil || e.Code == "" {
-		return resp.StatusCode, nil
-	}
-	return resp.StatusCode, &e
+	return resp.StatusCode, b
 }
 
 // sameRecords compares records field by field; a nil and an empty payload

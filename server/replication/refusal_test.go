@@ -5,38 +5,96 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"reflect"
 	"testing"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/replication"
 )
 
-// errors.go: every refusal travels as an *Error whose fields a caller acts
-// on, and wraps ErrRemote; Temporary (client.go) is true only for the codes
-// that ask for a retry (CodeEpochAhead, CodeUnavailable).
+// statusOf is the HTTP status of each code (handler.go, fail): the
+// status says what kind of refusal it is to anything that reads only
+// statuses (a proxy, a log line); the body says which.
+var statusOf = map[string]int{
+	replication.CodeStaleEpoch:        http.StatusConflict,
+	replication.CodeEpochAhead:        http.StatusServiceUnavailable,
+	replication.CodeBehind:            http.StatusConflict,
+	replication.CodeDiverged:          http.StatusConflict,
+	replication.CodeNotLeader:         http.StatusMisdirectedRequest,
+	replication.CodeRefused:           http.StatusConflict,
+	replication.CodeNotReplicated:     http.StatusConflict,
+	replication.CodeLeaderUnavailable: http.StatusServiceUnavailable,
+	replication.CodeBadRequest:        http.StatusBadRequest,
+	replication.CodeUnavailable:       http.StatusServiceUnavailable,
+	replication.CodeOffsetOutOfRange:  http.StatusRequestedRangeNotSatisfiable,
+}
+
+// sender sends one request of the internal API with a Client.
+type sender struct {
+	name string
+	send func(ctx context.Context, c *replication.Client, addr string) error
+}
+
+// senders are every request of the internal API.
+var senders = []sender{
+	{"replicate", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Replicate(ctx, addr, cluster.ReplicateRequest{Topic: "t"})
+		return err
+	}},
+	{"records", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Records(ctx, addr, cluster.RecordsRequest{Topic: "t"})
+		return err
+	}},
+	{"digests", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Digests(ctx, addr, cluster.DigestsRequest{Topic: "t", To: 4, Chunk: 2})
+		return err
+	}},
+	{"cut", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Cut(ctx, addr, cluster.CutRequest{Topic: "t", To: 3})
+		return err
+	}},
+	{"produce", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Produce(ctx, addr, cluster.ProduceRequest{Topic: "t", Payloads: [][]byte{[]byte("p")}})
+		return err
+	}},
+	{"offset-for-time", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.OffsetForTime(ctx, addr, cluster.OffsetForTimeRequest{Topic: "t"})
+		return err
+	}},
+	{"operate", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Operate(ctx, addr, cluster.OperateRequest{Op: cluster.OperateStatus, Topic: "t"})
+		return err
+	}},
+	{"propose", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Propose(ctx, addr, []byte(`{}`))
+		return err
+	}},
+	{"heartbeat", func(ctx context.Context, c *replication.Client, addr string) error {
+		_, err := c.Heartbeat(ctx, addr, replication.Heartbeat{Node: 1})
+		return err
+	}},
+	{"membership", func(ctx context.Context, c *replication.Client, addr string) error {
+		return c.Membership(ctx, addr, replication.MembershipRequest{Op: replication.MembershipRemove, ID: 2})
+	}},
+}
+
+// errors.go: an *Error a Peer returns travels as it is, whatever its
+// code, and wraps ErrRemote on the caller's side; one whose Reason
+// PyStream does not know stays as it is too (DecodeError).
 func TestReplicationRefusalTravels(t *testing.T) {
-	tests := []struct {
-		refusal   replication.Error
-		temporary bool
-	}{
-		{replication.Error{Code: replication.CodeStaleEpoch, Message: "epoch 3 < 5", Epoch: 5, End: 9, Leader: 4}, false},
-		{replication.Error{Code: replication.CodeEpochAhead, Message: "epoch 6 > 5", Epoch: 5}, true},
-		{replication.Error{Code: replication.CodeBehind, Message: "log ends at 7", End: 7}, false},
-		{replication.Error{Code: replication.CodeDiverged, Message: "offset 3 differs", End: 3}, false},
-		{replication.Error{Code: replication.CodeNotLeader, Message: "node 2 leads", Leader: 2}, false},
-		{replication.Error{Code: replication.CodeNotAssigned, Message: "no replica"}, false},
-		{replication.Error{Code: replication.CodeRefused, Message: "no such topic", Reason: "unknown-topic"}, false},
-		{replication.Error{Code: replication.CodeBadRequest, Message: "bad"}, false},
-		{replication.Error{Code: replication.CodeUnavailable, Message: "closing"}, true},
-		{replication.Error{Code: replication.CodeNotReplicated, Message: "broker 3: timeout", Offset: 7, Count: 2, Brokers: []int{3}}, false},
-		{replication.Error{Code: replication.CodeOffsetOutOfRange, Message: "below the log start", Offset: 2, LogStart: 5, HighWatermark: 9}, false},
+	var tests []replication.Error
+	for code := range statusOf {
+		tests = append(tests, replication.Error{Code: code, Message: "refused as " + code})
 	}
-	for _, tt := range tests {
-		t.Run(tt.refusal.Code, func(t *testing.T) {
-			want := tt.refusal
+	tests = append(tests,
+		replication.Error{Code: replication.CodeRefused, Message: "a newer broker's refusal", Reason: "martian", Detail: []byte(`{"Crater":7}`)},
+		replication.Error{Code: "a-newer-code", Message: "from a newer broker"})
+	for _, want := range tests {
+		t.Run(want.Code+"/"+want.Reason, func(t *testing.T) {
 			p := &fakePeer{err: &want}
 			n := serve(t, p)
-			_, err := newClient(t).Replicate(t.Context(), n.Addr, replication.ReplicateRequest{Topic: "t", Epoch: 3})
+			_, err := newClient(t).Replicate(t.Context(), n.Addr, cluster.ReplicateRequest{Topic: "t", Epoch: 3})
 			if got := asError(t, err); !reflect.DeepEqual(*got, want) {
 				t.Errorf("client got %+v, want %+v", *got, want)
 			}
@@ -46,65 +104,29 @@ func TestReplicationRefusalTravels(t *testing.T) {
 			if got := replication.CodeOf(err); got != want.Code {
 				t.Errorf("CodeOf = %q, want %q", got, want.Code)
 			}
-			if got := replication.Temporary(err); got != tt.temporary {
-				t.Errorf("Temporary = %v, want %v", got, tt.temporary)
-			}
 		})
 	}
 }
 
-// handler.go, Peer: a refusal is an *Error on every request, not just
-// replicate; a stale-epoch refusal keeps its Epoch, End and Leader.
+// handler.go, Peer: every request's refusal comes back as the error the
+// peer returned, not just replicate's.
 func TestReplicationRefusalEveryRequest(t *testing.T) {
-	type send func(ctx context.Context, c *replication.Client, addr string) error
-	tests := []struct {
-		name string
-		send send
-	}{
-		{"replicate", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.Replicate(ctx, addr, replication.ReplicateRequest{Topic: "t"})
-			return err
-		}},
-		{"records", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.Records(ctx, addr, replication.RecordsRequest{Topic: "t"})
-			return err
-		}},
-		{"produce", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.Produce(ctx, addr, replication.ProduceRequest{Topic: "t", Payloads: [][]byte{[]byte("p")}})
-			return err
-		}},
-		{"propose", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.Propose(ctx, addr, []byte(`{}`))
-			return err
-		}},
-		{"heartbeat", func(ctx context.Context, c *replication.Client, addr string) error {
-			return c.Heartbeat(ctx, addr, replication.Heartbeat{Node: 1})
-		}},
-		{"catch-up", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.CatchUp(ctx, addr, "t", 0, 1)
-			return err
-		}},
-		{"offset-for-time", func(ctx context.Context, c *replication.Client, addr string) error {
-			_, err := c.OffsetForTime(ctx, addr, replication.OffsetForTimeRequest{Topic: "t"})
-			return err
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			refusal := replication.Errorf(replication.CodeStaleEpoch, "epoch %d is older than %d", 3, 8)
-			refusal.Epoch, refusal.End, refusal.Leader = 8, 21, 5
+	for _, s := range senders {
+		t.Run(s.name, func(t *testing.T) {
+			refusal := &cluster.StaleEpochError{Topic: "t", Partition: 2, Epoch: 8, Asked: 3}
 			want := *refusal
 			p := &fakePeer{err: refusal}
 			n := serve(t, p)
-			err := tt.send(t.Context(), newClient(t), n.Addr)
-			if got := asError(t, err); !reflect.DeepEqual(*got, want) {
+			err := s.send(t.Context(), newClient(t), n.Addr)
+			var got *cluster.StaleEpochError
+			if !errors.As(err, &got) {
+				t.Fatalf("error %v (%T) is not a *cluster.StaleEpochError", err, err)
+			}
+			if *got != want {
 				t.Errorf("client got %+v, want %+v", *got, want)
 			}
-			if !errors.Is(err, replication.ErrRemote) {
-				t.Errorf("errors.Is(%v, ErrRemote) = false", err)
-			}
-			if replication.Temporary(err) {
-				t.Errorf("Temporary(stale epoch) = true")
+			if !errors.Is(err, cluster.ErrStaleEpoch) {
+				t.Errorf("errors.Is(%v, cluster.ErrStaleEpoch) = false", err)
 			}
 			if calls := p.Calls(); len(calls) != 1 {
 				t.Errorf("peer saw %d calls, want 1", len(calls))
@@ -113,41 +135,68 @@ func TestReplicationRefusalEveryRequest(t *testing.T) {
 	}
 }
 
-// handler.go, Peer: any error that is not an *Error is sent as
-// CodeUnavailable; an *Error wrapped with context is still found and sent
-// as itself.
+// errors.go, EncodeError: an error PyStream does not know travels as
+// CodeUnavailable with its text, and is no sentinel on the caller's side
+// (the peer was reached: it is not cluster.ErrBrokerUnavailable); an
+// *Error wrapped with context is still found and sent as itself.
 func TestReplicationRefusalPlainError(t *testing.T) {
 	errDisk := errors.New("disk on fire")
 	tests := []struct {
-		name     string
-		peerErr  error
-		wantCode string
+		name    string
+		peerErr error
+		want    replication.Error
 	}{
-		{"plain", errDisk, replication.CodeUnavailable},
-		{"wrapped plain", fmt.Errorf("append: %w", errDisk), replication.CodeUnavailable},
-		{"wrapped refusal", fmt.Errorf("append: %w", replication.Errorf(replication.CodeBehind, "ends at 4")), replication.CodeBehind},
+		{"plain", errDisk, replication.Error{Code: replication.CodeUnavailable, Message: "disk on fire"}},
+		{"wrapped plain", fmt.Errorf("append: %w", errDisk), replication.Error{Code: replication.CodeUnavailable, Message: "append: disk on fire"}},
+		{"wrapped refusal", fmt.Errorf("append: %w", replication.Errorf(replication.CodeBehind, "ends at 4")),
+			replication.Error{Code: replication.CodeBehind, Message: "ends at 4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &fakePeer{err: tt.peerErr}
 			n := serve(t, p)
-			err := newClient(t).Heartbeat(t.Context(), n.Addr, replication.Heartbeat{Node: 1})
-			if got := asError(t, err); got.Code != tt.wantCode {
-				t.Errorf("code = %q, want %q", got.Code, tt.wantCode)
+			_, err := newClient(t).Heartbeat(t.Context(), n.Addr, replication.Heartbeat{Node: 1})
+			if got := asError(t, err); !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("client got %+v, want %+v", *got, tt.want)
 			}
 			if !errors.Is(err, replication.ErrRemote) {
 				t.Errorf("errors.Is(%v, ErrRemote) = false", err)
 			}
-			if got, want := replication.Temporary(err), tt.wantCode == replication.CodeUnavailable; got != want {
-				t.Errorf("Temporary = %v, want %v", got, want)
+			for _, s := range allSentinels() {
+				if errors.Is(err, s) {
+					t.Errorf("errors.Is(%v, %v) = true", err, s)
+				}
 			}
 		})
 	}
 }
 
-// client.go, Temporary: worth a retry when the peer could not be reached or
-// asked for one; never for no error.
-func TestReplicationTemporary(t *testing.T) {
+// handler.go, fail: each code is answered with its HTTP status (statusOf),
+// and a code PyStream does not know with 409 Conflict.
+func TestReplicationRefusalStatus(t *testing.T) {
+	want := map[string]int{"a-newer-code": http.StatusConflict}
+	for code, status := range statusOf {
+		want[code] = status
+	}
+	for code, status := range want {
+		t.Run(code, func(t *testing.T) {
+			p := &fakePeer{err: replication.Errorf(code, "refused")}
+			n := serve(t, p)
+			got, e := raw(t, http.MethodGet, "http://"+n.Addr+replication.PathRecords+"?"+recordsQuery, nil)
+			if got != status {
+				t.Errorf("status = %d, want %d", got, status)
+			}
+			if e == nil || e.Code != code {
+				t.Errorf("refusal = %+v, want code %q", e, code)
+			}
+		})
+	}
+}
+
+// client.go, do: a peer that cannot be reached is an error wrapping
+// cluster.ErrBrokerUnavailable, on every request, and no refusal: the
+// peer said nothing (ErrRemote).
+func TestReplicationRefusalUnreachable(t *testing.T) {
 	// A port that was just closed refuses the dial.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -157,41 +206,55 @@ func TestReplicationTemporary(t *testing.T) {
 	if err := ln.Close(); err != nil {
 		t.Fatal(err)
 	}
-	dialErr := newClient(t).Heartbeat(t.Context(), closed, replication.Heartbeat{Node: 1})
-	if dialErr == nil {
-		t.Fatal("heartbeat to a closed port succeeded")
+	c := newClient(t)
+	for _, s := range senders {
+		t.Run(s.name, func(t *testing.T) {
+			err := s.send(t.Context(), c, closed)
+			if !errors.Is(err, cluster.ErrBrokerUnavailable) {
+				t.Fatalf("errors.Is(%v, cluster.ErrBrokerUnavailable) = false", err)
+			}
+			var opErr *net.OpError
+			if !errors.As(err, &opErr) {
+				t.Errorf("dial error %v does not carry its *net.OpError", err)
+			}
+			if errors.Is(err, replication.ErrRemote) {
+				t.Errorf("an unreachable peer refused nothing, yet errors.Is(%v, ErrRemote)", err)
+			}
+		})
 	}
-	var opErr *net.OpError
-	if !errors.As(dialErr, &opErr) {
-		t.Fatalf("dial error %v is not a *net.OpError", dialErr)
-	}
-	if errors.Is(dialErr, replication.ErrRemote) {
-		t.Errorf("an unreachable peer refused nothing, yet errors.Is(%v, ErrRemote)", dialErr)
-	}
+}
 
+// client.go, do: an answer that is neither a success nor an *Error (a
+// proxy's page, a cut body) is an error wrapping ErrRemote, and no
+// PyStream error.
+func TestReplicationRefusalNotAnError(t *testing.T) {
 	tests := []struct {
-		name string
-		err  error
-		want bool
+		name   string
+		status int
+		body   string
 	}{
-		{"nil", nil, false},
-		{"dial", dialErr, true},
-		{"stale-epoch", replication.Errorf(replication.CodeStaleEpoch, "x"), false},
-		{"epoch-ahead", replication.Errorf(replication.CodeEpochAhead, "x"), true},
-		{"behind", replication.Errorf(replication.CodeBehind, "x"), false},
-		{"diverged", replication.Errorf(replication.CodeDiverged, "x"), false},
-		{"not-leader", replication.Errorf(replication.CodeNotLeader, "x"), false},
-		{"not-assigned", replication.Errorf(replication.CodeNotAssigned, "x"), false},
-		{"refused", replication.Errorf(replication.CodeRefused, "x"), false},
-		{"bad-request", replication.Errorf(replication.CodeBadRequest, "x"), false},
-		{"unavailable", replication.Errorf(replication.CodeUnavailable, "x"), true},
-		{"wrapped unavailable", fmt.Errorf("ctx: %w", replication.Errorf(replication.CodeUnavailable, "x")), true},
-		{"wrapped not-leader", fmt.Errorf("ctx: %w", replication.Errorf(replication.CodeNotLeader, "x")), false},
+		{"bad gateway", http.StatusBadGateway, "<html>bad gateway</html>"},
+		{"empty", http.StatusInternalServerError, ""},
+		{"json without code", http.StatusConflict, `{"message":"no code"}`},
+		{"cut", http.StatusConflict, `{"code":"behind","mess`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := replication.Temporary(tt.err); got != tt.want {
-				t.Errorf("Temporary(%v) = %v, want %v", tt.err, got, tt.want)
+			n := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			_, err := newClient(t).Replicate(t.Context(), n.Addr, cluster.ReplicateRequest{Topic: "t"})
+			if !errors.Is(err, replication.ErrRemote) {
+				t.Fatalf("errors.Is(%v, ErrRemote) = false", err)
+			}
+			if code := replication.CodeOf(err); code != "" {
+				t.Errorf("CodeOf = %q, want none", code)
+			}
+			for _, s := range allSentinels() {
+				if errors.Is(err, s) {
+					t.Errorf("errors.Is(%v, %v) = true", err, s)
+				}
 			}
 		})
 	}

@@ -544,7 +544,7 @@ func (c *testCluster) failedOverAt(ctx context.Context, via int, name string, p 
 		}
 		for _, e := range entries {
 			if e.Event == "failover" && e.Phase == "done" && e.Topic == name && e.Partition != nil && *e.Partition == p &&
-				strings.Contains(e.Summary, fmt.Sprintf("(epoch %d)", newEpoch)) {
+				strings.Contains(e.Summary, fmt.Sprintf("epoch %d", newEpoch)) {
 				at, err = time.Parse(time.RFC3339Nano, e.Time)
 				return err == nil, fmt.Sprint(err)
 			}

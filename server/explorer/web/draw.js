@@ -159,8 +159,8 @@ export function drawPartitions(state, rates) {
           ? `log from ${p.log_start} to ${r.log_end}, high watermark ${p.high_watermark}` : "log end unknown: broker stopped" }, bar, hw),
         el("span", {}, known ? `end ${r.log_end}` : "end unknown", r.lag !== null && !isLeader ? ` · lag ${r.lag}` : ""));
     });
-    // In cluster mode the controller alone fails over, recovers and
-    // catches up (the API refuses them by hand): no button offers them.
+    // Both modes offer the operator's moves; in cluster mode the node asked
+    // sends each to the process that runs it.
     const buttons = [];
     if (leader && !leader.available) buttons.push(button(`failover-${name}`, "failover", [t.name, p.partition], "Fail over"));
     for (const r of p.replicas) {
@@ -168,7 +168,6 @@ export function drawPartitions(state, rates) {
       if (!r.active) buttons.push(button(`recover-${name}-${r.broker_id}`, "recover", [t.name, p.partition, r.broker_id], `Recover broker ${r.broker_id}`));
       else if (r.lag > 0) buttons.push(button(`catchup-${name}-${r.broker_id}`, "catchUp", [t.name, p.partition, r.broker_id], `Catch up broker ${r.broker_id}`));
     }
-    if (state.mode === "cluster") buttons.length = 0;
     cards.push(el("div", { class: "part", "data-part": name, "data-hw": p.high_watermark, "data-leader": p.leader, "data-epoch": p.leader_epoch },
       el("h3", {}, name,
         el("span", {}, "leader ", el("span", { class: "crown", "aria-hidden": "true" }, "♛"), ` broker ${p.leader}, epoch ${p.leader_epoch}`),

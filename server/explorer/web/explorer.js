@@ -59,17 +59,18 @@ function redraw() {
 }
 
 // scenariosAllowed turns the guided scenarios off, with a sentence that
-// says why, where they cannot run: in cluster mode, whose API leaves
-// stopping and starting brokers to the process manager and failover and
-// recovery to the controller, the moves every scenario makes by hand.
-// Automatic healing itself stays switchable there.
+// says why, where they cannot run: in cluster mode, which leaves stopping
+// and starting a broker — every scenario's first move — to the process
+// manager. Automatic healing itself stays switchable there, and the
+// partitions' buttons (fail over, recover, catch up) work as in one
+// process.
 function scenariosAllowed(ok, cluster) {
   const note = $("scenario-note");
   note.hidden = ok;
   note.textContent = ok ? "" : cluster
-    ? "The guided scenarios are off in cluster mode: each stops and starts brokers and fails over or recovers by hand, " +
-      "and a cluster of processes leaves those to its process manager and its controller. " +
-      "The automatic healing switch below works for the whole cluster. Run the scenarios against a single server (make run)."
+    ? "The guided scenarios are off in cluster mode: each stops and starts brokers, and a cluster of processes " +
+      "leaves that to its process manager. Fail over, recover and catch up work from the partitions' buttons, " +
+      "and the automatic healing switch below works for the whole cluster. Run the scenarios against a single server (make run)."
     : "The guided scenarios are off here: each turns automatic healing off so that you make every move, and this server cannot switch it.";
   for (const b of $("scenario-buttons").querySelectorAll("button")) b.disabled = !ok;
   if (!ok && running) $("scenario-next").disabled = true;

@@ -8,7 +8,8 @@
 // # The network
 //
 // A Network gives each node id a transport at a stable address, Addr(id)
-// ("node-1", "node-2", ...), built on hashicorp/raft's InmemTransport: a
+// ("node-1:7001", "node-2:7001", ...: a host and a port, as the nodes'
+// configuration expects of an address), built on hashicorp/raft's InmemTransport: a
 // message is handed to the peer's Raft over a channel, with no encoding
 // and no sockets. Every transport on the network reaches every other,
 // unless the test says otherwise:

@@ -34,5 +34,5 @@ func Example() {
 	// and isolate 3:         1-2 false 1-3 false 2-3 false
 	// 3 restarted:           1-2 false 1-3 false 2-3 false
 	// healed:                1-2 true  1-3 true  2-3 true
-	// node-2
+	// node-2:7001
 }

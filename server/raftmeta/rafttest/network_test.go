@@ -41,7 +41,7 @@ func TestRafttestRoutes(t *testing.T) {
 		})
 	}
 	require.Equal(t, pair{1, 2}, pairOf(2, 1))
-	require.Equal(t, "node-7", Addr(7))
+	require.Equal(t, "node-7:7001", Addr(7))
 }
 
 // TestRafttestCutIsolateHeal: a message over a link Cut or Isolate broke
@@ -93,7 +93,7 @@ func TestRafttestCloseAndRestart(t *testing.T) {
 		require.False(t, n.Reachable(1, 2))
 
 		again := startNodes(t, n, 2)[2]
-		require.Equal(t, raft.ServerAddress("node-2"), again.LocalAddr())
+		require.Equal(t, raft.ServerAddress("node-2:7001"), again.LocalAddr())
 		require.NoError(t, vote(ts[1], 2))
 		require.NoError(t, vote(again, 3))
 		require.Error(t, vote(ts[1], 3), "the cut outlives the restart")

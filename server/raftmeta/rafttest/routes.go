@@ -40,6 +40,7 @@ func routes(up []int, cuts map[pair]bool, isolated map[int]bool) map[route]bool 
 	return out
 }
 
-// Addr is node id's address on a Network, "node-<id>"; it is the same for
-// every transport the node is given, so a restarted node keeps it.
-func Addr(id int) string { return "node-" + strconv.Itoa(id) }
+// Addr is node id's address on a Network, "node-<id>:7001"; it is the
+// same for every transport the node is given, so a restarted node keeps
+// it.
+func Addr(id int) string { return "node-" + strconv.Itoa(id) + ":7001" }
