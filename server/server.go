@@ -15,6 +15,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
@@ -383,6 +384,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// or it would wait ShutdownTimeout for them.
 	srv.RegisterOnShutdown(func() { s.api.EndStreamsOf(srv) })
 	addr := ln.Addr().String()
+	// An accept that fails for want of a descriptor waits and resumes,
+	// logged once per episode, rather than net/http's line per failure.
+	acceptErrors, err := bounds.AcceptErrors(s.metrics.registry, "http")
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("server: %w", err)
+	}
+	ln = bounds.Guard(ln, "http", s.logger, acceptErrors)
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 		s.logTLS()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/netmux"
 	"github.com/pystream/pystream/server/raftmeta"
@@ -104,7 +105,11 @@ func Open(cfg Config) (*Node, error) {
 			return nil, errors.Join(fmt.Errorf("clusternode: listen on %s: %w", cfg.Peers[cfg.ID], err), core.Close())
 		}
 	}
-	n.mux = netmux.New(ln)
+	acceptErrors, err := bounds.AcceptErrors(cfg.Registerer, "internal")
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), ln.Close(), core.Close())
+	}
+	n.mux = netmux.NewWithConfig(ln, netmux.Config{Logger: n.log, AcceptErrors: acceptErrors})
 	n.rpc = replication.NewClient(func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if cfg.Dial != nil {
 			return cfg.Dial(ctx, n.route(addr))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/explorer"
 	"github.com/pystream/pystream/server/group"
 )
@@ -132,7 +133,7 @@ type API struct {
 	fetchBytes   int
 	maxRecords   int
 	writeTimeout time.Duration
-	inflight     *inflight
+	inflight     *bounds.Inflight
 	// auth is the parsed auth file; nil without one.
 	auth    *tokenSet
 	metrics *metrics
@@ -174,7 +175,7 @@ func New(cfg Config, b Backend) (*API, error) {
 		fetchBytes:   cmp.Or(cfg.FetchMaxBytes, MaxFetchBytes),
 		maxRecords:   cmp.Or(cfg.MaxRequestRecords, DefaultMaxRequestRecords),
 		writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
-		inflight:     &inflight{limit: cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)},
+		inflight:     bounds.NewInflight(cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)),
 	}
 	if cfg.Tokens != nil {
 		a.auth = &tokenSet{tokens: cfg.Tokens}

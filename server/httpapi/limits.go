@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
+
+	"github.com/pystream/pystream/server/bounds"
 )
 
 // The limits that bound the memory one request, or many at once, can take.
@@ -40,8 +41,8 @@ const (
 	MinRequestBytes      = 1 << 10
 	MaxRequestBytesLimit = 1 << 30
 	// MaxRequestRecordsLimit is the largest cap on a produce request's
-	// records.
-	MaxRequestRecordsLimit = 1_000_000
+	// records: the one rule of both protocols (server/bounds).
+	MaxRequestRecordsLimit = bounds.MaxRequestRecordsLimit
 	// MinInflightBytes and MaxInflightBytesLimit bound the in-flight
 	// budget.
 	MinInflightBytes      = 1 << 20
@@ -56,8 +57,9 @@ const (
 const (
 	// DefaultMaxRequestBytes caps a request body: 1 MiB.
 	DefaultMaxRequestBytes = 1 << 20
-	// DefaultMaxRequestRecords caps the records of a produce request.
-	DefaultMaxRequestRecords = 10_000
+	// DefaultMaxRequestRecords caps the records of a produce request,
+	// over HTTP as over the Kafka protocol (server/bounds).
+	DefaultMaxRequestRecords = bounds.DefaultMaxRequestRecords
 	// DefaultMaxInflightBytes bounds the request bodies read at once.
 	DefaultMaxInflightBytes = 256 << 20
 	// DefaultFetchMaxBytes is a fetch's max_bytes when the request gives
@@ -149,41 +151,6 @@ func readBody(r *http.Request) ([]byte, error) {
 	}
 }
 
-// inflight bounds the bytes of request bodies being read and handled at
-// once, server-wide. It is safe for concurrent use.
-type inflight struct {
-	limit int64
-
-	mu sync.Mutex
-	// used is the bytes reserved by the requests in flight; guarded by mu.
-	used int64
-}
-
-// acquire reserves n bytes and reports whether they fit under the limit.
-func (f *inflight) acquire(n int64) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.used+n > f.limit {
-		return false
-	}
-	f.used += n
-	return true
-}
-
-// release returns n bytes acquired before.
-func (f *inflight) release(n int64) {
-	f.mu.Lock()
-	f.used -= n
-	f.mu.Unlock()
-}
-
-// reserved is the bytes reserved now.
-func (f *inflight) reserved() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.used
-}
-
 // bodyCost is what a request's body may take in memory: its
 // Content-Length, or the body cap when it is chunked. A body larger than
 // the cap costs nothing here: its handler refuses it (413) unread.
@@ -211,13 +178,13 @@ func (a *API) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if !a.inflight.acquire(cost) {
+		if !a.inflight.Acquire(cost) {
 			w.Header().Set("Retry-After", "1")
 			writeAPIError(w, newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
-				"server busy: request bodies in flight would pass %d bytes (PYSTREAM_MAX_INFLIGHT_BYTES); retry later", a.inflight.limit))
+				"server busy: request bodies in flight would pass %d bytes (PYSTREAM_MAX_INFLIGHT_BYTES); retry later", a.inflight.Limit()))
 			return
 		}
-		defer a.inflight.release(cost)
+		defer a.inflight.Release(cost)
 		next.ServeHTTP(w, r)
 	})
 }

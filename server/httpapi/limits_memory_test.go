@@ -80,7 +80,7 @@ func TestLimitsMemoryHalfSentBodies(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// Every handler is in flight (admitted, reading its body).
-	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.reserved() == int64(n)*announced }, "every body to be in flight")
+	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.Reserved() == int64(n)*announced }, "every body to be in flight")
 	time.Sleep(100 * time.Millisecond) // past admit, into readBody
 	during := heapInuse()
 	growth := int64(during) - int64(before)

@@ -141,7 +141,7 @@ func TestLimitsInflight(t *testing.T) {
 	defer c.Close()
 	_, err = fmt.Fprintf(c, "POST /api/topics/orders/records HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\nx", addr, 1<<20)
 	require.NoError(t, err)
-	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.reserved() == 1<<20 }, "the stalled body to be in flight")
+	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.Reserved() == 1<<20 }, "the stalled body to be in flight")
 
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("v")}})
 	e := apitest.APIErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
@@ -155,7 +155,7 @@ func TestLimitsInflight(t *testing.T) {
 	require.NoError(t, err, "a request without a body is not held back")
 
 	c.Close()
-	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.reserved() == 0 }, "the reservation to be released")
+	waitFor(t, 5*time.Second, func() bool { return r.srv.inflight.Reserved() == 0 }, "the reservation to be released")
 	_, err = r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("v")}})
 	require.NoError(t, err)
 }
@@ -269,8 +269,8 @@ func TestLimitsInflightAfterAuth(t *testing.T) {
 	cfg.MaxInflightBytes = MinInflightBytes
 	s, _ := newTestServer(t, cfg)
 	require.NoError(t, s.Cluster().CreateTopic("orders", 1, 1))
-	require.True(t, s.inflight.acquire(MinInflightBytes), "the budget is full")
-	defer s.inflight.release(MinInflightBytes)
+	require.True(t, s.inflight.Acquire(MinInflightBytes), "the budget is full")
+	defer s.inflight.Release(MinInflightBytes)
 	r := apitest.LocalRequest(http.MethodPost, "/api/topics/orders/records", strings.NewReader("v"))
 	r.Header.Set("Content-Type", mediaOctetStream)
 	rec := serve(s, r)

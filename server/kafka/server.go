@@ -9,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -28,6 +31,9 @@ type Server struct {
 	advances     *backend.Hub
 	feedAdvances bool
 	inflight     *budget
+	// acceptErrors counts the accepts retried for want of a descriptor
+	// (bounds.Listener).
+	acceptErrors prometheus.Counter
 	// groups is the classic group coordinator (Config.Groups), others
 	// the other protocol's groups (Config.OtherGroups, maybe nil);
 	// ownGroups is set when New built groups, which Close then closes.
@@ -89,6 +95,9 @@ func New(c Cluster, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	if s.acceptErrors, err = bounds.AcceptErrors(cfg.Registerer, "kafka"); err != nil {
+		return nil, err
+	}
 	s.groups, s.others = cfg.Groups, cfg.OtherGroups
 	if s.groups == nil {
 		gm, err := group.NewMetrics(cfg.Registerer)
@@ -164,11 +173,13 @@ func (s *Server) listenLocked(id int) {
 		s.listenFailedLocked(id, addr, errors.New("port above 65535"))
 		return
 	}
-	ln, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.listenFailedLocked(id, addr, err)
 		return
 	}
+	// An accept that fails for want of a descriptor waits and resumes.
+	ln := bounds.Guard(tcp, "kafka", s.cfg.Logger.With("broker", id), s.acceptErrors)
 	delete(s.failing, id)
 	if s.cfg.Port == 0 {
 		s.ports[id] = ln.Addr().(*net.TCPAddr).Port
@@ -201,7 +212,10 @@ func (s *Server) closeLocked(bl *brokerListener) {
 	delete(s.listening, bl.id)
 }
 
-// accept serves bl's connections until it is closed.
+// accept serves bl's connections until it is closed. Accepts that fail
+// for want of a file descriptor are retried by bl.ln (bounds.Listener);
+// any other failure ends the listener, logged, and the next Reconcile
+// opens it again.
 func (s *Server) accept(bl *brokerListener) {
 	defer s.conns.Done()
 	for {
@@ -211,7 +225,13 @@ func (s *Server) accept(bl *brokerListener) {
 			if errors.As(err, &ne) && ne.Timeout() {
 				continue
 			}
-			return // closed
+			s.mu.Lock()
+			if bl.ctx.Err() == nil {
+				s.cfg.Logger.Error("kafka listener failed; opening it again", "broker", bl.id, "addr", bl.ln.Addr().String(), "err", err)
+				s.closeLocked(bl)
+			}
+			s.mu.Unlock()
+			return
 		}
 		s.mu.Lock()
 		if bl.ctx.Err() != nil {

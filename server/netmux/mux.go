@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/pystream/pystream/server/bounds"
 )
 
 // Mux splits the connections of one base listener by their first byte.
@@ -44,7 +46,7 @@ func New(l net.Listener) *Mux { return NewWithConfig(l, Config{}) }
 // Serve is called.
 func NewWithConfig(l net.Listener, cfg Config) *Mux {
 	return &Mux{
-		base:    l,
+		base:    bounds.Guard(l, "internal", cfg.Logger, cfg.AcceptErrors),
 		timeout: cfg.firstByteTimeout(),
 		done:    make(chan struct{}),
 		kinds:   make(map[byte]*listener),
@@ -84,12 +86,13 @@ func (m *Mux) Default() net.Listener {
 }
 
 // Serve accepts connections from the base listener and routes them until
-// the base listener is closed. It returns nil when Close ended it, and the
-// base listener's error otherwise; either way the Mux is closed after it.
+// the base listener is closed. An accept that fails for want of a file
+// descriptor is retried after a backoff (server/bounds.Listener), logged
+// once per episode. Serve returns nil when Close ended it, and the base
+// listener's error otherwise; either way the Mux is closed after it.
 // Call it once.
 func (m *Mux) Serve() error {
 	defer m.shutdown()
-	var backoff time.Duration
 	for {
 		conn, err := m.base.Accept()
 		if err != nil {
@@ -99,18 +102,8 @@ func (m *Mux) Serve() error {
 			if closed {
 				return nil
 			}
-			if isTemporary(err) {
-				backoff = nextBackoff(backoff)
-				select {
-				case <-time.After(backoff):
-					continue
-				case <-m.done:
-					return nil
-				}
-			}
 			return fmt.Errorf("netmux: accept: %w", err)
 		}
-		backoff = 0
 		if !m.track(conn) {
 			conn.Close()
 			return nil
@@ -203,24 +196,4 @@ func (m *Mux) route(conn net.Conn) {
 		conn = &replayConn{Conn: conn, first: first[0], pending: true}
 	}
 	l.deliver(conn)
-}
-
-// isTemporary reports whether an accept error is worth retrying (too many
-// open files, a connection aborted before it was accepted). The standard
-// library's http.Server retries the same errors.
-func isTemporary(err error) bool {
-	var t interface{ Temporary() bool }
-	return errors.As(err, &t) && t.Temporary()
-}
-
-// nextBackoff doubles the wait after a temporary accept error, from 5 ms up
-// to 1 s, as http.Server does.
-func nextBackoff(d time.Duration) time.Duration {
-	if d == 0 {
-		return 5 * time.Millisecond
-	}
-	if d *= 2; d > time.Second {
-		d = time.Second
-	}
-	return d
 }
