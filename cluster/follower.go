@@ -30,7 +30,8 @@ const epochWait = time.Second
 // partition's at req.Epoch is a *StaleEpochError; one at an epoch not yet
 // applied here, after epochWait, an *EpochAheadError; records that start
 // past the replica's end a *BehindError; a retried record that differs
-// from the one held here a *ReplicaDivergenceError.
+// from the one held here a *ReplicaDivergenceError. A refused request
+// leaves the replica as it was.
 func (c *Cluster) Replicate(ctx context.Context, to int, req ReplicateRequest) (ReplicateResponse, error) {
 	m, err := c.hosted(to)
 	if err != nil {
@@ -107,7 +108,11 @@ func (m *member) replicate(ctx context.Context, req ReplicateRequest) (Replicate
 				return res, err
 			}
 			if mm := CompareRecords(held, recs[:n]); mm.Differs || len(held) != n {
-				r.diverged = true
+				// Refused, and nothing changes: the sender is answered, and
+				// a leader that sent it has its catch-up refused the same
+				// way (the controller then deactivates and recovers the
+				// replica, journaled). A flag kept here would let any
+				// request naming the leader mark the replica diverged.
 				return res, &ReplicaDivergenceError{Topic: req.Topic, Partition: req.Partition, BrokerID: m.id(), Offset: base + uint64(mm.Index),
 					Reason: "differs from its leader's records sent again: " + mm.Reason}
 			}
@@ -218,7 +223,7 @@ func (m *member) syncLocked(ctx context.Context, r *replicaState, k replicaKey, 
 			m.c.logf("the journal entry of a cut could not be written: %v", err)
 		}
 	}
-	r.synced, r.syncedEpoch, r.diverged = true, pm.LeaderEpoch, false
+	r.synced, r.syncedEpoch = true, pm.LeaderEpoch
 	return nil
 }
 

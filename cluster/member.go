@@ -39,10 +39,6 @@ type replicaState struct {
 	// hw is the high watermark the leader last sent: every active replica
 	// holds every record below it.
 	hw watermark
-	// diverged is set when the leader's records disagree with this
-	// replica's below a point it was told was committed: never repaired
-	// here (RecoverReplica does, journaled).
-	diverged bool
 }
 
 func newMember(c *Cluster, b *Broker) *member {

@@ -31,10 +31,8 @@ type ReplicaReport struct {
 	// HighWatermark is the high watermark the broker knows: its own as the
 	// partition's leader, the leader's last word as a follower.
 	HighWatermark uint64 `json:"high_watermark"`
-	// Diverged is set when the replica was found to disagree with its
-	// leader below a point it was told was committed.
-	Diverged bool   `json:"diverged,omitempty"`
-	Error    string `json:"error,omitempty"`
+	// Error says why the log cannot be read.
+	Error string `json:"error,omitempty"`
 	// At is when the report was made; the controller dates the reports it
 	// keeps by their arrival, on its own clock.
 	At time.Time `json:"at"`
@@ -42,7 +40,7 @@ type ReplicaReport struct {
 
 // Reports describes every replica hosted broker id holds of the topics the
 // metadata assigns it: its log end (or why it cannot be read), the high
-// watermark it knows, and whether it diverged. A process of cluster mode
+// watermark it knows. A process of cluster mode
 // sends them in its heartbeats.
 func (c *Cluster) Reports(id int) []ReplicaReport {
 	m, err := c.hosted(id)
@@ -81,10 +79,6 @@ func (c *Cluster) report(m *member, k replicaKey, now time.Time) ReplicaReport {
 	rep.HighWatermark = r.hw.Load()
 	if p, err := c.partition(k.topic, k.partition); err == nil {
 		rep.HighWatermark = max(rep.HighWatermark, p.hw.Load())
-	}
-	if r.fmu.TryLock() {
-		rep.Diverged = r.diverged
-		r.fmu.Unlock()
 	}
 	return rep
 }

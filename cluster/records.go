@@ -153,7 +153,7 @@ func (c *Cluster) Cut(ctx context.Context, to int, req CutRequest) (CutResponse,
 			return res, err
 		}
 	}
-	r.synced, r.syncedEpoch, r.diverged = true, pm.LeaderEpoch, false
+	r.synced, r.syncedEpoch = true, pm.LeaderEpoch
 	r.hw.Lower(req.To)
 	return res, nil
 }

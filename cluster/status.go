@@ -188,9 +188,6 @@ func (c *Cluster) observeReplica(p *partition, rs *ReplicaStatus) {
 		rs.Err = errors.New(rep.Error)
 	default:
 		rs.LogEnd = rep.LogEnd
-		if rep.Diverged {
-			rs.Err = fmt.Errorf("broker %d: %w", rs.BrokerID, ErrReplicaDivergence)
-		}
 	}
 }
 

@@ -308,12 +308,29 @@ func TestFencingReplicateRefusals(t *testing.T) {
 		require.Equal(t, [2]uint64{2, 0}, [2]uint64{stale.Epoch, stale.Asked})
 		unchanged("the current leader's old epoch")
 
+		// Two requests naming the leader with other records at held
+		// offsets: refused, and the follower is left as it was — not
+		// flagged diverged, so the controller neither deactivates nor
+		// recovers it (each flip a journal entry: a loop for as long as
+		// a flag stayed set).
+		journalBefore := len(journal(t, c, 1))
 		other := []log.Record{{Offset: 3, Timestamp: held[3].Timestamp, Payload: []byte("not what offset 3 holds")}, held[4]}
-		_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 2, Leader: old, HighWatermark: 5, Records: other})
-		var diverged *cluster.ReplicaDivergenceError
-		require.ErrorAs(t, err, &diverged)
-		require.Equal(t, follower, diverged.BrokerID)
-		require.Equal(t, uint64(3), diverged.Offset)
+		for range 2 {
+			_, err = replicate(follower, cluster.ReplicateRequest{Epoch: 2, Leader: old, HighWatermark: 5, Records: other})
+			var diverged *cluster.ReplicaDivergenceError
+			require.ErrorAs(t, err, &diverged)
+			require.Equal(t, follower, diverged.BrokerID)
+			require.Equal(t, uint64(3), diverged.Offset)
+		}
 		unchanged("other records at held offsets")
+		time.Sleep(10 * time.Second) // heartbeats and controller passes, on the bubble's clock
+		for _, id := range c.IDs() {
+			st := statusVia(t, c, id, name, 0)
+			for _, r := range st.Replicas {
+				require.True(t, r.Active, "node %d sees broker %d active", id, r.BrokerID)
+				require.NoError(t, r.Err, "node %d sees broker %d", id, r.BrokerID)
+			}
+		}
+		require.Equal(t, journalBefore, len(journal(t, c, 1)), "no controller action followed the refused requests")
 	})
 }

@@ -448,7 +448,7 @@ func TestReplicationRoundTripHeartbeat(t *testing.T) {
 		{"replicas",
 			replication.Heartbeat{Node: 3, Replicas: []cluster.ReplicaReport{
 				{Topic: "orders", Partition: 0, LogEnd: &end, HighWatermark: 11, At: at},
-				{Topic: "orders", Partition: 1, HighWatermark: 4, Diverged: true, Error: "log: closed", At: at},
+				{Topic: "orders", Partition: 1, HighWatermark: 4, Error: "log: closed", At: at},
 			}},
 			replication.Observation{Controller: 1, At: at.Add(time.Second), Brokers: []replication.BrokerSeen{
 				{ID: 1, Available: true, LastSeen: at, Replicas: []cluster.ReplicaReport{{Topic: "orders", Partition: 0, LogEnd: &end, HighWatermark: 11, At: at}}},
