@@ -77,6 +77,10 @@ type Controller struct {
 	// refused remembers the last refusal of each action, so that the same
 	// refusal is logged and journaled once, and retried only after a while.
 	refused map[actionKey]refusal
+	// flaps remembers, per follower, its last recovery and how often in a
+	// row it was found diverged again soon after one: its next recovery
+	// waits (recoveryHeld).
+	flaps map[replicaKey]flap
 	// failoverAfter is Config.FailoverAfter until SetFailoverAfter
 	// changes it at run time; zero is manual mode.
 	failoverAfter time.Duration
@@ -114,6 +118,38 @@ type actionKey struct {
 	epoch uint64
 }
 
+// flap is a follower's recovery history: when it was last recovered, how
+// many times in a row it was deactivated as diverged within FlapWindow of
+// a recovery, and when it may be recovered again.
+type flap struct {
+	recovered time.Time
+	count     int
+	retryAt   time.Time
+}
+
+// FlapWindow is how soon after its recovery a follower deactivated as
+// diverged counts as flapping: its recoveries then back off
+// (RecoveryBackoff).
+const FlapWindow = time.Minute
+
+// MaxRecoveryBackoff caps the wait before a flapping follower's next
+// recovery.
+const MaxRecoveryBackoff = 5 * time.Minute
+
+// RecoveryBackoff is the wait before the next recovery of a follower found
+// diverged again after its recovery count times in a row, with failover
+// delay failoverAfter: max(failoverAfter, 1 s), doubling with each flap,
+// up to MaxRecoveryBackoff. A follower that keeps diverging — its broker's
+// disk, or requests that should not reach it — is then deactivated and
+// recovered a few times a quarter of an hour, not several times a second.
+func RecoveryBackoff(count int, failoverAfter time.Duration) time.Duration {
+	d := max(failoverAfter, time.Second)
+	for i := 1; i < count && d < MaxRecoveryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxRecoveryBackoff)
+}
+
 // refusal is an action's last refusal and when it may be tried again.
 type refusal struct {
 	err     string
@@ -137,7 +173,8 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 		cl: cl, cfg: cfg, log: logger, now: time.Now,
 		down: map[int]time.Time{}, leaderLost: map[partKey]time.Time{},
 		diverged: map[replicaKey]bool{}, behind: map[replicaKey]lag{}, refused: map[actionKey]refusal{},
-		wake: make(chan struct{}, 1), failoverAfter: cfg.FailoverAfter,
+		flaps: map[replicaKey]flap{},
+		wake:  make(chan struct{}, 1), failoverAfter: cfg.FailoverAfter,
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -173,9 +210,6 @@ func (k *Controller) Wake() {
 	default:
 	}
 }
-
-// ErrNegativeDelay is returned for a negative failover delay.
-var ErrNegativeDelay = errors.New("controller: a failover delay cannot be negative")
 
 // SetFailoverAfter changes Config.FailoverAfter at run time: zero turns
 // automatic healing off (manual mode: the controller changes no metadata
@@ -241,10 +275,10 @@ func (k *Controller) Step() ([]Outcome, error) {
 		if a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a) {
 			continue // the follower is moving: a write is in flight
 		}
-		if k.backingOff(a) {
-			continue // refused a moment ago; nothing has told us it would not be again
+		if k.backingOff(a) || k.recoveryHeld(a) {
+			continue // refused a moment ago, or recovered and diverged again: wait
 		}
-		err := k.act(a)
+		err := k.act(a, divergedIn(in, a))
 		out = append(out, Outcome{Action: a, Err: err})
 	}
 	if len(out) > 0 {
@@ -351,6 +385,11 @@ func (k *Controller) forgetTopicLocked(name string) {
 			delete(k.refused, key)
 		}
 	}
+	for rk := range k.flaps {
+		if rk.topic == name {
+			delete(k.flaps, rk)
+		}
+	}
 }
 
 // planPartitionLocked converts one partition's status, adding what the
@@ -395,6 +434,34 @@ func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Ti
 	return pp
 }
 
+// divergedIn reports whether the replica action a names was seen diverged
+// in the observation in.
+func divergedIn(in cluster.PlanInput, a cluster.Action) bool {
+	for _, p := range in.Partitions {
+		if p.Topic != a.Topic || p.Partition != a.Partition {
+			continue
+		}
+		for _, r := range p.Replicas {
+			if r.BrokerID == a.Broker {
+				return r.Diverged
+			}
+		}
+	}
+	return false
+}
+
+// recoveryHeld reports whether a is the recovery of a flapping follower
+// whose backoff has not run out.
+func (k *Controller) recoveryHeld(a cluster.Action) bool {
+	if a.Kind != cluster.ActionRecover {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	f, ok := k.flaps[replicaKey{partKey{a.Topic, a.Partition}, a.Broker}]
+	return ok && k.now().Before(f.retryAt)
+}
+
 // stuck reports whether the follower a catch-up action names is stuck: it
 // sat at the same log end on the pass before too. A follower that lags
 // only because a write is in flight will have moved.
@@ -430,16 +497,24 @@ func keyOf(a cluster.Action) actionKey {
 // act carries out one action through cluster.Apply, which journals it
 // with its reason. A refusal that changed nothing is journaled here, once
 // for as long as it stays the same, and logged once; the action then waits
-// (backingOff) before it is tried again.
-func (k *Controller) act(a cluster.Action) error {
+// (backingOff) before it is tried again. diverged says the replica was
+// seen diverged: deactivated so within FlapWindow of its recovery, its
+// next recovery waits (RecoveryBackoff), journaled once per episode.
+func (k *Controller) act(a cluster.Action, diverged bool) error {
 	rk := replicaKey{partKey{a.Topic, a.Partition}, a.Broker}
 	res, err := k.cl.Apply(a)
 	k.mu.Lock()
+	var held *RecoveryHeldError
 	switch {
 	case a.Kind == cluster.ActionCatchUp && errors.Is(err, cluster.ErrReplicaDivergence):
 		k.diverged[rk] = true
 	case a.Kind == cluster.ActionRecover && err == nil:
 		delete(k.diverged, rk)
+		f := k.flaps[rk]
+		f.recovered = k.now()
+		k.flaps[rk] = f
+	case a.Kind == cluster.ActionDeactivate && err == nil && diverged:
+		held = k.flappedLocked(rk, a)
 	}
 	key := keyOf(a)
 	last, seenBefore := k.refused[key]
@@ -449,6 +524,9 @@ func (k *Controller) act(a cluster.Action) error {
 		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(max(k.failoverAfter, time.Second))}
 	}
 	k.mu.Unlock()
+	if held != nil {
+		k.holdRecovery(a, held)
+	}
 	if err == nil && !res.Changed {
 		return nil // the write in flight finished first: nothing done
 	}
@@ -467,4 +545,40 @@ func (k *Controller) act(a cluster.Action) error {
 		}
 	}
 	return err
+}
+
+// flappedLocked records that the follower rk was deactivated as diverged
+// by a and returns the hold on its recoveries when that follows its last
+// recovery within FlapWindow and is the first flap of an episode (the one
+// to journal); later flaps only lengthen the hold. k.mu must be held.
+func (k *Controller) flappedLocked(rk replicaKey, a cluster.Action) *RecoveryHeldError {
+	now := k.now()
+	f, ok := k.flaps[rk]
+	if !ok || f.recovered.IsZero() || now.Sub(f.recovered) >= FlapWindow {
+		f.count = 0 // it held long enough: a new divergence, not a loop
+		k.flaps[rk] = f
+		return nil
+	}
+	f.count++
+	wait := RecoveryBackoff(f.count, k.failoverAfter)
+	f.retryAt = now.Add(wait)
+	k.flaps[rk] = f
+	if f.count > 1 {
+		k.log.Debug("controller holds a flapping follower's recovery", "topic", a.Topic, "partition", a.Partition,
+			"broker", a.Broker, "flaps", f.count, "wait", wait)
+		return nil
+	}
+	return &RecoveryHeldError{Topic: a.Topic, Partition: a.Partition, Broker: a.Broker,
+		Again: now.Sub(f.recovered), Wait: wait}
+}
+
+// holdRecovery logs and journals, once per episode, that the recoveries
+// of a's follower back off.
+func (k *Controller) holdRecovery(a cluster.Action, held *RecoveryHeldError) {
+	rec := cluster.Action{Kind: cluster.ActionRecover, Topic: a.Topic, Partition: a.Partition, Broker: a.Broker,
+		LeaderEpoch: a.LeaderEpoch, Reason: fmt.Sprintf("%s/%d: follower %d diverged again after its recovery", a.Topic, a.Partition, a.Broker)}
+	k.log.Warn("controller holds recoveries of a follower that diverges again", "action", rec.String(), "err", held)
+	if err := k.cl.JournalRefusal(rec, held); err != nil {
+		k.log.Error("the controller's hold could not be journaled", "action", rec.String(), "err", err)
+	}
 }

@@ -15,6 +15,13 @@
 // unavailable, so that PYSTREAM_FAILOVER_AFTER counts from there, and which
 // followers a catch-up found diverged.
 //
+// A follower that is found diverged again soon after its recovery
+// (within FlapWindow) is not flipped out of and into the active set on
+// every pass: its next recovery waits RecoveryBackoff — max(FailoverAfter,
+// 1 s), doubling with each flap up to MaxRecoveryBackoff — and the hold is
+// journaled once per episode as the recovery's refusal
+// (*RecoveryHeldError), saying why.
+//
 // With Config.FailoverAfter zero (PYSTREAM_FAILOVER_AFTER=0) the
 // controller changes no metadata: failover, recovery, shrinking the active
 // set and leader moves are left to the operator, as in phase 5. It still
