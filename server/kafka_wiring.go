@@ -76,18 +76,19 @@ func (s *Server) startKafka() (stop func()) {
 		}
 		var err error
 		k, err = kafka.New(handle, kafka.Config{
-			NodeID:           nodeID,
-			Host:             s.cfg.Host,
-			AdvertisedHost:   s.cfg.KafkaAdvertisedHost,
-			Port:             port,
-			MaxRequestBytes:  int(s.maxBody),
-			MaxInflightBytes: cmp.Or(int64(s.cfg.MaxInflightBytes), DefaultMaxInflightBytes),
-			FetchMaxBytes:    s.fetchBytes,
-			FetchRecheck:     s.kafkaFetchRecheck,
-			Advances:         s.advances,
-			Logger:           s.logger.With(slog.String("protocol", "kafka")),
-			Registerer:       s.metrics.registry,
-			Groups:           s.classic,
+			NodeID:            nodeID,
+			Host:              s.cfg.Host,
+			AdvertisedHost:    s.cfg.KafkaAdvertisedHost,
+			Port:              port,
+			MaxRequestBytes:   int(s.maxBody),
+			MaxRequestRecords: int(s.cfg.MaxRequestRecords),
+			MaxInflightBytes:  cmp.Or(int64(s.cfg.MaxInflightBytes), DefaultMaxInflightBytes),
+			FetchMaxBytes:     s.fetchBytes,
+			FetchRecheck:      s.kafkaFetchRecheck,
+			Advances:          s.advances,
+			Logger:            s.logger.With(slog.String("protocol", "kafka")),
+			Registerer:        s.metrics.registry,
+			Groups:            s.classic,
 			// ListGroups and DescribeGroups show the HTTP groups too.
 			OtherGroups: s.consumerGroups,
 		})

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 
@@ -33,10 +34,10 @@ func corrupt(format string, args ...any) error {
 
 // decodeBatches validates every record batch of b (magic 2, lengths,
 // CRC-32C, record count and offset deltas, each record whole) and returns
-// their records as envelopes, in order. maxDecompressed bounds what one
-// compressed batch may decode to. Nothing is returned unless every batch
-// is valid.
-func decodeBatches(b []byte, maxDecompressed int) ([]envelope.Record, error) {
+// their records as envelopes, in order. What compressed batches inflate to
+// is charged to f as it is inflated: past f, errDecompressedTooLarge or
+// errInflightFull. Nothing is returned unless every batch is valid.
+func decodeBatches(b []byte, f *inflation) ([]envelope.Record, error) {
 	var out []envelope.Record
 	for len(b) > 0 {
 		if len(b) < batchHeaderLen {
@@ -58,7 +59,7 @@ func decodeBatches(b []byte, maxDecompressed int) ([]envelope.Record, error) {
 		if err := rb.ReadFrom(raw); err != nil {
 			return nil, corrupt("%v", err)
 		}
-		recs, err := decodeRecords(&rb, maxDecompressed)
+		recs, err := decodeRecords(&rb, f)
 		if err != nil {
 			return nil, err
 		}
@@ -71,14 +72,17 @@ func decodeBatches(b []byte, maxDecompressed int) ([]envelope.Record, error) {
 }
 
 // decodeRecords decodes one validated batch's records.
-func decodeRecords(rb *kmsg.RecordBatch, maxDecompressed int) ([]envelope.Record, error) {
+func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error) {
 	if rb.Attributes&0x20 != 0 {
 		return nil, corrupt("control batch")
 	}
 	if rb.NumRecords < 1 || rb.LastOffsetDelta != rb.NumRecords-1 {
 		return nil, corrupt("%d records with last offset delta %d", rb.NumRecords, rb.LastOffsetDelta)
 	}
-	data, err := decompress(int(rb.Attributes&0x07), rb.Records, maxDecompressed)
+	data, err := decompress(int(rb.Attributes&0x07), rb.Records, f)
+	if errors.Is(err, errDecompressedTooLarge) || errors.Is(err, errInflightFull) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, corrupt("records do not decompress: %v", err)
 	}
@@ -111,6 +115,27 @@ func decodeRecords(rb *kmsg.RecordBatch, maxDecompressed int) ([]envelope.Record
 		return nil, corrupt("%d bytes after the last record", len(data))
 	}
 	return out, nil
+}
+
+// batchRecordsAt is where a record batch's record count lies: after first
+// offset, length, leader epoch, magic, CRC, attributes, last offset delta,
+// two timestamps, producer id and epoch and first sequence.
+const batchRecordsAt = 57
+
+// countRecords is the records the batches of b say they hold, read from
+// their headers without decoding them; it stops at the first header that
+// does not fit (the decoder refuses it later).
+func countRecords(b []byte) int64 {
+	var n int64
+	for len(b) >= batchHeaderLen {
+		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if length < batchLengthAfter || length > int64(len(b)-12) {
+			break
+		}
+		n += max(int64(int32(binary.BigEndian.Uint32(b[batchRecordsAt:]))), 0)
+		b = b[12+length:]
+	}
+	return n
 }
 
 // appendBatch appends recs (offsets first..) as one uncompressed record

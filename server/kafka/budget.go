@@ -41,6 +41,17 @@ func (b *budget) acquire(ctx context.Context, n int64, deadline time.Time) bool 
 	}
 }
 
+// tryAcquire reserves n bytes if they are free now, without waiting.
+func (b *budget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n < 0 || b.left < n {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
 // release gives back n bytes.
 func (b *budget) release(n int64) {
 	b.mu.Lock()

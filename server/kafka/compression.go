@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
@@ -24,22 +25,75 @@ const (
 	codecZstd   = 4
 )
 
-// errDecompressedTooLarge is a batch that would decompress past the
-// limit.
-var errDecompressedTooLarge = errors.New("decompressed records above the limit")
-
-// zstdDecoder decodes every zstd batch; DecodeAll is safe for concurrent
-// use. Its memory bound is the largest limit decompress is called with.
-var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true),
-	zstd.WithDecoderMaxMemory(maxDecompressedBytes))
+var (
+	// errDecompressedTooLarge is a produce request whose batches would
+	// decompress past its limit (Config.MaxDecompressedBytes):
+	// MESSAGE_TOO_LARGE.
+	errDecompressedTooLarge = errors.New("kafka: decompressed records above the request's limit")
+	// errInflightFull is a produce request whose decompressed records
+	// would pass the server-wide in-flight budget
+	// (Config.MaxInflightBytes): POLICY_VIOLATION.
+	errInflightFull = errors.New("kafka: decompressed records would pass the server's in-flight budget")
+)
 
 // maxDecompressedBytes caps what one batch decompresses to, whatever the
-// request limit.
+// request limit: the zstd decoder's window bound.
 const maxDecompressedBytes = 64 << 20
 
-// decompress returns src decoded with codec, at most max bytes.
-func decompress(codec int, src []byte, max int) ([]byte, error) {
-	max = min(max, maxDecompressedBytes)
+// inflateChunk is how much is inflated between two charges to the budget.
+const inflateChunk = 32 << 10
+
+// inflation is the budget of one produce request's decompressed bytes:
+// at most left more for the request, each byte also reserved from the
+// server-wide in-flight budget until release. A bomb stops at the first
+// chunk past either, never decompressed whole then checked. Safe for
+// concurrent use (a request's partitions decode in parallel).
+type inflation struct {
+	server *budget
+
+	// mu guards left and held.
+	mu   sync.Mutex
+	left int64
+	held int64
+}
+
+// take charges n decompressed bytes.
+func (f *inflation) take(n int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if int64(n) > f.left {
+		f.left = 0
+		return errDecompressedTooLarge
+	}
+	if !f.server.tryAcquire(int64(n)) {
+		return errInflightFull
+	}
+	f.left -= int64(n)
+	f.held += int64(n)
+	return nil
+}
+
+// release gives the server back what the request held.
+func (f *inflation) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.server.release(f.held)
+	f.held = 0
+}
+
+// zstdDecoders are streaming zstd decoders, reset for each batch.
+var zstdDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(maxDecompressedBytes), zstd.WithDecoderMaxWindow(maxDecompressedBytes))
+	if err != nil {
+		return err
+	}
+	return d
+}}
+
+// decompress returns src decoded with codec, each chunk charged to f as
+// it is inflated.
+func decompress(codec int, src []byte, f *inflation) ([]byte, error) {
 	switch codec {
 	case codecNone:
 		return src, nil
@@ -48,35 +102,52 @@ func decompress(codec int, src []byte, max int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return readBounded(zr, max)
+		return inflate(zr, f)
 	case codecSnappy:
-		return unsnappy(src, max)
+		return unsnappy(src, f)
 	case codecLz4:
-		return readBounded(lz4.NewReader(bytes.NewReader(src)), max)
+		return inflate(lz4.NewReader(bytes.NewReader(src)), f)
 	case codecZstd:
-		out, err := zstdDecoder.DecodeAll(src, nil)
-		if err != nil {
+		v := zstdDecoders.Get()
+		d, ok := v.(*zstd.Decoder)
+		if !ok {
+			return nil, v.(error)
+		}
+		defer zstdDecoders.Put(d)
+		if err := d.Reset(bytes.NewReader(src)); err != nil {
 			return nil, err
 		}
-		if len(out) > max {
-			return nil, errDecompressedTooLarge
-		}
-		return out, nil
+		return inflate(d, f)
 	}
 	return nil, fmt.Errorf("unknown compression codec %d", codec)
 }
 
-// readBounded reads r to its end, failing past max bytes.
-func readBounded(r io.Reader, max int) ([]byte, error) {
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return nil, err
+// inflate reads r to its end, a chunk at a time, charging each chunk to f
+// before it is kept, and never more than maxDecompressedBytes.
+func inflate(r io.Reader, f *inflation) ([]byte, error) {
+	var out []byte
+	r = io.LimitReader(r, maxDecompressedBytes+1)
+	for {
+		if len(out) == cap(out) {
+			out = append(out, make([]byte, inflateChunk)...)[:len(out)]
+		}
+		n, err := r.Read(out[len(out):min(cap(out), len(out)+inflateChunk)])
+		if n > 0 {
+			if len(out)+n > maxDecompressedBytes {
+				return nil, errDecompressedTooLarge
+			}
+			if terr := f.take(n); terr != nil {
+				return nil, terr
+			}
+			out = out[:len(out)+n]
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if n > int64(max) {
-		return nil, errDecompressedTooLarge
-	}
-	return out.Bytes(), nil
 }
 
 // xerialMagic starts the snappy framing of the Java client: a 16-byte
@@ -84,9 +155,9 @@ func readBounded(r io.Reader, max int) ([]byte, error) {
 var xerialMagic = []byte{130, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 // unsnappy decodes raw snappy or the Java client's xerial framing.
-func unsnappy(src []byte, max int) ([]byte, error) {
+func unsnappy(src []byte, f *inflation) ([]byte, error) {
 	if len(src) < 16 || !bytes.HasPrefix(src, xerialMagic) {
-		return snappyBlock(nil, src, max)
+		return snappyBlock(nil, src, f)
 	}
 	var out []byte
 	for rest := src[16:]; len(rest) > 0; {
@@ -99,7 +170,7 @@ func unsnappy(src []byte, max int) ([]byte, error) {
 			return nil, errors.New("malformed xerial snappy framing")
 		}
 		var err error
-		if out, err = snappyBlock(out, rest[:n], max-len(out)); err != nil {
+		if out, err = snappyBlock(out, rest[:n], f); err != nil {
 			return nil, err
 		}
 		rest = rest[n:]
@@ -107,15 +178,18 @@ func unsnappy(src []byte, max int) ([]byte, error) {
 	return out, nil
 }
 
-// snappyBlock appends one raw snappy block's bytes to dst, checking the
-// length it claims before decoding.
-func snappyBlock(dst, src []byte, max int) ([]byte, error) {
+// snappyBlock appends one raw snappy block's bytes to dst, charging the
+// length it claims to f before decoding.
+func snappyBlock(dst, src []byte, f *inflation) ([]byte, error) {
 	n, err := s2.DecodedLen(src)
 	if err != nil {
 		return nil, err
 	}
-	if n > max {
+	if len(dst)+n > maxDecompressedBytes {
 		return nil, errDecompressedTooLarge
+	}
+	if err := f.take(n); err != nil {
+		return nil, err
 	}
 	out, err := s2.Decode(nil, src)
 	if err != nil {

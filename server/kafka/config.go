@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -31,6 +32,9 @@ const (
 	// DefaultMaxInflightBytes bounds the request frames held in memory at
 	// once, server-wide.
 	DefaultMaxInflightBytes = 256 << 20
+	// DecompressRatio is how many times a request's size its compressed
+	// records may inflate to when Config.MaxDecompressedBytes is zero.
+	DecompressRatio = 8
 	// MaxWait caps a fetch's max_wait_ms.
 	MaxWait = 30 * time.Second
 	// DefaultFetchRecheck is how often a waiting fetch looks again on
@@ -62,10 +66,20 @@ type Config struct {
 	// MaxRequestBytes caps a request frame's size prefix; a larger one
 	// closes the connection (DefaultMaxRequestBytes).
 	MaxRequestBytes int
-	// MaxInflightBytes bounds the request frames held at once
+	// MaxInflightBytes bounds the request frames held at once, and the
+	// bytes produce requests' compressed records inflate to
 	// (DefaultMaxInflightBytes); a frame that does not fit waits up to
-	// FrameTimeout, then its connection is closed.
+	// FrameTimeout, then its connection is closed; a produce whose
+	// records would not fit is POLICY_VIOLATION.
 	MaxInflightBytes int64
+	// MaxDecompressedBytes caps what one produce request's compressed
+	// batches inflate to, all together (DecompressRatio times
+	// MaxRequestBytes); past it, MESSAGE_TOO_LARGE.
+	MaxDecompressedBytes int64
+	// MaxRequestRecords caps the records of one produce request, all
+	// partitions together (bounds.DefaultMaxRequestRecords, the HTTP
+	// API's PYSTREAM_MAX_REQUEST_RECORDS); past it, MESSAGE_TOO_LARGE.
+	MaxRequestRecords int
 	// FetchMaxBytes caps a fetch's max_bytes and partition_max_bytes
 	// (DefaultFetchMaxBytes); a fetch always returns at least one record
 	// when one is there.
@@ -116,6 +130,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxInflightBytes <= 0 {
 		c.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if c.MaxDecompressedBytes <= 0 {
+		c.MaxDecompressedBytes = DecompressRatio * int64(c.MaxRequestBytes)
+	}
+	if c.MaxRequestRecords <= 0 {
+		c.MaxRequestRecords = bounds.DefaultMaxRequestRecords
 	}
 	if c.FetchMaxBytes <= 0 {
 		c.FetchMaxBytes = DefaultFetchMaxBytes

@@ -64,7 +64,7 @@ func FuzzKafkaRequest(f *testing.F) {
 		}
 		if a.key == 0 {
 			for _, tp := range producePartitions(a) {
-				_, _ = decodeBatches(tp, 1<<16)
+				_, _ = decodeBatches(tp, &inflation{server: &budget{left: 1 << 20}, left: 1 << 16})
 			}
 		}
 	})

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,8 +22,39 @@ import (
 // acks=0 writes the same way and answers nothing. Partitions are written
 // in parallel; a request for one partition (the usual one, with
 // one leader per broker) is written by the connection's own goroutine.
+//
+// Two bounds hold before anything is written: the records the request's
+// batches say they hold, all partitions together, against
+// Config.MaxRequestRecords (the HTTP API's PYSTREAM_MAX_REQUEST_RECORDS,
+// one rule: server/bounds), answered MESSAGE_TOO_LARGE for every
+// partition; and the bytes its compressed batches inflate to, charged as
+// they inflate against Config.MaxDecompressedBytes (MESSAGE_TOO_LARGE for
+// the partition that passes it) and the server-wide
+// Config.MaxInflightBytes (POLICY_VIOLATION), held until the request is
+// answered.
 func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ProduceRequest)
+	var records int64
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			records += countRecords(p.Records)
+		}
+	}
+	if records > int64(s.cfg.MaxRequestRecords) {
+		resp := failProduce(req, x.code(kerr.MessageTooLarge.Code)).(*kmsg.ProduceResponse)
+		msg := fmt.Sprintf("%d records in one produce request: at most %d (PYSTREAM_MAX_REQUEST_RECORDS)", records, s.cfg.MaxRequestRecords)
+		for i := range resp.Topics {
+			for j := range resp.Topics[i].Partitions {
+				resp.Topics[i].Partitions[j].ErrorMessage = kmsg.StringPtr(msg)
+			}
+		}
+		if req.Acks == 0 {
+			return nil
+		}
+		return resp
+	}
+	inflated := &inflation{server: s.inflight, left: s.cfg.MaxDecompressedBytes}
+	defer inflated.release()
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards x.code across the partitions' goroutines
@@ -36,7 +68,7 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
 			write := func() {
-				code, msg := s.producePartition(x, t.Topic, p, rp)
+				code, msg := s.producePartition(x, t.Topic, p, rp, inflated)
 				mu.Lock()
 				rp.ErrorCode = x.code(code)
 				mu.Unlock()
@@ -66,12 +98,17 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 
 // producePartition writes one partition's records, filling rp's offsets,
 // and returns the error code (and a message for the client's log).
-func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition, inflated *inflation) (int16, string) {
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
 		return code, ""
 	}
-	recs, err := decodeBatches(p.Records, 8*s.cfg.MaxRequestBytes)
-	if err != nil {
+	recs, err := decodeBatches(p.Records, inflated)
+	switch {
+	case errors.Is(err, errDecompressedTooLarge):
+		return kerr.MessageTooLarge.Code, fmt.Sprintf("the request's records decompress past %d bytes", s.cfg.MaxDecompressedBytes)
+	case errors.Is(err, errInflightFull):
+		return kerr.PolicyViolation.Code, "the server's in-flight budget (PYSTREAM_MAX_INFLIGHT_BYTES) cannot hold the request's decompressed records now"
+	case err != nil:
 		return kerr.CorruptMessage.Code, err.Error()
 	}
 	msgs := make([]topic.Message, len(recs))
