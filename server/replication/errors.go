@@ -210,7 +210,13 @@ var sentinels = []struct {
 	{"not-ready", CodeUnavailable, cluster.ErrNotReady},
 	{"broker-unavailable", CodeUnavailable, cluster.ErrBrokerUnavailable},
 	{"closed", CodeUnavailable, cluster.ErrClosed},
+	{"busy", CodeUnavailable, ErrBusy},
 }
+
+// ErrBusy is a request refused before its body was read because the
+// bodies in flight on the node's internal port would pass their budget
+// (InflightLimit): retriable, as every CodeUnavailable.
+var ErrBusy = errors.New("replication: busy: request bodies in flight at their limit")
 
 // EncodeError turns what a node's Peer returned into the *Error that
 // travels: the outermost of the errors in its chain that PyStream knows —

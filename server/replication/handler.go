@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/bounds"
 )
 
 // The paths of the internal API.
@@ -47,6 +49,19 @@ func BodyLimit(maxPayload int) int64 {
 // MaxBodyBytes is the BodyLimit of brokers with the default payload limit
 // (log.DefaultMaxPayloadSize).
 var MaxBodyBytes = BodyLimit(log.DefaultMaxPayloadSize)
+
+// bodiesInFlight is how many bodies of the largest size (BodyLimit) the
+// internal port holds at once.
+const bodiesInFlight = 4
+
+// InflightLimit bounds the request bodies the internal API of brokers
+// whose payloads are at most maxPayload bytes holds at once:
+// bodiesInFlight times BodyLimit (256 MiB with the default payload
+// limit). Each request reserves its Content-Length (BodyLimit when it
+// announces none) before its body is read; one that does not fit is
+// refused at once with ErrBusy (CodeUnavailable, 503: the sender retries),
+// never read.
+func InflightLimit(maxPayload int) int64 { return bodiesInFlight * BodyLimit(maxPayload) }
 
 // Headers of a records answer.
 const (
@@ -87,7 +102,8 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{p: p, log: logger, maxBody: BodyLimit(p.MaxPayloadSize())}
+	h := &handler{p: p, log: logger, maxBody: BodyLimit(p.MaxPayloadSize()),
+		inflight: bounds.NewInflight(InflightLimit(p.MaxPayloadSize()))}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+PathReplicate, h.replicate)
 	mux.HandleFunc("GET "+PathRecords, h.records)
@@ -103,13 +119,38 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 		})
 	})
 	mux.HandleFunc("GET "+PathOffsetTime, h.offsetForTime)
-	return mux
+	return h.admit(mux)
 }
 
 type handler struct {
-	p       Peer
-	log     *slog.Logger
-	maxBody int64
+	p        Peer
+	log      *slog.Logger
+	maxBody  int64
+	inflight *bounds.Inflight
+}
+
+// admit reserves a request's body (its Content-Length, or the body limit
+// when it announces none) from the in-flight budget for as long as it is
+// handled, and refuses it with ErrBusy, unread, when the reservation does
+// not fit. A body announced over the limit reserves nothing: body refuses
+// it unread.
+func (h *handler) admit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cost := r.ContentLength
+		switch {
+		case r.Body == nil || r.Body == http.NoBody || cost == 0 || cost > h.maxBody:
+			next.ServeHTTP(w, r)
+			return
+		case cost < 0:
+			cost = h.maxBody
+		}
+		if !h.inflight.Acquire(cost) {
+			h.fail(w, fmt.Errorf("%w (%d bytes, budget %d)", ErrBusy, h.inflight.Reserved(), h.inflight.Limit()))
+			return
+		}
+		defer h.inflight.Release(cost)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // query reads the named parameters of r: strings as they are, numbers
