@@ -1,6 +1,10 @@
 package netmux
 
-import "time"
+import (
+	"crypto/tls"
+	"net"
+	"time"
+)
 
 // DefaultFirstByteTimeout is how long a connection may stay silent before
 // its first byte when Config.FirstByteTimeout is zero.
@@ -9,9 +13,19 @@ const DefaultFirstByteTimeout = 10 * time.Second
 // Config tunes a Mux. The zero value is usable.
 type Config struct {
 	// FirstByteTimeout is how long an accepted connection may take to send
-	// its first byte before it is closed. Zero means
+	// its first byte (with TLS, its handshake and its first byte) before
+	// it is closed. Zero means
 	// DefaultFirstByteTimeout.
 	FirstByteTimeout time.Duration
+	// TLS, when set, makes every connection a TLS server connection: the
+	// handshake runs before the first byte is read, within
+	// FirstByteTimeout, and a connection whose handshake fails is closed
+	// without reaching any listener. Nil: plain connections.
+	TLS *tls.Config
+	// Refused, when set, is told once of each connection closed because
+	// its TLS handshake failed: the peer's address and why. It must not
+	// block.
+	Refused func(remote net.Addr, err error)
 }
 
 func (c Config) firstByteTimeout() time.Duration {
