@@ -191,8 +191,8 @@ type Config struct {
 	Join Switch `default:"off" desc:"Cluster mode: start a new node that waits to be added (pystream cluster add-node) instead of bootstrapping: on or off"`
 	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA are the PEM files of
 	// this node's certificate, its key and the cluster CA: all three set,
-	// the internal port speaks mutual TLS 1.3 only (docs/security.md § The
-	// internal port). None: plain TCP, on loopback addresses only unless
+	// the internal port speaks mutual TLS 1.3 only
+	// (docs/security.md § The internal port). None: plain TCP, on loopback addresses only unless
 	// Insecure. Some but not all are refused. (ClusterTLSCa, not
 	// ClusterTLSCA: split_words reads the field name, and would make it
 	// PYSTREAM_CLUSTER_TLSCA.)

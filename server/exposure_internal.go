@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/server/clustertls"
 )
 
-// The internal port's safe default (docs/security.md § The internal
-// port). In cluster mode every node listens on its PYSTREAM_CLUSTER
+// The internal port's safe default
+// (docs/security.md § The internal port). In cluster mode every node listens on its PYSTREAM_CLUSTER
 // address for Raft and the replication API, which can do everything: read
 // and write every replica, change the metadata, add voters. With
 // PYSTREAM_CLUSTER_TLS_* it speaks mutual TLS and only the cluster's nodes

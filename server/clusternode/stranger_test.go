@@ -26,8 +26,8 @@ import (
 	"github.com/pystream/pystream/server/replication"
 )
 
-// The takeovers of the internal port (docs/security.md § The internal
-// port), tried against the real internal listeners of a running
+// The takeovers of the internal port
+// (docs/security.md § The internal port), tried against the real internal listeners of a running
 // three-node cluster with mutual TLS, on loopback TCP, the way an
 // attacker would: HTTP/2 requests to the replication API's paths, and a
 // raw Raft connection. Every stranger is refused at the handshake and
@@ -308,7 +308,7 @@ func rawAppendEntries(t *testing.T, s stranger, addr string) error {
 	conf := raft.EncodeConfiguration(raft.Configuration{Servers: []raft.Server{
 		{Suffrage: raft.Voter, ID: "9", Address: raft.ServerAddress(ln.Addr().String())}}})
 	req := &raft.AppendEntriesRequest{RPCHeader: raft.RPCHeader{ID: []byte("9"), Addr: []byte(ln.Addr().String())}, Term: 1000,
-		Leader: []byte(ln.Addr().String()), PrevLogEntry: 0, PrevLogTerm: 0, LeaderCommitIndex: 1,
+		PrevLogEntry: 0, PrevLogTerm: 0, LeaderCommitIndex: 1,
 		Entries: []*raft.Log{{Index: 1, Term: 1000, Type: raft.LogConfiguration, Data: conf}}}
 	return tr.AppendEntries("1", raft.ServerAddress(addr), req, &raft.AppendEntriesResponse{})
 }

@@ -21,8 +21,8 @@ import (
 // describes it: .ci/cluster starts three nodes that form one
 // cluster — every node ready, a topic with replication factor 3 created
 // through one and written through another — and an interrupt (Ctrl-C)
-// stops all three. The cluster is the secure one (docs/security.md § The
-// internal port): the script made the certificates and every node's
+// stops all three. The cluster is the secure one
+// (docs/security.md § The internal port): the script made the certificates and every node's
 // internal port speaks mutual TLS.
 func TestMakeClusterScript(t *testing.T) {
 	bin, cli := buildBinary(t), buildCLI(t)
