@@ -49,6 +49,7 @@ run:
 
 cluster:
 	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
+	$(GO) build -o bin/pystream ./tools/cmd/pystream
 	bash .ci/cluster
 
 build:

@@ -131,7 +131,7 @@ func (s *Server) openClusterNode(fsys durable.FS) error {
 		HTTPAddr: s.cfg.Addr(), KafkaAddr: s.cfg.kafkaAddr(), FailoverAfter: s.cfg.FailoverAfter.Duration(),
 		DefaultFailoverAfter: DefaultFailoverAfter, Logger: s.logger, Registerer: s.metrics.registry,
 		TopicDefaults: s.cfg.TopicDefaults(), Broker: s.brokerOptions(fsys),
-		LeaderChanged: s.leaderChanged, Advanced: s.advances.Advanced,
+		LeaderChanged: s.leaderChanged, Advanced: s.advances.Advanced, TLS: s.clusterTLS,
 	}
 	if s.nodeConfig != nil {
 		s.nodeConfig(&cfg)

@@ -189,6 +189,16 @@ type Config struct {
 	// Join starts a node that is not in the cluster's first list: it
 	// waits to be added with pystream cluster add-node.
 	Join Switch `default:"off" desc:"Cluster mode: start a new node that waits to be added (pystream cluster add-node) instead of bootstrapping: on or off"`
+	// ClusterTLSCert, ClusterTLSKey and ClusterTLSCA are the PEM files of
+	// this node's certificate, its key and the cluster CA: all three set,
+	// the internal port speaks mutual TLS 1.3 only
+	// (docs/security.md § The internal port). None: plain TCP, on loopback addresses only unless
+	// Insecure. Some but not all are refused. (ClusterTLSCa, not
+	// ClusterTLSCA: split_words reads the field name, and would make it
+	// PYSTREAM_CLUSTER_TLSCA.)
+	ClusterTLSCert string `split_words:"true" desc:"Cluster mode: PEM certificate of this node (URI SAN pystream-node:ID; pystream cluster certs makes them); with PYSTREAM_CLUSTER_TLS_KEY and _CA, the internal port speaks mutual TLS only"`
+	ClusterTLSKey  string `split_words:"true" desc:"Cluster mode: PEM private key of PYSTREAM_CLUSTER_TLS_CERT"`
+	ClusterTLSCa   string `split_words:"true" desc:"Cluster mode: PEM certificate of the cluster CA, which signed every node's certificate"`
 }
 
 // Defaults returns the configuration used when no variable is set.
@@ -264,6 +274,9 @@ func (c Config) validate() error {
 			Allowed: "shorter than PYSTREAM_GROUP_SESSION_TIMEOUT (" + c.GroupSessionTimeout.String() + "), or a member would time out between two heartbeats"}
 	}
 	if err := c.validateClusterMode(); err != nil {
+		return err
+	}
+	if err := c.validateClusterTLS(); err != nil {
 		return err
 	}
 	return c.validateTLS()

@@ -70,6 +70,9 @@ func TestConfigDefaultsMatchTags(t *testing.T) {
 	want["PYSTREAM_TLS_CERT"] = ""
 	want["PYSTREAM_TLS_KEY"] = ""
 	want["PYSTREAM_TLS_CLIENT_CA"] = ""
+	want["PYSTREAM_CLUSTER_TLS_CERT"] = ""
+	want["PYSTREAM_CLUSTER_TLS_KEY"] = ""
+	want["PYSTREAM_CLUSTER_TLS_CA"] = ""
 	want["PYSTREAM_AUTH_FILE"] = d.AuthFile
 	want["PYSTREAM_INSECURE"] = d.Insecure.String()
 	want["PYSTREAM_ALLOWED_ORIGINS"] = ""

@@ -96,6 +96,9 @@ func checkSecurity(cfg Config) error {
 	if err := checkExposure(cfg); err != nil {
 		return err
 	}
+	if _, err := checkInternal(cfg); err != nil {
+		return err
+	}
 	if cfg.AuthFile != "" {
 		if _, err := httpapi.LoadAuthFile(cfg.AuthFile); err != nil {
 			return err
@@ -110,6 +113,9 @@ func checkSecurity(cfg Config) error {
 // only).
 func (s *Server) loadAuth() ([]httpapi.Token, error) {
 	if err := checkExposure(s.cfg); err != nil {
+		return nil, err
+	}
+	if err := s.loadInternal(); err != nil {
 		return nil, err
 	}
 	var tokens []httpapi.Token

@@ -17,6 +17,7 @@ import (
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/clusternode"
+	"github.com/pystream/pystream/server/clustertls"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/server/group"
@@ -70,6 +71,9 @@ type Server struct {
 	local *backend.Local
 	// node is this process's node in cluster mode; nil otherwise.
 	node *clusternode.Node
+	// clusterTLS is this node's identity on the internal port
+	// (exposure_internal.go); nil without cluster TLS.
+	clusterTLS *clustertls.Identity
 	// nodeConfig, when set (tests), adjusts cluster mode's node
 	// configuration before it opens: in-memory transports in place of
 	// the PYSTREAM_CLUSTER addresses.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/clustertest"
+	"github.com/pystream/pystream/server/clustertls"
 	"github.com/pystream/pystream/server/raftmeta/rafttest"
 )
 
@@ -32,6 +34,9 @@ type syncNodes struct {
 	// peers is every node's internal address; a node given join starts
 	// with the peers up to its own id.
 	peers ClusterList
+	// certs holds the cluster's certificates (clustertls.WriteDir): every
+	// node's internal API speaks mutual TLS, as `make cluster`'s do.
+	certs string
 	dirs  map[int]string
 	nodes map[int]*running
 }
@@ -43,6 +48,11 @@ func newSyncNodes(t *testing.T, size int) *syncNodes {
 	for id := 1; id <= size; id++ {
 		c.peers[id], c.dirs[id] = rafttest.Addr(id), t.TempDir()
 	}
+	// Made inside the test's bubble, the certificates are valid on its
+	// fake clock. Enough for nodes started later with join.
+	c.certs = t.TempDir()
+	_, err := clustertls.WriteDir(c.certs, size+2, time.Now())
+	require.NoError(t, err)
 	return c
 }
 
@@ -59,6 +69,9 @@ func (c *syncNodes) start(id int, peers ClusterList, join bool, opts ...func(*Co
 	cfg := Defaults()
 	cfg.DataDir, cfg.LogLevel, cfg.KafkaPort = c.dirs[id], LogLevel(LevelError), 0
 	cfg.NodeID, cfg.Cluster, cfg.Join = NodeID(id), peers, Switch(join)
+	cfg.ClusterTLSCert = filepath.Join(c.certs, clustertls.NodeCertFile(id))
+	cfg.ClusterTLSKey = filepath.Join(c.certs, clustertls.NodeKeyFile(id))
+	cfg.ClusterTLSCa = filepath.Join(c.certs, clustertls.FileCACert)
 	_, port, err := net.SplitHostPort(c.httpAddr(id))
 	require.NoError(c.t, err)
 	require.NoError(c.t, cfg.Port.Decode(port))

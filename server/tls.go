@@ -10,9 +10,9 @@ import (
 )
 
 // TLS of the HTTP API. PYSTREAM_TLS_CERT and PYSTREAM_TLS_KEY turn it on
-// (both or neither); PYSTREAM_TLS_CLIENT_CA adds mutual TLS. The Kafka
-// listener and the traffic between nodes, when they exist, will use the
-// same files: one identity per node (docs/security.md § TLS).
+// (both or neither); PYSTREAM_TLS_CLIENT_CA adds mutual TLS. The traffic
+// between nodes has certificates of its own, PYSTREAM_CLUSTER_TLS_*
+// (exposure_internal.go, docs/security.md § The internal port).
 
 // MinTLSVersion is the oldest protocol version the server accepts. Go
 // negotiates TLS 1.3 with every client that offers it.

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/clustertls"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -55,6 +56,12 @@ type Config struct {
 	// address (after Routes); nil dials TCP. Tests pass an in-memory
 	// network's (clustertest).
 	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// TLS, when set, is this node's identity on the internal port: every
+	// connection, accepted or dialed, Raft's and the internal API's, is
+	// mutual TLS 1.3 with the cluster CA's certificates, and a peer is
+	// known by the node id its certificate names (security.go). Nil: plain
+	// TCP, which anyone who reaches the port may use.
+	TLS *clustertls.Identity
 	// RaftTransport carries Raft's messages instead of the internal port
 	// (raftmeta.Config.Transport): tests pass an in-memory network's.
 	RaftTransport raft.Transport
@@ -92,6 +99,9 @@ func (c Config) validate() error {
 	}
 	if _, ok := c.Peers[c.ID]; !ok && c.Listener == nil {
 		return fmt.Errorf("clusternode: node %d is not in the cluster list: %w", c.ID, ErrInvalidConfig)
+	}
+	if c.TLS != nil && c.TLS.ID != c.ID {
+		return fmt.Errorf("clusternode: node %d's certificate names node %d: %w", c.ID, c.TLS.ID, ErrInvalidConfig)
 	}
 	if c.DataDir == "" {
 		return fmt.Errorf("clusternode: no data directory: %w", ErrInvalidConfig)

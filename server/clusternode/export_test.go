@@ -7,3 +7,7 @@ import "time"
 // (healing.go) last set it from the replicated switch. For the tests of
 // package clusternode_test, which run nodes on clustertest.
 func ControllerFailoverAfter(n *Node) time.Duration { return n.ctrl.FailoverAfter() }
+
+// RaftTerm is node n's current Raft term, for the tests that check a
+// stranger moved no term.
+func RaftTerm(n *Node) uint64 { return n.raft.Term() }

@@ -244,6 +244,9 @@ func (p peer) Propose(ctx context.Context, cmd []byte) ([]byte, error) {
 		id, _ := n.raft.Leader()
 		return nil, replication.Errorf(replication.CodeNotLeader, "this node does not lead the metadata group, broker %d does", id)
 	}
+	if err := checkProposer(ctx, cmd); err != nil {
+		return nil, err
+	}
 	out, err := n.raft.Apply(ctx, cmd)
 	var refused *raftmeta.RefusedError
 	if errors.As(err, &refused) {

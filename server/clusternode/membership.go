@@ -104,7 +104,7 @@ func (n *Node) Membership(ctx context.Context, req replication.MembershipRequest
 		// A voter that does not answer would count against the majority
 		// from the moment it is added: with two voters and one silent,
 		// the group could commit nothing more. Refuse it instead.
-		if err := n.probe(ctx, req.Addr); err != nil {
+		if err := n.probe(ctx, req.ID, req.Addr); err != nil {
 			return &replication.Error{Code: replication.CodeBadRequest,
 				Message: fmt.Sprintf("node %d at %s does not answer (%v): start it with PYSTREAM_JOIN=on first", req.ID, req.Addr, err)}
 		}
@@ -126,18 +126,16 @@ func (n *Node) Membership(ctx context.Context, req replication.MembershipRequest
 // probeTimeout bounds the check that a node to be added answers.
 const probeTimeout = 2 * time.Second
 
-// probe checks that something answers Raft's connections at addr.
-func (n *Node) probe(ctx context.Context, addr string) error {
+// probe checks that node id answers Raft's connections at addr: with
+// TLS, that the node there presents id's certificate.
+func (n *Node) probe(ctx context.Context, id int, addr string) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if n.cfg.Dial != nil {
-		conn, err := n.cfg.Dial(ctx, n.route(addr))
-		if err != nil {
-			return err
-		}
-		return conn.Close()
+	kind := netmux.KindRaft
+	if n.cfg.Dial != nil && n.cfg.TLS == nil {
+		kind = 0 // an in-memory network: no Mux may be there to read it
 	}
-	conn, err := netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
+	conn, err := n.dialInternal(ctx, addr, id, kind)
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,11 @@ type Node struct {
 	core *cluster.Cluster
 	mux  *netmux.Mux
 	raft *raftmeta.Node
-	fsm  *fsm
-	rpc  *replication.Client
+	// raftp is raft for the handshakes of the internal port, which may
+	// run before Open has set raft.
+	raftp atomic.Pointer[raftmeta.Node]
+	fsm   *fsm
+	rpc   *replication.Client
 	// inner serves the internal API.
 	inner *http.Server
 	ctrl  *controller.Controller
@@ -109,17 +112,18 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), ln.Close(), core.Close())
 	}
-	n.mux = netmux.NewWithConfig(ln, netmux.Config{Logger: n.log, AcceptErrors: acceptErrors})
-	n.rpc = replication.NewClient(func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if cfg.Dial != nil {
-			return cfg.Dial(ctx, n.route(addr))
-		}
-		var d net.Dialer // HTTP/2 is what netmux's Default gets
-		return d.DialContext(ctx, network, n.route(addr))
+	mc := netmux.Config{Logger: n.log, AcceptErrors: acceptErrors, Refused: n.refusedPeer}
+	if cfg.TLS != nil {
+		mc.TLS = cfg.TLS.Config(n.acceptPeer)
+	}
+	n.mux = netmux.NewWithConfig(ln, mc)
+	n.rpc = replication.NewClient(func(ctx context.Context, _, addr string) (net.Conn, error) {
+		return n.dialInternal(ctx, addr, 0, 0) // HTTP/2 is what netmux's Default gets
 	}, core.MaxPayloadSize())
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
-	n.inner = &http.Server{Handler: replication.NewHandler(peer{n}, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second}
+	n.inner = &http.Server{Handler: replication.NewHandler(peer{n}, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: n.connContext}
 	go func() { _ = n.inner.Serve(n.mux.Default()) }() // ends at Shutdown
 	advertise := cfg.Peers[cfg.ID]
 	if advertise == "" {
@@ -131,13 +135,14 @@ func Open(cfg Config) (*Node, error) {
 	} else {
 		rc.Listener, rc.Advertise = n.mux.Listener(netmux.KindRaft), advertise
 		rc.Dial = func(ctx context.Context, addr string) (net.Conn, error) {
-			return netmux.Dial(ctx, n.route(addr), netmux.KindRaft)
+			return n.dialInternal(ctx, addr, 0, netmux.KindRaft)
 		}
 	}
 	n.raft, err = raftmeta.Open(rc)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), n.shutdownTransport(), core.Close())
 	}
+	n.raftp.Store(n.raft)
 	// Every listener is registered: connections may be routed now.
 	go func() { _ = n.mux.Serve() }() // ends when the listener closes
 	n.ctrl, err = controller.New(core, controller.Config{FailoverAfter: cfg.FailoverAfter, Logger: n.log, Registerer: cfg.Registerer})

@@ -1,7 +1,9 @@
 package netmux
 
 import (
+	"crypto/tls"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +16,8 @@ const DefaultFirstByteTimeout = 10 * time.Second
 // Config tunes a Mux. The zero value is usable.
 type Config struct {
 	// FirstByteTimeout is how long an accepted connection may take to send
-	// its first byte before it is closed. Zero means
+	// its first byte (with TLS, its handshake and its first byte) before
+	// it is closed. Zero means
 	// DefaultFirstByteTimeout.
 	FirstByteTimeout time.Duration
 	// Logger receives the lines of an episode of failed accepts (no file
@@ -23,6 +26,15 @@ type Config struct {
 	// AcceptErrors counts the accepts that failed and were retried
 	// (bounds.AcceptErrors); nil counts nothing.
 	AcceptErrors prometheus.Counter
+	// TLS, when set, makes every connection a TLS server connection: the
+	// handshake runs before the first byte is read, within
+	// FirstByteTimeout, and a connection whose handshake fails is closed
+	// without reaching any listener. Nil: plain connections.
+	TLS *tls.Config
+	// Refused, when set, is told once of each connection closed because
+	// its TLS handshake failed: the peer's address and why. It must not
+	// block.
+	Refused func(remote net.Addr, err error)
 }
 
 func (c Config) firstByteTimeout() time.Duration {

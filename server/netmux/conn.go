@@ -1,6 +1,9 @@
 package netmux
 
-import "net"
+import (
+	"crypto/tls"
+	"net"
+)
 
 // replayConn is a connection whose first byte was read by the Mux and is
 // handed back by the first Read. It is used by one reader at a time, as
@@ -18,4 +21,26 @@ func (c *replayConn) Read(p []byte) (int, error) {
 	c.pending = false
 	p[0] = c.first
 	return 1, nil
+}
+
+// NetConn returns the connection beneath: the accepted one, or the
+// *tls.Conn over it when the Mux speaks TLS.
+func (c *replayConn) NetConn() net.Conn { return c.Conn }
+
+// TLSConn returns the *tls.Conn of a connection a Mux's listener
+// accepted (looking through the Mux's own wrapping, and any other
+// wrapper with a NetConn method), or nil when it is not a TLS connection.
+// An http.Server's ConnContext reads the peer's certificate through it.
+func TLSConn(c net.Conn) *tls.Conn {
+	for c != nil {
+		if tc, ok := c.(*tls.Conn); ok {
+			return tc
+		}
+		u, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return nil
+		}
+		c = u.NetConn()
+	}
+	return nil
 }

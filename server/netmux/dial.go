@@ -16,6 +16,13 @@ func Dial(ctx context.Context, addr string, kind byte) (net.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netmux: dial %s: %w", addr, err)
 	}
+	return WriteKind(ctx, conn, addr, kind)
+}
+
+// WriteKind writes the kind byte on a connection already open to a Mux
+// at addr (a TLS one, after its handshake, when the Mux speaks TLS), and
+// returns it; on failure it closes it. ctx bounds the write.
+func WriteKind(ctx context.Context, conn net.Conn, addr string, kind byte) (net.Conn, error) {
 	if deadline, ok := ctx.Deadline(); ok {
 		if err := conn.SetWriteDeadline(deadline); err != nil {
 			conn.Close()

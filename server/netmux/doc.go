@@ -17,6 +17,21 @@
 //     a TLS client with 0x16: none starts with 'R', so an http.Server
 //     serving the default listener needs to know nothing of the Mux.
 //
+// # TLS
+//
+// With Config.TLS the Mux speaks TLS on every connection, beneath the kind
+// byte: it runs the server handshake first, and the first byte is the
+// first byte of the decrypted stream. A dialer dials, completes its TLS
+// handshake, then writes the kind byte (WriteKind). A connection whose
+// handshake fails — a plain one, a certificate the configuration's
+// VerifyConnection refuses — is closed before any listener sees it, and
+// Config.Refused is told once, with the peer's address and why.
+// TLSConn reaches the *tls.Conn of an accepted connection through the
+// Mux's own wrapping, so that a protocol can read the peer's certificate
+// (an http.Server's ConnContext, for one). The default listener's
+// connections are never *tls.Conn values themselves: an http.Server takes
+// them for plain ones and serves h2c over the TLS stream.
+//
 // # Lifetime
 //
 // Register every listener (Listener, Default) before Serve, so that no
@@ -37,7 +52,8 @@
 // slow client never delays the accepts of others. A connection that sends
 // nothing within Config.FirstByteTimeout (DefaultFirstByteTimeout, 10 s)
 // is closed: an idle or bogus connection cannot pin a goroutine forever.
-// The timeout covers only the first byte; after it the protocol sets its
+// With TLS the timeout covers the handshake and the first byte; it covers
+// nothing after the first byte; after it the protocol sets its
 // own deadlines. Nothing bounds how many connections may wait for their
 // first byte at once; the port is internal, reached by cluster peers only.
 //

@@ -1,6 +1,7 @@
 package netmux
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 type Mux struct {
 	base    net.Listener
 	timeout time.Duration
+	tls     *tls.Config
+	refused func(net.Addr, error)
 
 	// done is closed by Close or when Serve ends; it unblocks every Accept.
 	done      chan struct{}
@@ -48,6 +51,8 @@ func NewWithConfig(l net.Listener, cfg Config) *Mux {
 	return &Mux{
 		base:    bounds.Guard(l, "internal", cfg.Logger, cfg.AcceptErrors),
 		timeout: cfg.firstByteTimeout(),
+		tls:     cfg.TLS,
+		refused: cfg.Refused,
 		done:    make(chan struct{}),
 		kinds:   make(map[byte]*listener),
 		pending: make(map[net.Conn]struct{}),
@@ -164,19 +169,34 @@ func (m *Mux) untrack(conn net.Conn) {
 	m.mu.Unlock()
 }
 
-// route reads conn's first byte within the timeout and hands conn to its
-// listener. It runs in a goroutine of its own per connection.
-func (m *Mux) route(conn net.Conn) {
+// route runs conn's TLS handshake, if any, and reads its first byte
+// within the timeout, then hands conn to its listener. It runs in a
+// goroutine of its own per connection.
+func (m *Mux) route(raw net.Conn) {
 	defer m.routing.Done()
+	conn := raw
 	var first [1]byte
-	err := conn.SetReadDeadline(time.Now().Add(m.timeout))
+	// Both directions: a handshake writes too.
+	err := conn.SetDeadline(time.Now().Add(m.timeout))
+	if err == nil && m.tls != nil {
+		tc := tls.Server(raw, m.tls)
+		if err = tc.Handshake(); err != nil {
+			m.untrack(raw)
+			raw.Close()
+			if m.refused != nil {
+				m.refused(raw.RemoteAddr(), err)
+			}
+			return
+		}
+		conn = tc
+	}
 	if err == nil {
 		_, err = io.ReadFull(conn, first[:])
 	}
 	if err == nil {
-		err = conn.SetReadDeadline(time.Time{})
+		err = conn.SetDeadline(time.Time{})
 	}
-	m.untrack(conn)
+	m.untrack(raw)
 	if err != nil {
 		conn.Close()
 		return

@@ -23,10 +23,15 @@ func newTransport(cfg Config, hlog *hclogAdapter) raft.Transport {
 	})
 }
 
-// closeTransport closes t if it can be closed (raft.WithClose); a nil t
-// is nothing to close. Hashicorp's transports may be closed twice.
+// closeTransport closes t if it can be closed (raft.WithClose), and the
+// connections a network transport keeps open to its peers, so that theirs
+// end as a stopped process's do; a nil t is nothing to close.
+// Hashicorp's transports may be closed twice.
 func closeTransport(t raft.Transport) {
 	if c, ok := t.(raft.WithClose); ok {
 		c.Close()
+	}
+	if s, ok := t.(interface{ CloseStreams() }); ok {
+		s.CloseStreams()
 	}
 }

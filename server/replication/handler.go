@@ -108,11 +108,25 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 	mux.HandleFunc("POST "+PathReplicate, h.replicate)
 	mux.HandleFunc("GET "+PathRecords, h.records)
 	mux.HandleFunc("GET "+PathDigests, h.digests)
-	mux.HandleFunc("POST "+PathCut, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "cut", h.p.Cut) })
+	mux.HandleFunc("POST "+PathCut, func(w http.ResponseWriter, r *http.Request) {
+		jsonCall(h, w, r, "cut", func(ctx context.Context, req cluster.CutRequest) (cluster.CutResponse, error) {
+			if err := ActsFor(ctx, req.Leader, "cut a replica as its leader"); err != nil {
+				return cluster.CutResponse{}, err
+			}
+			return h.p.Cut(ctx, req)
+		})
+	})
 	mux.HandleFunc("POST "+PathProduce, h.produce)
 	mux.HandleFunc("POST "+PathOperate, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "operate", h.p.Operate) })
 	mux.HandleFunc("POST "+PathPropose, h.propose)
-	mux.HandleFunc("POST "+PathHeartbeat, func(w http.ResponseWriter, r *http.Request) { jsonCall(h, w, r, "heartbeat", h.p.Heartbeat) })
+	mux.HandleFunc("POST "+PathHeartbeat, func(w http.ResponseWriter, r *http.Request) {
+		jsonCall(h, w, r, "heartbeat", func(ctx context.Context, hb Heartbeat) (Observation, error) {
+			if err := ActsFor(ctx, hb.Node, "heartbeat"); err != nil {
+				return Observation{}, err
+			}
+			return h.p.Heartbeat(ctx, hb)
+		})
+	})
 	mux.HandleFunc("POST "+PathMembership, func(w http.ResponseWriter, r *http.Request) {
 		jsonCall(h, w, r, "membership", func(ctx context.Context, req MembershipRequest) (struct{}, error) {
 			return struct{}{}, h.p.Membership(ctx, req)
@@ -222,6 +236,8 @@ func (h *handler) fail(w http.ResponseWriter, err error) {
 		status = http.StatusServiceUnavailable
 	case CodeNotLeader:
 		status = http.StatusMisdirectedRequest
+	case CodeForbidden:
+		status = http.StatusForbidden
 	case CodeOffsetOutOfRange:
 		status = http.StatusRequestedRangeNotSatisfiable
 	}
@@ -252,6 +268,10 @@ func (h *handler) replicate(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		h.fail(w, badRequest(err))
+		return
+	}
+	if err := ActsFor(r.Context(), req.Leader, "replicate as the leader"); err != nil {
+		h.fail(w, err)
 		return
 	}
 	res, err := h.p.Replicate(r.Context(), req)

@@ -235,6 +235,24 @@ func TestBinaryExitStatuses(t *testing.T) {
 		require.Contains(t, string(out), "PYSTREAM_INSECURE=true")
 	})
 
+	// docs/security.md § The internal port: cluster mode with a
+	// non-loopback internal address and no certificates is a
+	// configuration error naming the setting, before anything is bound
+	// or created.
+	t.Run("non-loopback internal address without cluster TLS", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		cmd := command(t, ctx, bin, "PYSTREAM_PORT="+strconv.Itoa(freePort(t)), "PYSTREAM_KAFKA_PORT=0", "PYSTREAM_NODE_ID=1",
+			"PYSTREAM_CLUSTER=1=127.0.0.1:"+strconv.Itoa(freePort(t))+",2=10.0.0.2:7001", "PYSTREAM_DATA_DIR="+dataDir)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "output: %s", out)
+		require.Equal(t, 2, ee.ExitCode(), "output: %s", out)
+		require.Contains(t, string(out), "PYSTREAM_CLUSTER_TLS_CERT")
+		require.Contains(t, string(out), "10.0.0.2:7001")
+		require.Contains(t, string(out), "PYSTREAM_INSECURE=true")
+		require.NoDirExists(t, dataDir)
+	})
+
 	t.Run("address in use", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)

@@ -21,9 +21,11 @@ import (
 // describes it: .ci/cluster starts three nodes that form one
 // cluster — every node ready, a topic with replication factor 3 created
 // through one and written through another — and an interrupt (Ctrl-C)
-// stops all three.
+// stops all three. The cluster is the secure one
+// (docs/security.md § The internal port): the script made the certificates and every node's
+// internal port speaks mutual TLS.
 func TestMakeClusterScript(t *testing.T) {
-	bin := buildBinary(t)
+	bin, cli := buildBinary(t), buildCLI(t)
 	script, err := filepath.Abs(filepath.Join("..", "..", "..", ".ci", "cluster"))
 	require.NoError(t, err)
 	var httpPorts, internalPorts, kafkaPorts []string
@@ -35,7 +37,8 @@ func TestMakeClusterScript(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Env = append(cmd.Environ(), "BIN="+bin, "CLUSTER_DIR="+t.TempDir(), "PYSTREAM_FAILOVER_AFTER=1s",
+	clusterDir := t.TempDir()
+	cmd.Env = append(cmd.Environ(), "BIN="+bin, "CLI="+cli, "CLUSTER_DIR="+clusterDir, "PYSTREAM_FAILOVER_AFTER=1s",
 		"CLUSTER_HTTP_PORTS="+strings.Join(httpPorts, " "), "CLUSTER_INTERNAL_PORTS="+strings.Join(internalPorts, " "),
 		"CLUSTER_KAFKA_PORTS="+strings.Join(kafkaPorts, " "))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a terminal's Ctrl-C reaches the whole group
@@ -67,6 +70,11 @@ func TestMakeClusterScript(t *testing.T) {
 
 	_, err = clients[1].ProduceRaw(ctx, "orders", []byte("k2"), []byte("at once"))
 	require.NoError(t, err, "a write through node 2 right after the creation through node 1")
+	for n := 1; n <= 3; n++ {
+		require.FileExists(t, filepath.Join(clusterDir, "certs", fmt.Sprintf("node-%d.pem", n)))
+		require.Contains(t, output(), fmt.Sprintf("node %d | ", n)+"time=", "output:\n%s", output())
+	}
+	require.Equal(t, 3, strings.Count(output(), "internal port: mutual TLS 1.3"), "every node says its internal port is authenticated; output:\n%s", output())
 
 	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
 	err = cmd.Wait()

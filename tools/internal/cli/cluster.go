@@ -29,7 +29,7 @@ func (a *app) clusterCommand() *cobra.Command {
 		}
 		return unknown(cmd, args)
 	}
-	cmd.AddCommand(a.clusterJournalCommand(), a.clusterNodesCommand(), a.addNodeCommand(), a.removeNodeCommand(), &cobra.Command{
+	cmd.AddCommand(a.clusterJournalCommand(), a.clusterNodesCommand(), a.addNodeCommand(), a.removeNodeCommand(), a.clusterCertsCommand(), &cobra.Command{
 		Use:   "status",
 		Short: "List the brokers (available or stopped) and the topics",
 		Args:  noArgs,
