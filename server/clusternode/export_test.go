@@ -1,6 +1,10 @@
 package clusternode
 
-import "time"
+import (
+	"context"
+	"net"
+	"time"
+)
 
 // ControllerFailoverAfter is the failover delay node n's controller acts
 // after now — zero while it changes no metadata — as followHealing
@@ -11,3 +15,10 @@ func ControllerFailoverAfter(n *Node) time.Duration { return n.ctrl.FailoverAfte
 // RaftTerm is node n's current Raft term, for the tests that check a
 // stranger moved no term.
 func RaftTerm(n *Node) uint64 { return n.raft.Term() }
+
+// DialInternal is node n's dialer of the internal port (security.go,
+// dialInternal): with TLS, a handshake that wants node want, then the
+// kind byte.
+func DialInternal(n *Node, ctx context.Context, addr string, want int, kind byte) (net.Conn, error) {
+	return n.dialInternal(ctx, addr, want, kind)
+}

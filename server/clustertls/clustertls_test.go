@@ -53,6 +53,10 @@ func TestClusterTLSNodeID(t *testing.T) {
 		{"sign", []*url.URL{uri("pystream-node:+2")}, 0},
 		{"too large", []*url.URL{uri("pystream-node:2147483648")}, 0},
 		{"not a number", []*url.URL{uri("pystream-node:two")}, 0},
+		// Found by FuzzNodeID: the URI is the node's name as a whole.
+		{"query", []*url.URL{uri("pystream-node:2?role=controller")}, 0},
+		{"empty query", []*url.URL{uri("pystream-node:2?")}, 0},
+		{"fragment", []*url.URL{uri("pystream-node:2#x")}, 0},
 		{"two", []*url.URL{clustertls.NodeURI(1), clustertls.NodeURI(2)}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,8 +20,8 @@ func NodeURI(id int) *url.URL {
 }
 
 // NodeID reads the node id a certificate names: its one URI SAN of
-// scheme URIScheme, "pystream-node:ID" with ID a decimal from 1 to
-// MaxNodeID. A certificate with none, or with more than one, names no node
+// scheme URIScheme, exactly "pystream-node:ID" with ID a decimal from 1
+// to MaxNodeID, without sign, leading zero, query or fragment. A certificate with none, or with more than one, names no node
 // (ErrNoNodeID). It is the only place a node's identity is read from a
 // certificate.
 func NodeID(cert *x509.Certificate) (int, error) {
@@ -34,7 +34,9 @@ func NodeID(cert *x509.Certificate) (int, error) {
 			return 0, fmt.Errorf("%w: more than one %s URI", ErrNoNodeID, URIScheme)
 		}
 		n, err := strconv.ParseUint(u.Opaque, 10, 31)
-		if err != nil || n == 0 || u.Opaque != strconv.FormatUint(n, 10) {
+		// The whole URI, not only its opaque part: "pystream-node:2?x"
+		// and "pystream-node:2#x" are no node's name.
+		if err != nil || n == 0 || u.String() != NodeURI(int(n)).String() {
 			return 0, fmt.Errorf("%w: %q is not %s:ID with ID from 1 to %d", ErrNoNodeID, u.String(), URIScheme, MaxNodeID)
 		}
 		id = int(n)

@@ -32,8 +32,8 @@ type Config struct {
 	// without reaching any listener. Nil: plain connections.
 	TLS *tls.Config
 	// Refused, when set, is told once of each connection closed because
-	// its TLS handshake failed: the peer's address and why. It must not
-	// block.
+	// its TLS handshake failed: the peer's address and why, before the
+	// connection is closed. It must not block.
 	Refused func(remote net.Addr, err error)
 }
 

@@ -182,10 +182,12 @@ func (m *Mux) route(raw net.Conn) {
 		tc := tls.Server(raw, m.tls)
 		if err = tc.Handshake(); err != nil {
 			m.untrack(raw)
-			raw.Close()
+			// Reported before the close: a peer that sees its connection
+			// closed knows that the refusal was reported.
 			if m.refused != nil {
 				m.refused(raw.RemoteAddr(), err)
 			}
+			raw.Close()
 			return
 		}
 		conn = tc
