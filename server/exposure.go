@@ -7,7 +7,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/pystream/pystream/server/httpapi"
+	"github.com/pystream/pystream/server/auth"
 )
 
 // Safe defaults (docs/security.md): without an auth file every route is
@@ -97,7 +97,7 @@ func checkSecurity(cfg Config) error {
 		return err
 	}
 	if cfg.AuthFile != "" {
-		if _, err := httpapi.LoadAuthFile(cfg.AuthFile); err != nil {
+		if _, err := auth.LoadFile(cfg.AuthFile); err != nil {
 			return err
 		}
 	}
@@ -108,14 +108,14 @@ func checkSecurity(cfg Config) error {
 // and logs how the server is protected: the tokens the HTTP API accepts,
 // nil without an auth file (every route open, on a loopback address
 // only).
-func (s *Server) loadAuth() ([]httpapi.Token, error) {
+func (s *Server) loadAuth() ([]auth.Token, error) {
 	if err := checkExposure(s.cfg); err != nil {
 		return nil, err
 	}
-	var tokens []httpapi.Token
+	var tokens []auth.Token
 	if s.cfg.AuthFile != "" {
 		var err error
-		if tokens, err = httpapi.LoadAuthFile(s.cfg.AuthFile); err != nil {
+		if tokens, err = auth.LoadFile(s.cfg.AuthFile); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/clusternode"
 	"github.com/pystream/pystream/server/controller"
@@ -249,7 +250,7 @@ func (s *Server) openCluster(fsys durable.FS) error {
 // openAPI builds the HTTP API over the cluster: the mode's differences
 // are chosen here, once — the brokers as the configuration names them,
 // and the metadata group's membership in cluster mode alone.
-func (s *Server) openAPI(tokens []httpapi.Token) error {
+func (s *Server) openAPI(tokens []auth.Token) error {
 	var brokers httpapi.Brokers = httpapi.EmbeddedBrokers(s.cfg.Brokers)
 	if s.cfg.ClusterMode() {
 		brokers = httpapi.ProcessBrokers(len(s.cfg.Cluster))

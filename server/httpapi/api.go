@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/explorer"
 	"github.com/pystream/pystream/server/group"
@@ -134,7 +135,7 @@ type API struct {
 	writeTimeout time.Duration
 	inflight     *inflight
 	// auth is the parsed auth file; nil without one.
-	auth    *tokenSet
+	auth    *auth.Set
 	metrics *metrics
 	// explorer serves /explorer and GET /api/events (explorer.go);
 	// stopExplorerWatch ends its watch of Config.Advances.
@@ -177,7 +178,7 @@ func New(cfg Config, b Backend) (*API, error) {
 		inflight:     &inflight{limit: cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)},
 	}
 	if cfg.Tokens != nil {
-		a.auth = &tokenSet{tokens: cfg.Tokens}
+		a.auth = auth.NewSet(cfg.Tokens)
 	}
 	m, err := newMetrics(cfg.Metrics)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/apitest"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/group"
@@ -107,7 +108,7 @@ func openTestServer(t testing.TB, cfg testConfig, logger *slog.Logger) *testServ
 		return out
 	}})
 	if cfg.AuthFile != "" {
-		cfg.Tokens, err = LoadAuthFile(cfg.AuthFile)
+		cfg.Tokens, err = auth.LoadFile(cfg.AuthFile)
 		require.NoError(t, err)
 	}
 	cfg.Logger, cfg.Root = logger, c.Root()
