@@ -180,4 +180,3 @@ func FuzzSASLStep(f *testing.F) {
 		}
 	})
 }
-
