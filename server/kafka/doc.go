@@ -74,6 +74,6 @@
 // Idempotent and transactional producers (no InitProducerID: kgo and
 // librdkafka fall back to plain produce), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848) and
-// DeleteGroups, SASL and TLS on this listener, and OffsetForLeaderEpoch
+// DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
 // (so clients skip log truncation checks).
 package kafka
