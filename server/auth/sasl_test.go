@@ -64,6 +64,7 @@ func TestAuthSASLPlain(t *testing.T) {
 	require.Equal(t, RoleWrite, c.Principal().Role)
 	c, err = plain("app\x00app\x00app-token")
 	require.NoError(t, err, "an authorization id equal to the user")
+	require.Equal(t, "app", c.Principal().Name)
 
 	for name, msg := range map[string]string{
 		"wrong token":      "\x00app\x00ro-token",

@@ -69,8 +69,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		return 0, screenCreate(req.(*kmsg.CreateTopicsRequest))
 	case scopeGroups:
 		return 0, screenGroups(req)
-	case scopeTopics:
-	default:
+	case scopeNone:
 		return 0, nil
 	}
 	switch r := req.(type) {

@@ -69,6 +69,13 @@
 // for the rebalance on its connection. OffsetCommit asks the coordinator
 // whether the committer may commit before it stores anything.
 //
+// # Authentication and authorization
+//
+// With Config.Auth (the auth file) a connection authenticates with SASL
+// before anything but ApiVersions (sasl.go), and every request is then
+// authorized by server/auth's rule, the HTTP API's, per API and per topic
+// (authz.go). With Config.TLS every listener speaks TLS only.
+//
 // # Deliberately left out
 //
 // Idempotent and transactional producers (no InitProducerID: kgo and
