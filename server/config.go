@@ -160,11 +160,12 @@ type Config struct {
 	// every client must present a certificate signed by one of them:
 	// mutual TLS.
 	TLSClientCA string `split_words:"true" desc:"PEM CA certificates; when set, clients must present a certificate they signed (mutual TLS)"`
-	// AuthFile is the file of bearer tokens (httpapi/authfile.go has its
+	// AuthFile is the file of tokens and SCRAM credentials that guards
+	// the HTTP API and the Kafka listener (server/auth's doc.go has its
 	// format).
 	// Empty: no authentication, which is allowed on a loopback Host only
 	// unless Insecure says otherwise.
-	AuthFile string `split_words:"true" desc:"File of bearer tokens (name, role, sha256 hash, topic prefixes; docs/security.md); empty = no authentication, loopback only"`
+	AuthFile string `split_words:"true" desc:"File of tokens for HTTP and Kafka (name, role, sha256 hash or SCRAM credential, topic prefixes; docs/security.md); empty = no authentication, loopback only"`
 
 	// Insecure lets a server without an auth file bind a non-loopback
 	// Host. It is logged as a warning at every start.

@@ -50,26 +50,56 @@ func TestExposureRule(t *testing.T) {
 	}
 }
 
-// docs/kafka.md: the Kafka listener has no authentication, so an auth
-// file does not make a non-loopback host safe while it is open: the
-// server refuses, naming the port and the three ways out.
+// docs/kafka.md § Authentication and TLS: off loopback the Kafka port
+// needs the auth file (SASL) and TLS, so that no token crosses the
+// network in clear; PYSTREAM_INSECURE, loopback or a closed port lift it.
 func TestExposureKafka(t *testing.T) {
-	cfg := Defaults()
-	cfg.Host, cfg.AuthFile = "0.0.0.0", "tokens"
-	err := checkExposure(cfg)
-	var ee *ExposedError
-	require.ErrorAs(t, err, &ee)
-	require.ErrorIs(t, err, ErrExposed)
-	require.Equal(t, int(cfg.KafkaPort), ee.KafkaPort)
-	for _, want := range []string{"PYSTREAM_KAFKA_PORT=0", "127.0.0.1", "PYSTREAM_INSECURE=true", "no authentication"} {
-		require.Contains(t, err.Error(), want)
+	tests := []struct {
+		name      string
+		host      string
+		auth, tls bool
+		port      KafkaPort
+		insecure  bool
+		kafka     bool // refused, naming the Kafka port
+		refused   bool // refused for the HTTP rule (no auth file)
+	}{
+		{"SASL_SSL off loopback", "0.0.0.0", true, true, 9092, false, false, false},
+		{"SASL_PLAINTEXT off loopback", "0.0.0.0", true, false, 9092, false, true, false},
+		{"no auth file off loopback", "0.0.0.0", false, true, 9092, false, false, true},
+		{"port closed", "0.0.0.0", true, false, 0, false, false, false},
+		{"insecure", "0.0.0.0", true, false, 9092, true, false, false},
+		{"insecure, no auth", "10.0.0.1", false, false, 9092, true, false, false},
+		{"loopback clear", "127.0.0.1", true, false, 9092, false, false, false},
+		{"loopback open", "::1", false, false, 9092, false, false, false},
 	}
-	cfg.KafkaPort = 0
-	require.NoError(t, checkExposure(cfg), "the listener closed")
-	cfg.KafkaPort, cfg.Insecure = 9092, true
-	require.NoError(t, checkExposure(cfg), "PYSTREAM_INSECURE")
-	cfg.Insecure, cfg.Host = false, "127.0.0.1"
-	require.NoError(t, checkExposure(cfg), "loopback")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Defaults()
+			cfg.Host, cfg.KafkaPort, cfg.Insecure = tt.host, tt.port, Switch(tt.insecure)
+			if tt.auth {
+				cfg.AuthFile = "tokens"
+			}
+			if tt.tls {
+				cfg.TLSCert, cfg.TLSKey = "cert.pem", "key.pem"
+			}
+			err := checkExposure(cfg)
+			if !tt.kafka && !tt.refused {
+				require.NoError(t, err)
+				return
+			}
+			var ee *ExposedError
+			require.ErrorAs(t, err, &ee)
+			require.ErrorIs(t, err, ErrExposed)
+			if tt.refused {
+				require.Zero(t, ee.KafkaPort, "the HTTP rule speaks first")
+				return
+			}
+			require.Equal(t, int(tt.port), ee.KafkaPort)
+			for _, want := range []string{"PYSTREAM_KAFKA_PORT=0", "127.0.0.1", "PYSTREAM_INSECURE=true", "PYSTREAM_TLS_CERT", "no TLS"} {
+				require.Contains(t, err.Error(), want)
+			}
+		})
+	}
 }
 
 // The probe: PYSTREAM_HOST=0.0.0.0 with no auth file used to serve every

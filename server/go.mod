@@ -48,9 +48,11 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
@@ -59,6 +61,7 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/pystream/pystream/docs v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	github.com/xdg-go/scram v1.4.0
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/sys v0.48.0
 )

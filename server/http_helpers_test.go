@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/pystream/pystream/server/httpapi"
+	"github.com/pystream/pystream/server/auth"
 )
 
 // Helpers for the end-to-end tests: a server whose log lines a test reads,
@@ -40,7 +40,7 @@ const tokenRead = "read-secret-0123456789abcdef"
 func writeAuthFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(path, []byte("reader read "+httpapi.HashToken(tokenRead)+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte("reader read "+auth.HashToken(tokenRead)+"\n"), 0o600))
 	return path
 }
 

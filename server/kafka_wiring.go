@@ -91,6 +91,11 @@ func (s *Server) startKafka() (stop func()) {
 			Groups:            s.classic,
 			// ListGroups and DescribeGroups show the HTTP groups too.
 			OtherGroups: s.consumerGroups,
+			// One auth file and one identity per node, for every port:
+			// SASL with the HTTP API's principals, TLS with its
+			// certificate (SASL_SSL when both are set).
+			Auth: s.auth,
+			TLS:  s.tls,
 		})
 		if err != nil {
 			s.logger.Error("kafka listener not started", "err", err)

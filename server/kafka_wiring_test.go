@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/server/apiclient"
@@ -177,4 +180,28 @@ func TestKafkaWiringHTTPWriteWakesFetch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a record POSTed over HTTP did not wake the waiting Kafka fetch")
 	}
+}
+
+// TestKafkaWiringAuthFile: the server hands its auth file to the Kafka
+// listener: a client without SASL is refused, the reader's token over
+// SASL/PLAIN reads the topic list and may not produce
+// (docs/kafka.md § Authentication and TLS).
+func TestKafkaWiringAuthFile(t *testing.T) {
+	srv, _, _ := startKafkaServer(t, "orders", 1, func(c *Config) { c.AuthFile = writeAuthFile(t) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	anon, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.RequestRetries(0))
+	require.NoError(t, err)
+	defer anon.Close()
+	require.Error(t, anon.Ping(ctx), "no SASL: the connection is closed")
+
+	reader, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.RequestRetries(0),
+		kgo.SASL(plain.Auth{User: "reader", Pass: tokenRead}.AsMechanism()))
+	require.NoError(t, err)
+	defer reader.Close()
+	md, err := kadm.NewClient(reader).Metadata(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"orders"}, md.Topics.Names())
+	err = reader.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("v")}).FirstErr()
+	require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
 }

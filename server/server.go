@@ -14,6 +14,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/clusternode"
@@ -92,6 +93,9 @@ type Server struct {
 	// tls is the TLS configuration Serve wraps its listener in, or nil
 	// for plain HTTP (tls.go).
 	tls *tls.Config
+	// auth is the auth file's credentials, nil without one: the HTTP
+	// API's bearer tokens and the Kafka listener's SASL principals.
+	auth *auth.Set
 	// fileLimit is the open-file limit after the start raised it, and
 	// maxOpenLogs the replica-log cap derived from it (fdlimit.go).
 	fileLimit   FileLimit
@@ -183,6 +187,9 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 	if err != nil {
 		return nil, err
 	}
+	if tokens != nil {
+		s.auth = auth.NewSet(tokens)
+	}
 	lim, err := RaiseFileLimit()
 	if err != nil {
 		logger.Warn("the open-file limit could not be raised; replica logs are capped below the current one", "err", err)
@@ -209,7 +216,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 		}
 	}
 	s.metrics.registerCluster(s.cluster)
-	if err := s.openAPI(tokens); err != nil {
+	if err := s.openAPI(); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
@@ -254,7 +261,7 @@ func (s *Server) openCluster(fsys durable.FS) error {
 // openAPI builds the HTTP API over the cluster: the mode's differences
 // are chosen here, once — the brokers as the configuration names them,
 // and the metadata group's membership in cluster mode alone.
-func (s *Server) openAPI(tokens []httpapi.Token) error {
+func (s *Server) openAPI() error {
 	var brokers httpapi.Brokers = httpapi.EmbeddedBrokers(s.cfg.Brokers)
 	if s.cfg.ClusterMode() {
 		brokers = httpapi.ProcessBrokers(len(s.cfg.Cluster))
@@ -265,7 +272,7 @@ func (s *Server) openAPI(tokens []httpapi.Token) error {
 		Groups:          httpapi.Groups{Registry: s.groups, Consumer: s.consumerGroups, Classic: s.classic, Home: groupHome{s}},
 		MaxRequestBytes: s.maxBody, MaxRequestRecords: int(s.cfg.MaxRequestRecords), MaxInflightBytes: int64(s.cfg.MaxInflightBytes),
 		FetchMaxBytes: s.fetchBytes, WriteTimeout: s.writeTimeout,
-		Tokens: tokens, Host: s.cfg.Host, AllowedHosts: s.cfg.AllowedHosts, AllowedOrigins: s.cfg.AllowedOrigins,
+		Auth: s.auth, Host: s.cfg.Host, AllowedHosts: s.cfg.AllowedHosts, AllowedOrigins: s.cfg.AllowedOrigins,
 	}, httpapi.Backend{Data: s.cluster, Admin: s.cluster, Operator: s.cluster, Membership: s.members})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

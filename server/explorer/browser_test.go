@@ -22,7 +22,7 @@ import (
 	"github.com/pystream/pystream/docs"
 	"github.com/pystream/pystream/server"
 	"github.com/pystream/pystream/server/apiclient"
-	"github.com/pystream/pystream/server/httpapi"
+	"github.com/pystream/pystream/server/auth"
 )
 
 // The explorer in a real browser: headless Chromium drives /explorer on a
@@ -98,7 +98,7 @@ const (
 // withAuth gives the server an auth file with a read and a write token.
 func withAuth(t *testing.T) func(*server.Config) {
 	path := filepath.Join(t.TempDir(), "tokens")
-	content := "reader read " + httpapi.HashToken(tokenRead) + "\nwriter write " + httpapi.HashToken(tokenWrite) + "\n"
+	content := "reader read " + auth.HashToken(tokenRead) + "\nwriter write " + auth.HashToken(tokenWrite) + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 	return func(c *server.Config) { c.AuthFile = path }
 }

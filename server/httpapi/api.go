@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/explorer"
@@ -93,11 +94,11 @@ type Config struct {
 	// (DefaultWriteTimeout).
 	WriteTimeout time.Duration
 
-	// Tokens are the bearer tokens of the auth file
-	// (PYSTREAM_AUTH_FILE): with them every route but the open ones needs
-	// one of them, with the route's role. Nil opens every route, which
+	// Auth is the auth file (PYSTREAM_AUTH_FILE, server/auth): with it
+	// every route but the open ones needs a bearer token with the
+	// route's role. Nil opens every route, which
 	// the wiring allows on a loopback address only.
-	Tokens []Token
+	Auth *auth.Set
 	// Host is the address the server binds (PYSTREAM_HOST); with
 	// AllowedHosts and AllowedOrigins it decides which Host and Origin
 	// headers a browser's request may carry (browser.go).
@@ -135,7 +136,7 @@ type API struct {
 	writeTimeout time.Duration
 	inflight     *bounds.Inflight
 	// auth is the parsed auth file; nil without one.
-	auth    *tokenSet
+	auth    *auth.Set
 	metrics *metrics
 	// explorer serves /explorer and GET /api/events (explorer.go);
 	// stopExplorerWatch ends its watch of Config.Advances.
@@ -177,9 +178,7 @@ func New(cfg Config, b Backend) (*API, error) {
 		writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 		inflight:     bounds.NewInflight(cmp.Or(cfg.MaxInflightBytes, DefaultMaxInflightBytes)),
 	}
-	if cfg.Tokens != nil {
-		a.auth = &tokenSet{tokens: cfg.Tokens}
-	}
+	a.auth = cfg.Auth
 	m, err := newMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("httpapi: %w", err)

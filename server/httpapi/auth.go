@@ -1,20 +1,19 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/auth"
 )
 
 // Authentication and roles (docs/security.md): with an auth file, every
 // route but the open ones needs a bearer token whose role is at least the
 // route's (route.Role, in the route table) and, for a token limited to
 // topic prefixes, a route about one topic (a {topic} in its path) under one
-// of them. The decision is the pure function authorize; requireRole is the
+// of them. The decision is server/auth's (auth.Decide), worded for HTTP by authorize; requireRole is the
 // handler wrapper New puts around every route.
 
 // Error codes of authentication and authorization.
@@ -26,26 +25,20 @@ const (
 // authRealm is the realm of the WWW-Authenticate challenge.
 const authRealm = "pystream"
 
-// tokenSet is the parsed auth file. Read-only once built: safe for
-// concurrent use.
-type tokenSet struct {
-	tokens []Token
-}
+// The roles, from the one copy of the rules (server/auth): a route's
+// Role is one of them.
+type (
+	Role  = auth.Role
+	Token = auth.Token
+)
 
-// lookup returns the token whose hash is the hash of secret, or nil. It
-// compares with every token in constant time and never stops early, so the
-// time it takes says nothing about which token, or how much of one,
-// matched.
-func (ts *tokenSet) lookup(secret string) *Token {
-	sum := sha256.Sum256([]byte(secret))
-	var found *Token
-	for i := range ts.tokens {
-		if subtle.ConstantTimeCompare(sum[:], ts.tokens[i].Hash[:]) == 1 {
-			found = &ts.tokens[i]
-		}
-	}
-	return found
-}
+// The roles a route may need.
+const (
+	RoleOpen  = auth.RoleOpen
+	RoleRead  = auth.RoleRead
+	RoleWrite = auth.RoleWrite
+	RoleAdmin = auth.RoleAdmin
+)
 
 // bearer returns the token of r's Authorization header: ok is false when
 // there is none; malformed when there is something that is not exactly
@@ -79,14 +72,13 @@ type denial struct {
 }
 
 // authorize decides whether tok (nil: no valid token) may call rt for the
-// topic named in the request's path ("" when the route has none). It never
-// looks at whether the topic exists: a topic outside the token's prefixes
-// is refused the same way whether it exists or not.
+// topic named in the request's path ("" when the route has none), by the
+// one rule of server/auth (auth.Decide), and words the refusal for HTTP.
 func authorize(rt *route, tok *Token, topicName string, presented, malformed bool) *denial {
-	if rt.Role == RoleOpen {
+	switch auth.Decide(tok, rt.Role, topicName, strings.Contains(rt.Path, "{topic}")) {
+	case auth.DenyNone:
 		return nil
-	}
-	if tok == nil {
+	case auth.DenyUnauthenticated:
 		d := &denial{status: http.StatusUnauthorized, code: CodeUnauthenticated,
 			challenge: fmt.Sprintf("Bearer realm=%q", authRealm)}
 		switch {
@@ -101,22 +93,12 @@ func authorize(rt *route, tok *Token, topicName string, presented, malformed boo
 				rt.Method, rt.Path, rt.Role)
 		}
 		return d
-	}
-	if tok.Role < rt.Role {
+	case auth.DenyRole:
 		return &denial{status: http.StatusForbidden, code: CodePermissionDenied,
 			message: fmt.Sprintf("token %q has role %s; %s %s needs %s", tok.Name, tok.Role, rt.Method, rt.Path, rt.Role)}
-	}
-	if len(tok.Prefixes) == 0 {
-		return nil
-	}
-	if !strings.Contains(rt.Path, "{topic}") {
+	case auth.DenyNotOneTopic:
 		return &denial{status: http.StatusForbidden, code: CodePermissionDenied,
 			message: fmt.Sprintf("token %q is limited to topic prefixes; %s %s is not about one topic", tok.Name, rt.Method, rt.Path)}
-	}
-	for _, p := range tok.Prefixes {
-		if strings.HasPrefix(topicName, p) {
-			return nil
-		}
 	}
 	// The topic is not named: the same answer for a topic that exists and
 	// one that does not, and nothing long echoed back.
@@ -137,7 +119,7 @@ func (a *API) requireRole(rt route) http.Handler {
 		secret, presented, malformed := bearer(r)
 		var tok *Token
 		if presented {
-			tok = a.auth.lookup(secret)
+			tok = a.auth.Bearer(secret)
 		}
 		if d := authorize(&rt, tok, r.PathValue("topic"), presented, malformed); d != nil {
 			if d.challenge != "" {

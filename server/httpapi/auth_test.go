@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/apitest"
+	"github.com/pystream/pystream/server/auth"
 )
 
 // Tokens of the tests' auth file: one per role, and an admin limited to
@@ -29,11 +30,11 @@ const (
 func writeAuthFile(t *testing.T) string {
 	t.Helper()
 	content := "# name role hash [prefixes]\n" +
-		"reader read " + HashToken(tokenRead) + "\n" +
-		"writer\twrite\t" + HashToken(tokenWrite) + "\n" +
+		"reader read " + auth.HashToken(tokenRead) + "\n" +
+		"writer\twrite\t" + auth.HashToken(tokenWrite) + "\n" +
 		"\n" +
-		"ops admin " + HashToken(tokenAdmin) + "\n" +
-		"payments admin " + HashToken(tokenPayAdmin) + " pay,billing.\n"
+		"ops admin " + auth.HashToken(tokenAdmin) + "\n" +
+		"payments admin " + auth.HashToken(tokenPayAdmin) + " pay,billing.\n"
 	path := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 	return path

@@ -47,8 +47,8 @@
 //
 // # Security and limits
 //
-// Every route names the role a bearer token needs (auth.go; the tokens of
-// the auth file, authfile.go); without tokens every route is open, which
+// Every route names the role a bearer token needs (auth.go; the auth
+// file and the rule of who may do what are server/auth's); without tokens every route is open, which
 // the server allows on a loopback address only. browser.go refuses what a
 // web page could send (cross-origin requests, foreign Host headers, form
 // posts) and sets the pages' Content-Security-Policy. limits.go bounds

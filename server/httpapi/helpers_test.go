@@ -16,6 +16,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/apitest"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/controller"
 	"github.com/pystream/pystream/server/group"
@@ -38,7 +39,7 @@ type testConfig struct {
 	Brokers int
 	// FailoverAfter is the controller's failover delay (0: manual mode).
 	FailoverAfter time.Duration
-	// AuthFile, when set, is read into Config.Tokens.
+	// AuthFile, when set, is read into Config.Auth.
 	AuthFile string
 	// Cluster are the embedded cluster's options.
 	Cluster cluster.Options
@@ -107,8 +108,9 @@ func openTestServer(t testing.TB, cfg testConfig, logger *slog.Logger) *testServ
 		return out
 	}})
 	if cfg.AuthFile != "" {
-		cfg.Tokens, err = LoadAuthFile(cfg.AuthFile)
+		toks, err := auth.LoadFile(cfg.AuthFile)
 		require.NoError(t, err)
+		cfg.Auth = auth.NewSet(toks)
 	}
 	cfg.Logger, cfg.Root = logger, c.Root()
 	cfg.Config.Brokers = EmbeddedBrokers(cfg.Brokers)

@@ -1,11 +1,13 @@
 package kafka
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/group"
@@ -118,6 +120,17 @@ type Config struct {
 	// protocol (the HTTP API's consumer groups), so that ListGroups and
 	// DescribeGroups show every group; nil when there are none.
 	OtherGroups group.Lister
+	// Auth, when not nil, is the auth file (PYSTREAM_AUTH_FILE): every
+	// connection must authenticate with SASL (PLAIN, SCRAM-SHA-256 or
+	// SCRAM-SHA-512) before any request but ApiVersions, and each
+	// request is authorized by the principal's role and prefixes
+	// (authz.go). Nil: no authentication, every request served.
+	Auth *auth.Set
+	// TLS, when not nil, makes every listener speak TLS only (the
+	// server's PYSTREAM_TLS_CERT and PYSTREAM_TLS_KEY, and with
+	// PYSTREAM_TLS_CLIENT_CA a client certificate required): with Auth,
+	// Kafka's SASL_SSL. Its NextProtos are ignored (Kafka has no ALPN).
+	TLS *tls.Config
 }
 
 // withDefaults fills c's zero fields.
@@ -154,6 +167,10 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReconcileEvery <= 0 {
 		c.ReconcileEvery = DefaultReconcileEvery
+	}
+	if c.TLS != nil {
+		c.TLS = c.TLS.Clone()
+		c.TLS.NextProtos = nil
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -2,13 +2,17 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/server/auth"
 )
 
 // conn is one client connection to one broker's listener. Requests are
@@ -22,6 +26,17 @@ type conn struct {
 	// ahead is what watchGone read of the client's next request, given
 	// to the next Read first.
 	ahead []byte
+	log   *slog.Logger
+
+	// The SASL state (sasl.go), used with Config.Auth only. principal
+	// is the authenticated principal, nil until an exchange proves one;
+	// sasl is the exchange a handshake started; raw says a v0 handshake
+	// did, so the next frames are bare SASL messages; closeAfter ends
+	// the connection once the answer is written (a failed exchange).
+	principal  *auth.Token
+	sasl       *auth.SASL
+	raw        bool
+	closeAfter bool
 }
 
 // Read reads the client's requests: what watchGone read ahead, then the
@@ -69,10 +84,27 @@ func (c *conn) watchGone() (ctx context.Context, stop func()) {
 // refused, or the broker's listener closes.
 func (c *conn) serve() {
 	log := c.s.cfg.Logger.With("broker", c.broker, "remote", c.nc.RemoteAddr().String())
+	c.log = log
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		// The handshake is bounded like a request's arrival: a client
+		// that opens the port and sends nothing holds it FrameTimeout.
+		_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.FrameTimeout))
+		if err := tc.HandshakeContext(c.ctx); err != nil {
+			if c.ctx.Err() == nil {
+				log.Warn("kafka connection closed: TLS handshake failed", "err", err)
+			}
+			return
+		}
+		_ = c.nc.SetWriteDeadline(time.Time{})
+	}
 	var out []byte
 	for c.ctx.Err() == nil {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
-		size, err := readSize(c, c.s.cfg.MaxRequestBytes)
+		limit := c.s.cfg.MaxRequestBytes
+		if c.s.cfg.Auth != nil && c.principal == nil {
+			limit = min(limit, maxUnauthenticatedBytes)
+		}
+		size, err := readSize(c, limit)
 		if err != nil {
 			c.refused(log, err)
 			return
@@ -101,6 +133,9 @@ func (c *conn) serve() {
 				return
 			}
 		}
+		if c.closeAfter {
+			return
+		}
 		if cap(out) > 1<<20 {
 			out = nil // keep no large buffer on an idle connection
 		}
@@ -112,6 +147,10 @@ func (c *conn) refused(log interface{ Warn(string, ...any) }, err error) {
 	var ne net.Error
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), c.ctx.Err() != nil:
+	case errors.Is(err, ErrSASL):
+		// saslStep logged it, naming the principal.
+	case errors.Is(err, ErrUnauthenticated):
+		log.Warn("kafka connection closed: a request before SASL authentication (configure the client with SASL: docs/kafka.md)", "err", err)
 	case errors.As(err, &ne) && ne.Timeout():
 		log.Warn("kafka connection closed: timed out waiting for a request", "err", err)
 	default:
@@ -124,6 +163,9 @@ func (c *conn) refused(log interface{ Warn(string, ...any) }, err error) {
 // error closes the connection (nothing appended). An acks=0 produce
 // appends nothing.
 func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
+	if c.raw {
+		return c.handleRawSASL(dst, frame)
+	}
 	r, err := parseHeader(frame)
 	if err != nil {
 		return dst, err
@@ -131,6 +173,9 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 	a, known := c.s.apis[r.key]
 	if !known || r.req == nil {
 		return dst, &FrameError{Size: int64(len(frame)), Err: errorf(ErrUnknownAPI, "key %d", r.key)}
+	}
+	if c.s.cfg.Auth != nil && c.principal == nil && a.role != auth.RoleOpen {
+		return dst, errorf(ErrUnauthenticated, "%s", a.key.Name())
 	}
 	if r.key == int16(kmsg.ApiVersions) && r.version > a.max {
 		// Brokers answer a newer ApiVersions with a v0 answer: error 35
@@ -147,7 +192,7 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		return dst, err
 	}
 	start := time.Now()
-	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID}
+	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID, c: c}
 	var code int16
 	switch {
 	case r.version < a.min || r.version > a.max:
@@ -156,6 +201,10 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		code = a.notReady // replaying its metadata: try again
 	case a.membership:
 		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
+	}
+	var after func(kmsg.Response)
+	if code == 0 && c.principal != nil {
+		code, after = screen(&a, c.principal, r.req)
 	}
 	var resp kmsg.Response
 	switch {
@@ -168,6 +217,9 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		stop()
 	default:
 		resp = a.handle(x, r.req)
+	}
+	if after != nil && resp != nil {
+		after(resp)
 	}
 	c.s.metrics.observe(r.key, time.Since(start), x.codes)
 	if resp == nil {

@@ -69,11 +69,18 @@
 // for the rebalance on its connection. OffsetCommit asks the coordinator
 // whether the committer may commit before it stores anything.
 //
+// # Authentication and authorization
+//
+// With Config.Auth (the auth file) a connection authenticates with SASL
+// before anything but ApiVersions (sasl.go), and every request is then
+// authorized by server/auth's rule, the HTTP API's, per API and per topic
+// (authz.go). With Config.TLS every listener speaks TLS only.
+//
 // # Deliberately left out
 //
 // Idempotent and transactional producers (no InitProducerID: kgo and
 // librdkafka fall back to plain produce), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848) and
-// DeleteGroups, SASL and TLS on this listener, and OffsetForLeaderEpoch
+// DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
 // (so clients skip log truncation checks).
 package kafka

@@ -24,6 +24,14 @@ var (
 	// ErrUnsupportedVersion is a version outside the ones this listener
 	// or its codec know, so that no answer can be encoded.
 	ErrUnsupportedVersion = errors.New("kafka: unsupported version")
+	// ErrUnauthenticated is a request other than ApiVersions and the
+	// SASL exchange on a connection that has not authenticated, with an
+	// auth file: the connection is closed, as a Kafka broker closes it.
+	ErrUnauthenticated = errors.New("kafka: request before SASL authentication")
+	// ErrSASL is a SASL exchange that ended the connection: a failed
+	// authentication (whose answer was sent), or a bare SASL message
+	// (after a v0 handshake) that failed.
+	ErrSASL = errors.New("kafka: SASL authentication failed")
 )
 
 // FrameError is a frame refused by the request reader: Size is its size

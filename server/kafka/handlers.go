@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/server/auth"
 )
 
 // api is one row of the handler table: an API key, the versions served,
@@ -34,33 +36,51 @@ type api struct {
 	// group coordinator does, as a Kafka broker answers while it loads.
 	// Zero: the request does not depend on the metadata (ApiVersions).
 	notReady int16
+	// role is what a principal needs for the API when the listener has
+	// an auth file (Config.Auth); scope how its items are checked past
+	// the role, and deny the code a principal whose role is too small is
+	// answered with, through fail (authz.go).
+	role  auth.Role
+	scope scope
+	deny  int16
 }
 
 // table is every API the listener serves; ApiVersions advertises exactly
 // these keys and versions. A new API is a new file with its handle and
 // fail functions and one row here.
 func (s *Server) table() []api {
-	return []api{
-		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions},
+	topicDenied, groupDenied := kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code
+	read, write, admin := auth.RoleRead, auth.RoleWrite, auth.RoleAdmin
+	t := []api{
+		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce, notReady: kerr.LeaderNotAvailable.Code, role: write, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions, role: auth.RoleOpen},
 		// Administration, and committed offsets (with or without group
 		// membership).
-		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code},
-		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
+		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, scope: scopeTopics, deny: groupDenied},
+		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeTopics, deny: groupDenied},
 		// Consumer groups: Kafka's classic protocol (groups.go).
-		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code},
-		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code},
+		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
+		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 	}
+	if s.cfg.Auth != nil {
+		// Authentication (sasl.go): served, and advertised, only with an
+		// auth file; without one a client asking for SASL is refused as
+		// before.
+		t = append(t,
+			api{key: kmsg.SASLHandshake, min: 0, max: 1, handle: s.saslHandshake, fail: failSASLHandshake, role: auth.RoleOpen},
+			api{key: kmsg.SASLAuthenticate, min: 0, max: 2, handle: s.saslAuthenticate, fail: failSASLAuthenticate, role: auth.RoleOpen})
+	}
+	return t
 }
 
 // exchange is one request being answered: the broker whose listener it
@@ -73,6 +93,8 @@ type exchange struct {
 	remote   net.Addr
 	clientID *string
 	codes    []int16
+	// c is the connection, whose SASL state the SASL APIs change.
+	c *conn
 }
 
 // code records a non-zero error code of the answer and returns it.

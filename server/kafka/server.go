@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -179,16 +180,20 @@ func (s *Server) listenLocked(id int) {
 		return
 	}
 	// An accept that fails for want of a descriptor waits and resumes.
-	ln := bounds.Guard(tcp, "kafka", s.cfg.Logger.With("broker", id), s.acceptErrors)
+	var ln net.Listener = bounds.Guard(tcp, "kafka", s.cfg.Logger.With("broker", id), s.acceptErrors)
 	delete(s.failing, id)
 	if s.cfg.Port == 0 {
 		s.ports[id] = ln.Addr().(*net.TCPAddr).Port
+	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	bl := &brokerListener{id: id, ln: ln, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 	s.listening[id] = bl
 	s.cfg.Logger.Info("kafka listener open", "broker", id, "addr", ln.Addr().String(),
-		"advertised", net.JoinHostPort(s.cfg.AdvertisedHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)))
+		"advertised", net.JoinHostPort(s.cfg.AdvertisedHost, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)),
+		"sasl", s.cfg.Auth != nil, "tls", s.cfg.TLS != nil)
 	s.conns.Add(1)
 	go s.accept(bl)
 }

@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xdg-go/scram"
+
+	"github.com/pystream/pystream/server/auth"
 )
 
 // docs/security.md § Authentication and roles, through the real binaries: a server with an
@@ -114,4 +117,63 @@ func TestCLIAuthCrossOriginFormPost(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stdout, "stopped", "every broker is still up:\n%s", r.stdout)
 	require.Equal(t, 3, strings.Count(r.stdout, "available"), r.stdout)
+}
+
+// docs/security.md § Kafka clients: pystream auth scram prints, from a token on
+// stdin, one auth-file line per SCRAM mechanism; the server's parser
+// accepts them beside the token's sha256 line, and a SCRAM client with
+// the token as its password authenticates against them. Bad arguments
+// are usage errors (exit 2).
+func TestCLIAuthSCRAM(t *testing.T) {
+	const token = "app-0123456789abcdef0123456789abcdef"
+	r := run(t, "", token+"\n", "auth", "scram", "--iterations", "4096", "app", "write", "pay.")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^app write scram-sha-256:4096:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+ pay\.$`, lines[0])
+	require.Regexp(t, `^app write scram-sha-512:4096:`, lines[1])
+	require.NotContains(t, r.stdout, token)
+
+	h := run(t, "", token+"\n", "auth", "hash")
+	require.Equal(t, 0, h.code, h.stderr)
+	toks, line, err := auth.Parse([]byte("app write " + strings.TrimSpace(h.stdout) + " pay.\n" + r.stdout))
+	require.NoError(t, err, "line %d", line)
+	set := auth.NewSet(toks)
+	for _, c := range []struct {
+		mech string
+		hash scram.HashGeneratorFcn
+	}{{auth.MechanismSCRAMSHA256, scram.SHA256}, {auth.MechanismSCRAMSHA512, scram.SHA512}} {
+		cl, err := c.hash.NewClient("app", token, "")
+		require.NoError(t, err)
+		conv := cl.NewConversation()
+		srv, err := set.NewSASL(c.mech)
+		require.NoError(t, err)
+		msg, err := conv.Step("")
+		require.NoError(t, err)
+		for !srv.Done() {
+			out, err := srv.Step([]byte(msg))
+			require.NoError(t, err, c.mech)
+			msg, err = conv.Step(string(out))
+			require.NoError(t, err)
+		}
+		require.Equal(t, "app", srv.Principal().Name)
+	}
+
+	r = run(t, "", token+"\n", "auth", "scram", "--mechanism", "SCRAM-SHA-512", "ops", "admin")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, 1, strings.Count(r.stdout, "\n"))
+	require.Contains(t, r.stdout, "ops admin scram-sha-512:8192:")
+
+	for _, args := range [][]string{
+		{"auth", "scram", "app", "root"},
+		{"auth", "scram", "--mechanism", "SCRAM-SHA-1", "app", "read"},
+		{"auth", "scram", "--iterations", "100", "app", "read"},
+		{"auth", "scram", "app"},
+	} {
+		r = run(t, "", token+"\n", args...)
+		require.Equal(t, 2, r.code, "%v: %s", args, r.stderr)
+	}
+	r = run(t, "", "", "auth", "scram", "app", "read")
+	require.Equal(t, 2, r.code)
+	require.Contains(t, r.stderr, "no token on stdin")
 }

@@ -17,6 +17,16 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// rangeArgs is cobra.RangeArgs whose error is a usage error.
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return usageErrorf("%s takes %d to %d arguments, got %d (usage: %s)", cmd.CommandPath(), lo, hi, len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
 // noArgs refuses every positional argument with a usage error.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {

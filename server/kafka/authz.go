@@ -1,0 +1,264 @@
+package kafka
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/server/auth"
+)
+
+// Authorization of every API, by server/auth's one rule (auth.Decide),
+// the same as over HTTP (docs/security.md § Authentication and roles):
+//
+//   - read: Metadata, Fetch, ListOffsets, OffsetFetch, FindCoordinator,
+//     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups,
+//     ListGroups; write: + Produce, OffsetCommit; admin: + CreateTopics,
+//     DeleteTopics.
+//   - Topic prefixes apply per topic, each refused item answered
+//     TOPIC_AUTHORIZATION_FAILED while the others are served; Metadata
+//     for every topic and OffsetFetch for every committed topic leave out
+//     what the principal may not reach. Creating a topic needs a
+//     principal without prefixes, as POST /api/topics does.
+//   - A group's name is not scoped, as a consumer id is not over HTTP
+//     (GET/PUT /api/consumers/{id}/offsets/{topic}/{p} check the topic
+//     alone): a principal limited to prefixes may join any group, and
+//     its commits and fetches of offsets are checked topic by topic. The
+//     views of groups as a whole (ListGroups, DescribeGroups), like GET
+//     /api/groups, need a principal without prefixes: ListGroups shows
+//     such a principal no group, DescribeGroups answers each group
+//     GROUP_AUTHORIZATION_FAILED.
+//
+// A role below the API's answers the whole request with the API's deny
+// code through its fail function (per item where it has items).
+
+// scope is how an API's request is checked past its role.
+type scope uint8
+
+const (
+	// scopeNone: the role alone (ApiVersions, SASL, group membership,
+	// FindCoordinator).
+	scopeNone scope = iota
+	// scopeTopics: each topic the request names (or the answer lists).
+	scopeTopics
+	// scopeCreate: each topic, which a principal with prefixes may not
+	// create.
+	scopeCreate
+	// scopeGroups: a view of groups as a whole.
+	scopeGroups
+)
+
+// screen applies p's rights to req (a served version, already decoded)
+// before its handler. deny non-zero refuses the whole request: answer
+// a.fail(req, deny). Otherwise screen has removed from req the items p
+// may not reach, and after, when not nil, adds their refusals to the
+// handler's answer and leaves out of it what p may not see.
+func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kmsg.Response)) {
+	if a.role == auth.RoleOpen {
+		return 0, nil
+	}
+	if p.Role < a.role {
+		return a.deny, nil
+	}
+	if len(p.Prefixes) == 0 {
+		return 0, nil
+	}
+	may := func(name string) bool { return auth.Decide(p, a.role, name, true) == auth.DenyNone }
+	denied := kerr.TopicAuthorizationFailed.Code
+	switch a.scope {
+	case scopeCreate:
+		return 0, screenCreate(req.(*kmsg.CreateTopicsRequest))
+	case scopeGroups:
+		return 0, screenGroups(req)
+	case scopeNone:
+		return 0, nil
+	}
+	switch r := req.(type) {
+	case *kmsg.MetadataRequest:
+		// Every topic (nil, or none at v0) or some: either way the answer
+		// keeps only what p may reach (v0 cannot ask for "none", so a
+		// request whose every topic is refused is answered from the whole
+		// list, filtered), and each refused topic is named back.
+		var out []kmsg.MetadataRequestTopic
+		if r.Topics != nil {
+			r.Topics, out = split(r.Topics, func(t kmsg.MetadataRequestTopic) bool { return t.Topic != nil && may(*t.Topic) })
+		}
+		return 0, func(resp kmsg.Response) {
+			m := resp.(*kmsg.MetadataResponse)
+			m.Topics = keep(m.Topics, func(t kmsg.MetadataResponseTopic) bool { return t.Topic != nil && may(*t.Topic) })
+			for _, t := range out {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic, mt.TopicID, mt.ErrorCode = t.Topic, t.TopicID, denied
+				m.Topics = append(m.Topics, mt)
+			}
+		}
+	case *kmsg.ProduceRequest:
+		var out []kmsg.ProduceRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.ProduceRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			if resp == nil { // acks=0: no answer
+				return
+			}
+			f := failProduce(&kmsg.ProduceRequest{Version: r.Version, Topics: out}, denied).(*kmsg.ProduceResponse)
+			resp.(*kmsg.ProduceResponse).Topics = append(resp.(*kmsg.ProduceResponse).Topics, f.Topics...)
+		}
+	case *kmsg.FetchRequest:
+		var out []kmsg.FetchRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.FetchRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := resp.(*kmsg.FetchResponse)
+			for _, t := range out {
+				rt := kmsg.NewFetchResponseTopic()
+				rt.Topic, rt.TopicID = t.Topic, t.TopicID
+				for _, p := range t.Partitions {
+					rp := kmsg.NewFetchResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p.Partition, denied
+					rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				f.Topics = append(f.Topics, rt)
+			}
+		}
+	case *kmsg.ListOffsetsRequest:
+		var out []kmsg.ListOffsetsRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failListOffsets(&kmsg.ListOffsetsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.ListOffsetsResponse)
+			resp.(*kmsg.ListOffsetsResponse).Topics = append(resp.(*kmsg.ListOffsetsResponse).Topics, f.Topics...)
+		}
+	case *kmsg.OffsetCommitRequest:
+		var out []kmsg.OffsetCommitRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failOffsetCommit(&kmsg.OffsetCommitRequest{Version: r.Version, Topics: out}, denied).(*kmsg.OffsetCommitResponse)
+			resp.(*kmsg.OffsetCommitResponse).Topics = append(resp.(*kmsg.OffsetCommitResponse).Topics, f.Topics...)
+		}
+	case *kmsg.OffsetFetchRequest:
+		return 0, screenOffsetFetch(r, may, denied)
+	case *kmsg.DeleteTopicsRequest:
+		var outNames []string
+		var out []kmsg.DeleteTopicsRequestTopic
+		r.TopicNames, outNames = split(r.TopicNames, may)
+		r.Topics, out = split(r.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool { return t.Topic != nil && may(*t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failDeleteTopics(&kmsg.DeleteTopicsRequest{Version: r.Version, TopicNames: outNames, Topics: out}, denied).(*kmsg.DeleteTopicsResponse)
+			resp.(*kmsg.DeleteTopicsResponse).Topics = append(resp.(*kmsg.DeleteTopicsResponse).Topics, f.Topics...)
+		}
+	}
+	return 0, nil
+}
+
+// screenCreate refuses every topic of a CreateTopics from a principal
+// limited to prefixes (the caller checked that it has some).
+func screenCreate(r *kmsg.CreateTopicsRequest) func(kmsg.Response) {
+	out := r.Topics
+	r.Topics = nil
+	return func(resp kmsg.Response) {
+		f := failCreateTopics(&kmsg.CreateTopicsRequest{Version: r.Version, Topics: out}, kerr.TopicAuthorizationFailed.Code).(*kmsg.CreateTopicsResponse)
+		for i := range f.Topics {
+			f.Topics[i].ErrorMessage = kmsg.StringPtr("a principal limited to topic prefixes may not create topics")
+			f.Topics[i].NumPartitions, f.Topics[i].ReplicationFactor = -1, -1
+		}
+		resp.(*kmsg.CreateTopicsResponse).Topics = append(resp.(*kmsg.CreateTopicsResponse).Topics, f.Topics...)
+	}
+}
+
+// screenGroups answers a view of groups as a whole to a principal
+// limited to prefixes: no group listed, each described group refused.
+func screenGroups(req kmsg.Request) func(kmsg.Response) {
+	switch r := req.(type) {
+	case *kmsg.ListGroupsRequest:
+		return func(resp kmsg.Response) { resp.(*kmsg.ListGroupsResponse).Groups = nil }
+	case *kmsg.DescribeGroupsRequest:
+		out := r.Groups
+		r.Groups = nil
+		return func(resp kmsg.Response) {
+			f := failDescribeGroups(&kmsg.DescribeGroupsRequest{Version: r.Version, Groups: out}, kerr.GroupAuthorizationFailed.Code).(*kmsg.DescribeGroupsResponse)
+			resp.(*kmsg.DescribeGroupsResponse).Groups = append(resp.(*kmsg.DescribeGroupsResponse).Groups, f.Groups...)
+		}
+	}
+	return nil
+}
+
+// screenOffsetFetch checks an OffsetFetch topic by topic: v0-v7 for one
+// group, v8 for several; a group asked for every topic (nil) has the
+// topics p may not reach left out of its answer.
+func screenOffsetFetch(r *kmsg.OffsetFetchRequest, may func(string) bool, denied int16) func(kmsg.Response) {
+	refuse := func(out []kmsg.OffsetFetchRequestTopic) []kmsg.OffsetFetchResponseTopic {
+		var ts []kmsg.OffsetFetchResponseTopic
+		for _, t := range out {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.ErrorCode = p, -1, denied
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			ts = append(ts, rt)
+		}
+		return ts
+	}
+	// The answer keeps only what p may reach, whatever was asked (every
+	// topic, nil, or some), and names each refused topic back.
+	mayTopic := func(t kmsg.OffsetFetchResponseTopic) bool { return may(t.Topic) }
+	if r.Version < 8 {
+		var out []kmsg.OffsetFetchRequestTopic
+		if r.Topics != nil {
+			r.Topics, out = split(r.Topics, func(t kmsg.OffsetFetchRequestTopic) bool { return may(t.Topic) })
+		}
+		return func(resp kmsg.Response) {
+			f := resp.(*kmsg.OffsetFetchResponse)
+			f.Topics = append(keep(f.Topics, mayTopic), refuse(out)...)
+		}
+	}
+	out := map[string][]kmsg.OffsetFetchRequestTopic{}
+	for i := range r.Groups {
+		g := &r.Groups[i]
+		if g.Topics == nil {
+			continue
+		}
+		var o []kmsg.OffsetFetchRequestGroupTopic
+		g.Topics, o = split(g.Topics, func(t kmsg.OffsetFetchRequestGroupTopic) bool { return may(t.Topic) })
+		for _, t := range o {
+			out[g.Group] = append(out[g.Group], kmsg.OffsetFetchRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+	}
+	return func(resp kmsg.Response) {
+		f := resp.(*kmsg.OffsetFetchResponse)
+		for i := range f.Groups {
+			g := &f.Groups[i]
+			g.Topics = keep(g.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return may(t.Topic) })
+			for _, t := range refuse(out[g.Group]) {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					rp.Partition, rp.Offset, rp.ErrorCode = p.Partition, -1, p.ErrorCode
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				g.Topics = append(g.Topics, rt)
+			}
+		}
+	}
+}
+
+// split divides items into those ok accepts and the others, keeping
+// order; a nil input stays nil on both sides.
+func split[T any](items []T, ok func(T) bool) (in, out []T) {
+	for _, it := range items {
+		if ok(it) {
+			in = append(in, it)
+		} else {
+			out = append(out, it)
+		}
+	}
+	if items != nil && in == nil {
+		in = []T{}
+	}
+	return in, out
+}
+
+// keep is the items ok accepts.
+func keep[T any](items []T, ok func(T) bool) []T {
+	in, _ := split(items, ok)
+	return in
+}
