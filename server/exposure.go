@@ -19,24 +19,29 @@ import (
 // ErrExposed is the cause of an *ExposedError.
 var ErrExposed = errors.New("server: non-loopback address without authentication")
 
-// ExposedError is a configuration that would serve every route, admin
-// ones included, without a token on an address other machines reach.
+// ExposedError is a configuration that would serve a port on an address
+// other machines reach without authentication, or with tokens that cross
+// the network in clear.
 type ExposedError struct {
 	// Host is the configured PYSTREAM_HOST.
 	Host string
-	// KafkaPort is set when what would be exposed is the Kafka listener
-	// without TLS: its clients authenticate with SASL (the auth file is
-	// set), but SASL/PLAIN would carry their tokens in clear, and every
-	// record would be readable on the path.
+	// Cleartext is set when the auth file is set but TLS is not: the HTTP
+	// API's bearer tokens (and, with KafkaPort, the Kafka clients' SASL
+	// tokens and every record) would be readable on the path.
+	Cleartext bool
+	// KafkaPort is the Kafka listener's port when it is open.
 	KafkaPort int
 }
 
 func (e *ExposedError) Error() string {
-	if e.KafkaPort != 0 {
-		return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and the Kafka listener (PYSTREAM_KAFKA_PORT=%d) has no TLS: "+
-			"its clients' tokens (SASL/PLAIN) and records would cross the network in clear. "+
-			"Set PYSTREAM_TLS_CERT and PYSTREAM_TLS_KEY (the Kafka port then speaks SASL_SSL), set PYSTREAM_KAFKA_PORT=0, bind 127.0.0.1, "+
-			"or set PYSTREAM_INSECURE=true to serve it anyway", e.Host, e.KafkaPort)
+	if e.Cleartext {
+		ports := "the HTTP API's bearer tokens"
+		if e.KafkaPort != 0 {
+			ports = fmt.Sprintf("the HTTP API's bearer tokens, and the Kafka listener's (PYSTREAM_KAFKA_PORT=%d) SASL tokens and records,", e.KafkaPort)
+		}
+		return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and TLS is off: %s would cross the network in clear. "+
+			"Set PYSTREAM_TLS_CERT and PYSTREAM_TLS_KEY (docs/security.md), bind 127.0.0.1, "+
+			"or set PYSTREAM_INSECURE=true to serve it anyway", e.Host, ports)
 	}
 	return fmt.Sprintf("PYSTREAM_HOST=%s is not a loopback address and PYSTREAM_AUTH_FILE is not set: "+
 		"anyone who reaches the port could stop brokers, fail partitions over and delete topics. "+
@@ -57,8 +62,12 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// checkExposure is the safe-defaults rule, a pure function of the
-// configuration: nil or an *ExposedError.
+// checkExposure is the safe-defaults rule for the client ports (HTTP and
+// Kafka), a pure function of the configuration: nil or an *ExposedError.
+// Off loopback, every client authenticates (the auth file: bearer tokens
+// over HTTP, SASL over Kafka) and does so over TLS, so that no token
+// crosses the network in clear. The internal port has its own rule
+// (checkInternalExposure).
 func checkExposure(cfg Config) error {
 	if bool(cfg.Insecure) || isLoopbackHost(cfg.Host) {
 		return nil
@@ -66,11 +75,8 @@ func checkExposure(cfg Config) error {
 	if cfg.AuthFile == "" {
 		return &ExposedError{Host: cfg.Host}
 	}
-	// The Kafka port: with the auth file every client authenticates with
-	// SASL; off loopback it must also be encrypted, so that no token
-	// crosses the network in clear.
-	if cfg.KafkaPort != 0 && !cfg.TLSEnabled() {
-		return &ExposedError{Host: cfg.Host, KafkaPort: int(cfg.KafkaPort)}
+	if !cfg.TLSEnabled() {
+		return &ExposedError{Host: cfg.Host, Cleartext: true, KafkaPort: int(cfg.KafkaPort)}
 	}
 	return nil
 }
@@ -78,17 +84,24 @@ func checkExposure(cfg Config) error {
 // logExposure says at start-up how the server is protected: a WARNING
 // when it serves a non-loopback address without authentication.
 func logExposure(logger *slog.Logger, cfg Config, tokens int) {
+	authenticated, encrypted := cfg.AuthFile != "", cfg.TLSEnabled()
 	switch {
-	case cfg.AuthFile != "":
-		logger.Info("authentication on: every HTTP route but health, readiness and docs needs a bearer token",
-			"auth_file", cfg.AuthFile, "tokens", tokens)
-	case !isLoopbackHost(cfg.Host):
+	case authenticated:
+		logger.Info("http port: every route but health, readiness and docs needs a bearer token",
+			"addr", cfg.Addr(), "authenticated", true, "encrypted", encrypted, "auth_file", cfg.AuthFile, "tokens", tokens)
+	case isLoopbackHost(cfg.Host):
+		logger.Info("http port: no auth file, so every route is open to this machine's users; loopback only",
+			"addr", cfg.Addr(), "authenticated", false, "encrypted", encrypted)
+	default:
 		logger.Warn("INSECURE: PYSTREAM_INSECURE=true serves a non-loopback address without authentication; "+
 			"anyone who reaches the port can stop brokers, fail partitions over, reset offsets and delete topics. "+
-			"Set PYSTREAM_AUTH_FILE (docs/security.md)", "host", cfg.Host)
+			"Set PYSTREAM_AUTH_FILE (docs/security.md)", "addr", cfg.Addr(), "authenticated", false, "encrypted", encrypted)
+	}
+	if authenticated && !encrypted && !isLoopbackHost(cfg.Host) {
+		logger.Warn("INSECURE: PYSTREAM_INSECURE=true serves bearer tokens over a non-loopback address without TLS; "+
+			"they cross the network in clear. Set PYSTREAM_TLS_CERT and PYSTREAM_TLS_KEY (docs/security.md)", "addr", cfg.Addr())
 	}
 	if cfg.KafkaPort != 0 {
-		authenticated, encrypted := cfg.AuthFile != "", cfg.TLSEnabled()
 		logger.Info("kafka port", "kafka_port", int(cfg.KafkaPort), "authenticated", authenticated, "encrypted", encrypted,
 			"security_protocol", kafkaSecurityProtocol(authenticated, encrypted))
 		switch {
