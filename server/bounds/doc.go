@@ -1,8 +1,10 @@
 // Package bounds holds what every port of a PyStream server shares to stay
 // bounded whatever its clients send: the accept loop that survives running
 // out of file descriptors (Listener), the budget of request bytes held in
-// memory at once (Inflight), and the records one produce request may carry
-// (DefaultMaxRequestRecords), the same over HTTP and the Kafka protocol.
+// memory at once (Inflight), the records one produce request may carry
+// (DefaultMaxRequestRecords), and the partitions one topic creation may
+// ask for (MaxTopicPartitions, MaxCreatePartitions), the same over HTTP and
+// the Kafka protocol.
 //
 // It lies beneath the protocol packages (httpapi, kafka, replication) and
 // imports none of them, so that each port answers a bound with one rule

@@ -26,6 +26,16 @@ const (
 	DefaultKeepAlive = 15 * time.Second
 	// DefaultMaxClients is the most streams served at once.
 	DefaultMaxClients = 256
+	// DefaultMaxPerPrincipal is the most streams one principal (a token,
+	// or without one a client address: Config.Principal) holds at once:
+	// a quarter of DefaultMaxClients, so that one token cannot hold every
+	// slot — at least four principals are served whatever the others do
+	// — while a read token shared by a team's browsers still has room.
+	DefaultMaxPerPrincipal = DefaultMaxClients / 4
+	// RetryAfter is the wait a refused stream is told to take
+	// (Retry-After): a slot comes free when a stream ends, not within a
+	// second.
+	RetryAfter = 5 * time.Second
 	// DefaultMaxEntries is the most journal entries in one message.
 	DefaultMaxEntries = 500
 )
@@ -35,6 +45,9 @@ const (
 var (
 	// ErrTooManyClients refuses a stream beyond Config.MaxClients.
 	ErrTooManyClients = errors.New("explorer: too many events streams open")
+	// ErrTooManyForPrincipal refuses a stream beyond
+	// Config.MaxPerPrincipal of one principal.
+	ErrTooManyForPrincipal = errors.New("explorer: too many events streams open for one principal")
 	// ErrShuttingDown refuses a stream while the explorer closes.
 	ErrShuttingDown = errors.New("explorer: the server is shutting down")
 	// ErrBadRequest is wrapped by a malformed since or Last-Event-ID.
@@ -81,6 +94,14 @@ type Config struct {
 	KeepAlive time.Duration
 	// MaxClients bounds the streams served at once (DefaultMaxClients).
 	MaxClients int
+	// MaxPerPrincipal bounds the streams one principal holds at once;
+	// zero is a quarter of MaxClients, at least one
+	// (DefaultMaxPerPrincipal with the default MaxClients).
+	MaxPerPrincipal int
+	// Principal names the token a request was authorized with, "" for
+	// none; nil names none. A request without a token is counted by its
+	// client's IP address (the host of its RemoteAddr) instead.
+	Principal func(r *http.Request) string
 	// MaxEntries bounds the journal entries of one message
 	// (DefaultMaxEntries).
 	MaxEntries int
@@ -96,8 +117,10 @@ type Explorer struct {
 
 	// mu guards the fields below.
 	mu sync.Mutex
-	// clients are the open streams.
+	// clients are the open streams; held counts them by principal
+	// (client.principal), a principal without one absent.
 	clients map[*client]struct{}
+	held    map[string]int
 	// state is the last state the poller read, encoded; version counts
 	// its changes (0: none read yet).
 	state   []byte
@@ -128,6 +151,8 @@ type client struct {
 	changed chan struct{}
 	// srv is the HTTP server that serves the stream (nil when unknown).
 	srv *http.Server
+	// principal is who holds the stream (Explorer.principal).
+	principal string
 	// done is closed to end the stream (endLocked).
 	done  chan struct{}
 	ended bool
@@ -150,6 +175,9 @@ func New(cfg Config) (*Explorer, error) {
 	if cfg.MaxClients <= 0 {
 		cfg.MaxClients = DefaultMaxClients
 	}
+	if cfg.MaxPerPrincipal <= 0 {
+		cfg.MaxPerPrincipal = max(cfg.MaxClients/4, 1)
+	}
 	if cfg.MaxEntries <= 0 {
 		cfg.MaxEntries = DefaultMaxEntries
 	}
@@ -157,7 +185,7 @@ func New(cfg Config) (*Explorer, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, ended: map[*http.Server]bool{},
+	return &Explorer{src: cfg.Source, cfg: cfg, log: logger, clients: map[*client]struct{}{}, held: map[string]int{}, ended: map[*http.Server]bool{},
 		quit: make(chan struct{})}, nil
 }
 

@@ -19,8 +19,12 @@ func (e *Explorer) register(c *client) error {
 	case len(e.clients) >= e.cfg.MaxClients:
 		e.mu.Unlock()
 		return fmt.Errorf("%w: %d, the most this server serves", ErrTooManyClients, e.cfg.MaxClients)
+	case e.held[c.principal] >= e.cfg.MaxPerPrincipal:
+		e.mu.Unlock()
+		return fmt.Errorf("%w: %s holds %d, the most one principal may", ErrTooManyForPrincipal, c.principal, e.cfg.MaxPerPrincipal)
 	}
 	e.clients[c] = struct{}{}
+	e.held[c.principal]++
 	start := !e.polling
 	if start {
 		e.polling = true
@@ -38,7 +42,12 @@ func (e *Explorer) register(c *client) error {
 // stream is left.
 func (e *Explorer) unregister(c *client) {
 	e.mu.Lock()
-	delete(e.clients, c)
+	if _, ok := e.clients[c]; ok {
+		delete(e.clients, c)
+		if e.held[c.principal]--; e.held[c.principal] <= 0 {
+			delete(e.held, c.principal)
+		}
+	}
 	e.mu.Unlock()
 }
 

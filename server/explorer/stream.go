@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -33,7 +34,8 @@ type Stream struct {
 // client resumes, else the since query parameter, else the tail most
 // recent entries, else the journal's end (only new entries). A malformed
 // request wraps ErrBadRequest; beyond Config.MaxClients it is
-// ErrTooManyClients; while the explorer closes, or once the request's
+// ErrTooManyClients, beyond Config.MaxPerPrincipal of its principal
+// ErrTooManyForPrincipal; while the explorer closes, or once the request's
 // server has ended its streams (EndStreamsOf), ErrShuttingDown. The
 // caller answers the error; on success it must call Serve.
 func (e *Explorer) Open(r *http.Request) (*Stream, error) {
@@ -42,11 +44,27 @@ func (e *Explorer) Open(r *http.Request) (*Stream, error) {
 		return nil, err
 	}
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
-	c := &client{changed: make(chan struct{}, 1), srv: srv, done: make(chan struct{})}
+	c := &client{changed: make(chan struct{}, 1), srv: srv, principal: e.principal(r), done: make(chan struct{})}
 	if err := e.register(c); err != nil {
 		return nil, err
 	}
 	return &Stream{e: e, c: c, next: next}, nil
+}
+
+// principal names who holds r's stream, for Config.MaxPerPrincipal: its
+// token (Config.Principal), else its client's IP address. The two never
+// collide: each is prefixed with what it is.
+func (e *Explorer) principal(r *http.Request) string {
+	if e.cfg.Principal != nil {
+		if name := e.cfg.Principal(r); name != "" {
+			return "token " + strconv.Quote(name)
+		}
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "address " + host
 }
 
 // start reads where a request's journal starts.
@@ -95,6 +113,9 @@ func (e *Explorer) ServeEvents(w http.ResponseWriter, r *http.Request) {
 	s, err := e.Open(r)
 	if err != nil {
 		status, code := StatusOf(err)
+		if ra := RetryAfterOf(err); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(apiclient.ErrorResponse{Error: apiclient.ErrorBody{Code: code, Message: err.Error()}})
@@ -109,10 +130,20 @@ func StatusOf(err error) (status int, code string) {
 	switch {
 	case errors.Is(err, ErrBadRequest):
 		return http.StatusBadRequest, apiclient.CodeInvalidArgument
-	case errors.Is(err, ErrTooManyClients), errors.Is(err, ErrShuttingDown):
+	case errors.Is(err, ErrTooManyClients), errors.Is(err, ErrTooManyForPrincipal), errors.Is(err, ErrShuttingDown):
 		return http.StatusServiceUnavailable, apiclient.CodeUnavailable
 	}
 	return http.StatusInternalServerError, apiclient.CodeInternal
+}
+
+// RetryAfterOf is the Retry-After header (in seconds) that answers an
+// error of Open: RetryAfter for a refusal that a stream ending lifts —
+// no slot left, in all or for the principal — "" for any other.
+func RetryAfterOf(err error) string {
+	if errors.Is(err, ErrTooManyClients) || errors.Is(err, ErrTooManyForPrincipal) {
+		return strconv.Itoa(int(RetryAfter / time.Second))
+	}
+	return ""
 }
 
 // Serve writes the stream until the client goes away, the explorer ends

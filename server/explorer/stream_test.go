@@ -122,7 +122,7 @@ func TestEventsManyClients(t *testing.T) {
 	const n = 50
 	src := &fakeSource{}
 	src.setBrokers(3)
-	e, c, base := serve(t, src, Config{Interval: 20 * time.Millisecond, MaxClients: n})
+	e, c, base := serve(t, src, Config{Interval: 20 * time.Millisecond, MaxClients: n, MaxPerPrincipal: n})
 
 	var wg sync.WaitGroup
 	ready := make(chan struct{}, n)

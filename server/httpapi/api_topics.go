@@ -8,6 +8,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -88,9 +89,9 @@ func (a *API) readCreateTopic(w http.ResponseWriter, r *http.Request) (apiclient
 	case topic.ValidateName(*body.Name) != nil:
 		return apiclient.CreateTopicRequest{}, badRequest("invalid topic name %s: %s", quoted(*body.Name), nameRule)
 	case body.Partitions == nil:
-		return apiclient.CreateTopicRequest{}, badRequest("partitions is required (1 to %d)", MaxPartitions)
-	case *body.Partitions < 1 || *body.Partitions > MaxPartitions:
-		return apiclient.CreateTopicRequest{}, badRequest("partitions %d: must be from 1 to %d", *body.Partitions, MaxPartitions)
+		return apiclient.CreateTopicRequest{}, badRequest("partitions is required (1 to %d)", bounds.MaxTopicPartitions)
+	case *body.Partitions < 1 || *body.Partitions > bounds.MaxTopicPartitions:
+		return apiclient.CreateTopicRequest{}, badRequest("partitions %d: must be from 1 to %d", *body.Partitions, bounds.MaxTopicPartitions)
 	case body.ReplicationFactor == nil:
 		return apiclient.CreateTopicRequest{}, badRequest("replication_factor is required (%s)", rfRule)
 	case *body.ReplicationFactor < 1 || (*body.ReplicationFactor > brokers && a.brokers.Complete()):

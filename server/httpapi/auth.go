@@ -128,7 +128,7 @@ func (a *API) requireRole(rt route) http.Handler {
 			writeError(w, d.status, d.code, d.message)
 			return
 		}
-		rt.Handler(w, r)
+		rt.Handler(w, r.WithContext(withToken(r.Context(), tok)))
 	})
 }
 

@@ -113,7 +113,8 @@ func (a *API) openExplorer() error {
 		advanced = make(chan struct{}, 1)
 		stop = a.cfg.Advances.WatchAll(advanced)
 	}
-	ex, err := explorer.New(explorer.Config{Source: &explorerSource{a: a}, Logger: a.logger, Advanced: advanced})
+	ex, err := explorer.New(explorer.Config{Source: &explorerSource{a: a}, Logger: a.logger, Advanced: advanced,
+		Principal: tokenName})
 	if err != nil {
 		stop()
 		return err
@@ -130,6 +131,9 @@ func (a *API) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if status == http.StatusInternalServerError {
 			writeAPIError(w, a.opError("open the events stream", err))
 			return
+		}
+		if ra := explorer.RetryAfterOf(err); ra != "" {
+			w.Header().Set("Retry-After", ra)
 		}
 		writeError(w, status, code, err.Error())
 		return

@@ -36,7 +36,8 @@ func (a *API) explorerRoutes(sc *schemaSet) []route {
 				"an id, the offset of its last entry: send it back in the Last-Event-ID header (a decimal offset) to resume after it. since starts the journal at an offset, " +
 				"tail with the most recent entries (0 to " + strconv.Itoa(explorer.MaxTail) + "); neither: only new entries. " +
 				"A client that does not read for " + explorer.DefaultWriteStall.String() + " is dropped. At most " +
-				strconv.Itoa(explorer.DefaultMaxClients) + " streams at once (503 beyond). docs/explorer.md has the format.",
+				strconv.Itoa(explorer.DefaultMaxClients) + " streams at once, " + strconv.Itoa(explorer.DefaultMaxPerPrincipal) +
+				" per token (without an auth file, per client address); beyond either, 503 with Retry-After. docs/explorer.md has the format.",
 			Parameters: []parameter{
 				queryUint("since", "First journal offset to send.", 0, math.MaxUint64),
 				queryUint("tail", "Send the most recent entries first: 0 to 1000.", 0, explorer.MaxTail),

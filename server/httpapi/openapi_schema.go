@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -100,7 +101,7 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 //     {"error": {"code", "message"}} alone (ProduceFailure), so
 //     ErrorBody.records lists either;
 //   - the limits the handlers enforce beyond the Go types: a topic name's
-//     characters and length, partitions 1..MaxPartitions,
+//     characters and length, partitions 1..bounds.MaxTopicPartitions,
 //     replication_factor from 1, at least one record per produce, a node
 //     id 1..backend.MaxBrokers and its address a host:port;
 //   - timestamps say their unit, and that timestamp_ms is the one a
@@ -112,7 +113,7 @@ func (s *schemaSet) refine() {
 	if req := s.schemas["CreateTopicRequest"]; req != nil {
 		req.Properties["name"] = nameSchema("Topic name: " + nameRule + ".")
 		parts := req.Properties["partitions"]
-		parts.Minimum, parts.Maximum = num(1), num(MaxPartitions)
+		parts.Minimum, parts.Maximum = num(1), num(bounds.MaxTopicPartitions)
 		rf := req.Properties["replication_factor"]
 		rf.Minimum = num(1)
 		rf.Description = "Replicas per partition: from 1 to the number of brokers (GET /api/cluster)."

@@ -19,10 +19,6 @@ import (
 
 // Limits on numbers in requests, beyond what the libraries check.
 const (
-	// MaxPartitions is the largest partition count POST /api/topics
-	// accepts: every partition is a directory and a file per replica, so
-	// an unbounded count would let one request fill the disk.
-	MaxPartitions = 1024
 	// DefaultFetchMax is the number of records a fetch returns at most
 	// when the request says nothing.
 	DefaultFetchMax = 100

@@ -6,11 +6,13 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -28,26 +30,46 @@ import (
 // with INVALID_PARTITIONS or INVALID_REPLICATION_FACTOR, and a manual
 // replica assignment with INVALID_REPLICA_ASSIGNMENT: PyStream places
 // replicas itself.
+//
+// The request as a whole is bounded (docs/security.md § Bounds) before
+// anything is created: more than bounds.MaxCreateTopics topics is
+// INVALID_REQUEST for every topic, and topics that would create more than
+// bounds.MaxCreatePartitions partitions together are POLICY_VIOLATION for
+// every topic; either way nothing is created. Then the topics are created
+// one at a time, each only while its client is there (the connection's
+// context, conn.watchGone) and before the request's timeout_ms has
+// passed: a topic not started by then is REQUEST_TIMED_OUT and not
+// created, as Kafka answers a creation its timeout cut short; those
+// created stay created. A timeout_ms of 0 or less sets no deadline (Kafka
+// reads it as "do not wait"; PyStream creates synchronously).
 func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	seen := map[string]int{}
-	for _, t := range req.Topics {
-		seen[t.Topic]++
+	var deadline time.Time
+	if req.TimeoutMillis > 0 {
+		deadline = time.Now().Add(time.Duration(req.TimeoutMillis) * time.Millisecond)
 	}
-	for _, t := range req.Topics {
+	plan, code, msg := s.planCreateTopics(req.Topics)
+	for i, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
-		var code int16
-		var msg string
-		if seen[t.Topic] > 1 {
-			code, msg = kerr.InvalidRequest.Code, "the topic is named more than once in the request"
-		} else {
-			code, msg = s.createTopic(t, req.ValidateOnly, &rt)
+		c, m := code, msg
+		switch {
+		case c != 0: // the request is refused whole
+		case plan[i].code != 0:
+			c, m = plan[i].code, plan[i].msg
+		case req.ValidateOnly:
+			c, m = s.createTopic(t, plan[i].config, true, &rt)
+		case x.ctx.Err() != nil:
+			c, m = kerr.RequestTimedOut.Code, "not created: the connection closed before the topic's turn"
+		case !deadline.IsZero() && !time.Now().Before(deadline):
+			c, m = kerr.RequestTimedOut.Code, fmt.Sprintf("not created: the request's timeout (%d ms) passed before the topic's turn", req.TimeoutMillis)
+		default:
+			c, m = s.createTopic(t, plan[i].config, false, &rt)
 		}
-		rt.ErrorCode = x.code(code)
-		if code != 0 {
-			rt.ErrorMessage = kmsg.StringPtr(msg)
+		rt.ErrorCode = x.code(c)
+		if c != 0 {
+			rt.ErrorMessage = kmsg.StringPtr(m)
 		} else {
 			rt.TopicID = topicID(t.Topic)
 		}
@@ -56,20 +78,67 @@ func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
 	return resp
 }
 
-// createTopic creates (or, validateOnly, checks) one topic, filling rt's
-// counts and configuration (v5+), and returns the error code and message.
-func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, validateOnly bool, rt *kmsg.CreateTopicsResponseTopic) (int16, string) {
+// topicPlan is the outcome of a topic's checks: its configuration
+// overrides, or the code and message that refuse it.
+type topicPlan struct {
+	config map[string]string
+	code   int16
+	msg    string
+}
+
+// planCreateTopics checks a CreateTopics request's topics before anything
+// is created: each topic alone (planTopic), then the request as a whole.
+// A non-zero code refuses the whole request (every topic answers it);
+// else plan holds each topic's outcome. It creates and changes nothing.
+func (s *Server) planCreateTopics(topics []kmsg.CreateTopicsRequestTopic) (plan []topicPlan, code int16, msg string) {
+	if n := len(topics); n > bounds.MaxCreateTopics {
+		return nil, kerr.InvalidRequest.Code, fmt.Sprintf("%d topics in one request: give at most %d", n, bounds.MaxCreateTopics)
+	}
+	seen := make(map[string]int, len(topics))
+	for _, t := range topics {
+		seen[t.Topic]++
+	}
+	brokers := len(s.c.Brokers())
+	plan = make([]topicPlan, len(topics))
+	partitions := 0
+	for i, t := range topics {
+		if seen[t.Topic] > 1 {
+			plan[i].code, plan[i].msg = kerr.InvalidRequest.Code, "the topic is named more than once in the request"
+			continue
+		}
+		plan[i] = planTopic(t, brokers)
+		if plan[i].code == 0 {
+			partitions += int(t.NumPartitions) // each 1..MaxTopicPartitions: no overflow
+		}
+	}
+	if partitions > bounds.MaxCreatePartitions {
+		return nil, kerr.PolicyViolation.Code, fmt.Sprintf("the request's topics have %d partitions together: give at most %d in one request", partitions, bounds.MaxCreatePartitions)
+	}
+	return plan, 0, ""
+}
+
+// planTopic is one topic's checks, against a cluster of brokers brokers:
+// its configuration, name, counts and assignment, and the configuration's
+// values.
+func planTopic(t kmsg.CreateTopicsRequestTopic, brokers int) topicPlan {
 	config, code, msg := createTopicConfig(t.Configs)
 	if code != 0 {
-		return code, msg
+		return topicPlan{code: code, msg: msg}
 	}
-	if code, msg := checkCreateTopic(t, len(s.c.Brokers())); code != 0 {
-		return code, msg
+	if code, msg := checkCreateTopic(t, brokers); code != 0 {
+		return topicPlan{code: code, msg: msg}
 	}
-	// The configuration's values are checked before anything exists.
 	if _, err := topic.ParseConfigOverrides(config); err != nil {
-		return createTopicCode(err)
+		code, msg := createTopicCode(err)
+		return topicPlan{code: code, msg: msg}
 	}
+	return topicPlan{config: config}
+}
+
+// createTopic creates (or, validateOnly, checks) one topic that passed
+// planTopic, with its configuration overrides config, filling rt's counts
+// and configuration (v5+), and returns the error code and message.
+func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, config map[string]string, validateOnly bool, rt *kmsg.CreateTopicsResponseTopic) (int16, string) {
 	partitions, rf := int(t.NumPartitions), int(t.ReplicationFactor)
 	if validateOnly {
 		if code, msg := s.checkTopicFree(t.Topic); code != 0 {
@@ -135,9 +204,9 @@ func checkCreateTopic(t kmsg.CreateTopicsRequestTopic, brokers int) (int16, stri
 	}
 	switch {
 	case t.NumPartitions == -1:
-		return kerr.InvalidPartitions.Code, fmt.Sprintf("PyStream has no default partition count: give one, 1 to %d", topic.MaxPartitionCount)
-	case t.NumPartitions < 1 || int(t.NumPartitions) > topic.MaxPartitionCount:
-		return kerr.InvalidPartitions.Code, fmt.Sprintf("%d partitions: give 1 to %d", t.NumPartitions, topic.MaxPartitionCount)
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("PyStream has no default partition count: give one, 1 to %d", bounds.MaxTopicPartitions)
+	case t.NumPartitions < 1 || int(t.NumPartitions) > bounds.MaxTopicPartitions:
+		return kerr.InvalidPartitions.Code, fmt.Sprintf("%d partitions: give 1 to %d", t.NumPartitions, bounds.MaxTopicPartitions)
 	}
 	switch {
 	case t.ReplicationFactor == -1:

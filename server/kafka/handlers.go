@@ -26,8 +26,9 @@ type api struct {
 	// it with fail, never reaching handle.
 	membership bool
 	// waits marks a request that may wait long for its answer (a
-	// rebalance): it is handled with a context that ends when the client
-	// closes the connection (conn.watchGone).
+	// rebalance) or take long to do (many topics to create): it is
+	// handled with a context that ends when the client closes the
+	// connection (conn.watchGone).
 	waits bool
 	// notReady is the retriable code a request is answered with, through
 	// fail, while the metadata is not known to be current
@@ -59,7 +60,7 @@ func (s *Server) table() []api {
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions, role: auth.RoleOpen},
 		// Administration, and committed offsets (with or without group
 		// membership).
-		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
+		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
 		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.FindCoordinator, min: 0, max: 4, handle: s.findCoordinator, fail: failFindCoordinator, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
 		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, scope: scopeTopics, deny: groupDenied},

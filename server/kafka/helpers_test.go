@@ -33,6 +33,13 @@ type fixture struct {
 // replication factor rf) and serves it until the test ends.
 func start(t testing.TB, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
 	t.Helper()
+	return startOver(t, nil, brokers, partitions, rf, edit...)
+}
+
+// startOver is start with the listener serving wrap(the embedded
+// cluster) when wrap is not nil: a test's hooks around the backend.
+func startOver(t testing.TB, wrap func(kafka.Cluster) kafka.Cluster, brokers, partitions, rf int, edit ...func(*kafka.Config)) *fixture {
+	t.Helper()
 	c, err := cluster.Open(t.TempDir())
 	require.NoError(t, err)
 	for id := 1; id <= brokers; id++ {
@@ -44,7 +51,11 @@ func start(t testing.TB, brokers, partitions, rf int, edit ...func(*kafka.Config
 	for _, e := range edit {
 		e(&cfg)
 	}
-	srv, err := kafka.New(embedded(c), cfg)
+	var kc kafka.Cluster = embedded(c)
+	if wrap != nil {
+		kc = wrap(kc)
+	}
+	srv, err := kafka.New(kc, cfg)
 	require.NoError(t, err)
 	f := &fixture{c: c, srv: srv}
 	ctx, cancel := context.WithCancel(context.Background())
