@@ -167,9 +167,11 @@ type Config struct {
 	// unless Insecure says otherwise.
 	AuthFile string `split_words:"true" desc:"File of tokens for HTTP and Kafka (name, role, sha256 hash or SCRAM credential, topic prefixes; docs/security.md); empty = no authentication, loopback only"`
 
-	// Insecure lets a server without an auth file bind a non-loopback
-	// Host. It is logged as a warning at every start.
-	Insecure Switch `default:"off" desc:"Serve a non-loopback PYSTREAM_HOST without PYSTREAM_AUTH_FILE (anyone who reaches the port is admin): on or off"`
+	// Insecure lets a server bind a non-loopback Host without an auth
+	// file, or with one but without TLS, and run cluster mode's internal
+	// port in the clear off loopback (docs/security.md § Safe defaults).
+	// It is logged as a warning at every start.
+	Insecure Switch `default:"off" desc:"Serve non-loopback addresses without authentication or without TLS (PYSTREAM_AUTH_FILE, PYSTREAM_TLS_CERT, PYSTREAM_CLUSTER_TLS_CERT): on or off"`
 
 	// AllowedOrigins are the browser origins, besides the server's own,
 	// that may send requests (and get CORS answers). Empty: none.
