@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pystream/pystream/server/bounds"
+	"github.com/pystream/pystream/server/syntax"
 )
 
 // The limits that bound the memory one request, or many at once, can take.
@@ -67,44 +68,9 @@ const (
 	DefaultFetchMaxBytes = 1 << 20
 )
 
-// maxQuoted is how many bytes of a client's name or value an error message
-// or log line quotes; the rest is replaced by a marker saying how much.
-const maxQuoted = 64
-
-// quoted is s as %q writes it, cut to maxQuoted bytes (at a rune boundary)
-// with a marker when longer: `"aaaa"… (1048576 bytes)`. Every name or
-// value a client sent that an error quotes goes through it, so that a
-// megabyte-long name is never echoed back in full.
-func quoted(s string) string {
-	head, cut := clipped(s)
-	if !cut {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(head) + "… (" + strconv.Itoa(len(s)) + " bytes)"
-}
-
-// clip is s cut as quoted cuts it, without the quotes: for text a library
-// wrote around a client's value (a decoder's message, a number).
-func clip(s string) string {
-	head, cut := clipped(s)
-	if !cut {
-		return s
-	}
-	return head + "… (" + strconv.Itoa(len(s)) + " bytes)"
-}
-
-// clipped is the first maxQuoted bytes of s, cut at a rune boundary, and
-// whether anything was cut.
-func clipped(s string) (string, bool) {
-	if len(s) <= maxQuoted {
-		return s, false
-	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut], true
-}
+// quoted and clip cut a client's name or value before an error message
+// or log line quotes it (syntax.Quote, syntax.Clip).
+var quoted, clip = syntax.Quote, syntax.Clip
 
 // checkContentEncoding refuses a body in any coding but identity: the
 // server does not decompress, and storing a compressed body as a record's
@@ -267,9 +233,9 @@ func countItems(data []byte, key string, stop int) int {
 }
 
 // clipMessage cuts a message a library wrote, which may quote a client's
-// key in full (`unknown field "aaaa..."`), to a few times maxQuoted.
+// key in full (`unknown field "aaaa..."`), to a few times syntax.MaxQuoted.
 func clipMessage(s string) string {
-	const limit = 4 * maxQuoted
+	const limit = 4 * syntax.MaxQuoted
 	if len(s) <= limit {
 		return s
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/server/auth"
+	"github.com/pystream/pystream/server/syntax"
 )
 
 // SASL authentication (KIP-43, KIP-152), served only with an auth file
@@ -51,7 +52,7 @@ func (s *Server) saslHandshake(x *exchange, r kmsg.Request) kmsg.Response {
 	if err != nil {
 		resp.ErrorCode = x.code(kerr.UnsupportedSaslMechanism.Code)
 		c.closeAfter = true
-		c.log.Warn("kafka authentication failed: unsupported SASL mechanism", "mechanism", quote(req.Mechanism))
+		c.log.Warn("kafka authentication failed: unsupported SASL mechanism", "mechanism", syntax.Quote(req.Mechanism))
 		return resp
 	}
 	c.sasl, c.raw = conv, req.Version == 0
@@ -95,7 +96,7 @@ func (c *conn) saslStep(in []byte) ([]byte, error) {
 			reason = se.Reason
 		}
 		c.log.Warn("kafka authentication failed", "principal", conv.User(), "mechanism", conv.Mechanism(), "reason", reason)
-		return nil, errorf(ErrSASL, "%s with %s: %s", conv.Mechanism(), quote(conv.User()), reason)
+		return nil, errorf(ErrSASL, "%s with %s: %s", conv.Mechanism(), syntax.Quote(conv.User()), reason)
 	}
 	if conv.Done() {
 		c.principal, c.sasl, c.raw = conv.Principal(), nil, false
@@ -127,13 +128,4 @@ func failSASLAuthenticate(r kmsg.Request, code int16) kmsg.Response {
 	resp := r.(*kmsg.SASLAuthenticateRequest).ResponseKind().(*kmsg.SASLAuthenticateResponse)
 	resp.ErrorCode = code
 	return resp
-}
-
-// quote bounds what a client sent before it is logged: at most 64 bytes,
-// quoted.
-func quote(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
-	}
-	return "\"" + s + "\""
 }

@@ -2,7 +2,9 @@ package syntax
 
 import (
 	"net"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ValidHost accepts IP literals and DNS-style host names.
@@ -60,4 +62,44 @@ func Printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// MaxQuoted is how many bytes of a client's name or value an error message
+// or log line quotes; the rest is replaced by a marker saying how much.
+const MaxQuoted = 64
+
+// Quote is s as %q writes it, cut to MaxQuoted bytes (at a rune boundary)
+// with a marker when longer: `"aaaa"… (1048576 bytes)`. Every name or
+// value a client sent that an error or a log line quotes goes through it,
+// over HTTP as over Kafka, so that a megabyte-long name is never echoed
+// back in full and a control character never reaches a log unescaped.
+func Quote(s string) string {
+	head, cut := clipped(s)
+	if !cut {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(head) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Clip is s cut as Quote cuts it, without the quotes: for text a library
+// wrote around a client's value (a decoder's message, a number).
+func Clip(s string) string {
+	head, cut := clipped(s)
+	if !cut {
+		return s
+	}
+	return head + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// clipped is the first MaxQuoted bytes of s, cut at a rune boundary, and
+// whether anything was cut.
+func clipped(s string) (string, bool) {
+	if len(s) <= MaxQuoted {
+		return s, false
+	}
+	cut := MaxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
 }

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -24,4 +25,26 @@ func TestSyntaxRules(t *testing.T) {
 	require.True(t, Printable("kgo/1.0 (é)"))
 	require.False(t, Printable("a\nb"))
 	require.False(t, Printable("a\x7fb"))
+}
+
+// A client's value is quoted escaped and cut at MaxQuoted bytes, at a rune
+// boundary, with a marker saying how long it was.
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("a", MaxQuoted+1)
+	runes := strings.Repeat("é", MaxQuoted) // two bytes each: the cut falls between runes
+	tests := []struct{ in, quote, clip string }{
+		{"PLAIN", `"PLAIN"`, "PLAIN"},
+		{"a\nb\x00", `"a\nb\x00"`, "a\nb\x00"},
+		{long, `"` + long[:MaxQuoted] + `"… (65 bytes)`, long[:MaxQuoted] + "… (65 bytes)"},
+		{runes, `"` + runes[:MaxQuoted] + `"… (128 bytes)`, runes[:MaxQuoted] + "… (128 bytes)"},
+		{"x" + runes, `"x` + runes[:MaxQuoted-2] + `"… (129 bytes)`, "x" + runes[:MaxQuoted-2] + "… (129 bytes)"},
+	}
+	for _, tt := range tests {
+		if got := Quote(tt.in); got != tt.quote {
+			t.Errorf("Quote(%.10q...) = %q, want %q", tt.in, got, tt.quote)
+		}
+		if got := Clip(tt.in); got != tt.clip {
+			t.Errorf("Clip(%.10q...) = %q, want %q", tt.in, got, tt.clip)
+		}
+	}
 }
