@@ -19,14 +19,16 @@ import (
 //     for every topic and OffsetFetch for every committed topic leave out
 //     what the principal may not reach. Creating a topic needs a
 //     principal without prefixes, as POST /api/topics does.
-//   - A group's name is not scoped, as a consumer id is not over HTTP
-//     (GET/PUT /api/consumers/{id}/offsets/{topic}/{p} check the topic
-//     alone): a principal limited to prefixes may join any group, and
-//     its commits and fetches of offsets are checked topic by topic. The
-//     views of groups as a whole (ListGroups, DescribeGroups), like GET
-//     /api/groups, need a principal without prefixes: ListGroups shows
-//     such a principal no group, DescribeGroups answers each group
-//     GROUP_AUTHORIZATION_FAILED.
+//   - A group's name is scoped by the same prefixes as a topic's, as
+//     Kafka checks READ on the group: a principal limited to "pay" may
+//     join, sync, heartbeat in, leave, commit for and fetch the offsets
+//     of groups whose names start with "pay" only (another group's
+//     request is answered GROUP_AUTHORIZATION_FAILED whole, so that no
+//     stranger can force another team's group to rebalance or read its
+//     progress); ListGroups shows it those groups only, and DescribeGroups
+//     refuses the others, group by group. Its commits and fetches of
+//     offsets are also checked topic by topic. FindCoordinator says only
+//     which broker coordinates a name and is not scoped.
 //
 // A role below the API's answers the whole request with the API's deny
 // code through its fail function (per item where it has items).
@@ -63,12 +65,15 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		return 0, nil
 	}
 	may := func(name string) bool { return auth.Decide(p, a.role, name, true) == auth.DenyNone }
+	if group, ok := groupOf(req); ok && !may(group) {
+		return kerr.GroupAuthorizationFailed.Code, nil
+	}
 	denied := kerr.TopicAuthorizationFailed.Code
 	switch a.scope {
 	case scopeCreate:
 		return 0, screenCreate(req.(*kmsg.CreateTopicsRequest))
 	case scopeGroups:
-		return 0, screenGroups(req)
+		return 0, screenGroups(req, may)
 	case scopeNone:
 		return 0, nil
 	}
@@ -162,15 +167,40 @@ func screenCreate(r *kmsg.CreateTopicsRequest) func(kmsg.Response) {
 	}
 }
 
-// screenGroups answers a view of groups as a whole to a principal
-// limited to prefixes: no group listed, each described group refused.
-func screenGroups(req kmsg.Request) func(kmsg.Response) {
+// groupOf is the one group a request acts on or asks about, when it
+// names one: the group membership APIs, OffsetCommit, and OffsetFetch
+// before v8 (v8 names several, checked group by group).
+func groupOf(req kmsg.Request) (string, bool) {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		return r.Group, true
+	case *kmsg.SyncGroupRequest:
+		return r.Group, true
+	case *kmsg.HeartbeatRequest:
+		return r.Group, true
+	case *kmsg.LeaveGroupRequest:
+		return r.Group, true
+	case *kmsg.OffsetCommitRequest:
+		return r.Group, true
+	case *kmsg.OffsetFetchRequest:
+		return r.Group, r.Version < 8
+	}
+	return "", false
+}
+
+// screenGroups answers a view of groups to a principal limited to
+// prefixes: the groups it may reach listed, the others described as
+// refused.
+func screenGroups(req kmsg.Request, may func(string) bool) func(kmsg.Response) {
 	switch r := req.(type) {
 	case *kmsg.ListGroupsRequest:
-		return func(resp kmsg.Response) { resp.(*kmsg.ListGroupsResponse).Groups = nil }
+		return func(resp kmsg.Response) {
+			l := resp.(*kmsg.ListGroupsResponse)
+			l.Groups = keep(l.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return may(g.Group) })
+		}
 	case *kmsg.DescribeGroupsRequest:
-		out := r.Groups
-		r.Groups = nil
+		var out []string
+		r.Groups, out = split(r.Groups, may)
 		return func(resp kmsg.Response) {
 			f := failDescribeGroups(&kmsg.DescribeGroupsRequest{Version: r.Version, Groups: out}, kerr.GroupAuthorizationFailed.Code).(*kmsg.DescribeGroupsResponse)
 			resp.(*kmsg.DescribeGroupsResponse).Groups = append(resp.(*kmsg.DescribeGroupsResponse).Groups, f.Groups...)
@@ -210,6 +240,8 @@ func screenOffsetFetch(r *kmsg.OffsetFetchRequest, may func(string) bool, denied
 			f.Topics = append(keep(f.Topics, mayTopic), refuse(out)...)
 		}
 	}
+	var refusedGroups []kmsg.OffsetFetchRequestGroup
+	r.Groups, refusedGroups = split(r.Groups, func(g kmsg.OffsetFetchRequestGroup) bool { return may(g.Group) })
 	out := map[string][]kmsg.OffsetFetchRequestTopic{}
 	for i := range r.Groups {
 		g := &r.Groups[i]
@@ -224,6 +256,8 @@ func screenOffsetFetch(r *kmsg.OffsetFetchRequest, may func(string) bool, denied
 	}
 	return func(resp kmsg.Response) {
 		f := resp.(*kmsg.OffsetFetchResponse)
+		refused := failOffsetFetch(&kmsg.OffsetFetchRequest{Version: r.Version, Groups: refusedGroups}, kerr.GroupAuthorizationFailed.Code).(*kmsg.OffsetFetchResponse)
+		defer func() { f.Groups = append(f.Groups, refused.Groups...) }()
 		for i := range f.Groups {
 			g := &f.Groups[i]
 			g.Topics = keep(g.Topics, func(t kmsg.OffsetFetchResponseGroupTopic) bool { return may(t.Topic) })

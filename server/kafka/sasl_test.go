@@ -192,9 +192,7 @@ func TestKafkaSASLReadPrincipalProduce(t *testing.T) {
 // topics and no other: another topic is TOPIC_AUTHORIZATION_FAILED for
 // Produce, Fetch, ListOffsets and Metadata, per topic, while its own
 // topics in the same request are served; Metadata of every topic lists
-// only its own; it may join a group (groups are not scoped by name, as
-// consumer ids are not over HTTP) and commit its own topics' offsets,
-// not another's; ListGroups shows it none, and DescribeGroups refuses.
+// only its own. Its groups: TestKafkaSASLPrefixGroups.
 func TestKafkaSASLPrefixPrincipal(t *testing.T) {
 	s := startSecured(t, false, 1, 1, 1)
 	require.NoError(t, s.c.CreateTopic("payments", 1, 1))
@@ -249,7 +247,7 @@ func TestKafkaSASLPrefixPrincipal(t *testing.T) {
 
 // TestKafkaSASLFiltered: Metadata of every topic and ListGroups show a
 // principal only what it may see: a "pay" principal sees its topics and
-// no group; an unlimited reader sees every topic and group.
+// its groups; an unlimited reader sees every topic and group.
 func TestKafkaSASLFiltered(t *testing.T) {
 	s := startSecured(t, false, 1, 1, 1)
 	require.NoError(t, s.c.CreateTopic("payments", 1, 1))
@@ -271,16 +269,100 @@ func TestKafkaSASLFiltered(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{"payments"}, topics("payer"))
 	require.ElementsMatch(t, []string{"events", "payments"}, topics("reader"))
-	require.Empty(t, groups("payer"))
-	require.Equal(t, []string{"billing"}, groups("reader"))
+	require.NoError(t, store.Commit("pay-team", "payments", 0, 1))
+	require.NoError(t, store.Commit("pay-team", "events", 0, 1))
+	require.Equal(t, []string{"pay-team"}, groups("payer"))
+	require.ElementsMatch(t, []string{"billing", "pay-team"}, groups("reader"))
 
 	adm := kadm.NewClient(s.as(t, auth.MechanismPlain, "payer"))
 	_, err = adm.DescribeGroups(ctx(t), "billing")
 	require.ErrorIs(t, err, kerr.GroupAuthorizationFailed)
-	// Its committed offsets: the topics it may not reach are left out.
-	fo, err := adm.FetchOffsets(ctx(t), "billing")
+	// Its own group's committed offsets: the topics it may not reach are
+	// left out.
+	fo, err := adm.FetchOffsets(ctx(t), "pay-team")
 	require.NoError(t, err)
-	require.Empty(t, fo.Offsets().Sorted())
+	var fetched []string
+	for _, o := range fo.Offsets().Sorted() {
+		fetched = append(fetched, o.Topic)
+	}
+	require.Equal(t, []string{"payments"}, fetched)
+}
+
+// TestKafkaSASLPrefixGroups: a group's name is scoped by the principal's
+// prefixes, as Kafka checks READ on the group. A "pay" principal joins,
+// commits for and fetches the offsets of "pay…" groups; another group's
+// JoinGroup, Heartbeat, LeaveGroup, OffsetCommit and OffsetFetch are
+// answered GROUP_AUTHORIZATION_FAILED whole, and change nothing: no
+// stranger forces another team's group to rebalance or moves its offsets.
+// DescribeGroups and OffsetFetch of several groups refuse group by group.
+func TestKafkaSASLPrefixGroups(t *testing.T) {
+	s := startSecured(t, false, 1, 1, 1)
+	require.NoError(t, s.c.CreateTopic("payments", 1, 1))
+	store, err := s.c.OffsetStore()
+	require.NoError(t, err)
+	require.NoError(t, store.Commit("billing", "payments", 0, 7))
+
+	nc := s.dial(t, 1)
+	plainAuth(t, nc, "payer")
+	join := func(group string) int16 {
+		r := kmsg.NewPtrJoinGroupRequest()
+		r.Version, r.Group, r.SessionTimeoutMillis, r.RebalanceTimeoutMillis, r.ProtocolType = 3, group, 10000, 10000, "consumer"
+		pr := kmsg.NewJoinGroupRequestProtocol()
+		pr.Name, pr.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0}
+		r.Protocols = append(r.Protocols, pr)
+		return roundTrip(t, nc, r, 3).(*kmsg.JoinGroupResponse).ErrorCode
+	}
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, join("billing"))
+	require.Zero(t, join("pay-team"))
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID = 3, "billing", "someone"
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, roundTrip(t, nc, hb, 3).(*kmsg.HeartbeatResponse).ErrorCode)
+	lv := kmsg.NewPtrLeaveGroupRequest()
+	lv.Version, lv.Group, lv.MemberID = 0, "billing", "someone"
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, roundTrip(t, nc, lv, 0).(*kmsg.LeaveGroupResponse).ErrorCode)
+
+	commit := func(group string) int16 {
+		r := kmsg.NewPtrOffsetCommitRequest()
+		r.Version, r.Group, r.Generation, r.MemberID = 2, group, -1, ""
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "payments"
+		rp := kmsg.NewOffsetCommitRequestTopicPartition()
+		rp.Offset = 0 // payments is empty: 0 is its log end
+		rt.Partitions = append(rt.Partitions, rp)
+		r.Topics = append(r.Topics, rt)
+		return roundTrip(t, nc, r, 2).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, commit("billing"))
+	require.Zero(t, commit("pay-solo"))
+	off, ok, err := store.Load("billing", "payments", 0)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(7), off, "a refused commit changes nothing")
+
+	of := kmsg.NewPtrOffsetFetchRequest()
+	of.Version, of.Group = 5, "billing"
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, roundTrip(t, nc, of, 5).(*kmsg.OffsetFetchResponse).ErrorCode)
+	of = kmsg.NewPtrOffsetFetchRequest()
+	of.Version = 8
+	for _, g := range []string{"billing", "pay-solo"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		of.Groups = append(of.Groups, rg)
+	}
+	codes := map[string]int16{}
+	for _, g := range roundTrip(t, nc, of, 8).(*kmsg.OffsetFetchResponse).Groups {
+		codes[g.Group] = g.ErrorCode
+	}
+	require.Equal(t, map[string]int16{"billing": kerr.GroupAuthorizationFailed.Code, "pay-solo": 0}, codes)
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups = 3, []string{"billing", "pay-team"}
+	codes = map[string]int16{}
+	for _, g := range roundTrip(t, nc, dg, 3).(*kmsg.DescribeGroupsResponse).Groups {
+		codes[g.Group] = g.ErrorCode
+	}
+	require.Equal(t, map[string]int16{"billing": kerr.GroupAuthorizationFailed.Code, "pay-team": 0}, codes)
 }
 
 // TestKafkaSASLAdminRequests: CreateTopics and DeleteTopics need an
