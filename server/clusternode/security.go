@@ -3,6 +3,7 @@ package clusternode
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -96,9 +97,30 @@ func (n *Node) idAt(addr string) int {
 }
 
 // refusedPeer logs a connection the internal port refused in its
-// handshake, once.
+// handshake: the first of its IP and reason at once, the others counted
+// and summed up once a minute (bounds.Refusals).
 func (n *Node) refusedPeer(remote net.Addr, err error) {
-	n.log.Warn("internal port: connection refused", "remote", remote.String(), "err", err)
+	n.refusals.Refuse(n.log, remote, refusalReason(err), "internal port: connection refused", "remote", remote.String(), "err", err)
+}
+
+// refusalReason names why the internal port refused a handshake: the
+// reason label of pystream_refused_connections_total.
+func refusalReason(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, clustertls.ErrNoCertificate):
+		return "no_certificate"
+	case errors.Is(err, clustertls.ErrUntrusted):
+		return "untrusted"
+	case errors.Is(err, clustertls.ErrNoNodeID):
+		return "no_node_id"
+	case errors.Is(err, clustertls.ErrNotMember):
+		return "not_member"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	default:
+		return "handshake" // not TLS 1.3, or not TLS at all
+	}
 }
 
 // connContext puts the internal API connection's authenticated peer in
