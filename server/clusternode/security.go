@@ -123,16 +123,23 @@ func refusalReason(err error) string {
 	}
 }
 
-// connContext puts the internal API connection's authenticated peer in
-// its requests' context (replication.WithPeer).
+// connContext marks, with Config.TLS, the internal API connection's
+// requests as needing a peer (replication.RequirePeer) and puts its
+// authenticated peer in their context (replication.WithPeer). A
+// connection without one — which the handshake should have refused — is
+// thus refused request by request, never trusted.
 func (n *Node) connContext(ctx context.Context, c net.Conn) context.Context {
+	if n.cfg.TLS == nil {
+		return ctx
+	}
+	ctx = replication.RequirePeer(ctx)
 	tc := netmux.TLSConn(c)
 	if tc == nil {
 		return ctx
 	}
 	id, err := clustertls.PeerID(tc.ConnectionState())
 	if err != nil {
-		return ctx // the handshake refused it already
+		return ctx
 	}
 	return replication.WithPeer(ctx, id)
 }
@@ -181,11 +188,13 @@ func (n *Node) dialInternal(ctx context.Context, addr string, want int, kind byt
 // over any connection: the TLS is the internal port's, beneath HTTP.
 type hideTLS struct{ net.Conn }
 
-// checkProposer refuses a forwarded registration of another node than the
-// authenticated peer: a node registers only its own addresses.
+// checkProposer refuses a forwarded proposal without the authenticated
+// peer a port with TLS requires, and a registration of another node than
+// that peer: a node registers only its own addresses
+// (replication.Authenticated decides both).
 func checkProposer(ctx context.Context, cmd []byte) error {
-	if _, ok := replication.PeerOf(ctx); !ok {
-		return nil
+	if _, _, err := replication.Authenticated(ctx); err != nil {
+		return err
 	}
 	c, err := cluster.ParseMetaCommand(cmd)
 	if err != nil || c.Op != cluster.OpRegisterNode || c.Node == nil {
