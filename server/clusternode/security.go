@@ -18,7 +18,8 @@ import (
 // With Config.TLS, every connection a node accepts on its internal port
 // is a TLS 1.3 server connection under the Mux (netmux.Config.TLS): the
 // peer's certificate must chain to the cluster CA and name a member of the
-// cluster (acceptPeer), or the handshake fails and the connection is
+// cluster (acceptPeer; any node of the CA while a joining node waits to
+// be added, isMember), or the handshake fails and the connection is
 // closed before Raft or the internal API reads a byte. Every connection a
 // node opens (dialInternal) is a TLS client connection that wants the
 // node id the address belongs to, then writes its kind byte. Handlers
@@ -36,15 +37,22 @@ func (n *Node) acceptPeer(peer int) error {
 }
 
 // isMember reports whether id belongs to the cluster: this node, or a
-// member of the Raft configuration; while this node knows no
-// configuration yet (a node started with Join, waiting to be added), a
-// node of Config.Peers.
+// member of the Raft configuration. While this node knows no
+// configuration yet: with Join (a node waiting to be added), any node
+// whose certificate the cluster CA issued — the leader that adds it is
+// not in its Config.Peers, which need hold only its own entry, and the
+// CA is the trust root: only the operator's add-node makes the leader
+// dial it; without Join (a node about to bootstrap), a node of
+// Config.Peers.
 func (n *Node) isMember(id int) bool {
 	if id == n.cfg.ID {
 		return true
 	}
 	if servers := n.servers(); len(servers) > 0 {
 		return slices.ContainsFunc(servers, func(s server) bool { return s.id == id })
+	}
+	if n.cfg.Join {
+		return true // the certificate chains to the cluster CA (clustertls.Identity.Config)
 	}
 	_, ok := n.cfg.Peers[id]
 	return ok
