@@ -11,8 +11,8 @@ import (
 	"github.com/pystream/pystream/server/replication"
 )
 
-// TestPeerRequiredFailsClosed pins the rule of docs/security.md § The
-// internal port: on a port with mutual TLS (RequirePeer) a request
+// TestPeerRequiredFailsClosed pins the rule of
+// docs/security.md § The internal port: on a port with mutual TLS (RequirePeer) a request
 // without an authenticated peer is refused with CodeForbidden — every
 // path, and ActsFor — never let through; with a peer, a node acts only
 // for itself; without TLS nothing is checked.
