@@ -79,6 +79,9 @@ var (
 
 	// ErrTopicNameConflict is matched by *TopicNameConflictError.
 	ErrTopicNameConflict = errors.New("cluster: topic name differs only in letter case from an existing topic")
+	// ErrAddrTaken is matched by *AddrTakenError: a registration names
+	// an internal address another node holds.
+	ErrAddrTaken = errors.New("cluster: the internal address is another node's")
 	// ErrOpenLogsLimit is matched by *OpenLogsLimitError.
 	ErrOpenLogsLimit = errors.New("cluster: too many replica logs")
 
@@ -179,6 +182,25 @@ func (e *TopicExistsError) Error() string {
 }
 
 func (e *TopicExistsError) Unwrap() error { return ErrTopicExists }
+
+// AddrTakenError refuses the registration of a node at an internal
+// address another node is registered at: the nodes dial each other by
+// that address, and with TLS want the node id it belongs to, so one
+// member must not take another's (it would send that node's connections
+// to the wrong id). It wraps ErrAddrTaken.
+type AddrTakenError struct {
+	// Node is the node that asked to register; Addr the address it named.
+	Node int
+	Addr string
+	// Holder is the node registered at Addr.
+	Holder int
+}
+
+func (e *AddrTakenError) Error() string {
+	return fmt.Sprintf("cluster: node %d cannot register at %s: node %d is registered there", e.Node, e.Addr, e.Holder)
+}
+
+func (e *AddrTakenError) Unwrap() error { return ErrAddrTaken }
 
 // DeletionPendingError refuses a topic's creation, in cluster mode, while
 // a topic deleted under the same name still has files on some brokers:

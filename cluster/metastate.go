@@ -407,6 +407,9 @@ func (s *MetaState) registerNode(c MetaCommand) (MetaResult, error) {
 	if known && old == *n {
 		return MetaResult{Summary: fmt.Sprintf("broker %d already registered at %s", n.ID, n.Addr)}, nil
 	}
+	if holder := s.nodeAt(n.Addr); holder != 0 && holder != n.ID {
+		return MetaResult{}, &AddrTakenError{Node: n.ID, Addr: n.Addr, Holder: holder}
+	}
 	s.Nodes[n.ID] = *n
 	if !slices.Contains(s.Meta.Brokers, n.ID) {
 		s.Meta.Brokers = append(s.Meta.Brokers, n.ID)
@@ -422,6 +425,18 @@ func (s *MetaState) registerNode(c MetaCommand) (MetaResult, error) {
 	}
 	s.journal(c, JournalEntry{Event: EventBrokerStart, Phase: PhaseDone, By: by(c), Broker: n.ID, Summary: summary})
 	return MetaResult{Summary: summary}, nil
+}
+
+// nodeAt is the lowest id of a node registered at internal address addr,
+// 0 when none is: the same answer on every node, whatever the map's order.
+func (s *MetaState) nodeAt(addr string) int {
+	holder := 0
+	for id, info := range s.Nodes {
+		if info.Addr == addr && (holder == 0 || id < holder) {
+			holder = id
+		}
+	}
+	return holder
 }
 
 func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {

@@ -75,7 +75,9 @@ func applyRefused(t *testing.T, s *MetaState, c MetaCommand) error {
 // registering the same addresses again changes nothing and journals
 // nothing; new addresses are recorded and journaled; an id below 1 is
 // ErrInvalidBrokerID, a node without an internal address (or no node)
-// ErrInvalidArgument.
+// ErrInvalidArgument, a node at another node's internal address
+// *AddrTakenError (ErrAddrTaken): a node keeps its own address when it
+// registers again, and may move to a free one.
 func TestMetaStateRegisterNode(t *testing.T) {
 	moved := &NodeInfo{ID: 2, Addr: "10.9.9.9:7000", HTTPAddr: "10.9.9.9:8080"}
 	cases := []struct {
@@ -102,6 +104,9 @@ func TestMetaStateRegisterNode(t *testing.T) {
 		{name: "Kafka address without port", node: &NodeInfo{ID: 1, Addr: "a:1", KafkaAddr: "10.0.0.1"}, wantErr: ErrInvalidArgument},
 		{name: "Kafka address port 0", node: &NodeInfo{ID: 1, Addr: "a:1", KafkaAddr: "10.0.0.1:0"}, wantErr: ErrInvalidArgument},
 		{name: "no node", before: []int{1}, wantErr: ErrInvalidArgument},
+		{name: "another node's address", before: []int{1, 2}, node: &NodeInfo{ID: 3, Addr: metaNode(2).Addr}, wantErr: ErrAddrTaken},
+		{name: "moving to another node's address", before: []int{1, 2}, node: &NodeInfo{ID: 1, Addr: metaNode(2).Addr, HTTPAddr: metaNode(1).HTTPAddr}, wantErr: ErrAddrTaken},
+		{name: "own address, new client address", before: []int{1, 2}, node: &NodeInfo{ID: 2, Addr: metaNode(2).Addr, HTTPAddr: "10.9.9.9:8080"}, wantBrokers: []int{1, 2}, wantEntries: 1, wantSummary: "moves"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +116,12 @@ func TestMetaStateRegisterNode(t *testing.T) {
 			}
 			c := MetaCommand{Op: OpRegisterNode, Time: metaT0.Add(time.Minute), By: tc.by, Node: tc.node}
 			if tc.wantErr != nil {
-				require.ErrorIs(t, applyRefused(t, s, c), tc.wantErr)
+				err := applyRefused(t, s, c)
+				require.ErrorIs(t, err, tc.wantErr)
+				var taken *AddrTakenError
+				if errors.As(err, &taken) {
+					require.Equal(t, AddrTakenError{Node: tc.node.ID, Addr: tc.node.Addr, Holder: 2}, *taken)
+				}
 				return
 			}
 			journalBefore, stateBefore := len(s.Journal), encodeMeta(t, s)

@@ -53,24 +53,37 @@ const acceptErrorsName = "pystream_accept_errors_total"
 // counter no one scrapes). Every listener of a registry shares the one
 // family, so calling it again with the same registry is fine.
 func AcceptErrors(reg prometheus.Registerer, name string) (prometheus.Counter, error) {
-	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
+	vec, err := counterVec(reg, prometheus.CounterOpts{
 		Name: acceptErrorsName,
 		Help: "Accepts that failed for a temporary reason (no file descriptor left: EMFILE, ENFILE) and were retried after a backoff, by listener.",
-	}, []string{"listener"})
-	if reg != nil {
-		if err := reg.Register(vec); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return nil, err
-			}
-			existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
-			if !ok {
-				return nil, err
-			}
-			vec = existing
-		}
+	}, "listener")
+	if err != nil {
+		return nil, err
 	}
 	return vec.WithLabelValues(name), nil
+}
+
+// counterVec registers a counter family on reg (nil: a family no one
+// scrapes), or returns the one registered already under the same name:
+// every listener of a server's registry shares one family, and tests make
+// several registries.
+func counterVec(reg prometheus.Registerer, opts prometheus.CounterOpts, labels ...string) (*prometheus.CounterVec, error) {
+	vec := prometheus.NewCounterVec(opts, labels)
+	if reg == nil {
+		return vec, nil
+	}
+	if err := reg.Register(vec); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return nil, err
+		}
+		existing, ok := are.ExistingCollector.(*prometheus.CounterVec)
+		if !ok {
+			return nil, err
+		}
+		return existing, nil
+	}
+	return vec, nil
 }
 
 // Listener is a net.Listener whose Accept survives temporary failures: it

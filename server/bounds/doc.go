@@ -1,6 +1,7 @@
 // Package bounds holds what every port of a PyStream server shares to stay
 // bounded whatever its clients send: the accept loop that survives running
-// out of file descriptors (Listener), the budget of request bytes held in
+// out of file descriptors (Listener), the rate-limited log of refused
+// connections (Refusals), the budget of request bytes held in
 // memory at once (Inflight), the records one produce request may carry
 // (DefaultMaxRequestRecords), and the partitions one topic creation may
 // ask for (MaxTopicPartitions, MaxCreatePartitions), the same over HTTP and
@@ -21,6 +22,16 @@
 // accepts failed), and counts every failure in
 // pystream_accept_errors_total{listener=...}. Any other accept error ends
 // the loop as before.
+//
+// # Refused connections
+//
+// A port that refuses a connection (a failed TLS handshake, a peer that
+// is no member, a failed SASL authentication) says so in its log, but a
+// stranger that connects in a loop must not fill the log: Refusals logs
+// the first refusal of a remote IP for a reason, then at most one summary
+// line per RefusalLogInterval with how many more there were, remembering
+// at most MaxRefusalSources IPs and reasons. Every refusal is counted in
+// pystream_refused_connections_total{port=...,reason=...}.
 //
 // Everything here is safe for concurrent use.
 package bounds

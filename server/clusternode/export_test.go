@@ -22,3 +22,7 @@ func RaftTerm(n *Node) uint64 { return n.raft.Term() }
 func DialInternal(n *Node, ctx context.Context, addr string, want int, kind byte) (net.Conn, error) {
 	return n.dialInternal(ctx, addr, want, kind)
 }
+
+// AcceptPeer is node n's check of a peer's node id on its internal port
+// (security.go, acceptPeer): nil when it lets the peer in.
+func AcceptPeer(n *Node, peer int) error { return n.acceptPeer(peer) }

@@ -42,7 +42,9 @@ type Node struct {
 	// run before Open has set raft.
 	raftp atomic.Pointer[raftmeta.Node]
 	fsm   *fsm
-	rpc   *replication.Client
+	// refusals logs the handshakes the internal port refuses.
+	refusals *bounds.Refusals
+	rpc      *replication.Client
 	// inner serves the internal API.
 	inner *http.Server
 	ctrl  *controller.Controller
@@ -110,6 +112,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	acceptErrors, err := bounds.AcceptErrors(cfg.Registerer, "internal")
 	if err != nil {
+		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), ln.Close(), core.Close())
+	}
+	if n.refusals, err = bounds.NewRefusals(cfg.Registerer, "internal"); err != nil {
 		return nil, errors.Join(fmt.Errorf("clusternode: %w", err), ln.Close(), core.Close())
 	}
 	mc := netmux.Config{Logger: n.log, AcceptErrors: acceptErrors, Refused: n.refusedPeer}

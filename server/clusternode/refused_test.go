@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/server/clusternode"
@@ -61,15 +62,16 @@ func (b *lockedBuffer) records(t *testing.T, msg string) []map[string]any {
 }
 
 // startLoneNode opens node id of ca's cluster, alone in its Peers, on
-// loopback TCP with mutual TLS, its log in JSON to logs when logs is set.
-func startLoneNode(t *testing.T, ca *clustertls.CA, id int, logs io.Writer) (*clusternode.Node, string) {
+// loopback TCP with mutual TLS, its log in JSON to logs when logs is set,
+// its metrics on reg when reg is.
+func startLoneNode(t *testing.T, ca *clustertls.CA, id int, logs io.Writer, reg prometheus.Registerer) (*clusternode.Node, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ident, err := ca.Identity(id, time.Now())
 	require.NoError(t, err)
 	cfg := clusternode.Config{ID: id, Peers: map[int]string{id: ln.Addr().String()}, DataDir: t.TempDir(), Listener: ln, TLS: ident,
-		HTTPAddr: "127.0.0.1:1"}
+		HTTPAddr: "127.0.0.1:1", Registerer: reg}
 	if logs != nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	}
@@ -156,7 +158,7 @@ func TestInternalDialRefusesWrongNode(t *testing.T) {
 	}
 	ca, err := clustertls.NewCA(time.Now())
 	require.NoError(t, err)
-	n, _ := startLoneNode(t, ca, 1, nil)
+	n, _ := startLoneNode(t, ca, 1, nil, nil)
 	im := startImpostor(t, ca, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -208,17 +210,21 @@ func awaitNode(t *testing.T, n *clusternode.Node, what string, cond func() bool)
 // internal port refused (security.go, refusedPeer).
 const refusedLine = "internal port: connection refused"
 
-// The internal port logs each connection it refuses in its handshake
-// exactly once, with the peer's address and why: not once per byte the
-// peer sends, not never, and nothing for a member's connection.
+// The internal port logs the first connection it refuses in its
+// handshake for each remote IP and reason, with the peer's address and
+// why, and counts every one (pystream_refused_connections_total): not a
+// line per byte the peer sends, not a line per connection of a stranger
+// that comes back (those are summed up once a minute, bounds.Refusals),
+// not never, and nothing for a member's connection.
 func TestInternalPortLogsRefusedPeerOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a node on TCP")
 	}
 	ca, err := clustertls.NewCA(time.Now())
 	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
 	logs := &lockedBuffer{}
-	n, addr := startLoneNode(t, ca, 1, logs)
+	n, addr := startLoneNode(t, ca, 1, logs, reg)
 	other, err := clustertls.NewCA(time.Now())
 	require.NoError(t, err)
 	cert := func(ca *clustertls.CA, id int) []tls.Certificate {
@@ -272,9 +278,15 @@ func TestInternalPortLogsRefusedPeerOnce(t *testing.T) {
 		{"another CA's node 1", tlsAttempt(cert(other, 1))},
 		{"node 9, not a member", tlsAttempt(cert(ca, 9))},
 	}
+	// Each kind of attempt twice: the second of each is counted, not
+	// logged again (its IP and reason were, just now).
+	const rounds = 2
 	from := map[string]string{}
 	for _, a := range attempts {
 		from[a.try()] = a.name
+	}
+	for _, a := range attempts {
+		a.try()
 	}
 	// A member's connection is no refusal: its request is answered, so
 	// the node's end of its handshake is done.
@@ -298,5 +310,24 @@ func TestInternalPortLogsRefusedPeerOnce(t *testing.T) {
 	for remote, name := range from {
 		require.Equal(t, 1, seen[remote], "%s (%s): refusals logged", name, remote)
 	}
-	require.Len(t, lines, len(attempts), "one line per refused connection, none for the member's")
+	require.Len(t, lines, len(attempts), "one line per kind of refusal, none for the member's")
+	require.Equal(t, float64(rounds*len(attempts)), refusedTotal(t, reg), "every refused connection counted")
+}
+
+// refusedTotal is the sum of pystream_refused_connections_total over its
+// labels, as gathered from reg.
+func refusedTotal(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	total := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "pystream_refused_connections_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			total += m.GetCounter().GetValue()
+		}
+	}
+	return total
 }

@@ -3,6 +3,7 @@ package clusternode
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -17,7 +18,8 @@ import (
 // With Config.TLS, every connection a node accepts on its internal port
 // is a TLS 1.3 server connection under the Mux (netmux.Config.TLS): the
 // peer's certificate must chain to the cluster CA and name a member of the
-// cluster (acceptPeer), or the handshake fails and the connection is
+// cluster (acceptPeer; any node of the CA while a joining node waits to
+// be added, isMember), or the handshake fails and the connection is
 // closed before Raft or the internal API reads a byte. Every connection a
 // node opens (dialInternal) is a TLS client connection that wants the
 // node id the address belongs to, then writes its kind byte. Handlers
@@ -35,15 +37,22 @@ func (n *Node) acceptPeer(peer int) error {
 }
 
 // isMember reports whether id belongs to the cluster: this node, or a
-// member of the Raft configuration; while this node knows no
-// configuration yet (a node started with Join, waiting to be added), a
-// node of Config.Peers.
+// member of the Raft configuration. While this node knows no
+// configuration yet: with Join (a node waiting to be added), any node
+// whose certificate the cluster CA issued — the leader that adds it is
+// not in its Config.Peers, which need hold only its own entry, and the
+// CA is the trust root: only the operator's add-node makes the leader
+// dial it; without Join (a node about to bootstrap), a node of
+// Config.Peers.
 func (n *Node) isMember(id int) bool {
 	if id == n.cfg.ID {
 		return true
 	}
 	if servers := n.servers(); len(servers) > 0 {
 		return slices.ContainsFunc(servers, func(s server) bool { return s.id == id })
+	}
+	if n.cfg.Join {
+		return true // the certificate chains to the cluster CA (clustertls.Identity.Config)
 	}
 	_, ok := n.cfg.Peers[id]
 	return ok
@@ -96,21 +105,49 @@ func (n *Node) idAt(addr string) int {
 }
 
 // refusedPeer logs a connection the internal port refused in its
-// handshake, once.
+// handshake: the first of its IP and reason at once, the others counted
+// and summed up once a minute (bounds.Refusals).
 func (n *Node) refusedPeer(remote net.Addr, err error) {
-	n.log.Warn("internal port: connection refused", "remote", remote.String(), "err", err)
+	n.refusals.Refuse(n.log, remote, refusalReason(err), "internal port: connection refused", "remote", remote.String(), "err", err)
 }
 
-// connContext puts the internal API connection's authenticated peer in
-// its requests' context (replication.WithPeer).
+// refusalReason names why the internal port refused a handshake: the
+// reason label of pystream_refused_connections_total.
+func refusalReason(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, clustertls.ErrNoCertificate):
+		return "no_certificate"
+	case errors.Is(err, clustertls.ErrUntrusted):
+		return "untrusted"
+	case errors.Is(err, clustertls.ErrNoNodeID):
+		return "no_node_id"
+	case errors.Is(err, clustertls.ErrNotMember):
+		return "not_member"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	default:
+		return "handshake" // not TLS 1.3, or not TLS at all
+	}
+}
+
+// connContext marks, with Config.TLS, the internal API connection's
+// requests as needing a peer (replication.RequirePeer) and puts its
+// authenticated peer in their context (replication.WithPeer). A
+// connection without one — which the handshake should have refused — is
+// thus refused request by request, never trusted.
 func (n *Node) connContext(ctx context.Context, c net.Conn) context.Context {
+	if n.cfg.TLS == nil {
+		return ctx
+	}
+	ctx = replication.RequirePeer(ctx)
 	tc := netmux.TLSConn(c)
 	if tc == nil {
 		return ctx
 	}
 	id, err := clustertls.PeerID(tc.ConnectionState())
 	if err != nil {
-		return ctx // the handshake refused it already
+		return ctx
 	}
 	return replication.WithPeer(ctx, id)
 }
@@ -159,11 +196,13 @@ func (n *Node) dialInternal(ctx context.Context, addr string, want int, kind byt
 // over any connection: the TLS is the internal port's, beneath HTTP.
 type hideTLS struct{ net.Conn }
 
-// checkProposer refuses a forwarded registration of another node than the
-// authenticated peer: a node registers only its own addresses.
+// checkProposer refuses a forwarded proposal without the authenticated
+// peer a port with TLS requires, and a registration of another node than
+// that peer: a node registers only its own addresses
+// (replication.Authenticated decides both).
 func checkProposer(ctx context.Context, cmd []byte) error {
-	if _, ok := replication.PeerOf(ctx); !ok {
-		return nil
+	if _, _, err := replication.Authenticated(ctx); err != nil {
+		return err
 	}
 	c, err := cluster.ParseMetaCommand(cmd)
 	if err != nil || c.Op != cluster.OpRegisterNode || c.Node == nil {

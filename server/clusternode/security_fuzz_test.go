@@ -23,7 +23,7 @@ func FuzzCheckProposer(f *testing.F) {
 		orig := bytes.Clone(cmd)
 		ctx := context.Background()
 		if peer > 0 {
-			ctx = replication.WithPeer(ctx, peer)
+			ctx = replication.WithPeer(replication.RequirePeer(ctx), peer)
 		}
 		err := checkProposer(ctx, cmd)
 		if !bytes.Equal(cmd, orig) {

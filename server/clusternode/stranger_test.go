@@ -372,6 +372,15 @@ func TestInternalPortRefusesImpersonation(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, status, "node %d registering node %d", impostor, target)
 	require.Equal(t, nodesBefore, c.nodes[ctl].Nodes())
 
+	// Registering itself at another node's internal address is refused by
+	// the state machine (cluster.ErrAddrTaken): dials for that address
+	// would otherwise want the impostor's id.
+	status, err = call(ctx, hc, "POST", c.addrs[ctl], replication.PathPropose, nil,
+		command(t, cluster.MetaCommand{Op: cluster.OpRegisterNode, Node: &cluster.NodeInfo{ID: impostor, Addr: c.addrs[target]}}))
+	require.NoError(t, err)
+	require.NotEqual(t, http.StatusOK, status, "node %d registering at node %d's address", impostor, target)
+	require.Equal(t, nodesBefore, c.nodes[ctl].Nodes())
+
 	// Its own heartbeat is answered.
 	hb, _ = json.Marshal(replication.Heartbeat{Node: impostor})
 	status, err = call(ctx, hc, "POST", c.addrs[ctl], replication.PathHeartbeat, nil, hb)

@@ -91,7 +91,7 @@ func (c *conn) serve() {
 		_ = c.nc.SetDeadline(time.Now().Add(c.s.cfg.FrameTimeout))
 		if err := tc.HandshakeContext(c.ctx); err != nil {
 			if c.ctx.Err() == nil {
-				log.Warn("kafka connection closed: TLS handshake failed", "err", err)
+				c.s.refusals.Refuse(log, c.nc.RemoteAddr(), "tls", "kafka connection closed: TLS handshake failed", "err", err)
 			}
 			return
 		}
@@ -150,12 +150,12 @@ func (c *conn) refused(log interface{ Warn(string, ...any) }, err error) {
 	case errors.Is(err, ErrSASL):
 		// saslStep logged it, naming the principal.
 	case errors.Is(err, ErrUnauthenticated):
-		log.Warn("kafka connection closed: a request before SASL authentication (configure the client with SASL: docs/kafka.md)", "err", err)
+		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "unauthenticated", "kafka connection closed: a request before SASL authentication (configure the client with SASL: docs/kafka.md)", "err", err)
 	case errors.As(err, &ne) && ne.Timeout():
-		log.Warn("kafka connection closed: timed out waiting for a request", "err", err)
+		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "timeout", "kafka connection closed: timed out waiting for a request", "err", err)
 	default:
 		c.s.metrics.refused()
-		log.Warn("kafka connection closed: bad request", "err", err)
+		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "bad_request", "kafka connection closed: bad request", "err", err)
 	}
 }
 

@@ -52,7 +52,7 @@ func (s *Server) saslHandshake(x *exchange, r kmsg.Request) kmsg.Response {
 	if err != nil {
 		resp.ErrorCode = x.code(kerr.UnsupportedSaslMechanism.Code)
 		c.closeAfter = true
-		c.log.Warn("kafka authentication failed: unsupported SASL mechanism", "mechanism", syntax.Quote(req.Mechanism))
+		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "sasl", "kafka authentication failed: unsupported SASL mechanism", "mechanism", syntax.Quote(req.Mechanism))
 		return resp
 	}
 	c.sasl, c.raw = conv, req.Version == 0
@@ -95,7 +95,7 @@ func (c *conn) saslStep(in []byte) ([]byte, error) {
 		if errors.As(err, &se) {
 			reason = se.Reason
 		}
-		c.log.Warn("kafka authentication failed", "principal", conv.User(), "mechanism", conv.Mechanism(), "reason", reason)
+		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "sasl", "kafka authentication failed", "principal", conv.User(), "mechanism", conv.Mechanism(), "why", reason)
 		return nil, errorf(ErrSASL, "%s with %s: %s", conv.Mechanism(), syntax.Quote(conv.User()), reason)
 	}
 	if conv.Done() {

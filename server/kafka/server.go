@@ -35,6 +35,9 @@ type Server struct {
 	// acceptErrors counts the accepts retried for want of a descriptor
 	// (bounds.Listener).
 	acceptErrors prometheus.Counter
+	// refusals logs the connections refused (a failed TLS handshake or
+	// SASL authentication, a bad request), rate-limited, and counts them.
+	refusals *bounds.Refusals
 	// groups is the classic group coordinator (Config.Groups), others
 	// the other protocol's groups (Config.OtherGroups, maybe nil);
 	// ownGroups is set when New built groups, which Close then closes.
@@ -97,6 +100,9 @@ func New(c Cluster, cfg Config) (*Server, error) {
 	}
 	s.metrics = m
 	if s.acceptErrors, err = bounds.AcceptErrors(cfg.Registerer, "kafka"); err != nil {
+		return nil, err
+	}
+	if s.refusals, err = bounds.NewRefusals(cfg.Registerer, "kafka"); err != nil {
 		return nil, err
 	}
 	s.groups, s.others = cfg.Groups, cfg.OtherGroups

@@ -33,7 +33,9 @@ type Config struct {
 	TLS *tls.Config
 	// Refused, when set, is told once of each connection closed because
 	// its TLS handshake failed: the peer's address and why, before the
-	// connection is closed. It must not block.
+	// connection is closed. It must not block. A port that logs it
+	// rate-limits its lines (server/bounds.Refusals): a stranger may
+	// connect in a loop.
 	Refused func(remote net.Addr, err error)
 }
 

@@ -195,6 +195,7 @@ var sentinels = []struct {
 	{"replica-active", CodeRefused, cluster.ErrReplicaActive},
 	{"replica-inactive", CodeRefused, cluster.ErrReplicaInactive},
 	{"invalid-broker-id", CodeRefused, cluster.ErrInvalidBrokerID},
+	{"addr-taken", CodeRefused, cluster.ErrAddrTaken},
 	{"unknown-broker", CodeRefused, cluster.ErrUnknownBroker},
 	{"healing-off", CodeRefused, cluster.ErrHealingOff},
 	{"delete-unfinished", CodeRefused, cluster.ErrDeleteUnfinished},

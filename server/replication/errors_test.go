@@ -155,7 +155,7 @@ func TestReplicationRefusalSentinel(t *testing.T) {
 	travel := []error{
 		cluster.ErrUnknownTopic, cluster.ErrTopicExists, cluster.ErrInvalidPartitionCount, cluster.ErrInvalidReplicationFactor,
 		cluster.ErrStaleAction, cluster.ErrNotAssigned, cluster.ErrReplicaIsLeader, cluster.ErrReplicaActive,
-		cluster.ErrReplicaInactive, cluster.ErrInvalidBrokerID, cluster.ErrUnknownBroker, cluster.ErrHealingOff,
+		cluster.ErrReplicaInactive, cluster.ErrInvalidBrokerID, cluster.ErrAddrTaken, cluster.ErrUnknownBroker, cluster.ErrHealingOff,
 		cluster.ErrDeleteUnfinished, cluster.ErrBrokerIsProcess, cluster.ErrReplicaMissing, cluster.ErrInvalidArgument,
 		cluster.ErrJournalFailed, topic.ErrPartitionOutOfRange, topic.ErrInvalidName, topic.ErrInvalidConfig,
 		log.ErrPayloadTooLarge, cluster.ErrNoController, cluster.ErrNotReady, cluster.ErrBrokerUnavailable, cluster.ErrClosed,

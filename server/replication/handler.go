@@ -133,7 +133,19 @@ func NewHandler(p Peer, logger *slog.Logger) http.Handler {
 		})
 	})
 	mux.HandleFunc("GET "+PathOffsetTime, h.offsetForTime)
-	return h.admit(mux)
+	return h.authenticate(h.admit(mux))
+}
+
+// authenticate refuses, before anything is read, a request without an
+// authenticated peer on a port that requires one (Authenticated).
+func (h *handler) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, err := Authenticated(r.Context()); err != nil {
+			h.fail(w, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type handler struct {
