@@ -133,7 +133,7 @@ func lz4BlockSize(src []byte) (int64, error) {
 				break
 			}
 			size := uint64(word &^ (1 << 31)) // the high bit: stored uncompressed
-			if flg&0x10 != 0 { // block checksum
+			if flg&0x10 != 0 {                // block checksum
 				size += 4
 			}
 			if size > uint64(len(rest)) {
