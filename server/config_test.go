@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/server/bounds"
 )
 
 // withDefaults returns Defaults() changed by edit.
@@ -438,4 +440,20 @@ func TestBrowserConfigLists(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, OriginList{"https://a.example"}, cfg.AllowedOrigins)
 	require.Equal(t, HostList{"b.example"}, cfg.AllowedHosts)
+}
+
+// TestConfigBoundTagsMatchConstants: a struct tag must be a literal, so
+// the defaults written in Config's tags are checked against the constants
+// of server/bounds they repeat.
+func TestConfigBoundTagsMatchConstants(t *testing.T) {
+	field, ok := reflect.TypeFor[Config]().FieldByName("MaxRequestRecords")
+	if !ok {
+		t.Fatal("Config.MaxRequestRecords is gone")
+	}
+	if got, want := field.Tag.Get("default"), strconv.Itoa(bounds.DefaultMaxRequestRecords); got != want {
+		t.Errorf("MaxRequestRecords default tag %q, bounds.DefaultMaxRequestRecords %s", got, want)
+	}
+	if want := "1 to " + strconv.Itoa(bounds.MaxRequestRecordsLimit); !strings.HasSuffix(field.Tag.Get("desc"), want) {
+		t.Errorf("MaxRequestRecords desc tag %q, want it to end %q", field.Tag.Get("desc"), want)
+	}
 }

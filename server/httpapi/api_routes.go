@@ -9,6 +9,7 @@ import (
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -196,7 +197,7 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodPost, Path: "/api/topics", Handler: a.handleCreateTopic, Role: RoleAdmin, Operation: &operation{
 			OperationID: "createTopic", Summary: "Create a topic", Tags: []string{"topics"},
-			Description: "partitions 1..1024, replication_factor 1..brokers; config optional (retention.ms, retention.bytes, segment.bytes, segment.ms, " +
+			Description: "partitions 1.." + strconv.Itoa(bounds.MaxTopicPartitions) + ", replication_factor 1..brokers; config optional (retention.ms, retention.bytes, segment.bytes, segment.ms, " +
 				"each a decimal string; an unknown key or a bad value is 400 naming it, and nothing is created). " +
 				"The same request again answers 200; other settings (config included) for an existing name 409.",
 			RequestBody: jsonBody("The topic's settings.", sc.of(apiclient.CreateTopicRequest{}),
@@ -220,7 +221,7 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 				"An application/octet-stream body is one record's value, its key in the query (key=text or key_b64=base64). " +
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error. " +
 				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together. " +
-				"At most PYSTREAM_MAX_REQUEST_RECORDS records (default 10000) per request, else 413; a Content-Encoding other than identity is 415; " +
+				"At most PYSTREAM_MAX_REQUEST_RECORDS records (default " + strconv.Itoa(bounds.DefaultMaxRequestRecords) + ") per request, else 413; a Content-Encoding other than identity is 415; " +
 				"past PYSTREAM_MAX_INFLIGHT_BYTES of bodies in flight server-wide, 503 with Retry-After before the body is read.",
 			Parameters: []parameter{paramTopic,
 				{Name: "key", In: "query", Schema: &schema{Type: "string"},

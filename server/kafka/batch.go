@@ -80,7 +80,7 @@ func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error
 		return nil, corrupt("%d records with last offset delta %d", rb.NumRecords, rb.LastOffsetDelta)
 	}
 	data, err := decompress(int(rb.Attributes&0x07), rb.Records, f)
-	if errors.Is(err, errDecompressedTooLarge) || errors.Is(err, errInflightFull) {
+	if errors.Is(err, errDecompressedTooLarge) || errors.Is(err, errInflightFull) || errors.Is(err, errWindowTooLarge) {
 		return nil, err
 	}
 	if err != nil {

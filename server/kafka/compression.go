@@ -34,11 +34,39 @@ var (
 	// would pass the server-wide in-flight budget
 	// (Config.MaxInflightBytes): POLICY_VIOLATION.
 	errInflightFull = errors.New("kafka: decompressed records would pass the server's in-flight budget")
+	// errWindowTooLarge is a zstd frame whose window (or, for a frame of
+	// one segment, its content size) is above MaxZstdWindow:
+	// MESSAGE_TOO_LARGE, refused from its header before any of it is
+	// decoded.
+	errWindowTooLarge = errors.New("kafka: zstd window above the server's limit")
+	// errFraming is compressed records whose frames (zstd, lz4) do not
+	// parse: CORRUPT_MESSAGE.
+	errFraming = errors.New("kafka: malformed compression frame")
 )
 
 // maxDecompressedBytes caps what one batch decompresses to, whatever the
-// request limit: the zstd decoder's window bound.
+// request limit.
 const maxDecompressedBytes = 64 << 20
+
+// MaxZstdWindow is the largest zstd window the Kafka port decodes: the
+// history a decoder allocates whole before the frame's first block,
+// whatever the frame then inflates to. 8 MiB is the window the zstd format
+// asks every decoder to support, and far above what producers send:
+// franz-go writes 64 KiB windows, librdkafka sizes the window to the batch,
+// the Java client's default level 3 streams with 2 MiB (levels up to 19
+// stay within 8 MiB). A frame whose header declares more is refused,
+// MESSAGE_TOO_LARGE, before anything is decoded.
+const MaxZstdWindow = 8 << 20
+
+// zstdBlockSpace is the most one zstd block decodes to; a decoder's history
+// holds its window and two blocks' room beyond it.
+const zstdBlockSpace = 128<<10 + 64
+
+// zstdPoolWindow is the largest window whose decoder goes back to the pool
+// once the batch is decoded: a decoder keeps its history, so one that
+// decoded a larger window is closed and its memory left to the collector
+// rather than kept, uncharged, between requests.
+const zstdPoolWindow = 2 << 20
 
 // inflateChunk is how much is inflated between two charges to the budget.
 const inflateChunk = 32 << 10
@@ -73,6 +101,32 @@ func (f *inflation) take(n int) error {
 	return nil
 }
 
+// reserve charges n bytes a decoder allocates before it decodes (a zstd
+// window, lz4 block buffers) for as long as one batch decodes: to the
+// server's budget, and to the request's when request is true. The
+// function it returns gives them back.
+func (f *inflation) reserve(n int64, request bool) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if request && n > f.left {
+		return nil, errDecompressedTooLarge
+	}
+	if !f.server.tryAcquire(n) {
+		return nil, errInflightFull
+	}
+	if request {
+		f.left -= n
+	}
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if request {
+			f.left += n
+		}
+		f.server.release(n)
+	}, nil
+}
+
 // release gives the server back what the request held.
 func (f *inflation) release() {
 	f.mu.Lock()
@@ -81,10 +135,11 @@ func (f *inflation) release() {
 	f.held = 0
 }
 
-// zstdDecoders are streaming zstd decoders, reset for each batch.
+// zstdDecoders are streaming zstd decoders, reset for each batch; only
+// those whose history is at most zstdPoolWindow come back.
 var zstdDecoders = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxMemory(maxDecompressedBytes), zstd.WithDecoderMaxWindow(maxDecompressedBytes))
+		zstd.WithDecoderMaxMemory(maxDecompressedBytes), zstd.WithDecoderMaxWindow(MaxZstdWindow))
 	if err != nil {
 		return err
 	}
@@ -106,14 +161,45 @@ func decompress(codec int, src []byte, f *inflation) ([]byte, error) {
 	case codecSnappy:
 		return unsnappy(src, f)
 	case codecLz4:
+		block, err := lz4BlockSize(src)
+		if err != nil {
+			return nil, err
+		}
+		// The reader takes a buffer of the block size for the compressed
+		// block and one for the decoded block, from pools of their
+		// size. franz-go writes 4 MiB blocks: charged to the request's
+		// budget too, they would take all of it and refuse every
+		// franz-go producer, so they are charged to the server's alone.
+		unreserve, err := f.reserve(2*block, false)
+		if err != nil {
+			return nil, err
+		}
+		defer unreserve()
 		return inflate(lz4.NewReader(bytes.NewReader(src)), f)
 	case codecZstd:
+		window, err := zstdWindow(src)
+		if err != nil {
+			return nil, err
+		}
+		// The decoder allocates its history (the window and two
+		// blocks) before the first block: charge it before decoding.
+		unreserve, err := f.reserve(window+2*min(window, zstdBlockSpace), true)
+		if err != nil {
+			return nil, err
+		}
+		defer unreserve()
 		v := zstdDecoders.Get()
 		d, ok := v.(*zstd.Decoder)
 		if !ok {
 			return nil, v.(error)
 		}
-		defer zstdDecoders.Put(d)
+		defer func() {
+			if window <= zstdPoolWindow {
+				zstdDecoders.Put(d)
+			} else {
+				d.Close()
+			}
+		}()
 		if err := d.Reset(bytes.NewReader(src)); err != nil {
 			return nil, err
 		}

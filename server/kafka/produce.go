@@ -31,7 +31,10 @@ import (
 // they inflate against Config.MaxDecompressedBytes (MESSAGE_TOO_LARGE for
 // the partition that passes it) and the server-wide
 // Config.MaxInflightBytes (POLICY_VIOLATION), held until the request is
-// answered.
+// answered. The partitions of a request decode their batches one at a
+// time (decodeConcurrency) and are written in parallel: one request holds
+// at most one decoder's history, charged to both budgets while it decodes
+// (MaxZstdWindow), however many partitions it names.
 func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ProduceRequest)
 	var records int64
@@ -55,6 +58,7 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 	}
 	inflated := &inflation{server: s.inflight, left: s.cfg.MaxDecompressedBytes}
 	defer inflated.release()
+	decoding := make(chan struct{}, decodeConcurrency)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // guards x.code across the partitions' goroutines
@@ -68,7 +72,7 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
 			write := func() {
-				code, msg := s.producePartition(x, t.Topic, p, rp, inflated)
+				code, msg := s.producePartition(x, t.Topic, p, rp, inflated, decoding)
 				mu.Lock()
 				rp.ErrorCode = x.code(code)
 				mu.Unlock()
@@ -96,16 +100,29 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 	return resp
 }
 
+// decodeConcurrency is how many partitions of one produce request decode
+// their batches at once. One: decoding is a small part of a produce next
+// to its fsyncs, and one at a time a request holds one decoder's history,
+// not one per partition (BenchmarkKafkaProduceZstdPartitions measures the
+// cost).
+const decodeConcurrency = 1
+
 // producePartition writes one partition's records, filling rp's offsets,
-// and returns the error code (and a message for the client's log).
-func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition, inflated *inflation) (int16, string) {
+// and returns the error code (and a message for the client's log). Its
+// batches decode while it holds a slot of decoding.
+func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition,
+	inflated *inflation, decoding chan struct{}) (int16, string) {
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
 		return code, ""
 	}
+	decoding <- struct{}{}
 	recs, err := decodeBatches(p.Records, inflated)
+	<-decoding
 	switch {
 	case errors.Is(err, errDecompressedTooLarge):
 		return kerr.MessageTooLarge.Code, fmt.Sprintf("the request's records decompress past %d bytes", s.cfg.MaxDecompressedBytes)
+	case errors.Is(err, errWindowTooLarge):
+		return kerr.MessageTooLarge.Code, fmt.Sprintf("a zstd frame's window is above the %d bytes the server decodes with", MaxZstdWindow)
 	case errors.Is(err, errInflightFull):
 		return kerr.PolicyViolation.Code, "the server's in-flight budget (PYSTREAM_MAX_INFLIGHT_BYTES) cannot hold the request's decompressed records now"
 	case err != nil:
