@@ -216,6 +216,7 @@ func (n *Node) shutdownTransport() error {
 // older leadership from its Raft log.
 func (n *Node) register(advertise string) {
 	info := &cluster.NodeInfo{ID: n.cfg.ID, Addr: advertise, HTTPAddr: n.cfg.HTTPAddr, KafkaAddr: n.cfg.KafkaAddr}
+	var refusedOnce bool
 	for {
 		ctx, cancel := context.WithTimeout(n.ctx, 5*time.Second)
 		_, err := n.propose(ctx, cluster.MetaCommand{Op: cluster.OpRegisterNode, Node: info})
@@ -229,7 +230,18 @@ func (n *Node) register(advertise string) {
 		if n.ctx.Err() != nil {
 			return
 		}
-		n.log.Debug("registration not yet accepted", "err", err)
+		var taken *cluster.AddrTakenError
+		switch {
+		case errors.As(err, &taken) && !refusedOnce:
+			// Not a moment's wait: the operator must move one of the two
+			// nodes. Said once; the node keeps asking, in case the other
+			// node moves.
+			refusedOnce = true
+			n.log.Error("registration refused: another node holds this internal address; give this node its own PYSTREAM_CLUSTER address",
+				"addr", advertise, "holder", taken.Holder, "err", err)
+		default:
+			n.log.Debug("registration not yet accepted", "err", err)
+		}
 		if !n.sleep(200 * time.Millisecond) {
 			return
 		}
