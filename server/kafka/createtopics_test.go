@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,9 +81,17 @@ func (f *fixture) topicCount() int { return len(f.c.Topics()) }
 // topics: of 200 asked for (with a minute's timeout), the one under way
 // when the client left is finished and the rest are not created. Before,
 // the request went on creating for minutes after its client had gone.
+// The server serves others meanwhile: a Metadata request over a second
+// connection is answered while the first creation is held, with the
+// client still there and again once it has left, the handler still
+// running (the creation it waits on is not released until both are
+// answered); and after the handler ends it lists exactly the topics
+// created.
 func TestKafkaCreateTopicsAbandoned(t *testing.T) {
 	const asked = 200
 	f, slow, reg := startSlow(t, 5*time.Millisecond, false)
+	release := sync.OnceFunc(func() { close(slow.release) })
+	defer release() // a failure below must not leave the handler held
 	nc := f.dial(t, 1)
 	_, err := nc.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).
 		AppendRequest(nil, createRequest(60_000, false, newTopics("gone", asked, 1, 1)...), 7))
@@ -92,8 +101,27 @@ func TestKafkaCreateTopicsAbandoned(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the creation never began")
 	}
+
+	// Another client, served while the handler is held in its first
+	// creation: each round trip waits at most the connection's five
+	// seconds (f.dial's deadline).
+	other := f.dial(t, 1)
+	topics := func() []string {
+		t.Helper()
+		resp := roundTrip(t, other, kmsg.NewPtrMetadataRequest(), 0).(*kmsg.MetadataResponse)
+		require.Len(t, resp.Brokers, 1)
+		var names []string
+		for _, rt := range resp.Topics {
+			require.Zero(t, rt.ErrorCode, *rt.Topic)
+			names = append(names, *rt.Topic)
+		}
+		return names
+	}
+	require.Equal(t, []string{"events"}, topics(), "served while the creation is held, its client there")
 	require.NoError(t, nc.Close())
-	close(slow.release)
+	require.Equal(t, []string{"events"}, topics(), "served once the client left, its handler still held")
+	require.Zero(t, requestsOf(t, reg, "CreateTopics"), "the handler had not ended")
+	release()
 
 	// The handler's completion: its request is counted once answered.
 	require.Eventually(t, func() bool { return requestsOf(t, reg, "CreateTopics") == 1 }, 10*time.Second, time.Millisecond)
@@ -101,6 +129,8 @@ func TestKafkaCreateTopicsAbandoned(t *testing.T) {
 	t.Logf("%d of %d topics created after the client left", created, asked)
 	require.Less(t, created, int64(10), "creation stops with the client")
 	require.Equal(t, 1+int(created), f.topicCount(), "only those, and events")
+	require.Len(t, topics(), 1+int(created), "served after the handler ended, the topics it created listed")
+	require.Equal(t, float64(3), requestsOf(t, reg, "Metadata"))
 }
 
 // TestKafkaCreateTopicsTimeout: Kafka's CreateTopics timeout_ms bounds the
