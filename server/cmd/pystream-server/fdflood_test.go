@@ -91,7 +91,7 @@ func TestBinaryKafkaSurvivesDescriptorFlood(t *testing.T) {
 			mu.Lock()
 			logs.WriteString(lines.Text() + "\n")
 			mu.Unlock()
-			if strings.Contains(lines.Text(), `"msg":"kafka listener open"`) {
+			if strings.Contains(lines.Text(), `"msg":"kafka listener open"`) && strings.Contains(lines.Text(), `"broker":1,`) {
 				once.Do(func() { close(kafkaOpen) })
 			}
 		}
@@ -128,15 +128,17 @@ func TestBinaryKafkaSurvivesDescriptorFlood(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
+	var dialErr error
 	for range 300 {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
-			break // the backlog is full: the flood did its work
+			dialErr = err // the backlog is full: the flood did its work
+			break
 		}
 		flood = append(flood, c)
 	}
-	t.Logf("%d idle connections open", len(flood))
-	require.Greater(t, len(flood), fdLimit, "the flood outnumbers the descriptors")
+	t.Logf("%d idle connections open (then: %v)", len(flood), dialErr)
+	require.Greater(t, len(flood), fdLimit, "the flood outnumbers the descriptors; the server's log:\n%s", logText())
 	require.Eventually(t, func() bool { return strings.Contains(logText(), "accept failing") },
 		20*time.Second, 50*time.Millisecond, "the episode's first line")
 	peak, _ := openFDs(t, pid, fdLimit)
