@@ -99,10 +99,11 @@ func TestKafkaProduceZstdBomb(t *testing.T) {
 // the server-wide in-flight budget too: past it, POLICY_VIOLATION, and
 // what the request took is given back (the next request is served).
 func TestKafkaProduceInflightBudget(t *testing.T) {
+	bomb := zstdBatch(t, 16, 512<<10)
 	f := start(t, 1, 1, 1, func(c *kafka.Config) { c.MaxInflightBytes = 3 << 20; c.MaxDecompressedBytes = 64 << 20 })
 	nc := f.dial(t, 1)
 	for range 3 {
-		resp := roundTrip(t, nc, produceRequest(9, zstdBatch(t, 16, 512<<10)), 9).(*kmsg.ProduceResponse)
+		resp := roundTrip(t, nc, produceRequest(9, bomb), 9).(*kmsg.ProduceResponse)
 		require.Equal(t, kerr.PolicyViolation.Code, resp.Topics[0].Partitions[0].ErrorCode)
 	}
 	resp := roundTrip(t, nc, produceRequest(9, batchOf(t, []byte("served"))), 9).(*kmsg.ProduceResponse)

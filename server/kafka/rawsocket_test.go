@@ -32,6 +32,10 @@ func (f *fixture) dial(t *testing.T, id int) net.Conn {
 // response of resVersion.
 func roundTrip(t *testing.T, nc net.Conn, req kmsg.Request, resVersion int16) kmsg.Response {
 	t.Helper()
+	// Each exchange has its own deadline, so that a test's work between
+	// two of them (building a large batch on a loaded machine) does not
+	// eat into the next one's.
+	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
 	_, err := nc.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, 7))
 	require.NoError(t, err)
 	var size [4]byte
