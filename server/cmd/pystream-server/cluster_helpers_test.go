@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/server/faultnet"
 )
 
 // This file is a harness for cluster mode as it runs in production: three
@@ -43,7 +43,7 @@ type clusterOptions struct {
 	// failoverAfter is PYSTREAM_FAILOVER_AFTER.
 	failoverAfter time.Duration
 	// proxies routes every node's traffic to every other node through a
-	// linkProxy, one per ordered pair, which the test can cut.
+	// faultnet.Link, one per ordered pair, which the test can cut or hold.
 	proxies bool
 }
 
@@ -58,7 +58,7 @@ type testCluster struct {
 	cancel context.CancelFunc
 	nodes  []*clusterNode // nodes[id-1]
 	// links is the proxy of each ordered pair (nil without proxies).
-	links map[link]*linkProxy
+	links map[link]*faultnet.Link
 }
 
 // link is the direction from node from to node to.
@@ -160,15 +160,17 @@ func (c *testCluster) layout(root string) {
 		peers[i] = fmt.Sprintf("%d=%s", id, n.internal)
 	}
 	for _, p := range c.links {
-		p.close()
+		p.Close()
 	}
 	c.links = nil
 	if c.opts.proxies {
-		c.links = map[link]*linkProxy{}
+		c.links = map[link]*faultnet.Link{}
 		for _, from := range c.nodes {
 			for _, to := range c.nodes {
 				if from != to {
-					c.links[link{from.id, to.id}] = newLinkProxy(t, to.internal)
+					l, err := faultnet.Listen(to.internal)
+					require.NoError(t, err)
+					c.links[link{from.id, to.id}] = l
 				}
 			}
 		}
@@ -188,7 +190,7 @@ func (c *testCluster) layout(root string) {
 			var routes []string
 			for _, to := range c.nodes {
 				if to != n {
-					routes = append(routes, to.internal+"="+c.links[link{n.id, to.id}].addr())
+					routes = append(routes, to.internal+"="+c.links[link{n.id, to.id}].Addr())
 				}
 			}
 			n.env = append(n.env, "PYSTREAM_INTERNAL_ROUTES="+strings.Join(routes, ","))
@@ -449,7 +451,7 @@ func (c *testCluster) cleanup() {
 	}
 	c.cancel()
 	for _, p := range c.links {
-		p.close()
+		p.Close()
 	}
 	if !c.t.Failed() && os.Getenv("PYSTREAM_TEST_KEEP_LOGS") == "" {
 		return
@@ -679,10 +681,14 @@ func (c *testCluster) quarantined(id int, name string, p int) map[string][]log.R
 
 // cut cuts the link from one node to another: existing connections are
 // closed and new ones refused until heal.
-func (c *testCluster) cut(from, to int) { c.proxy(from, to).setCut(true) }
+func (c *testCluster) cut(from, to int) { c.proxy(from, to).Set(faultnet.Cut) }
+
+// hold holds the link from one node to another: nothing is closed and
+// nothing gets through until heal.
+func (c *testCluster) hold(from, to int) { c.proxy(from, to).Set(faultnet.Held) }
 
 // heal lets the link from one node to another carry connections again.
-func (c *testCluster) heal(from, to int) { c.proxy(from, to).setCut(false) }
+func (c *testCluster) heal(from, to int) { c.proxy(from, to).Set(faultnet.Open) }
 
 // isolate cuts every link to and from node id.
 func (c *testCluster) isolate(id int) {
@@ -702,109 +708,9 @@ func (c *testCluster) rejoin(id int) {
 	}
 }
 
-func (c *testCluster) proxy(from, to int) *linkProxy {
+func (c *testCluster) proxy(from, to int) *faultnet.Link {
 	c.t.Helper()
 	p, ok := c.links[link{from, to}]
 	require.True(c.t, ok, "no proxy from node %d to node %d (clusterOptions.proxies)", from, to)
 	return p
-}
-
-// linkProxy forwards TCP connections to one node's internal address; cut,
-// it closes what it carries and refuses new connections. It is safe for
-// concurrent use.
-type linkProxy struct {
-	ln     net.Listener
-	target string
-	wg     sync.WaitGroup
-
-	// mu guards the fields below.
-	mu     sync.Mutex
-	cutOff bool
-	conns  map[net.Conn]struct{}
-}
-
-func newLinkProxy(t testing.TB, target string) *linkProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &linkProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Go(p.serve)
-	return p
-}
-
-func (p *linkProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *linkProxy) serve() {
-	for {
-		conn, err := p.ln.Accept()
-		if err != nil {
-			return // closed
-		}
-		if !p.track(conn) {
-			conn.Close() // cut: refused
-			continue
-		}
-		p.wg.Go(func() { p.forward(conn) })
-	}
-}
-
-// track adds conn to the connections a cut closes; false when the link is
-// cut.
-func (p *linkProxy) track(conn net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cutOff {
-		return false
-	}
-	p.conns[conn] = struct{}{}
-	return true
-}
-
-func (p *linkProxy) untrack(conns ...net.Conn) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range conns {
-		delete(p.conns, c)
-		c.Close()
-	}
-}
-
-// forward carries one connection both ways until either side ends or the
-// link is cut.
-func (p *linkProxy) forward(in net.Conn) {
-	d := net.Dialer{Timeout: 5 * time.Second}
-	out, err := d.Dial("tcp", p.target)
-	if err != nil {
-		p.untrack(in)
-		return
-	}
-	if !p.track(out) {
-		p.untrack(in, out)
-		return
-	}
-	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
-	<-done
-	p.untrack(in, out)
-	<-done
-}
-
-// setCut cuts the link (closing every connection it carries) or heals it.
-func (p *linkProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cutOff = cut
-	if cut {
-		for conn := range p.conns {
-			conn.Close()
-		}
-	}
-}
-
-// close stops the proxy and waits for its goroutines.
-func (p *linkProxy) close() {
-	p.ln.Close()
-	p.setCut(true)
-	p.wg.Wait()
 }
