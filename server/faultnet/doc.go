@@ -6,7 +6,7 @@
 //
 // A node reaches another through a Link when its PYSTREAM_INTERNAL_ROUTES
 // sends that node's internal address to the Link's address. The process
-// tests of pystream-server and the chaos suite (tools/chaos) both use it,
+// tests of pystream-server and the chaos suite both use it,
 // so that a fault means the same thing in each.
 //
 // A closing cut is seen at once by both ends: reads return EOF or a reset,
