@@ -13,7 +13,7 @@
 // dials are refused. A held link is seen by nothing: a write succeeds
 // until the socket buffers fill, a read waits, a dial succeeds and its
 // first read waits. Only a deadline notices it, which is why every
-// connection between PyStream nodes has one (docs/cluster-mode.md § Faults
-// and deadlines). Healed, a held link delivers what it held, as TCP would
+// connection between PyStream nodes has one (docs/phase-7-processes.md).
+// Healed, a held link delivers what it held, as TCP would
 // once its retransmissions got through.
 package faultnet
