@@ -73,7 +73,9 @@ func TestGroupClusterNotCoordinator(t *testing.T) {
 // nobody claims are withheld for a session timeout.
 func TestGroupClusterLeadershipClearsCoordinators(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Server{cfg: Config{NodeID: 1}, logger: slog.New(slog.DiscardHandler), metrics: newMetrics()}
+		s := &Server{cfg: Config{NodeID: 1}, logger: slog.New(slog.DiscardHandler), metrics: newMetrics(),
+			nodeOpen: make(chan struct{}), groupsStop: make(chan struct{})}
+		t.Cleanup(func() { close(s.groupsStop) }) // no node: its saved leases are never read
 		require.NoError(t, s.openGroups())
 		counts := func([]string) map[string]int32 { return map[string]int32{"orders": 2} }
 		s.consumerGroups = group.NewConsumerCoordinator(group.ConsumerConfig{Registry: s.groups, Topics: counts})
@@ -114,5 +116,46 @@ func TestGroupClusterLeadershipClearsCoordinators(t *testing.T) {
 		a, err = s.consumerGroups.Heartbeat(ctx, "billing", group.Heartbeat{Topics: []string{"orders"}})
 		require.NoError(t, err)
 		require.Empty(t, a.Partitions, "node 2's members may still read: nothing unclaimed is handed out")
+	})
+}
+
+// docs/groups.md § Restarts and a new coordinator, in cluster mode: the
+// groups' leases are part of the replicated state, so a node that
+// restarts and coordinates again withholds a partition only while its
+// saved owner's lease lasts; a new group is assigned at once.
+func TestGroupClusterRestartAssignsNewGroupAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c := newSyncNodes(t, 1)
+		n1 := c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool { return res.Controller == 1 })
+		_, _, err := n1.client.CreateTopic(ctx, "orders", 2, 1)
+		require.NoError(t, err)
+		c.awaitReady()
+		m, err := n1.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+		require.NoError(t, err)
+		require.Len(t, m.Assignment[0].Partitions, 2)
+		c.stop(1)
+
+		n1 = c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads again", func(res *apiclient.ClusterNodesResponse) bool { return res.Controller == 1 })
+		start := time.Now()
+		var fresh *apiclient.GroupHeartbeatResponse
+		c.await("a new group is assigned", func() (bool, string) {
+			res, err := n1.client.GroupHeartbeat(ctx, "audit", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+			if err != nil {
+				return false, err.Error()
+			}
+			if fresh = res; len(res.Assignment) == 0 {
+				_, _ = n1.client.GroupHeartbeat(ctx, "audit", apiclient.GroupHeartbeatRequest{MemberID: res.MemberID, MemberEpoch: -1})
+				return false, "nothing assigned yet"
+			}
+			return true, ""
+		})
+		require.Len(t, fresh.Assignment[0].Partitions, 2)
+		require.Less(t, time.Since(start), group.DefaultHeartbeatInterval, "within a heartbeat interval, not a session timeout")
+		other, err := n1.client.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+		require.NoError(t, err)
+		require.Empty(t, other.Assignment, "the saved lease of billing's member has not ended")
 	})
 }
