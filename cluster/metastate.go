@@ -209,9 +209,9 @@ type MetaCommand struct {
 	DeleteConfig []string          `json:"delete_config,omitempty"`
 	Consumer     string            `json:"consumer,omitempty"`
 	// Leases is what a save-group-leases command saves.
-	Leases []byte `json:"leases,omitempty"`
-	Offset       uint64            `json:"offset,omitempty"`
-	Entry        *JournalEntry     `json:"entry,omitempty"`
+	Leases []byte        `json:"leases,omitempty"`
+	Offset uint64        `json:"offset,omitempty"`
+	Entry  *JournalEntry `json:"entry,omitempty"`
 	// Automatic is what a set-healing command switches automatic
 	// healing to.
 	Automatic *bool `json:"automatic,omitempty"`

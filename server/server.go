@@ -9,8 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pystream/pystream/cluster"
