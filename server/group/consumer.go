@@ -121,8 +121,9 @@ type Assignment struct {
 // Members that join again claim what they held (Heartbeat.Owned on a
 // join) and keep it unless another member holds it. Where the saved
 // leases cannot be had yet, Withhold hands out no unclaimed partition
-// for a session timeout (docs/groups.md § Restarts and a new
-// coordinator).
+// for a session timeout, as
+// docs/groups.md § Restarts and a new coordinator
+// tells.
 //
 // Timeouts: a member whose session ran out is removed by the next call
 // that touches its group (a heartbeat of any member, a commit check, a

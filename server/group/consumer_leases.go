@@ -73,7 +73,7 @@ func EncodeLeases(l Leases) ([]byte, error) {
 	for _, m := range l.Members {
 		ps := []partitionsJSON{}
 		for _, tp := range setOf(m.Partitions).list() {
-			ps = append(ps, partitionsJSON{Topic: tp.Topic, Partitions: tp.Partitions})
+			ps = append(ps, partitionsJSON(tp))
 		}
 		out.Members = append(out.Members, memberLeaseJSON{ID: m.MemberID, Epoch: m.Epoch, End: m.End.UTC(), Partitions: ps})
 	}
@@ -139,7 +139,7 @@ func ParseLeases(data []byte) (Leases, error) {
 					return Leases{}, fmt.Errorf("%w: member %q: topic %q: partition %d: partitions from 0, ascending, each once", ErrInvalidLeases, m.ID, tp.Topic, p)
 				}
 			}
-			lease.Partitions = append(lease.Partitions, TopicPartitions{Topic: tp.Topic, Partitions: tp.Partitions})
+			lease.Partitions = append(lease.Partitions, TopicPartitions(tp))
 		}
 		out.Members = append(out.Members, lease)
 	}

@@ -98,8 +98,8 @@ type groupMember struct {
 	// assigned is set once the loop applied a first assignment with a
 	// partition in it (-e waits for it), until assignBy: set at the first
 	// answer, a session timeout and a quarter (the longest the server
-	// withholds a partition after a restart, docs/groups.md § Restarts
-	// and a new coordinator) and a heartbeat interval later.
+	// withholds a partition after a restart) and a heartbeat interval
+	// later.
 	assigned bool
 	assignBy time.Time
 
