@@ -159,3 +159,48 @@ func TestGroupClusterRestartAssignsNewGroupAtOnce(t *testing.T) {
 		require.Empty(t, other.Assignment, "the saved lease of billing's member has not ended")
 	})
 }
+
+// docs/phase-7-processes.md § Clients reach any node: a
+// commit acknowledged through the coordinator reads back through any
+// other node at once — the other node first waits until its copy of the
+// metadata has come as far as the controller's — rather than a few
+// milliseconds later, when its copy learns of the commit. Time is
+// synctest's: nothing here waits for Raft's commit timeout.
+func TestGroupClusterOffsetReadYourWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		c := newSyncNodes(t, 2)
+		n1 := c.start(1, c.upTo(1), false)
+		c.awaitNodes(n1, "node 1 leads", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 1 && res.Nodes[0].HTTPAddr != ""
+		})
+		n2 := c.start(2, c.upTo(2), true)
+		_, err := n1.client.AddNode(ctx, 2, c.peers[2])
+		require.NoError(t, err)
+		c.awaitNodes(n2, "node 2 knows node 1", func(res *apiclient.ClusterNodesResponse) bool {
+			return res.Controller == 1 && len(res.Nodes) == 2
+		})
+		_, _, err = n1.client.CreateTopic(ctx, "orders", 1, 1)
+		require.NoError(t, err)
+		c.awaitReady()
+		var recs []apiclient.ProduceRecord
+		for range 5 {
+			recs = append(recs, apiclient.ProduceRecord{Value: []byte("x")})
+		}
+		_, err = n1.client.ProduceTo(ctx, "orders", 0, recs)
+		require.NoError(t, err)
+
+		for off := uint64(1); off <= 5; off++ {
+			_, err := n1.client.CommitOffset(ctx, "billing", "orders", 0, off)
+			require.NoError(t, err)
+			one, err := n2.client.ConsumerOffset(ctx, "billing", "orders", 0)
+			require.NoError(t, err)
+			require.NotNil(t, one.Offset, "commit %d not seen through node 2", off)
+			require.Equal(t, off, *one.Offset)
+			all, err := n2.client.ConsumerOffsets(ctx, "billing")
+			require.NoError(t, err)
+			require.Len(t, all.Offsets, 1)
+			require.Equal(t, off, all.Offsets[0].Offset)
+		}
+	})
+}
