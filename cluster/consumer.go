@@ -89,20 +89,58 @@ func (c *Cluster) offsetWithinHW(op, consumerID, topicName string, partition int
 }
 
 // LoadOffset is a consumer's committed offset on a partition; ok is false
-// when it never committed there.
+// when it never committed there. Like every read of offsets, it sees
+// every commit acknowledged before it (offsetsCurrent).
 func (c *Cluster) LoadOffset(consumerID, topicName string, partition int) (uint64, bool, error) {
+	if err := c.offsetsCurrent(); err != nil {
+		return 0, false, err
+	}
 	return c.store.LoadOffset(consumerID, topicName, partition)
 }
 
 // ListOffsets is every offset a consumer committed, by topic and
 // partition.
 func (c *Cluster) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
+	if err := c.offsetsCurrent(); err != nil {
+		return nil, err
+	}
 	return c.store.ListOffsets(consumerID)
 }
 
 // ListAllOffsets is every offset every consumer committed.
 func (c *Cluster) ListAllOffsets() ([]client.StoredOffset, error) {
+	if err := c.offsetsCurrent(); err != nil {
+		return nil, err
+	}
 	return c.store.ListAllOffsets()
+}
+
+// offsetsCurrent makes a read of committed offsets see every commit
+// acknowledged before it. Commits are made by the controller's process
+// (the groups' coordinator in cluster mode), answered once its copy of the
+// metadata has applied them; another process's copy learns of them a
+// few milliseconds later. So a process that does not run the controller
+// asks the controller's how far its copy has come (OperateVersion) and
+// waits until its own copy has come as far: one round trip, and a commit
+// acknowledged through one node reads back through any other. In one
+// process, and on the controller's, there is nothing to wait for. When
+// the controller cannot be asked, the read fails (ErrNoController, or
+// the transport's error) rather than answer what may be stale.
+func (c *Cluster) offsetsCurrent() error {
+	ctl, elsewhere, err := c.controllerElsewhere(byOperator)
+	if err != nil || !elsewhere {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	res, err := c.transport.Operate(ctx, ctl, OperateRequest{Op: OperateVersion})
+	if err != nil {
+		return fmt.Errorf("cluster: read offsets: ask the controller how far the metadata has come: %w", err)
+	}
+	if err := c.store.AwaitVersion(ctx, res.Version); err != nil {
+		return fmt.Errorf("cluster: read offsets: this process's copy of the metadata is behind the controller's: %w", err)
+	}
+	return nil
 }
 
 // DeleteOffsets deletes every committed offset of a consumer (a consumer

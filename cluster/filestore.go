@@ -49,6 +49,11 @@ type fileStore struct {
 	offsets   *client.OffsetStore
 	closed    bool
 
+	// groupsMu serialises the writes of the groups' leases
+	// (groupleases.go); groupsMade is set once <root>/groups exists.
+	groupsMu   sync.Mutex
+	groupsMade bool
+
 	// changedMu guards changed, closed (and replaced) at every change.
 	changedMu sync.Mutex
 	changed   chan struct{}

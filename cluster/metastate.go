@@ -104,6 +104,10 @@ type MetaState struct {
 	// (OpTopicFilesRemoved), so that no broker ever serves a new topic from
 	// an old one's records.
 	Deleting map[string]TopicDeletion
+	// Groups holds each consumer group's saved leases, by group id
+	// (OpSaveGroupLeases): opaque here, read back by the group
+	// coordinator that starts next.
+	Groups map[string][]byte
 }
 
 // TopicDeletion is a deleted topic whose files are not all removed yet.
@@ -158,6 +162,9 @@ const (
 	// OpDeleteOffsets removes every offset of Consumer (a consumer group
 	// deleted); a consumer without offsets is no error.
 	OpDeleteOffsets MetaOp = "delete-offsets"
+	// OpSaveGroupLeases replaces consumer group Consumer's saved leases
+	// with Leases (at most MaxGroupLeases bytes); none removes them.
+	OpSaveGroupLeases MetaOp = "save-group-leases"
 	// OpJournal appends Entry to the journal and changes nothing else.
 	OpJournal MetaOp = "journal"
 	// OpSetHealing switches automatic healing (MetaState.Healing) to
@@ -201,8 +208,10 @@ type MetaCommand struct {
 	Config       map[string]string `json:"config,omitempty"`
 	DeleteConfig []string          `json:"delete_config,omitempty"`
 	Consumer     string            `json:"consumer,omitempty"`
-	Offset       uint64            `json:"offset,omitempty"`
-	Entry        *JournalEntry     `json:"entry,omitempty"`
+	// Leases is what a save-group-leases command saves.
+	Leases []byte        `json:"leases,omitempty"`
+	Offset uint64        `json:"offset,omitempty"`
+	Entry  *JournalEntry `json:"entry,omitempty"`
 	// Automatic is what a set-healing command switches automatic
 	// healing to.
 	Automatic *bool `json:"automatic,omitempty"`
@@ -273,6 +282,7 @@ func (s *MetaState) Clone() *MetaState {
 		on := *s.Healing
 		out.Healing = &on
 	}
+	out.Groups = cloneGroups(s.Groups)
 	if s.Deleting != nil {
 		out.Deleting = make(map[string]TopicDeletion, len(s.Deleting))
 		for name, d := range s.Deleting {
@@ -336,6 +346,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.setOffset(c)
 	case OpDeleteOffsets:
 		return s.deleteOffsets(c)
+	case OpSaveGroupLeases:
+		return s.saveGroupLeases(c)
 	case OpSetHealing:
 		return s.setHealing(c)
 	case OpJournal:
@@ -738,6 +750,9 @@ type metaStateJSON struct {
 	// Deleting is MetaState.Deleting, by name; absent when no deletion is
 	// unfinished, as in snapshots written before the field existed.
 	Deleting map[string]TopicDeletion `json:"deleting,omitempty"`
+	// Groups is MetaState.Groups; absent when no group saved leases, as
+	// in snapshots written before the field existed.
+	Groups map[string][]byte `json:"groups,omitempty"`
 }
 
 type offsetJSON struct {
@@ -758,7 +773,7 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 		return nil, err
 	}
 	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{},
-		Healing: s.Healing, Deleting: s.Deleting}
+		Healing: s.Healing, Deleting: s.Deleting, Groups: s.Groups}
 	for _, id := range sortedKeys(s.Nodes) {
 		out.Nodes = append(out.Nodes, s.Nodes[id])
 	}
@@ -810,6 +825,15 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 		}
 		s.Deleting[name] = d
 	}
+	for group, leases := range in.Groups {
+		if err := checkGroupLeases(group, leases); err != nil {
+			return nil, fmt.Errorf("cluster: meta state: %w", err)
+		}
+		if len(leases) == 0 {
+			return nil, fmt.Errorf("cluster: meta state: group %q: empty leases: %w", group, ErrInvalidArgument)
+		}
+	}
+	s.Groups = cloneGroups(in.Groups)
 	for _, n := range in.Nodes {
 		if err := n.validate(); err != nil {
 			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)

@@ -44,6 +44,8 @@ func (c *Cluster) Operate(ctx context.Context, to int, req OperateRequest) (Oper
 		v, err = c.reopenHosted(to)
 	case OperateStatus:
 		v, err = c.Status(req.Topic, req.Partition)
+	case OperateVersion:
+		v = struct{}{}
 	default:
 		return OperateResponse{}, fmt.Errorf("cluster: operation %q: %w", req.Op, ErrInvalidArgument)
 	}

@@ -75,6 +75,13 @@ type MetaStore interface {
 	ListAllOffsets() ([]client.StoredOffset, error)
 	DeleteOffsets(ctx context.Context, consumerID string) (int, error)
 
+	// SaveGroupLeases durably replaces what a consumer group's
+	// coordinator keeps of the group across restarts (its leases, opaque
+	// here), through the same path as a commit; nil removes them.
+	// GroupLeases is every group's, by group id.
+	SaveGroupLeases(ctx context.Context, group string, leases []byte) error
+	GroupLeases() (map[string][]byte, error)
+
 	// SetHealing switches automatic healing, journaled as the operator's
 	// healing entry with reason; it reports whether the switch changed.
 	SetHealing(ctx context.Context, on bool, summary, reason string) (changed bool, err error)

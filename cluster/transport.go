@@ -263,6 +263,9 @@ const (
 	OperateFailover   = "failover"
 	OperateReopen     = "reopen-broker"
 	OperateStatus     = "status"
+	// OperateVersion runs nothing: its answer says how far the process's
+	// copy of the metadata has come (OperateResponse.Version).
+	OperateVersion = "version"
 )
 
 // OperateRequest asks a broker's process to run an operation that must

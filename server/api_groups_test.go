@@ -162,14 +162,21 @@ func TestGroupHTTPRestartWithholds(t *testing.T) {
 
 	r = startServer(t, dir, 1)
 	c := r.client
+	start := time.Now()
+	fresh := joinGroup(t, c, "audit")
+	require.Len(t, fresh.Assignment[0].Partitions, 4, "a group with no live lease is assigned at once")
+	require.Less(t, time.Since(start), group.DefaultHeartbeatInterval)
+	other := joinGroup(t, c, "billing")
+	require.Empty(t, other.Assignment, "m's lease has not ended: its partitions are nobody else's")
 	_, err = c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: m.MemberEpoch, Owned: m.Assignment})
 	groupAPIErr(t, err, http.StatusConflict, apiclient.CodeUnknownMemberID)
 	back, err := c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: 0, Topics: []string{"orders"},
 		Owned: []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}})
 	require.NoError(t, err)
 	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{0, 1}}}, back.Assignment, "its claims, and no more")
-	other := joinGroup(t, c, "billing")
-	require.Empty(t, other.Assignment, "2 and 3 are nobody's: withheld")
+	other = beatGroup(t, c, "billing", other)
+	require.Equal(t, []apiclient.GroupTopicPartitions{{Topic: "orders", Partitions: []int32{2, 3}}}, other.Assignment,
+		"m said it holds 0 and 1 only: 2 and 3 are free at once")
 }
 
 // A second member gets partitions only once the first released them; the

@@ -142,5 +142,6 @@ func (s *Server) openClusterNode(fsys durable.FS) error {
 	}
 	nb := nodebackend.New(node)
 	s.node, s.cluster, s.members = node, nb, nb
+	close(s.nodeOpen)
 	return nil
 }

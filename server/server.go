@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,6 +123,12 @@ type Server struct {
 	restarted    bool
 	coordinating atomic.Bool
 	otherLed     bool
+	// nodeOpen is closed once node is set; groupsStop when the server
+	// closes. A coordinator that starts in cluster mode waits on them to
+	// read the groups' saved leases (restoreGroups).
+	nodeOpen      chan struct{}
+	groupsStop    chan struct{}
+	closeGroupsMu sync.Once
 	// readTimeout and writeTimeout are ReadTimeout and WriteTimeout (tests
 	// lower them before serving, to show that the events stream outlives
 	// them).
@@ -164,7 +171,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 // built (tests lower its timeouts).
 func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(*Server)) (*Server, error) {
 	s := &Server{cfg: cfg, logger: logger, maxBody: int64(cfg.MaxRequestBytes), fetchBytes: MaxFetchBytes, metrics: newMetrics(),
-		readTimeout: ReadTimeout, writeTimeout: WriteTimeout, advances: backend.NewHub()}
+		readTimeout: ReadTimeout, writeTimeout: WriteTimeout, advances: backend.NewHub(),
+		nodeOpen: make(chan struct{}), groupsStop: make(chan struct{})}
 	for _, tweak := range tweaks {
 		tweak(s)
 	}
@@ -202,7 +210,6 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 		return nil, err
 	}
 	s.lock = lock
-	s.startGroups()
 	if cfg.ClusterMode() {
 		if err := s.openClusterNode(fsys); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
@@ -211,6 +218,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 		if err := s.openCluster(fsys); err != nil {
 			return nil, errors.Join(err, s.lock.Release())
 		}
+		s.startGroups()
 		if err := s.startController(); err != nil {
 			return nil, errors.Join(err, s.Close())
 		}
@@ -321,6 +329,7 @@ func (s *Server) Close() error {
 	if s.consumerGroups != nil {
 		s.consumerGroups.Close()
 	}
+	s.closeGroupsMu.Do(func() { close(s.groupsStop) })
 	if s.stopRetention != nil {
 		s.stopRetention()
 		s.stopRetention = nil

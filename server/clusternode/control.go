@@ -51,6 +51,12 @@ func (n *Node) leadershipLoop() {
 	}
 }
 
+// Barrier waits until this node's copy of the metadata has applied every
+// command committed before it, or ctx ends; only the leader of the
+// metadata group can (raftmeta.Node.Barrier). The server's group
+// coordinator reads the groups' saved leases after it.
+func (n *Node) Barrier(ctx context.Context) error { return n.raft.Barrier(ctx) }
+
 // barrier waits, for at most a few seconds, until this node's copy of
 // the metadata has applied every command committed before it.
 func (n *Node) barrier() error {

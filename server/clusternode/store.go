@@ -171,6 +171,21 @@ func (st raftStore) DeleteOffsets(ctx context.Context, consumerID string) (int, 
 	return res.Count, err
 }
 
+func (st raftStore) SaveGroupLeases(ctx context.Context, group string, leases []byte) error {
+	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSaveGroupLeases, Consumer: group, Leases: leases})
+	return err
+}
+
+func (st raftStore) GroupLeases() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	st.Read(func(s *cluster.MetaState) {
+		for g, l := range s.Groups {
+			out[g] = slices.Clone(l)
+		}
+	})
+	return out, nil
+}
+
 func (st raftStore) SetHealing(ctx context.Context, on bool, summary, reason string) (bool, error) {
 	res, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSetHealing, By: cluster.ByOperator, Reason: reason, Automatic: &on})
 	if err != nil {

@@ -3,6 +3,7 @@ package group
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -43,6 +44,17 @@ type ConsumerConfig struct {
 	// MaxGroups bounds the groups the coordinator keeps
 	// (DefaultMaxGroups).
 	MaxGroups int
+	// Save, when set, writes a group's leases (EncodeLeases) durably
+	// where the next coordinator reads them back (Restore); nil leases
+	// remove the group's. It is called with the coordinator's lock held:
+	// when a member joins or leaves, when one is to be answered a
+	// partition its saved lease lacks, and when a member's deadline
+	// passes its saved lease end (leaseHeadroom). A heartbeat whose save
+	// fails is not answered (ErrNotSaved). Nil saves nothing.
+	Save func(group string, leases []byte) error
+	// Logger receives the saves that failed where no heartbeat waited
+	// on them; nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Heartbeat is one member's heartbeat, Kafka's ConsumerGroupHeartbeat:
@@ -101,12 +113,17 @@ type Assignment struct {
 //
 // Restarts: membership is soft state, so a coordinator that starts (a
 // server restart, a new coordinator in cluster mode) knows no member,
-// while the members of the one before may still be reading. Members that
-// join again claim what they held (Heartbeat.Owned on a join) and keep
-// it unless another member holds it; and for one session timeout after
-// Withhold, a partition no member claims is handed to no one, since the
-// member that held it may still read it until its own session timeout
-// tells it to stop (docs/groups.md § Restarts and a new coordinator).
+// while the members of the one before may still be reading. Each group's
+// leases — member ids, epochs, holdings and lease ends — are saved
+// durably (ConsumerConfig.Save) and read back when a coordinator starts
+// (Restore): a partition whose saved owner's lease has not ended goes to
+// no one else until it ends, and everything else is assigned at once.
+// Members that join again claim what they held (Heartbeat.Owned on a
+// join) and keep it unless another member holds it. Where the saved
+// leases cannot be had yet, Withhold hands out no unclaimed partition
+// for a session timeout, as
+// docs/groups.md § Restarts and a new coordinator
+// tells.
 //
 // Timeouts: a member whose session ran out is removed by the next call
 // that touches its group (a heartbeat of any member, a commit check, a
@@ -132,6 +149,12 @@ type ConsumerCoordinator struct {
 	// withheld is when Withhold's window ends: until then a partition
 	// no member claims is assigned to no one.
 	withheld time.Time
+	// restored is what the coordinator before saved of each group, as
+	// far as it may still hold (Restore).
+	restored map[string]*restoredGroup
+	// ticket counts the calls of Withhold and Clear: a Restore given an
+	// older ticket is ignored.
+	ticket uint64
 }
 
 var _ Lister = (*ConsumerCoordinator)(nil)
@@ -153,6 +176,9 @@ func NewConsumerCoordinator(cfg ConsumerConfig) *ConsumerCoordinator {
 	if cfg.MaxGroups <= 0 {
 		cfg.MaxGroups = DefaultMaxGroups
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
 	return &ConsumerCoordinator{cfg: cfg, registry: cfg.Registry, groups: map[string]*consumerGroup{}}
 }
 
@@ -169,15 +195,20 @@ func (c *ConsumerCoordinator) Close() {
 
 // Withhold starts a window of d in which a partition that no member of
 // a group holds or claims is assigned to no one: the server calls it when
-// this coordinator starts after another one may have had members (a
-// restart, a coordinator move), with the session timeout, after which
-// every member of the earlier coordinator has stopped reading (or joined
-// here again, claiming what it holds). Waiting heartbeats are answered
-// when the window ends.
-func (c *ConsumerCoordinator) Withhold(d time.Duration) {
+// this coordinator starts after another one may have had members and
+// their saved leases cannot be read yet (a coordinator move in cluster
+// mode, before this node's copy of the store is known to be current),
+// with the session timeout, after which every member of the earlier
+// coordinator has stopped reading (or joined here again, claiming what it
+// holds). Nothing is saved during the window, so as not to overwrite
+// what the coordinator before saved; Restore ends it. Waiting heartbeats
+// are answered when the window ends. The ticket it returns is Restore's.
+func (c *ConsumerCoordinator) Withhold(d time.Duration) (ticket uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.withheld = time.Now().Add(d)
+	c.ticket++
+	return c.ticket
 }
 
 // withholdingLocked reports whether Withhold's window is open at now.
@@ -284,6 +315,11 @@ func (c *ConsumerCoordinator) Heartbeat(ctx context.Context, group string, hb He
 			return Assignment{}, err
 		}
 	}
+	// The leases are durable before the member learns of what they
+	// cover: a coordinator that starts after a crash withholds it.
+	if err := c.saveLocked(g, time.Now()); err != nil {
+		return Assignment{}, err
+	}
 	return c.answer(m), nil
 }
 
@@ -370,8 +406,8 @@ func (c *ConsumerCoordinator) waitLocked(ctx context.Context, g *consumerGroup, 
 		var expiry <-chan time.Time
 		stopExpiry := func() bool { return false }
 		next, ok := g.nextExpiry(m)
-		if now := time.Now(); c.withholdingLocked(now) && (!ok || c.withheld.Before(next)) {
-			next, ok = c.withheld, true // what was withheld may be handed out then
+		if release, found := c.nextReleaseLocked(g.id, time.Now()); found && (!ok || release.Before(next)) {
+			next, ok = release, true // what was withheld may be handed out then
 		}
 		if ok {
 			t := time.NewTimer(max(time.Until(next), 0))

@@ -101,6 +101,8 @@ func (c *ConsumerCoordinator) clearLocked() {
 	for _, g := range c.groups {
 		c.removeGroupLocked(g)
 	}
+	c.restored = nil
+	c.ticket++
 }
 
 // expireAllLocked expires the members of every group.

@@ -19,6 +19,12 @@ var (
 	// ErrInvalidHeartbeat: a heartbeat that breaks the protocol's rules
 	// (an epoch below -1, a join without topics, ...).
 	ErrInvalidHeartbeat = errors.New("group: invalid heartbeat")
+	// ErrInvalidLeases: saved leases that ParseLeases cannot read.
+	ErrInvalidLeases = errors.New("group: invalid saved leases")
+	// ErrNotSaved: a heartbeat whose answer would hand out partitions
+	// could not save the group's leases first (ConsumerConfig.Save), so
+	// it is not answered; the member tries again.
+	ErrNotSaved = errors.New("group: leases not saved")
 )
 
 // MemberError is a refusal of one member's request: Err is

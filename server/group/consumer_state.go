@@ -28,6 +28,9 @@ type consumerGroup struct {
 	changed chan struct{}
 	// commits keeps commits apart from the changes that fence them.
 	commits *gate
+	// saved is the leases last saved (ConsumerConfig.Save), by member
+	// id; nil before the first save.
+	saved map[string]savedLease
 }
 
 // consumerMember is one member of a consumer group.
@@ -131,7 +134,8 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 			return nil, nil, err
 		}
 		g = &consumerGroup{id: group, members: map[string]*consumerMember{}, target: map[string][]TopicPartitions{},
-			partitions: map[string]int32{}, changed: make(chan struct{}), commits: newGate()}
+			partitions: map[string]int32{}, changed: make(chan struct{}), commits: newGate(),
+			epoch: c.restoredEpochLocked(group)}
 		c.groups[group] = g
 		c.startSweepLocked()
 	}
@@ -145,6 +149,7 @@ func (c *ConsumerCoordinator) joinLocked(g *consumerGroup, group string, hb Hear
 	m := &consumerMember{id: id, topics: sortedUnique(hb.Topics), assigned: partSet{}, owned: partSet{},
 		deadline: now.Add(c.cfg.SessionTimeout), clientID: hb.ClientID, clientHost: hb.ClientHost}
 	delete(g.members, id) // an earlier incarnation holds nothing now
+	c.restoredJoinLocked(group, id)
 	m.owned = claims(g, m.topics, hb.Owned, counts)
 	g.members[id] = m
 	c.retargetLocked(g, counts, true)
@@ -278,15 +283,15 @@ func equalTargets(a, b map[string][]TopicPartitions) bool {
 // reconcileLocked moves m towards its target: it is assigned its target's
 // partitions that no other member holds, and nothing else. A partition
 // another member still holds comes once that member released it or was
-// removed ("revoke, then assign"). While Withhold's window is open, a
-// partition m does not hold already comes only after the window. It
+// removed ("revoke, then assign"). A partition that is withheld (the
+// window of Withhold, or a restored lease of a member of the coordinator
+// before) comes only after it is released, unless m holds it already. It
 // reports whether m's assignment changed; if so m's epoch becomes the
 // group epoch.
 func (c *ConsumerCoordinator) reconcileLocked(g *consumerGroup, m *consumerMember, now time.Time) bool {
-	withholding := c.withholdingLocked(now)
 	next := partSet{}
 	for k := range setOf(g.target[m.id]) {
-		free := !withholding || m.holds(k)
+		free := m.holds(k) || !c.withheldLocked(g.id, k, now)
 		for _, o := range g.members {
 			if !free {
 				break
@@ -327,10 +332,12 @@ func (c *ConsumerCoordinator) removeMembersLocked(g *consumerGroup, ids ...strin
 		delete(g.target, id)
 	}
 	if len(g.members) == 0 {
+		c.saveOrLogLocked(g, time.Now())
 		c.removeGroupLocked(g)
 		return
 	}
 	c.retargetLocked(g, nil, true)
+	c.saveOrLogLocked(g, time.Now())
 }
 
 // removeGroupLocked forgets g and frees its id for either protocol.

@@ -22,11 +22,15 @@
 // Membership is soft state, kept in memory only: after a server restart
 // members join again, as Kafka clients do when a coordinator moves.
 // Committed offsets are not kept here: they are phase 3's durable
-// offsets, the group id being the consumer id, so nothing about offsets
-// changes on disk. Members of the consumer protocol that join again claim
-// what they held, and a coordinator that may follow another withholds
-// what nobody claims for a session timeout (ConsumerCoordinator.Withhold),
-// so that no partition is read by two members at once.
+// offsets, the group id being the consumer id. What the consumer protocol
+// does keep durably, through the caller (ConsumerConfig.Save, beside the
+// offsets), is each group's leases (EncodeLeases): which member may still
+// read which partitions, until when. A coordinator that starts reads them
+// back (ConsumerCoordinator.Restore) and withholds a partition only while
+// its saved owner's lease lasts; members that join again claim what they
+// hold; where the leases cannot be had, ConsumerCoordinator.Withhold
+// hands out nothing unclaimed for a session timeout. So no partition is
+// read by two members at once.
 //
 // A commit's check and its durable write are two steps, the write made by
 // the caller: CheckCommit hands back a done function, and until it is

@@ -137,6 +137,8 @@ func classifyCause(err error) *apiError {
 			mismatch.Group, protocolWords(mismatch.Has), protocolWords(mismatch.Want))
 	case errors.Is(err, group.ErrTooManyGroups), errors.Is(err, group.ErrDeleting):
 		return newAPIError(http.StatusConflict, CodeConflict, "%s", tidy(err.Error()))
+	case errors.Is(err, group.ErrNotSaved):
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s; try again", tidy(err.Error()))
 	case errors.Is(err, group.ErrInvalidHeartbeat):
 		return newAPIError(http.StatusBadRequest, CodeInvalidArgument, "%s", tidy(err.Error()))
 	case errors.As(err, &oor):

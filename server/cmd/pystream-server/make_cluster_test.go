@@ -76,6 +76,21 @@ func TestMakeClusterScript(t *testing.T) {
 	}
 	require.Equal(t, 3, strings.Count(output(), "internal port: mutual TLS 1.3"), "every node says its internal port is authenticated; output:\n%s", output())
 
+	// The tour's commit as billing through node 3 (the CLI follows a
+	// 421 to the coordinator), read back at once through every node
+	// (docs/phase-7-processes.md § Clients reach any node).
+	consume := exec.CommandContext(ctx, cli, "--server", "http://127.0.0.1:"+httpPorts[2], "consume", "orders", "-e", "--commit-as", "billing",
+		"-f", `%o %v\n`)
+	consumed, err := consume.CombinedOutput()
+	require.NoError(t, err, "%s", consumed)
+	require.Contains(t, string(consumed), "0 at once")
+	for i, c := range clients {
+		got, err := c.ConsumerOffsets(ctx, "billing")
+		require.NoError(t, err)
+		require.Len(t, got.Offsets, 1, "node %d: the partition read is committed", i+1)
+		require.Equal(t, uint64(1), got.Offsets[0].Offset, "node %d: past the one record read", i+1)
+	}
+
 	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
 	// Ctrl-C is how the cluster stops: the script waits for every node,
 	// keeps its last lines (the prefixing sed outlives the interrupt) and

@@ -298,3 +298,53 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	_, err = c.Group(ctx, "billing")
 	require.ErrorIs(t, err, apiclient.ErrNotFound)
 }
+
+// `pystream consume -G g -e` waits for a first assignment rather than
+// ending at once with nothing read; when none comes within a session
+// timeout and a quarter (another member holds every partition) it says so
+// on stderr and exits 1. Assigned partitions with nothing to read end it
+// with status 0 and a note that it read nothing, and why.
+func TestCLIConsumeGroupExitNothingAssigned(t *testing.T) {
+	const session = time.Second
+	url := startServer(t, 1, "PYSTREAM_KAFKA_PORT=0", "PYSTREAM_GROUP_SESSION_TIMEOUT="+session.String(),
+		"PYSTREAM_GROUP_HEARTBEAT_INTERVAL=100ms")
+	c := apiclient.New(url)
+	ctx := context.Background()
+	_, _, err := c.CreateTopic(ctx, "orders", 2, 1)
+	require.NoError(t, err)
+
+	res := runEnv(t, []string{"PYSTREAM_SERVER=" + url}, "", "consume", "-G", "empty", "-e", "orders")
+	require.Zero(t, res.code, res.stderr)
+	require.Empty(t, res.stdout)
+	require.Contains(t, res.stderr, "read no records")
+
+	// A member that holds every partition and keeps heartbeating.
+	m, err := c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberEpoch: 0, Topics: []string{"orders"}})
+	require.NoError(t, err)
+	require.Len(t, m.Assignment[0].Partitions, 2)
+	stop := make(chan struct{})
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			next, err := c.GroupHeartbeat(ctx, "billing", apiclient.GroupHeartbeatRequest{MemberID: m.MemberID, MemberEpoch: m.MemberEpoch, Owned: m.Assignment})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			m = &apiclient.GroupHeartbeatResponse{MemberID: next.MemberID, MemberEpoch: next.MemberEpoch, Assignment: m.Assignment}
+		}
+	}()
+	start := time.Now()
+	res = runEnv(t, []string{"PYSTREAM_SERVER=" + url}, "", "consume", "-G", "billing", "-e", "orders")
+	close(stop)
+	<-beating
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stderr, "no partitions of orders were assigned to this member within")
+	require.GreaterOrEqual(t, time.Since(start), session, "it waited for an assignment")
+}

@@ -95,7 +95,9 @@ group's committed offset (the log start when none), committing as it goes. It
 heartbeats at the server's interval, long-polling so that a rebalance is
 learnt at once; a partition taken away is committed, then released. Ctrl-C
 (or SIGTERM) commits, leaves the group and exits 0. With -e it exits once every
-partition it holds is at its high watermark. -G excludes -p, -o and
+partition it holds is at its high watermark; it waits for a first partition up
+to a session timeout and a quarter plus a heartbeat interval, then exits 1
+saying none was assigned. -G excludes -p, -o and
 --commit-as: the group id is the consumer id.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("group") {

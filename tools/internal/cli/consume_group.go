@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,8 +75,9 @@ type assignment struct {
 	// every partition without committing (its commits would be refused),
 	// and joins again.
 	lost bool
-	// interval is the server's heartbeat interval.
-	interval time.Duration
+	// interval is the server's heartbeat interval, session its session
+	// timeout.
+	interval, session time.Duration
 }
 
 // groupMember is the state of one consume -G run.
@@ -88,14 +90,18 @@ type groupMember struct {
 	handoff chan assignment
 	applied chan []apiclient.GroupTopicPartitions
 
-	// memberID, epoch and interval are the fetch loop's: set when it
-	// applies an assignment, read by its commits.
-	memberID string
-	epoch    int32
-	interval time.Duration
-	// assigned is set once the loop applied a first assignment (-e waits
-	// for it).
+	// memberID, epoch, interval and session are the fetch loop's: set
+	// when it applies an assignment, read by its commits.
+	memberID          string
+	epoch             int32
+	interval, session time.Duration
+	// assigned is set once the loop applied a first assignment with a
+	// partition in it (-e waits for it), until assignBy: set at the first
+	// answer, a session timeout and a quarter (the longest the server
+	// withholds a partition after a restart) and a heartbeat interval
+	// later.
 	assigned bool
+	assignBy time.Time
 
 	// mu guards lease and holding, which the two goroutines share.
 	mu sync.Mutex
@@ -175,6 +181,9 @@ func (a *app) consumeGroup(ctx context.Context, stopSignals func(), c groupAPI, 
 	} else {
 		err = nil
 	}
+	if o.exitAtEnd && err == nil && !interrupted && cs.printed == 0 && gm.assigned {
+		fmt.Fprintf(a.env.Stderr, "pystream: note: consume -G %s: read no records: every partition assigned to this member was at its high watermark from the group's committed offset\n", o.group)
+	}
 	errs := []error{err, cs.out.Flush()}
 	// Commit every position, then stop heartbeating and leave: the
 	// partitions go to the others at once, from these offsets.
@@ -217,7 +226,8 @@ func (gm *groupMember) heartbeats(ctx context.Context) error {
 			changed := join || res.MemberEpoch != epoch || !sameParts(res.Assignment, owned)
 			join, id, epoch = false, res.MemberID, res.MemberEpoch
 			if changed {
-				if _, ok := gm.handOff(ctx, assignment{memberID: id, epoch: epoch, parts: res.Assignment, interval: interval}); !ok {
+				if _, ok := gm.handOff(ctx, assignment{memberID: id, epoch: epoch, parts: res.Assignment, interval: interval,
+					session: time.Duration(res.SessionTimeoutMS) * time.Millisecond}); !ok {
 					return nil
 				}
 			}
@@ -310,6 +320,11 @@ func (gm *groupMember) loop(ctx context.Context) error {
 		}
 		if cs.o.exitAtEnd && gm.assigned && cs.allAtEnd() {
 			return nil
+		}
+		if cs.o.exitAtEnd && !gm.assigned && !gm.assignBy.IsZero() && time.Now().After(gm.assignBy) {
+			return fmt.Errorf("no partitions of %s were assigned to this member within %v: the group's other members hold them all, "+
+				"or the server withholds them until the session of their last owner has ended (docs/groups.md § Restarts and a new coordinator)",
+				strings.Join(gm.o.topics, ", "), gm.assignWait())
 		}
 		if got {
 			wait = pollMin
@@ -426,13 +441,23 @@ func (gm *groupMember) apply(ctx context.Context, a assignment) error {
 		return x.partition - y.partition
 	})
 	cs.cursors = kept
-	gm.assigned = gm.assigned || !a.lost
+	gm.assigned = gm.assigned || (!a.lost && len(kept) > 0)
+	if gm.assignBy.IsZero() && !a.lost {
+		gm.session = a.session
+		gm.assignBy = time.Now().Add(gm.assignWait())
+	}
 	gm.publish()
 	select {
 	case gm.applied <- gm.held():
 	default:
 	}
 	return errors.Join(errs...)
+}
+
+// assignWait is how long -e waits for a first partition: a session
+// timeout and a quarter, and a heartbeat interval.
+func (gm *groupMember) assignWait() time.Duration {
+	return gm.session + gm.session/4 + gm.interval
 }
 
 // held is what the fetch loop holds, as a heartbeat's owned.
