@@ -149,8 +149,13 @@
 //
 // Raft's own messages go to Config.Logger with a "component" attribute;
 // its Info chatter (elections, snapshots, pipelines) is logged at Debug,
-// its warnings and errors as they are. The node logs leader changes at
-// Info.
+// its warnings and errors as they are — except its lines about a peer it
+// cannot reach (a failed heartbeat, append or vote request, "failed to
+// contact"), which a peer that is down produces several times a second:
+// those are logged at Warn, an expected absence rather than an error, and
+// of each kind for each peer only the first, then one per PeerLogEvery
+// with the number left out ("suppressed"). The node logs leader changes
+// at Info.
 //
 // # Concurrency
 //
