@@ -42,7 +42,7 @@ const (
 type Node struct {
 	id     int
 	raft   *raft.Raft
-	trans  raft.Transport
+	trans  *peerWaitTransport
 	store  *raftboltdb.BoltStore
 	logger *slog.Logger
 
@@ -116,7 +116,7 @@ func open(cfg Config) (n *Node, err error) {
 		return nil, fmt.Errorf("raftmeta: open %s: %w", filepath.Join(cfg.Dir, SnapshotsDir), err)
 	}
 
-	trans := newTransport(cfg, hlog)
+	trans := newPeerWaitTransport(newTransport(cfg, hlog), cfg.Logger)
 	defer func() {
 		if err != nil {
 			closeTransport(trans)
@@ -138,6 +138,7 @@ func open(cfg Config) (n *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: open: %w", err)
 	}
+	trans.setLeading(func(term uint64) bool { return r.State() == raft.Leader && r.CurrentTerm() == term })
 	switch {
 	case existing:
 		cfg.Logger.Info("raftmeta: recovered from disk", "id", cfg.ID, "dir", cfg.Dir,
@@ -295,6 +296,7 @@ func (n *Node) Close() error {
 // RemoveVoter calls stopRaft when the leader removed itself.
 func (n *Node) stopRaft() error {
 	n.stopOnce.Do(func() {
+		n.trans.stopWaiting() // Shutdown waits for Raft's loops, a retried append among them
 		n.stopErr = n.raft.Shutdown().Error()
 		// That first Shutdown closed the transport already; closing it
 		// again is harmless, and keeps it from outliving the node should
