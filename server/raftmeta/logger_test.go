@@ -76,6 +76,8 @@ func TestRaftmetaLoggerPeerNotices(t *testing.T) {
 	l.Error("failed to make requestVote RPC", "target", peer1, "error", unreachable, "term", 3)
 	l.Warn("failed to contact", "server-id", raft.ServerID("1"), "time", time.Second)
 	l.Warn("failed to contact", "server-id", raft.ServerID("1"), "time", 2*time.Second)
+	l.Warn("Election timeout reached, restarting election")
+	l.Warn("Election timeout reached, restarting election")
 	l.Error("failed to persist vote", "error", "disk full")
 	l.Error("failed to persist vote", "error", "disk full")
 	now = now.Add(PeerLogEvery) // the window has passed: one more, with the count
@@ -98,11 +100,12 @@ func TestRaftmetaLoggerPeerNotices(t *testing.T) {
 		{"WARN", "failed to heartbeat to", "node-1:7001"},
 		{"WARN", "failed to make requestVote RPC", "node-1:7001"},
 		{"WARN", "failed to contact", "1"},
+		{"WARN", "Election timeout reached, restarting election", ""},
 		{"ERROR", "failed to persist vote", ""},
 		{"ERROR", "failed to persist vote", ""},
 		{"WARN", "failed to appendEntries to", "node-1:7001"},
 	}, got)
-	require.Equal(t, []any{nil, nil, nil, nil, nil, nil, nil, float64(4)}, suppressed,
+	require.Equal(t, []any{nil, nil, nil, nil, nil, nil, nil, nil, float64(4)}, suppressed,
 		"the line after the window counts the four of the burst left out; the one right after it is left out in turn")
 }
 

@@ -20,7 +20,8 @@ import (
 const PeerLogEvery = 30 * time.Second
 
 // peerNotices maps each hashicorp/raft message about a failed exchange
-// with one peer to the argument that names the peer. Raft logs these at
+// with one peer to the argument that names the peer ("" for a message
+// about the node's own isolation, which names none). Raft logs these at
 // ERROR (and "failed to contact" at WARN); they are logged at WARN and
 // rate-limited. Every other message keeps its level, once per call.
 var peerNotices = map[string]string{
@@ -31,6 +32,9 @@ var peerNotices = map[string]string{
 	"failed to send snapshot to":              "peer",
 	"failed to make requestVote RPC":          "target",
 	"failed to contact":                       "server-id",
+	// A node cut off from the others stands for election again every
+	// election timeout, a second or two, as long as the cut lasts.
+	"Election timeout reached, restarting election": "",
 }
 
 // peerLimiter decides which peer notices are logged. It is shared by an
