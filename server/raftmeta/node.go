@@ -138,7 +138,7 @@ func open(cfg Config) (n *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: open: %w", err)
 	}
-	trans.setLeading(func(term uint64) bool { return r.State() == raft.Leader && r.CurrentTerm() == term })
+	trans.setLeading(func(term uint64, peer raft.ServerID) bool { return leadsWith(r, term, peer) })
 	switch {
 	case existing:
 		cfg.Logger.Info("raftmeta: recovered from disk", "id", cfg.ID, "dir", cfg.Dir,
@@ -304,6 +304,24 @@ func (n *Node) stopRaft() error {
 		closeTransport(n.trans)
 	})
 	return n.stopErr
+}
+
+// leadsWith reports whether r leads in term with peer among the servers
+// of its latest configuration (peerWaitTransport's test).
+func leadsWith(r *raft.Raft, term uint64, peer raft.ServerID) bool {
+	if r.State() != raft.Leader || r.CurrentTerm() != term {
+		return false
+	}
+	f := r.GetConfiguration() // answered at once, from the latest configuration
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == peer {
+			return true
+		}
+	}
+	return false
 }
 
 // failure maps an error of a hashicorp future to this package's errors.

@@ -25,16 +25,18 @@ import (
 // request's term and is open. The failure never reaches Raft's counter;
 // the append returns as soon as the peer answers, a retry interval at
 // most after it is reachable again. The wait ends when this node stops
-// leading in that term (Raft's loop for the peer is then ending anyway,
-// and gets the error) or closes. Votes, snapshots and leadership
+// leading in that term, or the peer leaves the configuration (Raft's loop
+// for the peer is then ending anyway, and gets the error), or the node
+// closes. Votes, snapshots and leadership
 // transfers are not retried: they fail to Raft as they are.
 
 // PeerRetryEvery is how often a leader tries an append to a peer that did
 // not answer again.
 const PeerRetryEvery = 100 * time.Millisecond
 
-// leadingIn reports whether the node leads the Raft group in term.
-type leadingIn func(term uint64) bool
+// leadingIn reports whether the node leads the Raft group in term, with
+// peer among its configuration's servers.
+type leadingIn func(term uint64, peer raft.ServerID) bool
 
 // peerWaitTransport is a raft.Transport that retries a failed
 // AppendEntries while its node leads in the request's term. It is safe
@@ -76,7 +78,8 @@ func (t *peerWaitTransport) setLeading(f leadingIn) { t.leading.Store(&f) }
 func (t *peerWaitTransport) stopWaiting() { t.stopOnce.Do(func() { close(t.stop) }) }
 
 // AppendEntries sends an append (or a heartbeat) to a peer, trying again
-// every PeerRetryEvery while it fails and this node leads in args.Term.
+// every PeerRetryEvery while it fails and this node leads in args.Term
+// with the peer in its configuration.
 func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	for {
 		err := t.Transport.AppendEntries(id, target, args, resp)
@@ -84,7 +87,7 @@ func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 			t.answered(id)
 			return nil
 		}
-		if !t.retry(args.Term) {
+		if !t.retry(args.Term, id) {
 			return err
 		}
 		t.unreachable(id, target, err)
@@ -96,15 +99,15 @@ func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAd
 	}
 }
 
-// retry reports whether a failed append of term is tried again.
-func (t *peerWaitTransport) retry(term uint64) bool {
+// retry reports whether a failed append of term to peer is tried again.
+func (t *peerWaitTransport) retry(term uint64, peer raft.ServerID) bool {
 	f := t.leading.Load()
 	select {
 	case <-t.stop:
 		return false
 	default:
 	}
-	return f != nil && (*f)(term)
+	return f != nil && (*f)(term, peer)
 }
 
 // unreachable notes that peer id did not answer, and logs it once per

@@ -33,7 +33,8 @@ func (f *flakyTransport) AppendEntries(raft.ServerID, raft.ServerAddress, *raft.
 // not answer is tried again every PeerRetryEvery inside the call while the
 // node leads in the request's term, and returns within one interval of the
 // peer answering — Raft's own growing pause never starts. Not leading in
-// that term, or closing, hands the failure to Raft at once.
+// that term, the peer's removal from the group, or closing hands the
+// failure to Raft within an interval.
 func TestRaftmetaPeerWaitRetriesWhileLeading(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		inner := &flakyTransport{}
@@ -45,7 +46,9 @@ func TestRaftmetaPeerWaitRetriesWhileLeading(t *testing.T) {
 
 		var term atomic.Uint64
 		term.Store(7)
-		w.setLeading(func(t uint64) bool { return t == term.Load() })
+		var member atomic.Bool
+		member.Store(true)
+		w.setLeading(func(t uint64, peer raft.ServerID) bool { return t == term.Load() && peer == "2" && member.Load() })
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() { done <- w.AppendEntries("2", "node-2", req, &resp) }()
@@ -63,6 +66,12 @@ func TestRaftmetaPeerWaitRetriesWhileLeading(t *testing.T) {
 		term.Store(8) // a new term: this node no longer leads in 7
 		require.ErrorIs(t, <-done, errDown)
 
+		go func() { done <- w.AppendEntries("2", "node-2", &raft.AppendEntriesRequest{Term: 8}, &resp) }()
+		time.Sleep(time.Second)
+		member.Store(false) // removed from the group
+		require.ErrorIs(t, <-done, errDown, "a peer no longer in the configuration is not waited for")
+
+		member.Store(true)
 		go func() { done <- w.AppendEntries("2", "node-2", &raft.AppendEntriesRequest{Term: 8}, &resp) }()
 		time.Sleep(time.Second)
 		w.stopWaiting()
