@@ -111,6 +111,24 @@ type PlanReplica struct {
 	// long it has sat there.
 	Stuck    bool
 	StuckFor time.Duration
+	// Stale is true when what is known of the replica — its log end, its
+	// divergence — comes from a report older than the controller's last
+	// decision about it (an action on it, or its first sighting behind
+	// its leader at this log end) or than the last change of its
+	// metadata: the report tells of the replica before that, and nothing
+	// is decided on it until a newer one arrives. In one process every
+	// replica is read as it is now, and none is stale.
+	Stale bool
+}
+
+// FreshReport reports whether a report that reached the controller at
+// reportedAt (on its clock; zero when the replica was read just now) is
+// newer than decided, the controller's last decision about the replica or
+// the last change of its metadata: only such a report is decided on
+// (PlanReplica.Stale). A report from the very moment of the decision is
+// not newer.
+func FreshReport(reportedAt, decided time.Time) bool {
+	return reportedAt.IsZero() || reportedAt.After(decided)
 }
 
 // usable reports whether r can be read: its broker is open and its log end
@@ -132,7 +150,10 @@ func (r PlanReplica) usable() bool { return r.Available && r.LogEnd != nil }
 //   - an active follower that diverged, or holds more records than the
 //     leader, is deactivated;
 //   - an active follower whose broker has been unavailable for at least
-//     FailoverAfter is deactivated;
+//     FailoverAfter is deactivated (decided on its silence, stale or not);
+//   - nothing else is decided about a Stale follower: no catch-up,
+//     recovery, deactivation or leader move on a report that predates
+//     the controller's last decision about it;
 //   - an inactive, usable follower is recovered (RecoverReplica truncates
 //     it to the common prefix first, so divergence does not matter);
 //   - with Rebalance, when nothing else is planned for the partition and the
@@ -180,7 +201,7 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 		id := r.BrokerID
 		switch {
 		case !r.Active:
-			if auto && r.usable() {
+			if auto && r.usable() && !r.Stale {
 				note := ""
 				if r.Diverged {
 					note = " (diverged)"
@@ -191,6 +212,8 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 			if auto && !r.Available && down[id] >= in.FailoverAfter {
 				add(ActionDeactivate, id, "follower %d unavailable for %s", id, seconds(down[id]))
 			}
+		case r.Stale:
+			// wait for a report newer than the last decision
 		case auto && r.Diverged:
 			add(ActionDeactivate, id, "follower %d diverged from leader %d (log end %d, leader at %d)", id, p.Leader, *r.LogEnd, lEnd)
 		case auto && *r.LogEnd > lEnd:
@@ -214,7 +237,7 @@ func planPartition(in PlanInput, down map[int]time.Duration, p PlanPartition) []
 func preferredCaughtUp(preferred int, followers []PlanReplica, lEnd uint64) bool {
 	for _, r := range followers {
 		if r.BrokerID == preferred {
-			return r.Active && r.usable() && !r.Diverged && *r.LogEnd == lEnd
+			return r.Active && r.usable() && !r.Stale && !r.Diverged && *r.LogEnd == lEnd
 		}
 	}
 	return false

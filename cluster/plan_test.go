@@ -485,3 +485,59 @@ func planStuck(r PlanReplica, d time.Duration) PlanReplica {
 	r.Stuck, r.StuckFor = true, d
 	return r
 }
+
+func planStale(r PlanReplica) PlanReplica { r.Stale = true; return r }
+
+// Rule: nothing is decided about a follower on a report older than the
+// controller's last decision about it (PlanReplica.Stale) — no catch-up,
+// recovery, deactivation for a divergence, a lead or being stuck, and no
+// leader move to it; only its broker's silence, which is no report, still
+// deactivates it. The leader's own log end, asked of it now, is never
+// stale.
+func TestPlanStaleReport(t *testing.T) {
+	runPlanCases(t, []planCase{
+		{name: "stale lagging follower is not caught up", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planRep(2, 0)))}},
+		{name: "stale lagging follower is not caught up in manual mode",
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planRep(2, 0)))}},
+		{name: "stale stuck follower is neither caught up nor deactivated", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planStuck(planRep(2, 130), time.Hour)))}},
+		{name: "stale diverged follower is not deactivated", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planDiverged(planRep(2, 130))))}},
+		{name: "stale follower ahead of the leader is not deactivated", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planRep(2, 140)))}},
+		{name: "stale inactive follower is not recovered", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planInactive(planRep(2, 120))))}},
+		{name: "no leader move to a stale preferred replica", after: planDelay, rebalance: true,
+			parts: []PlanPartition{planPart(2, 1, planStale(planRep(1, 136)), planRep(2, 136))}},
+		{name: "a silent follower is deactivated, stale or not", after: planDelay, downFor: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planDown(3, true)))},
+			want:  []Action{planAct(ActionDeactivate, 3, "follower 3 unavailable for 3.0s")}},
+		{name: "a stale follower does not hold back the others", after: planDelay,
+			parts: []PlanPartition{planPart(1, 1, planRep(1, 136), planStale(planRep(2, 0)), planRep(3, 130))},
+			want:  []Action{planAct(ActionCatchUp, 3, "follower 3 at log end 130, leader 1 at 136")}},
+	})
+}
+
+// Rule: a report is decided on only when it reached the controller after
+// its last decision about the replica; one read just now (zero time, one
+// process) always is.
+func TestPlanFreshReport(t *testing.T) {
+	decided := time.Date(2026, 12, 4, 16, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		reportedAt time.Time
+		decided    time.Time
+		fresh      bool
+	}{
+		{"read just now, in one process", time.Time{}, decided, true},
+		{"after the decision", decided.Add(time.Millisecond), decided, true},
+		{"at the decision's instant", decided, decided, false},
+		{"before the decision: the replica as it was", decided.Add(-300 * time.Millisecond), decided, false},
+		{"no decision yet", decided, time.Time{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.fresh, FreshReport(tc.reportedAt, tc.decided))
+		})
+	}
+}

@@ -81,6 +81,10 @@ type Controller struct {
 	// row it was found diverged again soon after one: its next recovery
 	// waits (recoveryHeld).
 	flaps map[replicaKey]flap
+	// replicas remembers, per replica, the metadata it was last seen with
+	// and when the controller last decided about it: a report older than
+	// that is stale (cluster.PlanReplica.Stale).
+	replicas map[replicaKey]replicaMemo
 	// failoverAfter is Config.FailoverAfter until SetFailoverAfter
 	// changes it at run time; zero is manual mode.
 	failoverAfter time.Duration
@@ -108,6 +112,18 @@ type lag struct {
 	end    uint64
 	since  time.Time
 	passes int
+}
+
+// replicaMemo is what the controller remembers of one replica: the
+// leader epoch and active flag it last saw it with, and when (on the
+// controller's clock) it last decided about it — acted on it, first saw it
+// behind its leader at a log end and chose to wait, or saw its metadata
+// change (a new epoch, the active set, a replica new to it). Only a report
+// that reached the controller after decided is decided on.
+type replicaMemo struct {
+	epoch   uint64
+	active  bool
+	decided time.Time
 }
 
 // actionKey names an action up to its reason: the same kind on the same
@@ -150,6 +166,13 @@ func RecoveryBackoff(count int, failoverAfter time.Duration) time.Duration {
 	return min(d, MaxRecoveryBackoff)
 }
 
+// EpochAheadRetry is the wait before an action is tried again that the
+// replica's broker refused because its copy of the metadata has not
+// reached the leader epoch the action was planned at yet
+// (cluster.ErrEpochAhead): a node back from a cut replays its Raft log in
+// moments, and its recovery should not wait the full back-off.
+const EpochAheadRetry = 100 * time.Millisecond
+
 // refusal is an action's last refusal and when it may be tried again.
 type refusal struct {
 	err     string
@@ -173,8 +196,8 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 		cl: cl, cfg: cfg, log: logger, now: time.Now,
 		down: map[int]time.Time{}, leaderLost: map[partKey]time.Time{},
 		diverged: map[replicaKey]bool{}, behind: map[replicaKey]lag{}, refused: map[actionKey]refusal{},
-		flaps: map[replicaKey]flap{},
-		wake:  make(chan struct{}, 1), failoverAfter: cfg.FailoverAfter,
+		flaps: map[replicaKey]flap{}, replicas: map[replicaKey]replicaMemo{},
+		wake: make(chan struct{}, 1), failoverAfter: cfg.FailoverAfter,
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -279,6 +302,7 @@ func (k *Controller) Step() ([]Outcome, error) {
 			continue // refused a moment ago, or recovered and diverged again: wait
 		}
 		err := k.act(a, divergedIn(in, a))
+		k.decided(a)
 		out = append(out, Outcome{Action: a, Err: err})
 	}
 	if len(out) > 0 {
@@ -341,13 +365,18 @@ func (k *Controller) observe() (cluster.PlanInput, error) {
 		}
 		in.Brokers = append(in.Brokers, pb)
 	}
-	seen := map[replicaKey]bool{}
+	seen := observed{behind: map[replicaKey]bool{}, replicas: map[replicaKey]bool{}}
 	for _, st := range statuses {
 		in.Partitions = append(in.Partitions, k.planPartitionLocked(st, now, seen))
 	}
 	for rk := range k.behind {
-		if !seen[rk] {
+		if !seen.behind[rk] {
 			delete(k.behind, rk) // level again, inactive, or its topic gone
+		}
+	}
+	for rk := range k.replicas {
+		if !seen.replicas[rk] {
+			delete(k.replicas, rk) // unassigned, or its topic gone
 		}
 	}
 	return in, nil
@@ -390,14 +419,57 @@ func (k *Controller) forgetTopicLocked(name string) {
 			delete(k.flaps, rk)
 		}
 	}
+	for rk := range k.replicas {
+		if rk.topic == name {
+			delete(k.replicas, rk)
+		}
+	}
+}
+
+// observed collects the replicas one observation saw: all of them, and
+// the active followers behind their leader.
+type observed struct {
+	behind   map[replicaKey]bool
+	replicas map[replicaKey]bool
+}
+
+// decided notes that the controller has just decided about the replica
+// action a names: reports that reached it before now tell of the replica
+// before the action, and are not decided on again.
+func (k *Controller) decided(a cluster.Action) {
+	rk := replicaKey{partKey{a.Topic, a.Partition}, a.Broker}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m := k.replicas[rk]
+	m.decided = k.now()
+	k.replicas[rk] = m
+}
+
+// freshLocked updates what the controller remembers of replica rk, seen
+// now with leader epoch epoch and active flag active, and reports whether
+// a report that reached the controller at reportedAt (zero: read just
+// now) is newer than its last decision about the replica. A replica new
+// to the controller, or whose epoch or active flag changed, counts as
+// decided about now — except on the first pass, which starts from what
+// the replicas say. k.mu must be held.
+func (k *Controller) freshLocked(rk replicaKey, epoch uint64, active bool, reportedAt, now time.Time) bool {
+	m, known := k.replicas[rk]
+	if (!known && k.passes > 0) || (known && (m.epoch != epoch || m.active != active)) {
+		m.decided = now
+	}
+	m.epoch, m.active = epoch, active
+	k.replicas[rk] = m
+	return cluster.FreshReport(reportedAt, m.decided)
 }
 
 // planPartitionLocked converts one partition's status, adding what the
-// controller remembers: which followers diverged, and for how long each
-// active follower behind its leader has sat at its log end (seen records
-// the ones behind now). It also times the partition's leader loss. k.mu
-// must be held.
-func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Time, seen map[replicaKey]bool) cluster.PlanPartition {
+// controller remembers: which followers diverged, which replicas' reports
+// are stale (older than its last decision about them), and for how long
+// each active follower behind its leader has sat at its log end, counted
+// on fresh reports only (seen records the replicas seen, and the ones
+// behind now). It also times the partition's leader loss. k.mu must be
+// held.
+func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Time, seen observed) cluster.PlanPartition {
 	pk := partKey{st.Topic, st.Partition}
 	pp := cluster.PlanPartition{Topic: st.Topic, Partition: st.Partition, Leader: st.Leader,
 		LeaderEpoch: st.LeaderEpoch, Preferred: st.Preferred}
@@ -417,16 +489,30 @@ func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Ti
 	}
 	for _, r := range st.Replicas {
 		rk := replicaKey{pk, r.BrokerID}
+		seen.replicas[rk] = true
+		fresh := k.freshLocked(rk, st.LeaderEpoch, r.Active, r.ReportedAt, now)
 		pr := cluster.PlanReplica{BrokerID: r.BrokerID, Active: r.Active, Available: r.Available, LogEnd: r.LogEnd,
-			Diverged: k.diverged[rk] || errors.Is(r.Err, cluster.ErrReplicaDivergence)}
+			Diverged: k.diverged[rk] || errors.Is(r.Err, cluster.ErrReplicaDivergence), Stale: !fresh}
 		if r.BrokerID != st.Leader && r.Active && leaderEnd != nil && r.LogEnd != nil && *r.LogEnd < *leaderEnd {
 			l, ok := k.behind[rk]
-			if !ok || l.end != *r.LogEnd {
-				l = lag{end: *r.LogEnd, since: now}
+			switch {
+			case !fresh:
+				// The report it was seen behind with, or an older one:
+				// nothing new to count.
+			case !ok || l.end != *r.LogEnd:
+				// First seen behind at this log end: wait for the write in
+				// flight, and decide on the next report.
+				l = lag{end: *r.LogEnd, since: now, passes: 1}
+				m := k.replicas[rk]
+				m.decided = now
+				k.replicas[rk] = m
+			default:
+				l.passes++
 			}
-			l.passes++
-			k.behind[rk] = l
-			seen[rk] = true
+			if ok || fresh {
+				k.behind[rk] = l
+				seen.behind[rk] = true
+			}
 			pr.Stuck, pr.StuckFor = l.passes > 1, now.Sub(l.since)
 		}
 		pp.Replicas = append(pp.Replicas, pr)
@@ -521,16 +607,20 @@ func (k *Controller) act(a cluster.Action, diverged bool) error {
 	if err == nil {
 		delete(k.refused, key)
 	} else {
-		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(max(k.failoverAfter, time.Second))}
+		wait := max(k.failoverAfter, time.Second)
+		if errors.Is(err, cluster.ErrEpochAhead) {
+			wait = EpochAheadRetry // the replica's broker is applying the metadata: moments
+		}
+		k.refused[key] = refusal{err: err.Error(), retryAt: k.now().Add(wait)}
 	}
 	k.mu.Unlock()
 	if held != nil {
 		k.holdRecovery(a, held)
 	}
+	k.metrics.action(a.Kind, res.Changed, err)
 	if err == nil && !res.Changed {
 		return nil // the write in flight finished first: nothing done
 	}
-	k.metrics.action(a.Kind, err)
 	if err == nil {
 		k.log.Info("controller action", "action", a.String(), "result", res.Summary)
 		return nil

@@ -12,8 +12,13 @@
 // partition's status opens its logs) and catches up every follower a crash
 // left behind; Ready reports 200-worthy readiness only after it. Between
 // passes the controller remembers when it first saw each broker
-// unavailable, so that PYSTREAM_FAILOVER_AFTER counts from there, and which
-// followers a catch-up found diverged.
+// unavailable, so that PYSTREAM_FAILOVER_AFTER counts from there, which
+// followers a catch-up found diverged, and when it last decided about each
+// replica: it acts on a replica only on a report that reached it after that
+// decision, or after the replica's metadata last changed
+// (cluster.PlanReplica.Stale). In one process every replica is read as it
+// is now; in cluster mode a follower is known by its last heartbeat, and
+// one from before the decision tells of the replica as it was.
 //
 // A follower that is found diverged again soon after its recovery
 // (within FlapWindow) is not flipped out of and into the active set on

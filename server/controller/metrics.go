@@ -20,7 +20,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pystream_controller_actions_total",
-			Help: "Actions the controller carried out, by kind (catch-up, deactivate, failover, recover, move-leader) and result (ok or error).",
+			Help: "Actions the controller carried out, by kind (catch-up, deactivate, failover, recover, move-leader) and result (ok, error, or unneeded: it found nothing to do).",
 		}, []string{"kind", "result"}),
 		leaderRecovery: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "pystream_controller_leader_recovery_seconds",
@@ -47,11 +47,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// action counts one carried-out action.
-func (m *metrics) action(kind cluster.ActionKind, err error) {
+// action counts one carried-out action; changed is false when it found
+// nothing to do.
+func (m *metrics) action(kind cluster.ActionKind, changed bool, err error) {
 	result := "ok"
-	if err != nil {
+	switch {
+	case err != nil:
 		result = "error"
+	case !changed:
+		result = "unneeded"
 	}
 	m.actions.WithLabelValues(string(kind), result).Inc()
 }

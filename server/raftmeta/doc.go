@@ -112,6 +112,13 @@
 // own shutdown could not be waited for, and would leave the transport
 // open.
 //
+// Either transport is wrapped (peerwait.go) so that, while the node leads,
+// an append or heartbeat to a peer that does not answer is tried again
+// every PeerRetryEvery inside the call, instead of failing to hashicorp's
+// replication loop, which would pause twice as long after each failure, up
+// to about 10 s: a node back from a cut is replicated to within
+// PeerRetryEvery of answering. Close ends those waits first.
+//
 // # Under testing/synctest
 //
 // Raft, its in-memory transport, bolt and this package run inside a
@@ -149,8 +156,14 @@
 //
 // Raft's own messages go to Config.Logger with a "component" attribute;
 // its Info chatter (elections, snapshots, pipelines) is logged at Debug,
-// its warnings and errors as they are. The node logs leader changes at
-// Info.
+// its warnings and errors as they are — except its lines about a peer it
+// cannot reach (a failed heartbeat, append or vote request, "failed to
+// contact", and a cut-off node's restarted elections), which a peer that
+// is down produces several times a second:
+// those are logged at Warn, an expected absence rather than an error, and
+// of each kind for each peer only the first, then one per PeerLogEvery
+// with the number left out ("suppressed"). The node logs leader changes
+// at Info.
 //
 // # Concurrency
 //

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -12,19 +13,28 @@ import (
 // hclogAdapter is the hclog.Logger that hashicorp/raft, its transport and
 // its snapshot store write to; it forwards to a *slog.Logger. Raft's Info
 // messages (elections, heartbeats resumed, snapshots) go to Debug, so a
-// healthy cluster is quiet at Info; Warn and Error stay as they are.
+// healthy cluster is quiet at Info; Warn and Error stay as they are,
+// except Raft's lines about a peer it cannot reach, which are logged at
+// Warn and rate-limited (peerlog.go).
 // It is safe for concurrent use, as the slog.Logger is.
 type hclogAdapter struct {
-	base *slog.Logger // the logger given, without name or arguments
-	name string
-	args []any        // the With arguments, for ImpliedArgs
-	l    *slog.Logger // base with the name as "component" and args
+	base  *slog.Logger // the logger given, without name or arguments
+	name  string
+	args  []any        // the With arguments, for ImpliedArgs
+	l     *slog.Logger // base with the name as "component" and args
+	peers *peerLimiter // shared with every logger derived from this one
 }
 
 var _ hclog.Logger = (*hclogAdapter)(nil)
 
+// newHclog returns the adapter of base, named name, that rate-limits peer
+// notices to one per PeerLogEvery on the wall clock.
 func newHclog(base *slog.Logger, name string, args ...any) *hclogAdapter {
-	return &hclogAdapter{base: base, name: name, args: args, l: base.With("component", name).With(args...)}
+	return newHclogLimited(base, newPeerLimiter(PeerLogEvery, time.Now), name, args...)
+}
+
+func newHclogLimited(base *slog.Logger, peers *peerLimiter, name string, args ...any) *hclogAdapter {
+	return &hclogAdapter{base: base, name: name, args: args, l: base.With("component", name).With(args...), peers: peers}
 }
 
 // slogLevel maps an hclog level to the slog level it is logged at.
@@ -44,6 +54,19 @@ func slogLevel(level hclog.Level) slog.Level {
 func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if level == hclog.Off {
 		return
+	}
+	notice, log, suppressed := false, true, 0
+	if level >= hclog.Warn {
+		notice, log, suppressed = a.peers.admit(msg, args)
+	}
+	switch {
+	case !log:
+		return
+	case notice:
+		level = min(level, hclog.Warn) // an expected absence, not an error
+		if suppressed > 0 {
+			args = append(args[:len(args):len(args)], "suppressed", suppressed)
+		}
 	}
 	a.l.Log(context.Background(), slogLevel(level), msg, args...)
 }
@@ -67,7 +90,7 @@ func (a *hclogAdapter) IsError() bool { return a.enabled(hclog.Error) }
 func (a *hclogAdapter) ImpliedArgs() []any { return a.args }
 
 func (a *hclogAdapter) With(args ...any) hclog.Logger {
-	return newHclog(a.base, a.name, append(a.args[:len(a.args):len(a.args)], args...)...)
+	return newHclogLimited(a.base, a.peers, a.name, append(a.args[:len(a.args):len(a.args)], args...)...)
 }
 
 func (a *hclogAdapter) Name() string { return a.name }
@@ -83,7 +106,7 @@ func (a *hclogAdapter) Named(name string) hclog.Logger {
 // ResetNamed replaces the logger's name, logged as the "component"
 // attribute.
 func (a *hclogAdapter) ResetNamed(name string) hclog.Logger {
-	return newHclog(a.base, name, a.args...)
+	return newHclogLimited(a.base, a.peers, name, a.args...)
 }
 
 // SetLevel does nothing: the slog handler decides what is logged.

@@ -42,7 +42,7 @@ const (
 type Node struct {
 	id     int
 	raft   *raft.Raft
-	trans  raft.Transport
+	trans  *peerWaitTransport
 	store  *raftboltdb.BoltStore
 	logger *slog.Logger
 
@@ -116,7 +116,7 @@ func open(cfg Config) (n *Node, err error) {
 		return nil, fmt.Errorf("raftmeta: open %s: %w", filepath.Join(cfg.Dir, SnapshotsDir), err)
 	}
 
-	trans := newTransport(cfg, hlog)
+	trans := newPeerWaitTransport(newTransport(cfg, hlog), cfg.Logger)
 	defer func() {
 		if err != nil {
 			closeTransport(trans)
@@ -138,6 +138,7 @@ func open(cfg Config) (n *Node, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("raftmeta: open: %w", err)
 	}
+	trans.setLeading(func(term uint64, peer raft.ServerID) bool { return leadsWith(r, term, peer) })
 	switch {
 	case existing:
 		cfg.Logger.Info("raftmeta: recovered from disk", "id", cfg.ID, "dir", cfg.Dir,
@@ -295,6 +296,7 @@ func (n *Node) Close() error {
 // RemoveVoter calls stopRaft when the leader removed itself.
 func (n *Node) stopRaft() error {
 	n.stopOnce.Do(func() {
+		n.trans.stopWaiting() // Shutdown waits for Raft's loops, a retried append among them
 		n.stopErr = n.raft.Shutdown().Error()
 		// That first Shutdown closed the transport already; closing it
 		// again is harmless, and keeps it from outliving the node should
@@ -302,6 +304,24 @@ func (n *Node) stopRaft() error {
 		closeTransport(n.trans)
 	})
 	return n.stopErr
+}
+
+// leadsWith reports whether r leads in term with peer among the servers
+// of its latest configuration (peerWaitTransport's test).
+func leadsWith(r *raft.Raft, term uint64, peer raft.ServerID) bool {
+	if r.State() != raft.Leader || r.CurrentTerm() != term {
+		return false
+	}
+	f := r.GetConfiguration() // answered at once, from the latest configuration
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.ID == peer {
+			return true
+		}
+	}
+	return false
 }
 
 // failure maps an error of a hashicorp future to this package's errors.

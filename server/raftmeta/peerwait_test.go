@@ -1,0 +1,80 @@
+package raftmeta
+
+import (
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/stretchr/testify/require"
+)
+
+// flakyTransport fails every AppendEntries until up is set.
+type flakyTransport struct {
+	raft.Transport
+	up    atomic.Bool
+	calls atomic.Int64
+}
+
+var errDown = errors.New("failed to connect to peer")
+
+func (f *flakyTransport) AppendEntries(raft.ServerID, raft.ServerAddress, *raft.AppendEntriesRequest, *raft.AppendEntriesResponse) error {
+	f.calls.Add(1)
+	if !f.up.Load() {
+		return errDown
+	}
+	return nil
+}
+
+// TestRaftmetaPeerWaitRetriesWhileLeading: an append to a peer that does
+// not answer is tried again every PeerRetryEvery inside the call while the
+// node leads in the request's term, and returns within one interval of the
+// peer answering — Raft's own growing pause never starts. Not leading in
+// that term, the peer's removal from the group, or closing hands the
+// failure to Raft within an interval.
+func TestRaftmetaPeerWaitRetriesWhileLeading(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &flakyTransport{}
+		w := newPeerWaitTransport(inner, slog.New(slog.DiscardHandler))
+		req := &raft.AppendEntriesRequest{Term: 7}
+		var resp raft.AppendEntriesResponse
+
+		require.ErrorIs(t, w.AppendEntries("2", "node-2", req, &resp), errDown, "before Raft is built, nothing is retried")
+
+		var term atomic.Uint64
+		term.Store(7)
+		var member atomic.Bool
+		member.Store(true)
+		w.setLeading(func(t uint64, peer raft.ServerID) bool { return t == term.Load() && peer == "2" && member.Load() })
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- w.AppendEntries("2", "node-2", req, &resp) }()
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		require.Empty(t, done, "still trying while the peer is away")
+		require.InDelta(t, 20*time.Second/PeerRetryEvery, inner.calls.Load(), 3, "one try per PeerRetryEvery")
+		inner.up.Store(true)
+		require.NoError(t, <-done)
+		require.LessOrEqual(t, time.Since(start), 20*time.Second+PeerRetryEvery, "answered within one interval of the peer's return")
+
+		inner.up.Store(false)
+		go func() { done <- w.AppendEntries("2", "node-2", req, &resp) }()
+		time.Sleep(time.Second)
+		term.Store(8) // a new term: this node no longer leads in 7
+		require.ErrorIs(t, <-done, errDown)
+
+		go func() { done <- w.AppendEntries("2", "node-2", &raft.AppendEntriesRequest{Term: 8}, &resp) }()
+		time.Sleep(time.Second)
+		member.Store(false) // removed from the group
+		require.ErrorIs(t, <-done, errDown, "a peer no longer in the configuration is not waited for")
+
+		member.Store(true)
+		go func() { done <- w.AppendEntries("2", "node-2", &raft.AppendEntriesRequest{Term: 8}, &resp) }()
+		time.Sleep(time.Second)
+		w.stopWaiting()
+		require.ErrorIs(t, <-done, errDown, "closing ends the wait")
+	})
+}
