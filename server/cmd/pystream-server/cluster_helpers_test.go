@@ -685,6 +685,8 @@ func (c *testCluster) cut(from, to int) { c.proxy(from, to).Set(faultnet.Cut) }
 
 // hold holds the link from one node to another: nothing is closed and
 // nothing gets through until heal.
+//
+//lint:ignore U1000 the held-link tests of the fault paths use it
 func (c *testCluster) hold(from, to int) { c.proxy(from, to).Set(faultnet.Held) }
 
 // heal lets the link from one node to another carry connections again.
