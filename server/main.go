@@ -131,8 +131,8 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	// In-flight requests are finished (or the listener never opened):
 	// now the cluster's logs can be closed and the lock released — within
 	// a bound in cluster mode, where a peer that is paused or cut off
-	// could otherwise hold the stop (docs/phase-7-processes.md § Faults
-	// and deadlines).
+	// could otherwise hold the stop
+	// (docs/phase-7-processes.md § Faults and deadlines).
 	if err := srv.CloseWithin(srv.StopDeadline()); err != nil {
 		logger.Error("closing the cluster failed", "err", err)
 		code = ExitFailure
