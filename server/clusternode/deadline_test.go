@@ -113,3 +113,54 @@ func TestDeadlineHeldFollowerOfControllerLeader(t *testing.T) {
 		c.Heal()
 	})
 }
+
+// TestDeadlineForwardedCallEndsAtFailover pins docs/phase-7-processes.md
+// § Faults and deadlines: a read and a write forwarded to a leader that
+// went silent (every link of its internal API held) stop waiting as soon
+// as the failover is applied on the forwarding node, before their call
+// deadline: the read is served by the new leader, the write is told
+// unavailable (it may have reached the old leader, so it is not sent
+// again) and succeeds when the client retries.
+func TestDeadlineForwardedCallEndsAtFailover(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "moved"
+		c := start(t, 3, clustertest.Options{})
+		ctl := c.Controller()
+		require.NoError(t, c.Via(ctl).CreateTopic(name, 3, 3))
+		p, leader := notLedBy(t, c, ctl, name, 3, ctl)
+		via := others(c, ctl, leader)[0]
+		before, _ := send(t, c, via, name, p, "before")
+
+		for _, id := range others(c, leader) {
+			c.Hold(leader, id)
+		}
+		deadline := clusternode.CallDeadline(clustertest.DefaultFailoverAfter)
+		began := time.Now()
+		type outcome struct {
+			took time.Duration
+			err  error
+		}
+		read, write := make(chan outcome, 1), make(chan outcome, 1)
+		go func() {
+			recs, err := c.Via(via).ReadCommitted(name, p, 0, 10)
+			if err == nil {
+				sameRecords(t, before, recs)
+			}
+			read <- outcome{time.Since(began), err}
+		}()
+		go func() {
+			_, err := cluster.NewProducer(c.Via(via), name).SendBatchTo(p, msgs("while silent"))
+			write <- outcome{time.Since(began), err}
+		}()
+		r, w := <-read, <-write
+		require.NoError(t, r.err, "the read is served by the new leader")
+		require.Less(t, r.took, deadline, "the read waited for the old leader until its deadline")
+		var lu *cluster.LeaderUnavailableError
+		require.ErrorAs(t, w.err, &lu, "the write is told its leader is unavailable")
+		require.Equal(t, leader, lu.BrokerID)
+		require.Less(t, w.took, deadline, "the write waited for the old leader until its deadline")
+		require.NotEqual(t, leader, statusVia(t, c, via, name, p).Leader)
+		send(t, c, via, name, p, "retried")
+		c.Heal()
+	})
+}
