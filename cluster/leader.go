@@ -65,7 +65,10 @@ func (c *Cluster) write(p *partition, payloads [][]byte) (ProduceResponse, error
 				res = produceResponseOf(req)
 			}
 		} else {
-			ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+			// A leader replaced meanwhile (paused, cut off, failed over)
+			// is not waited for: its client hears at once that it is
+			// unavailable, and retries with the new one.
+			ctx, cancel := c.untilLeaderMoves(p, pm, c.requestTimeout)
 			res, err = c.transport.Produce(ctx, pm.Leader, ProduceRequest{Topic: p.topic, Partition: p.index, Payloads: payloads})
 			cancel()
 			err = c.leaderAnswer(p, pm.Leader, err)
@@ -76,6 +79,37 @@ func (c *Cluster) write(p *partition, payloads [][]byte) (ProduceResponse, error
 		// The new leadership is being applied here: wait for it.
 		c.awaitChange(p, pm, 500*time.Millisecond)
 	}
+}
+
+// untilLeaderMoves is a context for a call to p's leader at pm: it ends
+// after timeout, or as soon as this process's metadata has the
+// partition's leadership past pm's epoch — a failover of a leader that
+// does not answer — so that the call stops waiting for a leader that is
+// one no more. Call cancel when the call returns.
+func (c *Cluster) untilLeaderMoves(p *partition, pm PartitionMetadata, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go func() {
+		for {
+			ch := c.store.Changed()
+			if c.leaderMoved(p, pm) {
+				cancel()
+				return
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ctx, cancel
+}
+
+// leaderMoved reports whether p's leadership is past pm's epoch in this
+// process's metadata (or the partition is gone).
+func (c *Cluster) leaderMoved(p *partition, pm PartitionMetadata) bool {
+	now, err := readPartition(c.store, p.topic, p.index)
+	return err != nil || now.LeaderEpoch != pm.LeaderEpoch
 }
 
 // awaitChange waits up to d for the next change of the metadata: a

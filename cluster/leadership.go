@@ -151,7 +151,9 @@ func (c *Cluster) deactivate(topicName string, partition, brokerID int, cs cause
 	if err != nil {
 		return DeactivateResult{}, err
 	}
-	p.lockIdle()
+	// Not lockIdle: the write in flight may be waiting for this very
+	// follower to leave the active set (lockBesideWrite).
+	p.lockBesideWrite()
 	defer c.unlockIdle(p)
 	wrap := func(err error) error {
 		return fmt.Errorf("cluster: deactivate %s on broker %d: %w", p, brokerID, err)

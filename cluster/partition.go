@@ -56,7 +56,8 @@ type partition struct {
 	queue []*sendRequest
 	// writing is true while one goroutine owns the writer slot.
 	writing bool
-	// held is true while an operation has the partition (lockIdle).
+	// held is true while an operation has the partition (lockIdle,
+	// lockBesideWrite).
 	held bool
 	// exclusive counts the operations waiting in lockIdle. While it is
 	// positive the writer stops after the batch in flight and leaves the
@@ -92,6 +93,25 @@ func (p *partition) lockIdle() {
 		p.idle.Wait()
 	}
 	p.exclusive--
+	p.held = true
+	p.mu.Unlock()
+}
+
+// lockBesideWrite takes the partition for an operation that may run
+// beside the batch in flight: it waits until no other operation has it,
+// but not for the writer slot. Deactivate is the one: the batch it would
+// wait for may itself be waiting for it — a follower that stopped
+// answering without closing its connections (paused, cut off by a
+// network that holds the bytes) holds the batch until it leaves the
+// active set (replicate stops waiting for it then), which is what the
+// deactivation commits. Batches go on being written while the operation
+// runs, as they do on the leader's process when the controller runs on
+// another. Release it with unlockIdle.
+func (p *partition) lockBesideWrite() {
+	p.mu.Lock()
+	for p.held {
+		p.idle.Wait()
+	}
 	p.held = true
 	p.mu.Unlock()
 }
@@ -205,6 +225,16 @@ func (c *Cluster) refreshHW(p *partition) uint64 {
 	low := l.NextOffset()
 	if low <= hw {
 		return hw
+	}
+	// A follower of another process that the heartbeats show down
+	// cannot be read: the watermark stays, without a probe that would
+	// wait for it (a paused process, a network that holds the bytes,
+	// answers nothing until the probe's deadline) — and hold up whoever
+	// asked, the controller's pass among them.
+	for _, id := range pm.Active {
+		if id != pm.Leader && !c.hosts(id) && c.observer != nil && !c.observer.Broker(id).Available {
+			return hw
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.probeTimeout)
 	defer cancel()

@@ -46,10 +46,14 @@ func (c *Cluster) readCommitted(req RecordsRequest) (RecordsResponse, error) {
 		}
 		remote := req
 		remote.MaxBytes = min(req.MaxBytes, maxPushBytes)
-		ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+		ctx, cancel := c.untilLeaderMoves(p, pm, c.requestTimeout)
 		res, err := c.transport.Records(ctx, pm.Leader, remote)
 		cancel()
-		if err == nil || attempt >= 3 || !errors.Is(err, ErrNotLeader) {
+		// A read changes nothing: one that failed because the leader
+		// moved meanwhile (a failover applied here while the old leader
+		// did not answer) is asked again of the new one.
+		moved := err != nil && c.leaderMoved(p, pm)
+		if err == nil || attempt >= 3 || !errors.Is(err, ErrNotLeader) && !moved {
 			return res, c.leaderAnswer(p, pm.Leader, err)
 		}
 		c.awaitChange(p, pm, 500*time.Millisecond)

@@ -15,6 +15,10 @@ var (
 	// ErrMalformedDotEnv is matched by every *DotEnvError: the .env file
 	// has a line the parser cannot read.
 	ErrMalformedDotEnv = errors.New("server: malformed .env file")
+
+	// ErrStopTimeout is returned by CloseWithin when closing did not
+	// finish within its deadline: the server was left closing.
+	ErrStopTimeout = errors.New("server: closing did not finish within its deadline")
 )
 
 // ConfigError says which configuration variable was rejected, the value it

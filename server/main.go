@@ -129,8 +129,11 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		code = ExitFailure
 	}
 	// In-flight requests are finished (or the listener never opened):
-	// now the cluster's logs can be closed and the lock released.
-	if err := srv.Close(); err != nil {
+	// now the cluster's logs can be closed and the lock released — within
+	// a bound in cluster mode, where a peer that is paused or cut off
+	// could otherwise hold the stop
+	// (docs/phase-7-processes.md § Faults and deadlines).
+	if err := srv.CloseWithin(srv.StopDeadline()); err != nil {
 		logger.Error("closing the cluster failed", "err", err)
 		code = ExitFailure
 	}

@@ -345,6 +345,37 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
+// StopDeadline bounds Close in cluster mode (clusternode.StopDeadline of
+// the failover delay): a node whose peers are paused or cut off must still
+// stop when told. Zero in the embedded mode, whose Close waits on nothing
+// but its own disks.
+func (s *Server) StopDeadline() time.Duration {
+	if s.node == nil {
+		return 0
+	}
+	return clusternode.StopDeadline(s.cfg.FailoverAfter.Duration())
+}
+
+// CloseWithin is Close bounded by d (zero: unbounded). When Close has not
+// returned by then it returns ErrStopTimeout and leaves it running: the
+// caller is about to exit, and every record the server acknowledged is on
+// disk already; what a stop cut short is what a kill cuts short.
+func (s *Server) CloseWithin(d time.Duration) error {
+	if d <= 0 {
+		return s.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Close() }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%w (%v)", ErrStopTimeout, d)
+	}
+}
+
 // Cluster returns the embedded cluster, for tests and embedding; nil in
 // cluster mode.
 func (s *Server) Cluster() *cluster.Cluster {

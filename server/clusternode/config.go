@@ -12,6 +12,7 @@ import (
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/clustertls"
+	"github.com/pystream/pystream/server/raftmeta"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -124,4 +125,54 @@ func (c Config) validate() error {
 // broker is declared silent at most one interval after the delay.
 func HeartbeatInterval(failoverAfter time.Duration) time.Duration {
 	return min(max(failoverAfter/10, 50*time.Millisecond), 500*time.Millisecond)
+}
+
+// The rest of this family derives every wait on another node from the
+// failover delay (docs/phase-7-processes.md § Faults and deadlines): a
+// node that stops answering — killed, paused, cut off with its
+// connections closed or with its bytes held — costs its peers and their
+// clients no more than the delay plus a margin.
+
+// manualFailoverAfter stands in for the failover delay when there is
+// none (PYSTREAM_FAILOVER_AFTER=0, the manual mode): the deadlines are
+// those of the 3 s default, so that nothing waits on a silent peer for
+// longer than it would with automatic failover.
+const manualFailoverAfter = 3 * time.Second
+
+// CallDeadline bounds one request a node sends another and waits on: a
+// client's produce or read forwarded to the partition's leader, a
+// leader's push of records to a follower, a proposal forwarded to the
+// metadata group's leader. It is the failover delay and half again (at
+// least 750 ms, at most requestTimeout): long enough for a leader to
+// acknowledge a write once the controller has taken a silent follower out
+// of the active set (at the failover delay), short enough that the client
+// of a silent leader hears within the delay and a margin that the call
+// failed, retriably, instead of waiting for it.
+func CallDeadline(failoverAfter time.Duration) time.Duration {
+	if failoverAfter <= 0 {
+		failoverAfter = manualFailoverAfter
+	}
+	return min(max(failoverAfter+failoverAfter/2, 750*time.Millisecond), requestTimeout)
+}
+
+// RaftHeartbeatTimeout is the metadata group's heartbeat and election
+// timeout: half the failover delay, between 500 ms and
+// raftmeta.DefaultHeartbeatTimeout, so that a controller that stops
+// answering is replaced in about the failover delay (its followers stand
+// for election after one to two timeouts). Shorter would have elections
+// follow each other on a busy machine with nothing failed
+// (server/raftmeta/doc.go § Timing).
+func RaftHeartbeatTimeout(failoverAfter time.Duration) time.Duration {
+	if failoverAfter <= 0 {
+		return raftmeta.DefaultHeartbeatTimeout
+	}
+	return min(max(failoverAfter/2, 500*time.Millisecond), raftmeta.DefaultHeartbeatTimeout)
+}
+
+// StopDeadline bounds a node's Close: its loops, its Raft voter (whose
+// calls to a held peer end within a call deadline) and its brokers'
+// writes in flight. A Close that takes longer is abandoned by the server,
+// which exits anyway (the records it acknowledged are on disk).
+func StopDeadline(failoverAfter time.Duration) time.Duration {
+	return 2 * CallDeadline(failoverAfter)
 }

@@ -57,6 +57,17 @@
 // has answered one of its heartbeats; until then the server answers
 // not_ready rather than tell what it does not know yet.
 //
+// # Deadlines
+//
+// Every wait on another node is bounded by a deadline derived from the
+// failover delay, in config.go (the family of HeartbeatInterval): a call
+// to another process (CallDeadline, in transport.go, and a forwarded
+// proposal), the internal connections' HTTP/2 pings, Raft's timeouts
+// (RaftHeartbeatTimeout) and the node's stop (StopDeadline). A node that
+// is paused, or behind a network that holds its bytes, is thereby noticed
+// as soon as one whose connections close
+// (docs/phase-7-processes.md § Faults and deadlines).
+//
 // # Concurrency
 //
 // A Node is safe for concurrent use.

@@ -51,6 +51,9 @@ type Node struct {
 	hbs   *heartbeats
 	// now is the clock.
 	now func() time.Time
+	// callDeadline bounds every request to another process this node
+	// waits on (CallDeadline of its failover delay).
+	callDeadline time.Duration
 
 	// healMu serialises followHealing: a call reads the switch and sets
 	// the controller under it, so an older reading never lands last.
@@ -87,7 +90,7 @@ func Open(cfg Config) (*Node, error) {
 		d := topic.DefaultConfig()
 		cfg.TopicDefaults = &d
 	}
-	n := &Node{cfg: cfg, log: logger.With("node", cfg.ID), fsm: newFSM(), now: time.Now}
+	n := &Node{cfg: cfg, log: logger.With("node", cfg.ID), fsm: newFSM(), now: time.Now, callDeadline: CallDeadline(cfg.FailoverAfter)}
 	if cfg.Broker.Now != nil {
 		n.now = cfg.Broker.Now
 	}
@@ -122,19 +125,30 @@ func Open(cfg Config) (*Node, error) {
 		mc.TLS = cfg.TLS.Config(n.acceptPeer)
 	}
 	n.mux = netmux.NewWithConfig(ln, mc)
-	n.rpc = replication.NewClient(func(ctx context.Context, _, addr string) (net.Conn, error) {
-		return n.dialInternal(ctx, addr, 0, 0) // HTTP/2 is what netmux's Default gets
-	}, core.MaxPayloadSize())
+	// An internal connection silent for half a call deadline is pinged,
+	// and closed when the ping goes unanswered for a call deadline: one
+	// whose bytes are held is dropped for a fresh one, never before the
+	// calls on it have failed by their own deadlines.
+	n.rpc = replication.NewClientWithConfig(replication.ClientConfig{
+		Dial: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return n.dialInternal(ctx, addr, 0, 0) // HTTP/2 is what netmux's Default gets
+		},
+		MaxPayload: core.MaxPayloadSize(), PingTimeout: n.callDeadline})
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
+	// The server pings a silent client too, so that a connection whose
+	// peer stopped (paused, held) does not keep its streams forever.
 	n.inner = &http.Server{Handler: replication.NewHandler(peer{n}, n.log), Protocols: &protocols, ReadHeaderTimeout: 10 * time.Second,
-		ConnContext: n.connContext}
+		ConnContext: n.connContext, HTTP2: &http.HTTP2Config{SendPingTimeout: n.callDeadline / 2, PingTimeout: n.callDeadline}}
 	go func() { _ = n.inner.Serve(n.mux.Default()) }() // ends at Shutdown
 	advertise := cfg.Peers[cfg.ID]
 	if advertise == "" {
 		advertise = ln.Addr().String()
 	}
-	rc := raftmeta.Config{ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join, FSM: n.fsm, Logger: n.log}
+	raftTimeout := RaftHeartbeatTimeout(cfg.FailoverAfter)
+	rc := raftmeta.Config{ID: cfg.ID, Dir: RaftDir(cfg.DataDir), Peers: cfg.Peers, Join: cfg.Join, FSM: n.fsm, Logger: n.log,
+		HeartbeatTimeout: raftTimeout, ElectionTimeout: raftTimeout, LeaderLeaseTimeout: min(raftTimeout, raftmeta.DefaultLeaderLeaseTimeout),
+		TransportTimeout: n.callDeadline}
 	if cfg.RaftTransport != nil {
 		rc.Transport = cfg.RaftTransport
 	} else {
@@ -323,6 +337,10 @@ func (n *Node) proposeOnce(ctx context.Context, cmd []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoLeader, err)
 	}
+	// A leader that stopped answering fails the attempt within the call
+	// deadline, unavailable; the next attempt asks whoever leads then.
+	ctx, cancel := context.WithTimeout(ctx, n.callDeadline)
+	defer cancel()
 	return n.rpc.Propose(ctx, addr, cmd)
 }
 

@@ -158,7 +158,12 @@ func (n *Node) dialRaw(ctx context.Context, addr string) (net.Conn, error) {
 	if n.cfg.Dial != nil {
 		return n.cfg.Dial(ctx, n.route(addr))
 	}
-	var d net.Dialer
+	// TCP keepalives within about a call deadline: a peer whose machine
+	// or network went away without a word is noticed by the kernel too.
+	// (They cannot see a peer whose kernel still acknowledges the bytes
+	// its process does not read — a paused process, a proxy that holds
+	// them: the call deadlines and the HTTP/2 pings see those.)
+	d := net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: n.callDeadline / 2, Interval: n.callDeadline / 4, Count: 2}}
 	return d.DialContext(ctx, "tcp", n.route(addr))
 }
 

@@ -13,17 +13,34 @@ import (
 // the errors the other process returned (replication.DecodeError); a
 // process that cannot be reached is an error wrapping
 // cluster.ErrBrokerUnavailable.
+//
+// Every request to another process but an operation's is bounded by the
+// call deadline (CallDeadline): a broker that stopped answering without
+// closing its connections (paused, cut off by a network that holds the
+// bytes) fails the call within it, as unavailable, the same as one whose
+// connection closed. An operation (Operate: a failover, a catch-up run on
+// the process that must) keeps its own, longer bound: it may copy a
+// replica's whole log.
 type netTransport struct{ n *Node }
 
 var _ cluster.Transport = netTransport{}
 
 // call sends a request to broker to: local when it is this node's own,
-// else over the network to its registered address.
+// else over the network to its registered address, within the call
+// deadline.
 func call[Req, Res any](t netTransport, ctx context.Context, to int, req Req,
 	local func(context.Context, int, Req) (Res, error), remote func(context.Context, string, Req) (Res, error)) (Res, error) {
 	if to == t.n.cfg.ID {
 		return local(ctx, to, req)
 	}
+	ctx, cancel := context.WithTimeout(ctx, t.n.callDeadline)
+	defer cancel()
+	return callRemote(t, ctx, to, req, remote)
+}
+
+// callRemote sends a request to broker to's process, bounded by ctx
+// alone.
+func callRemote[Req, Res any](t netTransport, ctx context.Context, to int, req Req, remote func(context.Context, string, Req) (Res, error)) (Res, error) {
 	addr, err := t.n.addrOf(to)
 	if err != nil {
 		var zero Res
@@ -57,7 +74,10 @@ func (t netTransport) OffsetForTime(ctx context.Context, to int, req cluster.Off
 }
 
 func (t netTransport) Operate(ctx context.Context, to int, req cluster.OperateRequest) (cluster.OperateResponse, error) {
-	return call(t, ctx, to, req, t.n.core.Operate, t.n.rpc.Operate)
+	if to == t.n.cfg.ID {
+		return t.n.core.Operate(ctx, to, req)
+	}
+	return callRemote(t, ctx, to, req, t.n.rpc.Operate)
 }
 
 // peer is the node as the internal API serves it (replication.Peer): the

@@ -193,7 +193,15 @@ func (c *Cluster) Cut(a, b int) {
 	c.Net.Cut(c.peers[a], c.peers[b])
 }
 
-// Heal undoes every cut.
+// Hold holds the link between nodes a and b on the internal API's
+// network (Network.Hold): their requests to each other hang instead of
+// failing. Raft's messages between them still flow (rafttest cuts, but
+// does not hold).
+func (c *Cluster) Hold(a, b int) {
+	c.Net.Hold(c.peers[a], c.peers[b])
+}
+
+// Heal undoes every cut and hold.
 func (c *Cluster) Heal() {
 	c.Raft.Heal()
 	c.Net.Heal()

@@ -78,9 +78,19 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	writeJSON(w, status, ErrorResponse{Error: ErrorBody{Code: code, Message: message}})
 }
 
+// unavailableRetryAfter is the Retry-After, in seconds, of a 503 that
+// sets none of its own: a leader or node that cannot serve now (cut off,
+// paused, failing over) is replaced, or back, within about the failover
+// delay, so a client asks again shortly — of this node, which names the
+// partition's new leader once it knows it.
+const unavailableRetryAfter = "1"
+
 // writeAPIError sends e, and hands its cause to the middleware, which logs
-// it with the request id.
+// it with the request id. A 503 says when to retry (Retry-After).
 func writeAPIError(w http.ResponseWriter, e *apiError) {
+	if e.status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", unavailableRetryAfter)
+	}
 	body := finishError(w, e.body, e.cause)
 	writeJSON(w, e.status, ErrorResponse{Error: body})
 }

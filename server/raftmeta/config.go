@@ -26,6 +26,9 @@ const (
 	// DefaultCommitTimeout: the longest a follower waits, with no new
 	// command, to learn that earlier commands committed.
 	DefaultCommitTimeout = 50 * time.Millisecond
+	// DefaultTransportTimeout: the I/O deadline of one RPC of the network
+	// transport.
+	DefaultTransportTimeout = 10 * time.Second
 	// DefaultSnapshotThreshold: a snapshot is taken once this many entries
 	// were appended since the last one (checked every SnapshotInterval).
 	DefaultSnapshotThreshold = 8192
@@ -89,6 +92,12 @@ type Config struct {
 	LeaderLeaseTimeout time.Duration
 	// CommitTimeout: zero means DefaultCommitTimeout.
 	CommitTimeout time.Duration
+	// TransportTimeout is the I/O deadline of one RPC of the network
+	// transport (scaled up for a large snapshot): how long a peer that
+	// holds the connection without answering (paused, or behind a network
+	// that holds the bytes) can hold a replication goroutine of the
+	// leader, and so a Close. Zero means DefaultTransportTimeout.
+	TransportTimeout time.Duration
 	// SnapshotThreshold: zero means DefaultSnapshotThreshold.
 	SnapshotThreshold uint64
 	// SnapshotInterval: zero means DefaultSnapshotInterval.
@@ -108,6 +117,7 @@ func (c Config) withDefaults() Config {
 	or(&c.ElectionTimeout, DefaultElectionTimeout)
 	or(&c.LeaderLeaseTimeout, DefaultLeaderLeaseTimeout)
 	or(&c.CommitTimeout, DefaultCommitTimeout)
+	or(&c.TransportTimeout, DefaultTransportTimeout)
 	or(&c.SnapshotInterval, DefaultSnapshotInterval)
 	if c.SnapshotThreshold == 0 {
 		c.SnapshotThreshold = DefaultSnapshotThreshold

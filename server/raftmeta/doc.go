@@ -85,8 +85,15 @@
 //	                            follower a little behind catches up from
 //	                            the log
 //
+//	TransportTimeout     10 s   the I/O deadline of one RPC: a peer that
+//	                            holds a connection without answering
+//	                            holds a replication goroutine this long
+//
 // With them a new leader is elected one to two seconds after the old one
-// stops (under three at worst); the failover test logs the figure.
+// stops (under three at worst); the failover test logs the figure. A
+// cluster node sets shorter ones from its failover delay
+// (clusternode.RaftHeartbeatTimeout, clusternode.CallDeadline), never
+// below half these heartbeat and election timeouts.
 //
 // # Membership
 //

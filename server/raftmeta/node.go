@@ -27,11 +27,10 @@ const (
 	RetainSnapshots = 2
 )
 
-// Transport settings: the connections pooled per peer, and the I/O
-// deadline of one RPC (scaled up for a large snapshot).
+// Transport settings: the connections pooled per peer (the I/O deadline
+// of one RPC is Config.TransportTimeout).
 const (
 	transportMaxPool = 3
-	transportTimeout = 10 * time.Second
 	// dbOpenTimeout bounds the wait for bolt's file lock, so a second node
 	// on the same Dir fails instead of hanging.
 	dbOpenTimeout = time.Second

@@ -18,7 +18,7 @@ func newTransport(cfg Config, hlog *hclogAdapter) raft.Transport {
 	return raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  &streamLayer{Listener: cfg.Listener, advertise: advertiseAddr(cfg.Advertise), dial: dial},
 		MaxPool: transportMaxPool,
-		Timeout: transportTimeout,
+		Timeout: cfg.TransportTimeout,
 		Logger:  hlog.Named("transport"),
 	})
 }

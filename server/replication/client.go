@@ -28,19 +28,50 @@ type Client struct {
 // Dialer opens a connection to a node's internal address.
 type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
+// DefaultPingTimeout is ClientConfig.PingTimeout's default.
+const DefaultPingTimeout = 2 * time.Second
+
+// ClientConfig configures a Client. The zero value is usable.
+type ClientConfig struct {
+	// Dial opens the connections; nil is a plain TCP dial.
+	Dial Dialer
+	// MaxPayload is the largest record payload of the brokers called
+	// (0: log.DefaultMaxPayloadSize): an answer over BodyLimit of it is
+	// an error.
+	MaxPayload int
+	// PingTimeout is how long an unanswered ping keeps a connection open:
+	// one that brought nothing for half this is pinged, so a connection
+	// whose bytes are held (a stalled peer, a network that stops
+	// delivering without closing) is closed within one and a half times
+	// this of its last frame, and the next call dials afresh. It should
+	// be no shorter than the calls' own deadlines, which it would
+	// otherwise cut short. Zero means DefaultPingTimeout.
+	PingTimeout time.Duration
+}
+
 // NewClient returns a client that dials with dial (nil: a plain TCP
 // dial), for brokers whose records carry payloads of at most maxPayload
 // bytes (0: log.DefaultMaxPayloadSize): an answer over BodyLimit of it is
 // an error. Every call is bounded by its context.
 func NewClient(dial Dialer, maxPayload int) *Client {
+	return NewClientWithConfig(ClientConfig{Dial: dial, MaxPayload: maxPayload})
+}
+
+// NewClientWithConfig returns a client configured by cfg. Every call is
+// bounded by its context.
+func NewClientWithConfig(cfg ClientConfig) *Client {
 	var protocols http.Protocols
 	protocols.SetUnencryptedHTTP2(true)
 	t := &http.Transport{Protocols: &protocols, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second}
-	if dial != nil {
-		t.DialContext = dial
+	if cfg.Dial != nil {
+		t.DialContext = cfg.Dial
 	}
-	t.HTTP2 = &http.HTTP2Config{PingTimeout: 2 * time.Second, SendPingTimeout: 2 * time.Second}
-	return &Client{http: &http.Client{Transport: t}, maxBody: BodyLimit(maxPayload)}
+	ping := cfg.PingTimeout
+	if ping <= 0 {
+		ping = DefaultPingTimeout
+	}
+	t.HTTP2 = &http.HTTP2Config{PingTimeout: ping, SendPingTimeout: ping / 2}
+	return &Client{http: &http.Client{Transport: t}, maxBody: BodyLimit(cfg.MaxPayload)}
 }
 
 // Close drops the client's idle connections.
