@@ -33,7 +33,12 @@ type heartbeats struct {
 	since time.Time
 	// last and reports are the heartbeats this node received while it
 	// leads the metadata group, in term.
-	last    map[int]time.Time
+	last map[int]time.Time
+	// before is when this node last heard from a broker before it began
+	// to lead in term: the controller it reported to, by that
+	// controller's last answer. A new controller counts the old one's
+	// silence from there, not from its own election.
+	before  map[int]time.Time
 	reports map[int]map[replicaKey]cluster.ReplicaReport
 	// seen is the controller's last answer to this node's heartbeat, and
 	// seenAt when it arrived.
@@ -55,15 +60,22 @@ func newHeartbeats(n *Node) *heartbeats {
 // leadingLocked reports whether this node leads the metadata group. The
 // first time it is asked in a term this node leads, it starts that term's
 // count: every broker's silence counted from now, never from a report of
-// an earlier term, nor from before this node led (a node that has just
-// won an election has heard from no one yet, and no one is down for
-// that). h.mu must be held.
+// an earlier term (a node that has just won an election has heard from no
+// one yet, and no one is down for that) — except the controller this node
+// reported to until then, whose silence counts from its last answer: an
+// election follows the old controller's silence, and counting it again
+// from the election would add the election's time to every failover of
+// the partitions it led. h.mu must be held.
 func (h *heartbeats) leadingLocked(now time.Time) bool {
 	if !h.n.raft.IsLeader() {
 		return false
 	}
 	if term := h.n.raft.Term(); term != h.term {
 		h.term, h.since, h.last, h.reports = term, now, map[int]time.Time{}, map[int]map[replicaKey]cluster.ReplicaReport{}
+		h.before = map[int]time.Time{}
+		if old := h.seen.Controller; old != 0 && old != h.n.cfg.ID && !h.seenAt.IsZero() && h.seenAt.Before(now) {
+			h.before[old] = h.seenAt
+		}
 	}
 	return true
 }
@@ -89,17 +101,22 @@ func (h *heartbeats) record(hb replication.Heartbeat, now time.Time) {
 // window is how long a broker may stay silent and still count as up.
 func (h *heartbeats) window() time.Duration { return 3 * HeartbeatInterval(h.n.cfg.FailoverAfter) }
 
-// seenLocked returns when broker id last reported (when this node began
-// to lead, if it has not yet), and whether that is recent enough to count
-// it up. A broker not heard from since this node began to lead counts up
-// for one window: its first heartbeat to the new leader is on its way.
-// h.mu must be held, after leadingLocked.
+// seenLocked returns when broker id was last heard from, and whether that
+// is recent enough to count it up. A broker not heard from since this
+// node began to lead counts up for one window from then: its first
+// heartbeat to the new leader is on its way. The old controller is the
+// exception: it was heard from, by its answers to this node's heartbeats,
+// and counts from its last one — live, it answered within the window;
+// silent past it, it is no more up than any broker whose heartbeats
+// stopped. h.mu must be held, after leadingLocked.
 func (h *heartbeats) seenLocked(id int, now time.Time) (last time.Time, up bool) {
-	last, ok := h.last[id]
-	if !ok {
-		last = h.since
+	if last, ok := h.last[id]; ok {
+		return last, now.Sub(last) <= h.window()
 	}
-	return last, now.Sub(last) <= h.window()
+	if before, ok := h.before[id]; ok {
+		return before, now.Sub(before) <= h.window()
+	}
+	return h.since, now.Sub(h.since) <= h.window()
 }
 
 // Controller is the node leading the metadata group.
