@@ -140,7 +140,7 @@ func (in *injector) One(ctx context.Context) {
 	}
 	f.Controller = in.nodes.Mode == ModeCluster && before.controller == f.Victim
 	for p, l := range before.leaders {
-		if l == f.Victim {
+		if in.nodes.Mode == ModeCluster && l == f.Victim { // embedded: leaders are logical brokers
 			f.Partitions = append(f.Partitions, p)
 		}
 	}

@@ -16,7 +16,10 @@ import (
 // The workload's pacing: every loop waits between iterations, so that the
 // load stays bounded on a shared machine.
 const (
-	writePause   = 10 * time.Millisecond
+	writePause = 10 * time.Millisecond
+	// errorPause follows a write that was not acknowledged: a producer
+	// facing a fault does not spin.
+	errorPause   = 100 * time.Millisecond
 	readPause    = 50 * time.Millisecond
 	groupPause   = 100 * time.Millisecond
 	writeTimeout = 5 * time.Second
@@ -76,6 +79,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// pause is how long a producer waits after a write with this outcome.
+func pause(o Outcome) time.Duration {
+	if o == Acked {
+		return writePause
+	}
+	return errorPause
+}
+
 // httpOutcome classifies a failed HTTP produce: a refused connection or a
 // 4xx answer means the record was not written; anything else (a timeout,
 // a connection lost mid-request, a 5xx whose write may have reached the
@@ -120,7 +131,7 @@ func (w *Workload) httpProducer(ctx context.Context, i int) {
 			via = (via + 1) % len(w.Nodes.Nodes)
 		}
 		w.History.AddWrite(rec)
-		if !sleep(ctx, writePause) {
+		if !sleep(ctx, pause(rec.Outcome)) {
 			return
 		}
 	}
@@ -162,7 +173,7 @@ func (w *Workload) kafkaProducer(ctx context.Context, i int) {
 			rec.Outcome, rec.Error = Unknown, err.Error()
 		}
 		w.History.AddWrite(rec)
-		if ctx.Err() != nil || !sleep(ctx, writePause) {
+		if ctx.Err() != nil || !sleep(ctx, pause(rec.Outcome)) {
 			return
 		}
 	}
