@@ -72,8 +72,8 @@ func TestCheckerCleanHistory(t *testing.T) {
 }
 
 // TestCheckerPlantedFaults proves the checker can fail: each fault planted
-// in a clean history is reported, with its kind (docs/chaos.md § The
-// checks).
+// in a clean history is reported, with its kind
+// (docs/chaos.md § The checks).
 func TestCheckerPlantedFaults(t *testing.T) {
 	setFinal := func(h *History, p int, mutate func([]Entry) []Entry) {
 		for i := range h.Final {
