@@ -61,7 +61,10 @@ type Report struct {
 	Duplicates int `json:"duplicates"`
 	// Acked, Failed and Unknown count the write attempts by outcome;
 	// UnknownPresent the unknown ones found in the log.
-	Acked, Failed, Unknown, UnknownPresent int
+	Acked          int `json:"acked"`
+	Failed         int `json:"failed"`
+	Unknown        int `json:"unknown"`
+	UnknownPresent int `json:"unknown_present"`
 	// Records is the number of records in the final logs (the reference
 	// view of each partition).
 	Records int `json:"records"`

@@ -135,7 +135,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	}
 
 	h.Start = time.Now()
-	wl := &Workload{Nodes: nodes, History: h, Topic: h.Topic, Partitions: opts.Partitions, HTTPProducers: 3, KafkaProducers: 1, Group: "chaos-group"}
+	wl := &Workload{Nodes: nodes, History: h, Topic: h.Topic, Partitions: opts.Partitions, HTTPProducers: 3, KafkaProducers: 1, Group: "chaos-group", Logf: logf}
 	wctx, stopWorkload := context.WithCancel(ctx)
 	workloadDone := make(chan struct{})
 	go func() {
@@ -179,6 +179,13 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 	if err := keep(opts.Out, res); err != nil {
 		return res, err
 	}
+	acked := 0
+	for _, c := range h.Commits {
+		if c.Kind == CommitAcked {
+			acked++
+		}
+	}
+	logf("the group committed %d times", acked)
 	logf("%d writes: %d acknowledged, %d unknown (%d of them in the log), %d failed; %d records; %d duplicates of retried or unacknowledged writes",
 		len(h.Writes), report.Acked, report.Unknown, report.UnknownPresent, report.Failed, report.Records, report.Duplicates)
 	if len(report.Violations) > 0 {

@@ -38,6 +38,8 @@ type Workload struct {
 	HTTPProducers, KafkaProducers int
 	// Group is the consumer group that commits.
 	Group string
+	// Logf receives a line when the group member's assignment changes.
+	Logf func(format string, args ...any)
 }
 
 // Run runs every producer, reader and the group until ctx ends, and
@@ -228,12 +230,18 @@ func (w *Workload) groupMember(ctx context.Context) {
 		cancel()
 		if err != nil {
 			if errors.Is(err, apiclient.ErrFencedMemberEpoch) || errors.Is(err, apiclient.ErrUnknownMemberID) {
+				if w.Logf != nil {
+					w.Logf("group %s: member %s joins again: %v", w.Group, memberID, err)
+				}
 				epoch, owned = 0, nil
 			} else {
 				via = (via + 1) % len(w.Nodes.Nodes)
 			}
 			sleep(ctx, groupPause)
 			continue
+		}
+		if w.Logf != nil && (hb.MemberEpoch != epoch || fmt.Sprint(hb.Assignment) != fmt.Sprint(owned)) {
+			w.Logf("group %s: member %s epoch %d assigned %v", w.Group, hb.MemberID, hb.MemberEpoch, hb.Assignment)
 		}
 		memberID, epoch, owned = hb.MemberID, hb.MemberEpoch, hb.Assignment
 		for _, tp := range hb.Assignment {
