@@ -182,7 +182,7 @@ func Check(h *History) *Report {
 	checkCommits(h, add)
 
 	for _, p := range h.Problems {
-		add(Violation{Kind: VProblem, Partition: -1, Detail: p})
+		add(Violation{Kind: VProblem, Partition: -1, At: p.At, Detail: p.Detail})
 	}
 	return r
 }

@@ -161,16 +161,18 @@ func TestTableRows(t *testing.T) {
 	h := cleanHistory()
 	h.Reads[0].Value = "u-out" // read at t0+1s: outside the fault
 	h.Reads[2].Value = "u-out" // read at t0+2s: inside
+	h.AddProblemAt(h.Faults[0].Injected, "node 1 did not stop")
+	h.AddProblem("after the run")
 	rows := Table(h, Check(h), []string{"kill", "pause"})
 	require.Len(t, rows, 3)
 	kill := rows[0]
 	require.Equal(t, 1, kill.Faults)
-	require.Equal(t, 1, kill.Violations)
+	require.Equal(t, 2, kill.Violations, "the read and the problem at the fault")
 	require.Equal(t, 900*time.Millisecond, kill.P50())
 	require.Equal(t, 900*time.Millisecond, kill.Max())
 	require.Equal(t, 2, kill.Unknown)
 	require.Equal(t, 0, rows[1].Faults)
-	require.Equal(t, 2, rows[2].Violations)
+	require.Equal(t, 4, rows[2].Violations)
 	var buf bytes.Buffer
 	require.NoError(t, PrintTable(&buf, rows))
 	require.Contains(t, buf.String(), "0.90s")

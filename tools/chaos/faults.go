@@ -164,7 +164,7 @@ func (in *injector) One(ctx context.Context) {
 		injectErr = victim.Stop(30 * time.Second)
 	}
 	if injectErr != nil {
-		in.history.AddProblem("fault %s of node %d: %v", kind, f.Victim, injectErr)
+		in.history.AddProblemAt(f.Injected, "fault %s of node %d: %v", kind, f.Victim, injectErr)
 	}
 	controllerMoved := in.holdFault(ctx, f, hold)
 
@@ -181,7 +181,7 @@ func (in *injector) One(ctx context.Context) {
 		injectErr = in.disk.Heal()
 	}
 	if injectErr != nil {
-		in.history.AddProblem("healing fault %s of node %d: %v", kind, f.Victim, injectErr)
+		in.history.AddProblemAt(f.Injected, "healing fault %s of node %d: %v", kind, f.Victim, injectErr)
 	}
 	f.Healed = time.Now()
 	if err := in.waitHealthy(ctx, 90*time.Second); err != nil {

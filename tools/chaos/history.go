@@ -143,7 +143,14 @@ type History struct {
 	// Problems are failures of the harness or of the final checks that
 	// are not about the history (a replica that log verify refuses,
 	// replica files that differ): each is a violation.
-	Problems []string `json:"problems,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
+}
+
+// Problem is a failure found outside the history, with the time it
+// belongs to (zero for the checks after the run).
+type Problem struct {
+	At     time.Time `json:"at"`
+	Detail string    `json:"detail"`
 }
 
 // AddWrite records a write attempt.
@@ -174,11 +181,18 @@ func (h *History) AddFault(f Fault) {
 	h.Faults = append(h.Faults, f)
 }
 
-// AddProblem records a failure found outside the history.
+// AddProblem records a failure found outside the history, after the
+// run.
 func (h *History) AddProblem(format string, args ...any) {
+	h.AddProblemAt(time.Time{}, format, args...)
+}
+
+// AddProblemAt records a failure found outside the history at a time of
+// the run (a fault that could not be injected or healed).
+func (h *History) AddProblemAt(at time.Time, format string, args ...any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.Problems = append(h.Problems, fmt.Sprintf(format, args...))
+	h.Problems = append(h.Problems, Problem{At: at, Detail: fmt.Sprintf(format, args...)})
 }
 
 // Save writes the history as JSON to path.
