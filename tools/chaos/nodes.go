@@ -258,8 +258,11 @@ func (n *Node) Kill() error {
 	return nil
 }
 
-// Stop sends SIGTERM and waits up to timeout for the process to end,
-// then kills it (an error then: a clean stop should not need that).
+// Stop sends SIGTERM and waits up to timeout for the process to end.
+// A process still there then is sent SIGQUIT, so that the Go runtime
+// writes every goroutine's stack into the node's log (the evidence of
+// where the stop hung), and killed a few seconds later: an error, since a
+// clean stop should need neither.
 func (n *Node) Stop(timeout time.Duration) error {
 	n.Mark("SIGTERM")
 	exited, err := n.signal(syscall.SIGTERM)
@@ -271,8 +274,17 @@ func (n *Node) Stop(timeout time.Duration) error {
 		return nil
 	case <-time.After(timeout):
 	}
-	_ = n.Kill()
-	return fmt.Errorf("chaos: node %d did not stop within %v of SIGTERM; killed", n.ID, timeout)
+	n.Mark("SIGQUIT (the stop hangs: every goroutine's stack follows)")
+	if _, err := n.signal(syscall.SIGQUIT); err == nil {
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+		}
+	}
+	if n.Running() {
+		_ = n.Kill()
+	}
+	return fmt.Errorf("chaos: node %d did not stop within %v of SIGTERM; its goroutines are in %s", n.ID, timeout, n.LogPath)
 }
 
 // Pause sends SIGSTOP.
