@@ -26,12 +26,21 @@ FUZZTIME     ?= 10s
 SOAK_TIMEOUT ?= 2h
 COVERPROFILE ?= coverage.out
 COVERPKG     := github.com/pystream/pystream/...
+# make chaos: MINUTES of faults, SEED (0 draws one, printed to replay the
+# run), the nodes' PYSTREAM_FAILOVER_AFTER, cluster or embedded mode, and
+# the evidence directory (docs/chaos.md).
+MINUTES        ?= 5
+SEED           ?= 0
+FAILOVER_AFTER ?= 1s
+CHAOS_MODE     ?= cluster
+CHAOS_OUT      ?= chaos-out
 
-.PHONY: help run cluster build test lint fmt-check vet staticcheck layers docrefs bench cover fuzz soak install release
+.PHONY: help run cluster chaos build test lint fmt-check vet staticcheck layers docrefs bench cover fuzz soak install release
 
 help:
 	@echo "make run      build and start the server on its defaults (http://127.0.0.1:8000)"
 	@echo "make cluster  build and start three server processes, one broker and Raft voter each (ports 8001-8003)"
+	@echo "make chaos    the chaos suite: a real cluster, faults for MINUTES=$(MINUTES), then the checker (SEED=, FAILOVER_AFTER=, CHAOS_MODE=)"
 	@echo "make test     every module's tests with -race, then each module and docs/examples alone (GOWORK=off)"
 	@echo "make lint     gofmt, go vet, staticcheck $(STATICCHECK_VERSION), the layer and docrefs checks"
 	@echo "make layers   check module imports against the module graph, and the server's packages against theirs (docs/README.md)"
@@ -51,6 +60,15 @@ cluster:
 	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
 	$(GO) build -o bin/pystream ./tools/cmd/pystream
 	bash .ci/cluster
+
+# The chaos suite (tools/chaos, docs/chaos.md): exits 1 on a violation,
+# keeping the evidence in CHAOS_OUT.
+chaos:
+	$(GO) build -ldflags "$(SERVER_LDFLAGS)" -o bin/pystream-server ./server/cmd/pystream-server
+	$(GO) build -o bin/pystream ./tools/cmd/pystream
+	$(GO) build -o bin/pystream-chaos ./tools/cmd/pystream-chaos
+	./bin/pystream-chaos -duration $(MINUTES)m -seed $(SEED) -failover-after $(FAILOVER_AFTER) -mode $(CHAOS_MODE) \
+		-out $(CHAOS_OUT) -server bin/pystream-server -cli bin/pystream
 
 build:
 	$(GO) build work

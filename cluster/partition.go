@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/segment"
 	"github.com/pystream/pystream/topic"
 )
@@ -238,19 +240,65 @@ func (c *Cluster) refreshHW(p *partition) uint64 {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.probeTimeout)
 	defer cancel()
+	end := low
+	var ends []followerEnd
 	for _, id := range pm.Active {
 		if id == pm.Leader {
 			continue
 		}
-		res, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+		// One request: the follower's bounds, and its record just below
+		// the leader's log end when it reaches that far.
+		res, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index, From: end - 1, MaxBytes: 1, MaxRecords: 1})
 		if err != nil {
 			return hw
 		}
 		p.setFollowerEnd(id, res.LogEnd)
 		low = min(low, res.LogEnd)
+		ends = append(ends, followerEnd{id, res})
+	}
+	if low <= hw {
+		return hw
+	}
+	// A follower's log end says how far its log reaches, not that it is
+	// this leader's log: a leader cut off from the others, which has not
+	// yet applied its own failover, asks followers whose logs a newer
+	// leader wrote, over offsets where it holds records it never
+	// acknowledged. So the watermark rises only when every follower holds,
+	// at low-1, the very record this leader holds there (offset, append
+	// time and payload, which followers copy frame for frame): logs that
+	// agree on a record agree on every record before it, since a replica
+	// only ever copies a prefix of some leader's log.
+	mine, err := l.Read(low-1, 1)
+	if err != nil || len(mine) != 1 {
+		return hw
+	}
+	for _, f := range ends {
+		theirs := f.res.Records
+		if low < end || len(theirs) != 1 {
+			res, err := c.transport.Records(ctx, f.id, RecordsRequest{Topic: p.topic, Partition: p.index, From: low - 1, MaxBytes: 1, MaxRecords: 1})
+			if err != nil {
+				return hw
+			}
+			theirs = res.Records
+		}
+		if len(theirs) != 1 || !sameRecord(theirs[0], mine[0]) {
+			return hw
+		}
 	}
 	c.raiseHW(p, low)
 	return p.hw.Load()
+}
+
+// followerEnd is one follower's answer to refreshHW's probe.
+type followerEnd struct {
+	id  int
+	res RecordsResponse
+}
+
+// sameRecord reports whether two replicas hold the same record: the same
+// offset, append time and payload.
+func sameRecord(a, b log.Record) bool {
+	return a.Offset == b.Offset && a.Timestamp == b.Timestamp && bytes.Equal(a.Payload, b.Payload)
 }
 
 // followersOf is the active replicas other than the leader, in order.

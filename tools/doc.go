@@ -38,4 +38,9 @@
 // read-only checks behind log verify), internal/perfstat (the latency
 // figures every benchmark prints in the kafka-producer-perf-test shape).
 // See docs/cli.md for every command with an example session.
+//
+// The module also holds PyStream's chaos suite: package chaos (a real
+// cluster, random faults, a checker over everything the clients saw) and
+// its command, cmd/pystream-chaos, which `make chaos` runs
+// (docs/chaos.md).
 package tools
