@@ -134,7 +134,13 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	// could otherwise hold the stop
 	// (docs/phase-7-processes.md § Faults and deadlines).
 	if err := srv.CloseWithin(srv.StopDeadline()); err != nil {
-		logger.Error("closing the cluster failed", "err", err)
+		var timeout *StopTimeoutError
+		if errors.As(err, &timeout) {
+			logger.Error("closing did not finish within its deadline: exiting anyway (every acknowledged record is on disk); the stacks say what held it",
+				"deadline", timeout.Deadline, "stacks", timeout.Stacks)
+		} else {
+			logger.Error("closing the cluster failed", "err", err)
+		}
 		code = ExitFailure
 	}
 	return code

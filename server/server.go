@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -357,22 +358,44 @@ func (s *Server) StopDeadline() time.Duration {
 }
 
 // CloseWithin is Close bounded by d (zero: unbounded). When Close has not
-// returned by then it returns ErrStopTimeout and leaves it running: the
-// caller is about to exit, and every record the server acknowledged is on
-// disk already; what a stop cut short is what a kill cuts short.
-func (s *Server) CloseWithin(d time.Duration) error {
+// returned by then it returns a *StopTimeoutError (ErrStopTimeout) with
+// the stacks of every goroutine, and leaves Close running: the caller is
+// about to exit, and every record the server acknowledged is on disk
+// already; what a stop cut short is what a kill cuts short.
+func (s *Server) CloseWithin(d time.Duration) error { return closeWithin(d, s.Close) }
+
+// StopTimeoutError is CloseWithin's error when closing outlived its
+// deadline: Stacks is what every goroutine was doing then, for the log,
+// so that what held the stop can be found.
+type StopTimeoutError struct {
+	Deadline time.Duration
+	Stacks   string
+}
+
+func (e *StopTimeoutError) Error() string {
+	return fmt.Sprintf("%v (%v)", ErrStopTimeout, e.Deadline)
+}
+
+func (e *StopTimeoutError) Unwrap() error { return ErrStopTimeout }
+
+// maxStopStacks bounds the stacks a StopTimeoutError keeps.
+const maxStopStacks = 1 << 20
+
+// closeWithin runs closeFn, and gives up waiting for it after d.
+func closeWithin(d time.Duration, closeFn func() error) error {
 	if d <= 0 {
-		return s.Close()
+		return closeFn()
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Close() }()
+	go func() { done <- closeFn() }()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
-		return fmt.Errorf("%w (%v)", ErrStopTimeout, d)
+		buf := make([]byte, maxStopStacks)
+		return &StopTimeoutError{Deadline: d, Stacks: string(buf[:runtime.Stack(buf, true)])}
 	}
 }
 
