@@ -77,6 +77,9 @@ type Cluster struct {
 	createMissing bool
 	// Timeouts of the requests between brokers.
 	pushTimeout, requestTimeout, probeTimeout time.Duration
+	// statusWait bounds a status's question to a partition's leader in
+	// another process (MemberConfig.StatusWait).
+	statusWait time.Duration
 	// follow is the loop that follows the metadata in cluster mode
 	// (process.go); nil in one process.
 	follow *follower
@@ -174,7 +177,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 func newCore(root string, opts Options, store MetaStore) *Cluster {
 	return &Cluster{root: root, opts: opts, store: store, members: map[int]*member{}, topics: map[string]*topicState{},
 		deleting: map[string]*deletion{}, creating: map[string]*creation{},
-		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout}
+		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout, statusWait: defaultStatusWait}
 }
 
 // MetadataCurrent reports whether this process's copy of the metadata is

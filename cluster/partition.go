@@ -238,7 +238,10 @@ func (c *Cluster) refreshHW(p *partition) uint64 {
 			return hw
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.probeTimeout)
+	// A follower that went silent a moment ago still counts up; its
+	// answer is waited for no longer than it takes the heartbeats to
+	// count it down (statusWait).
+	ctx, cancel := context.WithTimeout(context.Background(), c.askWait())
 	defer cancel()
 	end := low
 	var ends []followerEnd

@@ -35,6 +35,15 @@ type MemberConfig struct {
 	Transport Transport
 	// Observer tells which brokers are up and what they last reported.
 	Observer Observer
+	// StatusWait bounds how long a partition's status waits for its
+	// leader's own answer (its log end and high watermark as of now)
+	// before it falls back on the leader's last report, and how long a
+	// leader's high-watermark refresh waits for a follower's log end;
+	// zero is 1 s. A broker that is paused or whose link holds its bytes
+	// answers nothing, and the controller reads every status on each
+	// pass: the node sets it to its heartbeat window, past which the
+	// silent broker counts down and is not asked.
+	StatusWait time.Duration
 	// Options tune the Cluster as Open's do. CatchUpOnWrite is always on:
 	// between processes a follower that missed a write is brought level
 	// by the next one.
@@ -83,6 +92,9 @@ func NewMember(cfg MemberConfig) (*Cluster, error) {
 	}
 	c := newCore(abs, opts, cfg.Store)
 	c.transport, c.observer, c.localID, c.createMissing = cfg.Transport, cfg.Observer, cfg.ID, true
+	if cfg.StatusWait > 0 {
+		c.statusWait = cfg.StatusWait
+	}
 	c.awaitTopic = awaitTopic
 	bopts := opts.Broker
 	if bopts.TopicConfig == nil {

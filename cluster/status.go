@@ -140,9 +140,15 @@ func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, erro
 	return st, nil
 }
 
-// statusWait bounds how long a partition's status waits for its leader's
-// answer.
-const statusWait = time.Second
+// defaultStatusWait bounds how long a partition's status waits for its
+// leader's answer, unless MemberConfig.StatusWait says otherwise.
+const defaultStatusWait = time.Second
+
+// askWait bounds a question to another process's broker whose answer is
+// wanted now or not at all — its log end, for a status or a high
+// watermark: a broker that does not answer within it leaves what was
+// known before.
+func (c *Cluster) askWait() time.Duration { return min(c.statusWait, c.probeTimeout) }
 
 // leaderBounds asks the partition's leader for its bounds: log start, log
 // end, high watermark.
@@ -151,7 +157,7 @@ func (c *Cluster) leaderBounds(p *partition, pm PartitionMetadata) (RecordsRespo
 	if c.hosts(pm.Leader) {
 		return c.readCommittedLocal(p, pm, req)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), min(statusWait, c.probeTimeout))
+	ctx, cancel := context.WithTimeout(context.Background(), c.askWait())
 	defer cancel()
 	return c.transport.Records(ctx, pm.Leader, req)
 }

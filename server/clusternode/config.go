@@ -127,6 +127,14 @@ func HeartbeatInterval(failoverAfter time.Duration) time.Duration {
 	return min(max(failoverAfter/10, 50*time.Millisecond), 500*time.Millisecond)
 }
 
+// HeartbeatWindow is how long a broker may stay silent and still count as
+// up: three heartbeat intervals. It also bounds how long a partition's
+// status waits for its leader's own answer (cluster.MemberConfig.StatusWait):
+// a leader silent for longer counts down and is not asked.
+func HeartbeatWindow(failoverAfter time.Duration) time.Duration {
+	return 3 * HeartbeatInterval(failoverAfter)
+}
+
 // The rest of this family derives every wait on another node from the
 // failover delay (docs/phase-7-processes.md § Faults and deadlines): a
 // node that stops answering — killed, paused, cut off with its

@@ -164,3 +164,55 @@ func TestDeadlineForwardedCallEndsAtFailover(t *testing.T) {
 		c.Heal()
 	})
 }
+
+// TestDeadlineHeldLeaderFailsOverOnTime pins docs/phase-7-processes.md
+// § Faults and deadlines: a leader of several partitions whose links
+// hold their bytes fails over at the failover delay, as one that is
+// killed does. The controller's pass reads every status, and a status
+// asks the partition's leader for its bounds: asked while its heartbeats
+// still count it up, a held leader answers nothing, so the question is
+// bounded by the heartbeat window and the statuses are read together —
+// else each of its partitions would hold the pass, and the failovers,
+// for a second more.
+func TestDeadlineHeldLeaderFailsOverOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "spread"
+		const partitions = 6
+		c := start(t, 3, clustertest.Options{})
+		ctl := c.Controller()
+		require.NoError(t, c.Via(ctl).CreateTopic(name, partitions, 3))
+		c.AwaitReady()
+		leader := others(c, ctl)[0]
+		var led []int
+		for p := range partitions {
+			if statusVia(t, c, ctl, name, p).Leader == leader {
+				led = append(led, p)
+			}
+		}
+		require.GreaterOrEqual(t, len(led), 2, "broker %d leads several partitions", leader)
+
+		for _, id := range others(c, leader) {
+			c.Hold(leader, id)
+		}
+		held := time.Now()
+		window := clusternode.HeartbeatWindow(clustertest.DefaultFailoverAfter)
+		st, err := c.Via(ctl).Status(name, led[0])
+		require.NoError(t, err)
+		require.Equal(t, leader, st.Leader)
+		require.LessOrEqual(t, time.Since(held), window+deadlineMargin,
+			"a status asks the held leader no longer than the heartbeat window, after which it counts down anyway")
+		c.Await("every partition of the held leader failed over", func() (bool, string) {
+			for _, p := range led {
+				if st := statusVia(t, c, ctl, name, p); st.Leader == leader {
+					return false, "still led by the held broker"
+				}
+			}
+			return true, ""
+		})
+		took := time.Since(held)
+		t.Logf("%d partitions failed over %v after the hold", len(led), took)
+		require.LessOrEqual(t, took, clustertest.DefaultFailoverAfter+window+deadlineMargin,
+			"a held leader fails over at the failover delay, as a killed one does")
+		c.Heal()
+	})
+}

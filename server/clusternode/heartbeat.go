@@ -99,7 +99,7 @@ func (h *heartbeats) record(hb replication.Heartbeat, now time.Time) {
 }
 
 // window is how long a broker may stay silent and still count as up.
-func (h *heartbeats) window() time.Duration { return 3 * HeartbeatInterval(h.n.cfg.FailoverAfter) }
+func (h *heartbeats) window() time.Duration { return HeartbeatWindow(h.n.cfg.FailoverAfter) }
 
 // seenLocked returns when broker id was last heard from, and whether that
 // is recent enough to count it up. A broker not heard from since this

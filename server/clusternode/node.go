@@ -101,7 +101,7 @@ func Open(cfg Config) (*Node, error) {
 		bopts.Logf = func(format string, args ...any) { n.log.Warn(fmt.Sprintf(format, args...)) }
 	}
 	core, err := cluster.NewMember(cluster.MemberConfig{ID: cfg.ID, Root: cfg.DataDir, Store: raftStore{n}, Transport: netTransport{n},
-		Observer: n.hbs, Options: cluster.Options{Broker: bopts, TopicDefaults: cfg.TopicDefaults, Advanced: cfg.Advanced}})
+		Observer: n.hbs, StatusWait: HeartbeatWindow(cfg.FailoverAfter), Options: cluster.Options{Broker: bopts, TopicDefaults: cfg.TopicDefaults, Advanced: cfg.Advanced}})
 	if err != nil {
 		return nil, fmt.Errorf("clusternode: %w", err)
 	}

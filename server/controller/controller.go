@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -321,25 +322,64 @@ func (k *Controller) Step() ([]Outcome, error) {
 	return out, nil
 }
 
+// statusReaders is how many partitions' statuses a pass reads at once.
+const statusReaders = 8
+
+// statuses reads every partition's status, statusReaders at a time: in
+// cluster mode a status asks the partition's leader, and a leader that
+// is paused or cut off answers nothing for the status's whole wait; read
+// one after another, its partitions' waits would add up and hold the
+// pass — and the failovers it is about to decide — for as many waits.
+// It returns the statuses in topic and partition order, and the topics
+// deleted meanwhile.
+func (k *Controller) statuses() ([]cluster.PartitionStatus, []string, error) {
+	type slot struct {
+		topic     string
+		partition int
+		st        cluster.PartitionStatus
+		err       error
+	}
+	var slots []slot
+	for _, t := range k.cl.Topics() {
+		for p := range t.PartitionCount {
+			slots = append(slots, slot{topic: t.Name, partition: p})
+		}
+	}
+	sem := make(chan struct{}, statusReaders)
+	var wg sync.WaitGroup
+	for i := range slots {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			slots[i].st, slots[i].err = k.cl.Status(slots[i].topic, slots[i].partition)
+		})
+	}
+	wg.Wait()
+	var statuses []cluster.PartitionStatus
+	var gone []string
+	for _, sl := range slots {
+		switch {
+		case errors.Is(sl.err, cluster.ErrUnknownTopic):
+			if !slices.Contains(gone, sl.topic) {
+				gone = append(gone, sl.topic) // deleted since Topics: nothing to plan
+			}
+		case sl.err != nil:
+			return nil, nil, fmt.Errorf("controller: status of %s/%d: %w", sl.topic, sl.partition, sl.err)
+		case !slices.Contains(gone, sl.topic):
+			statuses = append(statuses, sl.st)
+		}
+	}
+	return statuses, gone, nil
+}
+
 // observe builds the planner's input from the cluster's status and the
 // controller's memory. It reads every status before it takes k.mu, so that
 // Ready never waits behind an operation that holds a partition.
 func (k *Controller) observe() (cluster.PlanInput, error) {
 	brokers := k.cl.Brokers()
-	var statuses []cluster.PartitionStatus
-	var gone []string
-	for _, t := range k.cl.Topics() {
-		for p := range t.PartitionCount {
-			st, err := k.cl.Status(t.Name, p)
-			if errors.Is(err, cluster.ErrUnknownTopic) {
-				gone = append(gone, t.Name) // deleted since Topics: nothing to plan
-				break
-			}
-			if err != nil {
-				return cluster.PlanInput{}, fmt.Errorf("controller: status of %s/%d: %w", t.Name, p, err)
-			}
-			statuses = append(statuses, st)
-		}
+	statuses, gone, err := k.statuses()
+	if err != nil {
+		return cluster.PlanInput{}, err
 	}
 	now := k.now()
 	k.mu.Lock()

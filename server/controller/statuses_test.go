@@ -1,0 +1,54 @@
+package controller
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/cluster"
+)
+
+// slowStatus is a cluster whose partitions' statuses each take wait to
+// read, as in cluster mode when their leader is paused or its link holds
+// its bytes: the status waits for the leader's answer until its bound.
+type slowStatus struct {
+	*cluster.Cluster
+	wait time.Duration
+}
+
+func (s slowStatus) Status(topicName string, partition int) (cluster.PartitionStatus, error) {
+	time.Sleep(s.wait)
+	return s.Cluster.Status(topicName, partition)
+}
+
+// A pass reads the statuses of many partitions at once: partitions whose
+// leader answers nothing cost the pass one status wait, not one each, so
+// that the failovers the pass decides are not held back by them. Time is
+// synctest's.
+func TestPassReadsStatusesTogether(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cl, err := cluster.Open(t.TempDir())
+		require.NoError(t, err)
+		defer func() { require.NoError(t, cl.Close()) }()
+		for id := 1; id <= 3; id++ {
+			_, err := cl.StartBroker(id)
+			require.NoError(t, err)
+		}
+		const partitions = 6
+		require.NoError(t, cl.CreateTopic("t", partitions, 3))
+		const wait = time.Second
+		k, err := New(slowStatus{cl, wait}, Config{})
+		require.NoError(t, err)
+
+		start := time.Now()
+		in, err := k.observe()
+		require.NoError(t, err)
+		require.Len(t, in.Partitions, partitions, "every partition's status, in order")
+		for i, p := range in.Partitions {
+			require.Equal(t, i, p.Partition)
+		}
+		require.Equal(t, wait, time.Since(start), "%d slow statuses cost one wait, not %d", partitions, partitions)
+	})
+}
