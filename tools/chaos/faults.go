@@ -191,7 +191,11 @@ func (in *injector) One(ctx context.Context) {
 		f.Healthy = time.Now()
 	}
 	in.measure(ctx, &f, before, controllerMoved)
-	in.logf("fault %s of node %d: failover %v, whole again after %v %s", kind, f.Victim, f.Failover, f.Healthy.Sub(f.Healed).Round(time.Millisecond), f.Note)
+	whole := "not whole again"
+	if !f.Healthy.IsZero() {
+		whole = fmt.Sprintf("whole again after %v", f.Healthy.Sub(f.Healed).Round(time.Millisecond))
+	}
+	in.logf("fault %s of node %d: failover %v, %s %s", kind, f.Victim, f.Failover, whole, f.Note)
 	in.history.AddFault(f)
 }
 
