@@ -63,7 +63,10 @@
 // failover delay, in config.go (the family of HeartbeatInterval): a call
 // to another process (CallDeadline, in transport.go, and a forwarded
 // proposal), the internal connections' HTTP/2 pings, Raft's timeouts
-// (RaftHeartbeatTimeout) and the node's stop (StopDeadline). A node that
+// (RaftHeartbeatTimeout), a status's question to a partition's leader
+// and a high-watermark probe of a follower (HeartbeatWindow, as
+// cluster.MemberConfig.StatusWait: past it the silent broker counts down
+// and is not asked) and the node's stop (StopDeadline). A node that
 // is paused, or behind a network that holds its bytes, is thereby noticed
 // as soon as one whose connections close
 // (docs/phase-7-processes.md § Faults and deadlines).

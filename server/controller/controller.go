@@ -563,17 +563,24 @@ func (k *Controller) planPartitionLocked(st cluster.PartitionStatus, now time.Ti
 // divergedIn reports whether the replica action a names was seen diverged
 // in the observation in.
 func divergedIn(in cluster.PlanInput, a cluster.Action) bool {
+	r, ok := actionReplica(in, a)
+	return ok && r.Diverged
+}
+
+// actionReplica is the replica action a names, as the observation in saw
+// it.
+func actionReplica(in cluster.PlanInput, a cluster.Action) (cluster.PlanReplica, bool) {
 	for _, p := range in.Partitions {
 		if p.Topic != a.Topic || p.Partition != a.Partition {
 			continue
 		}
 		for _, r := range p.Replicas {
 			if r.BrokerID == a.Broker {
-				return r.Diverged
+				return r, true
 			}
 		}
 	}
-	return false
+	return cluster.PlanReplica{}, false
 }
 
 // recoveryHeld reports whether a is the recovery of a flapping follower
@@ -592,17 +599,8 @@ func (k *Controller) recoveryHeld(a cluster.Action) bool {
 // sat at the same log end on the pass before too. A follower that lags
 // only because a write is in flight will have moved.
 func stuck(in cluster.PlanInput, a cluster.Action) bool {
-	for _, p := range in.Partitions {
-		if p.Topic != a.Topic || p.Partition != a.Partition {
-			continue
-		}
-		for _, r := range p.Replicas {
-			if r.BrokerID == a.Broker {
-				return r.Stuck
-			}
-		}
-	}
-	return false
+	r, ok := actionReplica(in, a)
+	return ok && r.Stuck
 }
 
 // backingOff reports whether a was refused recently enough that it is not

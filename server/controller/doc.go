@@ -8,7 +8,9 @@
 // function cannot have: a clock, memory between passes, and a goroutine.
 //
 // A Controller runs one pass (Step) at start, then one every
-// Config.Interval. The first pass opens every replica log (reading a
+// Config.Interval. A pass reads every partition's status, eight at a
+// time, so that partitions whose leader answers nothing (paused, cut off)
+// cost it one status's wait, not one each. The first pass opens every replica log (reading a
 // partition's status opens its logs) and catches up every follower a crash
 // left behind; Ready reports 200-worthy readiness only after it. Between
 // passes the controller remembers when it first saw each broker

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"slices"
 	"strconv"
@@ -197,12 +198,20 @@ func TestFaultsSIGTERMWithPeersPausedAndHeld(t *testing.T) {
 	c.pause(others[0])
 	c.hold(ctrl, others[1])
 	c.hold(others[1], ctrl)
-	inflight := make(chan error, 1)
+	// The produce is in flight once its request is written to the node's
+	// socket: its answer waits on the paused and the held peer.
+	inflight, wrote := make(chan error, 1), make(chan struct{})
+	var once sync.Once
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(wrote) }) }}
 	go func() {
-		_, err := c.produceTo(ctx, ctrl, "term", 0, "in-flight", 10*time.Second)
+		_, err := c.produceTo(httptrace.WithClientTrace(ctx, trace), ctrl, "term", 0, "in-flight", 10*time.Second)
 		inflight <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // the produce is on its way
+	select {
+	case <-wrote:
+	case err := <-inflight:
+		t.Fatalf("the produce was answered before the stop: %v", err)
+	}
 
 	took, exit := c.terminate(ctrl, 20*time.Second)
 	t.Logf("node %d exited %v after SIGTERM, with status %d; the produce in flight: %v", ctrl, took, exit, <-inflight)
