@@ -92,8 +92,15 @@
 // With them a new leader is elected one to two seconds after the old one
 // stops (under three at worst); the failover test logs the figure. A
 // cluster node sets shorter ones from its failover delay
-// (clusternode.RaftHeartbeatTimeout, clusternode.CallDeadline), never
-// below half these heartbeat and election timeouts.
+// (clusternode.RaftHeartbeatTimeout, clusternode.CallDeadline), down to a
+// quarter of these heartbeat and election timeouts, which its chaos runs
+// measure; Raft's pre-vote keeps a follower that times out alone, while
+// the other still hears the leader, from deposing it.
+//
+// The transport also hides two kinds of failed append from Raft's
+// growing pause between tries (peerwait.go): a peer that does not answer,
+// and one that answers but cannot store the entries; both are tried
+// again every PeerRetryEvery while this node leads.
 //
 // # Membership
 //

@@ -19,12 +19,21 @@ import (
 // first append, answering not_ready all the while, and its replicas would
 // stay out of their active sets as long.
 //
-// peerWaitTransport hides an unreachable peer from that loop: an append
-// (or a heartbeat, which is an empty append) that fails is tried again in
-// the call, every PeerRetryEvery, for as long as this node leads in the
-// request's term and is open. The failure never reaches Raft's counter;
-// the append returns as soon as the peer answers, a retry interval at
-// most after it is reachable again. The wait ends when this node stops
+// The same pause follows a follower that answers but cannot store what it
+// is sent — its disk is full, or failing — and Raft also steps back one
+// entry for every such refusal, although nothing conflicts. A follower
+// whose disk filled for a few seconds then waited seconds more for its
+// next append once it had room again; with another node down, that was
+// seconds without a metadata quorum, and without failovers.
+//
+// peerWaitTransport hides an unreachable peer from that loop, and a peer
+// that cannot store: an append (or a heartbeat, which is an empty append)
+// that fails, or that the peer refuses in the request's own term without
+// a conflict in its log (storeRefused), is tried again in the call, every
+// PeerRetryEvery, for as long as this node leads in the request's term
+// and is open. The failure never reaches Raft's counter; the append
+// returns as soon as the peer answers or stores it, a retry interval at
+// most after it can again. The wait ends when this node stops
 // leading in that term, or the peer leaves the configuration (Raft's loop
 // for the peer is then ending anyway, and gets the error), or the node
 // closes. Votes, snapshots and leadership
@@ -52,8 +61,8 @@ type peerWaitTransport struct {
 
 	// mu guards down.
 	mu sync.Mutex
-	// down holds when each peer was first found unreachable, until it
-	// answers again.
+	// down holds when each peer was first found unreachable, or unable
+	// to store, until it takes an append again.
 	down map[raft.ServerID]time.Time
 }
 
@@ -78,19 +87,24 @@ func (t *peerWaitTransport) setLeading(f leadingIn) { t.leading.Store(&f) }
 func (t *peerWaitTransport) stopWaiting() { t.stopOnce.Do(func() { close(t.stop) }) }
 
 // AppendEntries sends an append (or a heartbeat) to a peer, trying again
-// every PeerRetryEvery while it fails and this node leads in args.Term
-// with the peer in its configuration.
+// every PeerRetryEvery while it fails or the peer cannot store it, and
+// this node leads in args.Term with the peer in its configuration.
 func (t *peerWaitTransport) AppendEntries(id raft.ServerID, target raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
 	for {
 		err := t.Transport.AppendEntries(id, target, args, resp)
-		if err == nil {
+		refused := err == nil && storeRefused(args, resp)
+		if err == nil && !refused {
 			t.answered(id)
 			return nil
 		}
 		if !t.retry(args.Term, id) {
-			return err
+			return err // nil for a refusal: Raft reads it in resp
 		}
-		t.unreachable(id, target, err)
+		if refused {
+			t.absent(id, "raftmeta: a peer cannot store appends (its disk may be full): they are tried again until it can", "addr", target)
+		} else {
+			t.absent(id, "raftmeta: a peer does not answer: appends to it are tried again until it does", "addr", target, "err", err)
+		}
 		select {
 		case <-t.stop:
 			return err
@@ -110,9 +124,18 @@ func (t *peerWaitTransport) retry(term uint64, peer raft.ServerID) bool {
 	return f != nil && (*f)(term, peer)
 }
 
-// unreachable notes that peer id did not answer, and logs it once per
-// absence.
-func (t *peerWaitTransport) unreachable(id raft.ServerID, target raft.ServerAddress, err error) {
+// storeRefused reports whether resp is a follower's refusal of args
+// that says nothing about their logs: the follower is in args's term and
+// found no gap or conflict (those refusals set NoRetryBackoff), so what
+// failed is its own reading or writing of its log. The same request is
+// worth sending again as it is, once the follower's disk can take it.
+func storeRefused(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) bool {
+	return !resp.Success && !resp.NoRetryBackoff && resp.Term == args.Term
+}
+
+// absent notes that peer id did not take an append, and logs msg with
+// args once per absence.
+func (t *peerWaitTransport) absent(id raft.ServerID, msg string, args ...any) {
 	t.mu.Lock()
 	_, known := t.down[id]
 	if !known {
@@ -120,13 +143,12 @@ func (t *peerWaitTransport) unreachable(id raft.ServerID, target raft.ServerAddr
 	}
 	t.mu.Unlock()
 	if !known {
-		t.log.Warn("raftmeta: a peer does not answer: appends to it are tried again until it does",
-			"peer", id, "addr", target, "every", PeerRetryEvery, "err", err)
+		t.log.Warn(msg, append([]any{"peer", id, "every", PeerRetryEvery}, args...)...)
 	}
 }
 
-// answered notes that peer id answered, and logs its return after an
-// absence.
+// answered notes that peer id took an append, and logs its return after
+// an absence.
 func (t *peerWaitTransport) answered(id raft.ServerID) {
 	t.mu.Lock()
 	since, was := t.down[id]

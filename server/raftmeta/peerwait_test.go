@@ -78,3 +78,69 @@ func TestRaftmetaPeerWaitRetriesWhileLeading(t *testing.T) {
 		require.ErrorIs(t, <-done, errDown, "closing ends the wait")
 	})
 }
+
+// refusingTransport answers every AppendEntries with a refusal of its
+// own making until up is set, then with success.
+type refusingTransport struct {
+	raft.Transport
+	up    atomic.Bool
+	calls atomic.Int64
+	// refusal fills a refusal's response.
+	refusal func(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse)
+}
+
+func (f *refusingTransport) AppendEntries(_ raft.ServerID, _ raft.ServerAddress, args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) error {
+	f.calls.Add(1)
+	*resp = raft.AppendEntriesResponse{Term: args.Term, Success: f.up.Load()}
+	if !resp.Success {
+		f.refusal(args, resp)
+	}
+	return nil
+}
+
+// TestRaftmetaPeerWaitRetriesAFollowerThatCannotStore: a follower that
+// refuses an append in the leader's term without a conflict — it could
+// not write its log, its disk full — gets the same append again every
+// PeerRetryEvery inside the call, and takes it within one interval of
+// having room again; Raft never sees the refusal, so it neither pauses
+// nor steps back an entry. A refusal that is about the logs (a gap or a
+// conflict: NoRetryBackoff) or a newer term reaches Raft at once.
+func TestRaftmetaPeerWaitRetriesAFollowerThatCannotStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		full := &refusingTransport{refusal: func(*raft.AppendEntriesRequest, *raft.AppendEntriesResponse) {}}
+		w := newPeerWaitTransport(full, slog.New(slog.DiscardHandler))
+		w.setLeading(func(term uint64, peer raft.ServerID) bool { return term == 7 && peer == "2" })
+		req := &raft.AppendEntriesRequest{Term: 7, PrevLogEntry: 41, PrevLogTerm: 7, Entries: []*raft.Log{{Index: 42, Term: 7}}}
+		var resp raft.AppendEntriesResponse
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- w.AppendEntries("2", "node-2", req, &resp) }()
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		require.Empty(t, done, "still trying while the follower cannot store")
+		require.InDelta(t, 5*time.Second/PeerRetryEvery, full.calls.Load(), 3, "one try per PeerRetryEvery")
+		full.up.Store(true)
+		require.NoError(t, <-done)
+		require.True(t, resp.Success, "the call returns the follower's success")
+		require.LessOrEqual(t, time.Since(start), 5*time.Second+PeerRetryEvery, "taken within one interval of the follower having room")
+
+		for name, refusal := range map[string]func(*raft.AppendEntriesRequest, *raft.AppendEntriesResponse){
+			"conflict":   func(_ *raft.AppendEntriesRequest, r *raft.AppendEntriesResponse) { r.NoRetryBackoff = true },
+			"newer term": func(a *raft.AppendEntriesRequest, r *raft.AppendEntriesResponse) { r.Term = a.Term + 1 },
+		} {
+			other := &refusingTransport{refusal: refusal}
+			w := newPeerWaitTransport(other, slog.New(slog.DiscardHandler))
+			w.setLeading(func(term uint64, peer raft.ServerID) bool { return term == 7 && peer == "2" })
+			require.NoError(t, w.AppendEntries("2", "node-2", req, &resp), name)
+			require.False(t, resp.Success, name)
+			require.EqualValues(t, 1, other.calls.Load(), "%s: handed to Raft at once", name)
+		}
+
+		full.up.Store(false)
+		go func() {
+			done <- w.AppendEntries("2", "node-2", &raft.AppendEntriesRequest{Term: 8, Entries: req.Entries}, &resp)
+		}()
+		require.NoError(t, <-done, "not leading in the request's term: the refusal goes to Raft")
+		require.False(t, resp.Success)
+	})
+}
