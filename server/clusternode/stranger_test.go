@@ -200,6 +200,9 @@ func TestInternalPortRefusesStrangers(t *testing.T) {
 		ctl     int
 	}
 	take := func() snapshot {
+		// A loaded machine may call a Raft election meanwhile: read once
+		// a controller is known again.
+		c.await("a known controller", func() (bool, string) { return c.nodes[1].Controller() != 0, "none" })
 		var s snapshot
 		var err error
 		s.records, err = c.nodes[1].Cluster().ReadCommitted(name, 0, 0, 100)
