@@ -294,18 +294,7 @@ func (k *Controller) Step() ([]Outcome, error) {
 	k.mu.Lock()
 	first := k.passes == 0
 	k.mu.Unlock()
-	var out []Outcome
-	for _, a := range actions {
-		if a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a) {
-			continue // the follower is moving: a write is in flight
-		}
-		if k.backingOff(a) || k.recoveryHeld(a) {
-			continue // refused a moment ago, or recovered and diverged again: wait
-		}
-		err := k.act(a, divergedIn(in, a))
-		k.decided(a)
-		out = append(out, Outcome{Action: a, Err: err})
-	}
+	out := k.actAll(in, actions, first)
 	if len(out) > 0 {
 		// Readiness and the gauges describe the cluster as the actions
 		// left it.
@@ -322,8 +311,56 @@ func (k *Controller) Step() ([]Outcome, error) {
 	return out, nil
 }
 
-// statusReaders is how many partitions' statuses a pass reads at once.
+// statusReaders is how many partitions' statuses a pass reads at once,
+// and how many partitions' actions it carries out at once.
 const statusReaders = 8
+
+// actAll carries out a pass's actions and returns what each did, in the
+// plan's order. The actions of one partition run one after another, in
+// the plan's order (a failover before the deactivations it planned with
+// it); different partitions' run side by side, statusReaders at a time:
+// a broker that led many partitions is replaced as its leader of all of
+// them in about the time of one failover, not of one each.
+func (k *Controller) actAll(in cluster.PlanInput, actions []cluster.Action, first bool) []Outcome {
+	var order []partKey
+	byPartition := map[partKey][]int{}
+	for i, a := range actions {
+		pk := partKey{a.Topic, a.Partition}
+		if _, ok := byPartition[pk]; !ok {
+			order = append(order, pk)
+		}
+		byPartition[pk] = append(byPartition[pk], i)
+	}
+	done := make([]*Outcome, len(actions))
+	sem := make(chan struct{}, statusReaders)
+	var wg sync.WaitGroup
+	for _, pk := range order {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			for _, i := range byPartition[pk] {
+				a := actions[i]
+				if a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a) {
+					continue // the follower is moving: a write is in flight
+				}
+				if k.backingOff(a) || k.recoveryHeld(a) {
+					continue // refused a moment ago, or recovered and diverged again: wait
+				}
+				err := k.act(a, divergedIn(in, a))
+				k.decided(a)
+				done[i] = &Outcome{Action: a, Err: err}
+			}
+		})
+	}
+	wg.Wait()
+	var out []Outcome
+	for _, o := range done {
+		if o != nil {
+			out = append(out, *o)
+		}
+	}
+	return out
+}
 
 // statuses reads every partition's status, statusReaders at a time: in
 // cluster mode a status asks the partition's leader, and a leader that

@@ -10,7 +10,10 @@
 // A Controller runs one pass (Step) at start, then one every
 // Config.Interval. A pass reads every partition's status, eight at a
 // time, so that partitions whose leader answers nothing (paused, cut off)
-// cost it one status's wait, not one each. The first pass opens every replica log (reading a
+// cost it one status's wait, not one each; it carries out different
+// partitions' actions eight at a time as well (one partition's in the
+// plan's order), so that a broker that led many partitions is replaced
+// in about one failover's time. The first pass opens every replica log (reading a
 // partition's status opens its logs) and catches up every follower a crash
 // left behind; Ready reports 200-worthy readiness only after it. Between
 // passes the controller remembers when it first saw each broker
