@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -102,4 +103,51 @@ func TestKafkaIdempotentRetry(t *testing.T) {
 	tr := roundTrip(t, nc, txn, 4).(*kmsg.InitProducerIDResponse)
 	require.Equal(t, kerr.InvalidRequest.Code, tr.ErrorCode)
 	require.EqualValues(t, -1, tr.ProducerID)
+}
+
+// TestKafkaIdempotentSarama: sarama with Producer.Idempotent (which
+// requires one request in flight and acks=all) initializes a producer id
+// and writes each record once, with its producer identity.
+func TestKafkaIdempotentSarama(t *testing.T) {
+	f := start(t, 3, 2, 3)
+	cfg := saramaConfig()
+	cfg.Producer.Idempotent = true
+	cfg.Net.MaxOpenRequests = 1
+	var seeds []string
+	for _, b := range f.c.Brokers() {
+		seeds = append(seeds, f.srv.Addr(b.ID))
+	}
+	prod, err := sarama.NewSyncProducer(seeds, cfg)
+	require.NoError(t, err, "sarama with Idempotent=true starts")
+	defer func() { _ = prod.Close() }()
+	for i := range 10 {
+		_, off, err := prod.SendMessage(&sarama.ProducerMessage{Topic: "events", Partition: int32(i % 2), Value: sarama.StringEncoder(fmt.Sprint("v", i))})
+		require.NoError(t, err)
+		require.EqualValues(t, i/2, off)
+	}
+	for p := range 2 {
+		recs, err := f.c.ReadCommitted("events", p, 0, 100)
+		require.NoError(t, err)
+		require.Len(t, recs, 5)
+		for i, r := range recs {
+			rec := envelope.Decode(r.Payload)
+			require.True(t, rec.HasProducer)
+			require.EqualValues(t, i, rec.Producer.Sequence)
+		}
+	}
+}
+
+// TestKafkaIdempotentKcat: kcat (librdkafka) with enable.idempotence=true
+// produces, which it refuses to do against a broker without
+// InitProducerID, and every line is stored once.
+func TestKafkaIdempotentKcat(t *testing.T) {
+	f := start(t, 1, 1, 1)
+	f.kcat(t, "a\nb\nc\n", "-P", "-t", "events", "-p", "0", "-X", "enable.idempotence=true")
+	out := f.kcat(t, "", "-C", "-e", "-q", "-t", "events", "-p", "0", "-o", "beginning", "-f", "%o %s\n")
+	require.Equal(t, "0 a\n1 b\n2 c\n", out)
+	recs, err := f.c.ReadCommitted("events", 0, 0, 10)
+	require.NoError(t, err)
+	for _, r := range recs {
+		require.True(t, envelope.Decode(r.Payload).HasProducer, "written by an idempotent producer")
+	}
 }
