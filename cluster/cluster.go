@@ -102,6 +102,10 @@ type Cluster struct {
 	// creating holds, by name, the topic creations that reserved their
 	// name and are doing their file I/O without the lock (create.go).
 	creating map[string]*creation
+
+	// producerIDs is the block of producer ids this process hands out
+	// from (producerids.go); it has its own lock.
+	producerIDs producerIDs
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.

@@ -124,6 +124,9 @@ var (
 	// its metadata after a start): an answer from it could say a topic
 	// or an offset does not exist when it does.
 	ErrNotReady = errors.New("cluster: the metadata is not replayed yet")
+	// ErrProducerIDsExhausted refuses a reservation of producer ids past
+	// 2^63-1: every id was handed out, and none is ever reused.
+	ErrProducerIDsExhausted = errors.New("cluster: producer ids exhausted")
 )
 
 // MetadataError reports a cluster.meta that cannot be trusted: unreadable,
@@ -360,6 +363,28 @@ func (e *HWCheckpointError) Error() string {
 }
 
 func (e *HWCheckpointError) Unwrap() error { return e.Err }
+
+// ProducerIDsError reports a producer.ids that cannot be trusted:
+// unreadable, not JSON, or JSON that breaks a rule of the format. Every
+// reservation of producer ids is refused while it stands, and the file is
+// never rewritten to "fix" it: reading it as anything but what was last
+// written could hand out an id again (docs/design.md § Producer id
+// blocks).
+type ProducerIDsError struct {
+	// Path is the file ("" when parsing bytes that came from nowhere in
+	// particular).
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *ProducerIDsError) Error() string {
+	return fileErrorText("cluster: malformed producer ids file", e.Path, e.Reason, e.Err)
+}
+
+func (e *ProducerIDsError) Unwrap() error { return e.Err }
 
 // TopicNameConflictError is returned by CreateTopic for a name that differs
 // only in letter case from a topic that exists (or is being created): on a

@@ -54,6 +54,13 @@ type fileStore struct {
 	groupsMu   sync.Mutex
 	groupsMade bool
 
+	// producerIDsMu guards nextProducerID and producerIDsRead and
+	// serialises the writes of producer.ids (producerids.go);
+	// nextProducerID is what the file holds once producerIDsRead is set.
+	producerIDsMu   sync.Mutex
+	nextProducerID  int64
+	producerIDsRead bool
+
 	// changedMu guards changed, closed (and replaced) at every change.
 	changedMu sync.Mutex
 	changed   chan struct{}

@@ -231,15 +231,18 @@ func (c *Cluster) writeBatch(p *partition, batch []*sendRequest) {
 		failAll(batch, err)
 		return
 	}
-	good, payloads := admit(p, ll.MaxPayloadSize(), batch)
+	good := admit(p, ll.MaxPayloadSize(), batch)
 	if len(good) == 0 {
 		return
 	}
 	followers := followersOf(pm.Leader, pm.Active)
-	pm, recs, leaderDone, err := c.appendOnLeader(m, p, ll, payloads, len(followers) > 0)
+	pm, good, recs, leaderDone, err := c.appendOnLeader(m, p, ll, good, len(followers) > 0)
 	if err != nil {
 		failAll(good, err)
 		return
+	}
+	if len(good) == 0 {
+		return // every request answered by the producer rules
 	}
 	followers = followersOf(pm.Leader, pm.Active)
 	assignRecords(good, recs)
@@ -270,55 +273,70 @@ func failAll(reqs []*sendRequest, err error) {
 }
 
 // admit fails each request holding a payload above limit (a payload too
-// large fails its own request, not the whole batch) and returns the others
-// with their payloads, in order.
-func admit(p *partition, limit int, batch []*sendRequest) (good []*sendRequest, payloads [][]byte) {
+// large fails its own request, not the whole batch) and returns the
+// others, in order.
+func admit(p *partition, limit int, batch []*sendRequest) (good []*sendRequest) {
 	for _, r := range batch {
 		if big := slices.IndexFunc(r.payloads, func(b []byte) bool { return len(b) > limit }); big >= 0 {
 			r.err = fmt.Errorf("cluster: %s: record %d: %d bytes, maximum %d: %w", p, big, len(r.payloads[big]), limit, log.ErrPayloadTooLarge)
 			continue
 		}
 		good = append(good, r)
-		payloads = append(payloads, r.payloads...)
 	}
-	return good, payloads
+	return good
 }
 
-// appendOnLeader stores payloads on the leader's log ll, which assigns
-// their offsets (its log end) and timestamps (its clock), after the last
-// check of the leadership, made under the replica's fmu as a follower's
-// proof is: a leader replaced meanwhile appends nothing. It returns the
-// leadership the records were appended under. By default it appends
-// durably before returning, and done is nil. With
-// Options.ParallelLeaderWrite and followers to write, it only builds the
-// records and starts the leader's append, whose outcome arrives on done,
-// so that its fsync overlaps the followers'.
-func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, payloads [][]byte, haveFollowers bool) (PartitionMetadata, []log.Record, <-chan error, error) {
+// appendOnLeader stores the records of reqs on the leader's log ll,
+// which assigns their offsets (its log end) and timestamps (its clock),
+// after the last check of the leadership, made under the replica's fmu as
+// a follower's proof is: a leader replaced meanwhile appends nothing.
+// Under the same lock it applies the idempotent producer rules
+// (screenLocked): a request sent again is answered with its first
+// write's offsets, and fresh holds the requests whose records were
+// appended, in order. It returns the leadership the records were
+// appended under. By default it appends durably before returning, and
+// done is nil. With Options.ParallelLeaderWrite and followers to write,
+// it only builds the records and starts the leader's append, whose
+// outcome arrives on done, so that its fsync overlaps the followers'.
+func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs []*sendRequest, haveFollowers bool) (_ PartitionMetadata, fresh []*sendRequest, _ []log.Record, done <-chan error, _ error) {
 	r := m.replica(replicaKey{p.topic, p.index})
 	r.fmu.Lock()
 	defer r.fmu.Unlock()
 	pm, err := c.partitionMeta(p)
 	if err != nil {
-		return pm, nil, nil, err
+		return pm, reqs, nil, nil, err
 	}
 	if pm.Leader != m.id() {
-		return pm, nil, nil, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
+		return pm, reqs, nil, nil, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
+	}
+	now := m.b.opts.Now().UnixNano()
+	fresh, table, verdicts, counts, payloads := c.screenLocked(r, p, pm, ll, reqs, now)
+	if len(fresh) == 0 {
+		return pm, nil, nil, nil, nil
 	}
 	if !c.opts.ParallelLeaderWrite || !haveFollowers {
 		recs, err := ll.AppendBatch(payloads)
 		if err != nil {
-			return pm, nil, nil, leaderError(p, pm.Leader, err)
+			return pm, fresh, nil, nil, leaderError(p, pm.Leader, err)
 		}
-		return pm, recs, nil, nil
+		if table != nil {
+			table.note(verdicts, counts, recs)
+		}
+		return pm, fresh, recs, nil, nil
 	}
-	base, ts := ll.NextOffset(), m.b.opts.Now().UnixNano()
+	base, ts := ll.NextOffset(), now
 	recs := make([]log.Record, len(payloads))
 	for i, pl := range payloads {
 		recs[i] = log.Record{Offset: base + uint64(i), Timestamp: ts, Payload: pl}
 	}
+	if table != nil {
+		// Should the append fail, the log's end will not be the table's,
+		// and the next write rebuilds it.
+		table.note(verdicts, counts, recs)
+	}
 	ch := make(chan error, 1)
 	go func() { ch <- ll.AppendRecords(recs) }()
-	return pm, recs, ch, nil
+	return pm, fresh, recs, ch, nil
 }
 
 // assignRecords hands each request its share of recs, which hold the

@@ -39,6 +39,9 @@ type replicaState struct {
 	// hw is the high watermark the leader last sent: every active replica
 	// holds every record below it.
 	hw watermark
+	// producers is the replica's idempotent producers as of its log,
+	// kept by the leader (producers.go); nil until a write needs it.
+	producers *producerTable
 }
 
 func newMember(c *Cluster, b *Broker) *member {

@@ -108,6 +108,10 @@ type MetaState struct {
 	// (OpSaveGroupLeases): opaque here, read back by the group
 	// coordinator that starts next.
 	Groups map[string][]byte
+	// NextProducerID is the first producer id no block has reserved yet
+	// (OpAllocateProducerIDs); it only grows, so that no id is handed out
+	// twice.
+	NextProducerID int64
 }
 
 // TopicDeletion is a deleted topic whose files are not all removed yet.
@@ -171,6 +175,10 @@ const (
 	// Automatic, journaled as a healing entry with Reason; switching it
 	// to what it already is changes nothing and journals nothing.
 	OpSetHealing MetaOp = "set-healing"
+	// OpAllocateProducerIDs reserves ProducerIDs producer ids (1 to
+	// MaxProducerIDCount) from NextProducerID and answers the first in
+	// FirstProducerID. Nothing is journaled.
+	OpAllocateProducerIDs MetaOp = "allocate-producer-ids"
 )
 
 // MetaCommand is one change to a MetaState. Which fields count depends on
@@ -221,6 +229,9 @@ type MetaCommand struct {
 	Summary string      `json:"summary,omitempty"`
 	Intent  *uint64     `json:"intent,omitempty"`
 	Cut     *JournalCut `json:"cut,omitempty"`
+	// ProducerIDs is how many producer ids an allocate-producer-ids
+	// command reserves.
+	ProducerIDs int64 `json:"producer_ids,omitempty"`
 }
 
 // MetaResult is what an applied command did.
@@ -235,6 +246,9 @@ type MetaResult struct {
 	// Count is how many consumer offsets a deletion (of a topic, or of a
 	// consumer's offsets) dropped.
 	Count int `json:"count,omitempty"`
+	// FirstProducerID is the first id of the block an
+	// allocate-producer-ids command reserved.
+	FirstProducerID *int64 `json:"first_producer_id,omitempty"`
 }
 
 // EncodeMetaCommand renders c as JSON, the form a Raft log entry holds.
@@ -283,6 +297,7 @@ func (s *MetaState) Clone() *MetaState {
 		out.Healing = &on
 	}
 	out.Groups = cloneGroups(s.Groups)
+	out.NextProducerID = s.NextProducerID
 	if s.Deleting != nil {
 		out.Deleting = make(map[string]TopicDeletion, len(s.Deleting))
 		for name, d := range s.Deleting {
@@ -350,6 +365,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.saveGroupLeases(c)
 	case OpSetHealing:
 		return s.setHealing(c)
+	case OpAllocateProducerIDs:
+		return s.allocateProducerIDs(c)
 	case OpJournal:
 		if c.Entry == nil {
 			return MetaResult{}, fmt.Errorf("cluster: journal command without an entry: %w", ErrInvalidArgument)
@@ -753,6 +770,9 @@ type metaStateJSON struct {
 	// Groups is MetaState.Groups; absent when no group saved leases, as
 	// in snapshots written before the field existed.
 	Groups map[string][]byte `json:"groups,omitempty"`
+	// NextProducerID is MetaState.NextProducerID; absent while no producer
+	// id was reserved, as in snapshots written before the field existed.
+	NextProducerID int64 `json:"next_producer_id,omitempty"`
 }
 
 type offsetJSON struct {
@@ -773,7 +793,7 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 		return nil, err
 	}
 	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{},
-		Healing: s.Healing, Deleting: s.Deleting, Groups: s.Groups}
+		Healing: s.Healing, Deleting: s.Deleting, Groups: s.Groups, NextProducerID: s.NextProducerID}
 	for _, id := range sortedKeys(s.Nodes) {
 		out.Nodes = append(out.Nodes, s.Nodes[id])
 	}
@@ -834,6 +854,10 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 		}
 	}
 	s.Groups = cloneGroups(in.Groups)
+	if in.NextProducerID < 0 {
+		return nil, fmt.Errorf("cluster: meta state: next producer id %d is negative: %w", in.NextProducerID, ErrInvalidArgument)
+	}
+	s.NextProducerID = in.NextProducerID
 	for _, n := range in.Nodes {
 		if err := n.validate(); err != nil {
 			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)

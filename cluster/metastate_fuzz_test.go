@@ -28,6 +28,7 @@ func metaFuzzState(tb testing.TB) *MetaState {
 		{Op: OpCreateTopic, Time: metaT0, Topic: "orders", Partitions: 2, ReplicationFactor: 3},
 		{Op: OpCommitOffset, Time: metaT0, Consumer: "billing", Topic: "orders", Partition: 1, Offset: 42},
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "leader 1 unavailable", Topic: "orders", Broker: 2},
+		{Op: OpAllocateProducerIDs, Time: metaT0, ProducerIDs: ProducerIDBlock},
 	} {
 		if _, err := s.Apply(c); err != nil {
 			tb.Fatal(err)
@@ -52,7 +53,7 @@ func refusedByApply(err error) bool {
 	}
 	for _, target := range []error{ErrInvalidArgument, ErrInvalidBrokerID, topic.ErrInvalidName, ErrInvalidPartitionCount,
 		ErrInvalidReplicationFactor, ErrTopicExists, ErrTopicNameConflict, ErrUnknownTopic, topic.ErrPartitionOutOfRange,
-		ErrStaleAction, ErrNotAssigned, ErrReplicaIsLeader, ErrReplicaInactive, ErrReplicaActive} {
+		ErrStaleAction, ErrNotAssigned, ErrReplicaIsLeader, ErrReplicaInactive, ErrReplicaActive, ErrProducerIDsExhausted} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -76,6 +77,8 @@ func FuzzParseMetaState(f *testing.F) {
 	f.Add(append(bytes.Clone(valid), '}'))
 	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":18446744073709551616`), 1))
 	f.Add(bytes.Replace(zero, []byte(`"journal":[]`), []byte(`"journal":[{"offset":18446744073709551615,"time":"9999-12-31T23:59:59.999999999+23:59","entry":{"event":"catch-up","phase":"done","by":"operator","partition":0,"broker":0,"summary":""}}]`), 1))
+	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"next_producer_id":-1`), 1))
+	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"next_producer_id":9223372036854775807`), 1))
 	f.Add(bytes.Replace(zero, []byte(`"offsets":[]`), []byte(`"offsets":[{"consumer":"a\u0000b","topic":"c","partition":0,"offset":1},{"consumer":"a","topic":"b\u0000c","partition":0,"offset":2}]`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseMetaState(data)
@@ -128,6 +131,7 @@ func FuzzParseMetaCommand(f *testing.F) {
 		{Op: OpRegisterNode, Time: metaT0, Node: metaNode(4)},
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "r", Topic: "orders", Partition: 1, Broker: 2, Leave: []int{3}},
 		{Op: OpSetHealing, Time: metaT0, Reason: "maintenance", Automatic: new(bool)},
+		{Op: OpAllocateProducerIDs, Time: metaT0, ProducerIDs: ProducerIDBlock},
 		{Op: OpJournal, Time: metaT0, Entry: &JournalEntry{Event: EventRecover, Phase: PhaseIntent, By: ByOperator, Topic: "orders", Summary: "s",
 			Before: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1}}, After: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1, 2}}}},
 	} {
@@ -142,6 +146,8 @@ func FuzzParseMetaCommand(f *testing.F) {
 	f.Add([]byte(`{"op":"commit-offset","time":"2024-12-02T09:20:00Z","consumer":"billing","topic":"orders","partition":1,"offset":18446744073709551615}`))
 	f.Add([]byte(`{"op":"reset-offset","partition":9223372036854775807,"offset":18446744073709551616}`))
 	f.Add([]byte(`{"op":"create-topic","topic":"t","partitions":1}]`))
+	f.Add([]byte(`{"op":"allocate-producer-ids","producer_ids":-1}`))
+	f.Add([]byte(`{"op":"allocate-producer-ids","producer_ids":9223372036854775807}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseMetaCommand(data)
 		if err != nil {

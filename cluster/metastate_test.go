@@ -783,6 +783,9 @@ func metaScript() []MetaCommand {
 	off := false
 	add(MetaCommand{Op: OpSetHealing, Reason: "maintenance", Automatic: &off})
 	add(MetaCommand{Op: OpSetHealing, Reason: "no value"}) // refused
+	add(MetaCommand{Op: OpAllocateProducerIDs, ProducerIDs: ProducerIDBlock})
+	add(MetaCommand{Op: OpAllocateProducerIDs}) // refused: no count
+	add(MetaCommand{Op: OpAllocateProducerIDs, ProducerIDs: 1})
 	return cs
 }
 
@@ -823,7 +826,8 @@ func TestMetaStateDeterministic(t *testing.T) {
 			for range 20 {
 				require.Equal(t, string(encA), string(encodeMeta(t, a)), "encoding is stable")
 			}
-			require.Equal(t, 5, refused, "the script's refusals are refused")
+			require.Equal(t, 6, refused, "the script's refusals are refused")
+			require.Equal(t, int64(ProducerIDBlock+1), a.NextProducerID)
 			require.Len(t, a.Offsets, 6*4+6, "orders' and payments' offsets; scratch's went with it")
 		})
 	}

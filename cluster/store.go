@@ -82,6 +82,13 @@ type MetaStore interface {
 	SaveGroupLeases(ctx context.Context, group string, leases []byte) error
 	GroupLeases() (map[string][]byte, error)
 
+	// AllocateProducerIDs reserves count producer ids (1 to
+	// MaxProducerIDCount) that no reservation has returned before and none
+	// will again, and returns the first: the block is [first,
+	// first+count). The reservation is durable before it returns, so that
+	// a process that restarts, or another one, never gets these ids again.
+	AllocateProducerIDs(ctx context.Context, count int64) (first int64, err error)
+
 	// SetHealing switches automatic healing, journaled as the operator's
 	// healing entry with reason; it reports whether the switch changed.
 	SetHealing(ctx context.Context, on bool, summary, reason string) (changed bool, err error)

@@ -54,6 +54,9 @@ type Data interface {
 	// false, and the high watermark, when none below it is
 	// (cluster.Cluster.OffsetForTime).
 	OffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error)
+	// NewProducerID is a producer id never handed out before in the
+	// cluster, for an idempotent producer (cluster.Cluster.NewProducerID).
+	NewProducerID(ctx context.Context) (int64, error)
 	Offsets
 }
 

@@ -186,6 +186,21 @@ func (st raftStore) GroupLeases() (map[string][]byte, error) {
 	return out, nil
 }
 
+// AllocateProducerIDs commits an OpAllocateProducerIDs. propose may send
+// the command again when an answer was lost after it committed: the block
+// of the first application is then wasted, never handed out, and the ids
+// stay unique.
+func (st raftStore) AllocateProducerIDs(ctx context.Context, count int64) (int64, error) {
+	res, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpAllocateProducerIDs, ProducerIDs: count})
+	if err != nil {
+		return 0, err
+	}
+	if res.FirstProducerID == nil {
+		return 0, fmt.Errorf("clusternode: reserve producer ids: no first id in the answer")
+	}
+	return *res.FirstProducerID, nil
+}
+
 func (st raftStore) SetHealing(ctx context.Context, on bool, summary, reason string) (bool, error) {
 	res, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSetHealing, By: cluster.ByOperator, Reason: reason, Automatic: &on})
 	if err != nil {

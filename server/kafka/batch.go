@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -76,6 +77,13 @@ func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error
 	if rb.Attributes&0x20 != 0 {
 		return nil, corrupt("control batch")
 	}
+	if rb.Attributes&0x10 != 0 {
+		return nil, corrupt("transactional batch: transactions are not served")
+	}
+	idempotent := rb.ProducerID >= 0
+	if idempotent && (rb.ProducerEpoch < 0 || rb.FirstSequence < 0) {
+		return nil, corrupt("producer %d with epoch %d and first sequence %d", rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence)
+	}
 	if rb.NumRecords < 1 || rb.LastOffsetDelta != rb.NumRecords-1 {
 		return nil, corrupt("%d records with last offset delta %d", rb.NumRecords, rb.LastOffsetDelta)
 	}
@@ -106,6 +114,11 @@ func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error
 			return nil, corrupt("record %d has offset delta %d", i, r.OffsetDelta)
 		}
 		env := envelope.Record{Key: r.Key, Value: r.Value, Timestamp: rb.FirstTimestamp + r.TimestampDelta64, HasTimestamp: true}
+		if idempotent {
+			// Sequence numbers wrap past the largest int32, as Kafka's do.
+			seq := int32((int64(rb.FirstSequence) + int64(i)) % (math.MaxInt32 + 1))
+			env.Producer, env.HasProducer = envelope.Producer{ID: rb.ProducerID, Epoch: rb.ProducerEpoch, Sequence: seq}, true
+		}
 		for _, h := range r.Headers {
 			env.Headers = append(env.Headers, envelope.Header{Key: h.Key, Value: h.Value})
 		}

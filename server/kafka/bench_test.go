@@ -28,7 +28,10 @@ import (
 // ProduceSync (acks=all, default batching), as peerbench's kgo row does:
 //
 //   - storage: the listener over the embedded cluster, every record
-//     fsynced before it is acknowledged;
+//     fsynced before it is acknowledged, kgo with its defaults: an
+//     idempotent producer, five produce requests in flight per broker;
+//   - storage-plain: the same with idempotence off (kgo.
+//     DisableIdempotentWrite), one request in flight per broker;
 //   - no-storage: the same listener over the same cluster whose Send
 //     answers at once and keeps nothing: the client, the loopback and the
 //     protocol front end alone;
@@ -36,7 +39,8 @@ import (
 //     at a time of the size the storage row's requests carried: the disk
 //     alone at that batching.
 //
-// kgo keeps one produce request in flight per broker, so a request's cycle
+// Without idempotence kgo keeps one produce request in flight per
+// broker, so a request's cycle
 // is what the client and front end take plus what the disk takes, one
 // after the other; us/cycle is that cycle per broker, us/send the part of
 // it spent in Cluster.Send (the append and its fsync). The most any server
@@ -47,7 +51,7 @@ import (
 func BenchmarkKafkaProduceCycle(b *testing.B) {
 	const partitions = 3
 	var batch atomic.Int64 // records per request of the storage row
-	for _, mode := range []string{"storage", "no-storage"} {
+	for _, mode := range []string{"storage", "storage-plain", "no-storage"} {
 		b.Run(mode, func(b *testing.B) {
 			c, err := cluster.Open(b.TempDir())
 			if err != nil {
@@ -67,13 +71,17 @@ func BenchmarkKafkaProduceCycle(b *testing.B) {
 			if mode == "no-storage" {
 				kc = &discard{Local: embedded(c)}
 			}
-			records, requests := produceLoad(b, kc)
+			var opts []kgo.Opt
+			if mode != "storage" {
+				opts = append(opts, kgo.DisableIdempotentWrite())
+			}
+			records, requests := produceLoad(b, kc, opts...)
 			per := float64(records) / float64(requests)
 			if mode == "storage" {
 				batch.Store(max(1, int64(per+0.5)))
 			}
 			b.ReportMetric(per, "records/request")
-			if mode == "storage" {
+			if mode != "no-storage" {
 				b.ReportMetric(float64(tm.ns.Load())/1000/float64(max(tm.n.Load(), 1)), "us/send")
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())*partitions/float64(requests), "us/cycle")
@@ -122,7 +130,7 @@ func BenchmarkKafkaProduceCycle(b *testing.B) {
 // produceLoad produces b.N records into "events" through a listener over
 // kc from 64 goroutines, and returns the records and produce requests kgo
 // counted.
-func produceLoad(b *testing.B, kc kafka.Cluster) (records, requests int64) {
+func produceLoad(b *testing.B, kc kafka.Cluster, opts ...kgo.Opt) (records, requests int64) {
 	srv, err := kafka.New(kc, kafka.Config{Host: "127.0.0.1", ReconcileEvery: 20 * time.Millisecond})
 	if err != nil {
 		b.Fatal(err)
@@ -137,8 +145,8 @@ func produceLoad(b *testing.B, kc kafka.Cluster) (records, requests int64) {
 		seeds = append(seeds, srv.Addr(id))
 	}
 	var hook batchCounter
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("events"),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.WithHooks(&hook))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic("events"),
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.WithHooks(&hook)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}

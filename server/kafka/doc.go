@@ -78,8 +78,8 @@
 //
 // # Deliberately left out
 //
-// Idempotent and transactional producers (no InitProducerID: kgo and
-// librdkafka fall back to plain produce), fetch sessions (answered with
+// Transactions (InitProducerID with a transactional id is refused, and
+// AddPartitionsToTxn and the rest are not served), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848) and
 // DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
 // (so clients skip log truncation checks).

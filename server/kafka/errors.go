@@ -61,6 +61,20 @@ func errorCode(err error) int16 {
 		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, log.ErrPayloadTooLarge):
 		return kerr.MessageTooLarge.Code
+	case errors.Is(err, cluster.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, cluster.ErrDuplicateSequence):
+		return kerr.DuplicateSequenceNumber.Code
+	case errors.Is(err, cluster.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, cluster.ErrUnknownProducer):
+		return kerr.UnknownProducerID.Code
+	case errors.Is(err, cluster.ErrInvalidProducerBatch):
+		return kerr.InvalidRecord.Code
+	case errors.As(err, new(*cluster.DuplicateNotCommittedError)):
+		// Written before, not yet on every active replica: the client
+		// sends it again, and is answered with its offsets once it is.
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, cluster.ErrReplicationFailed):
 		// The leader kept the records but a follower did not store
 		// them: not acknowledged, and a retry may duplicate them —

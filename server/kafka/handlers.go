@@ -58,6 +58,10 @@ func (s *Server) table() []api {
 		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions, role: auth.RoleOpen},
+		// Idempotent producers (initproducerid.go): advertising it turns
+		// idempotence on in clients that default to it (kgo, the Java
+		// producer since 3.0).
+		{key: kmsg.InitProducerID, min: 0, max: 4, handle: s.initProducerID, fail: failInitProducerID, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, deny: kerr.ClusterAuthorizationFailed.Code},
 		// Administration, and committed offsets (with or without group
 		// membership).
 		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},

@@ -21,6 +21,13 @@ import (
 // each keyed "k".
 func batchOf(t *testing.T, values ...[]byte) []byte {
 	t.Helper()
+	return producerBatchOf(t, -1, -1, -1, 0, values...)
+}
+
+// producerBatchOf is batchOf written by producer id at epoch from
+// sequence seq, with attributes attrs.
+func producerBatchOf(t *testing.T, id int64, epoch int16, seq int32, attrs int16, values ...[]byte) []byte {
+	t.Helper()
 	var recs []byte
 	for i, v := range values {
 		r := kmsg.Record{OffsetDelta: int32(i), TimestampDelta64: int64(i), Key: []byte("k"), Value: v}
@@ -30,7 +37,8 @@ func batchOf(t *testing.T, values ...[]byte) []byte {
 	}
 	n := int32(len(values))
 	rb := kmsg.RecordBatch{Length: int32(49 + len(recs)), Magic: 2, LastOffsetDelta: n - 1, FirstTimestamp: 1_700_000_000_000,
-		MaxTimestamp: 1_700_000_000_000 + int64(n) - 1, ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: n, Records: recs}
+		MaxTimestamp: 1_700_000_000_000 + int64(n) - 1, ProducerID: id, ProducerEpoch: epoch, FirstSequence: seq, NumRecords: n, Records: recs,
+		Attributes: attrs}
 	b := rb.AppendTo(nil)
 	binary.BigEndian.PutUint32(b[17:], crc32c(b[21:]))
 	return b

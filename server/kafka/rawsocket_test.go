@@ -78,7 +78,7 @@ func TestKafkaRawBadFrames(t *testing.T) {
 		"truncated frame":                 {0, 0, 0, 100, 0, 18, 0, 0},
 		"short header":                    {0, 0, 0, 4, 0, 18, 0, 0},
 		"unknown API key":                 {0, 0, 0, 10, 0x7f, 0x00, 0, 0, 0, 0, 0, 1, 0xff, 0xff},
-		"InitProducerID":                  {0, 0, 0, 10, 0, 22, 0, 0, 0, 0, 0, 1, 0xff, 0xff},
+		"AddPartitionsToTxn":              {0, 0, 0, 10, 0, 24, 0, 0, 0, 0, 0, 1, 0xff, 0xff},
 		"version the codec does not know": {0, 0, 0, 10, 0, 0, 0x7f, 0, 0, 0, 0, 1, 0xff, 0xff},
 	} {
 		nc := f.dial(t, 1)

@@ -73,6 +73,11 @@ func (b *Backend) Send(topicName string, partition *int, msgs []topic.Message) (
 	return marked(b.local.Send(topicName, partition, msgs))
 }
 
+// NewProducerID reserves producer ids through the metadata group.
+func (b *Backend) NewProducerID(ctx context.Context) (int64, error) {
+	return marked(b.local.NewProducerID(ctx))
+}
+
 // ReadCommitted reads from the partition's leader.
 func (b *Backend) ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error) {
 	return marked(b.local.ReadCommitted(topicName, partition, start, maxRecords))

@@ -166,6 +166,8 @@ var wireTypes = []wireType{
 				Err: fmt.Errorf("%s: %w", msg, cluster.ErrBrokerUnavailable)}, true
 		}},
 	typed[cluster.ReplicaDivergenceError]("diverged", CodeDiverged),
+	typed[cluster.ProducerError]("producer", CodeRefused),
+	typed[cluster.DuplicateNotCommittedError]("duplicate-not-committed", CodeUnavailable),
 	typed[cluster.TopicExistsError]("topic-exists", CodeRefused),
 	typed[cluster.TopicNameConflictError]("topic-name-conflict", CodeRefused),
 	typed[cluster.DeletionPendingError]("deletion-pending", CodeRefused),

@@ -13,7 +13,8 @@ const (
 	// VMovedAck: an acknowledged value is in the log, not at the offset
 	// its acknowledgement named.
 	VMovedAck = "moved-ack"
-	// VDuplicateAck: a value its producer sent once is in the log twice.
+	// VDuplicateAck: a value its producer sent once is in the log twice,
+	// or an idempotent producer's value is, whatever its outcome.
 	VDuplicateAck = "duplicate-ack"
 	// VPhantom: a value in the log that no producer sent.
 	VPhantom = "phantom"
@@ -152,10 +153,14 @@ func Check(h *History) *Report {
 			}
 		}
 		if len(places) > 1 {
-			if w.Outcome == Acked && !w.MayRetry {
+			switch {
+			case w.Idempotent:
+				add(Violation{Kind: VDuplicateAck, Partition: places[0].partition, Offset: places[0].offset, Value: w.Value, At: w.End,
+					Detail: fmt.Sprintf("written by %s, an idempotent producer (%s), in the log %d times", w.Producer, w.Outcome, len(places))})
+			case w.Outcome == Acked && !w.MayRetry:
 				add(Violation{Kind: VDuplicateAck, Partition: w.Partition, Offset: w.Offset, Value: w.Value, At: w.End,
 					Detail: fmt.Sprintf("sent once by %s, in the log %d times", w.Producer, len(places))})
-			} else {
+			default:
 				r.Duplicates += len(places) - 1
 			}
 		}

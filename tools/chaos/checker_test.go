@@ -95,6 +95,13 @@ func TestCheckerPlantedFaults(t *testing.T) {
 			setFinal(h, 1, func(es []Entry) []Entry { return append(es, Entry{Offset: 5, Value: "h2-1"}) })
 			h.FinalHighWatermarks[1] = 6
 		}},
+		{"duplicate of an idempotent producer's unacknowledged value", VDuplicateAck, func(h *History) {
+			h.Writes = append(h.Writes, Write{Value: "i1-1", Producer: "i1", Idempotent: true, Partition: 1, Outcome: Unknown})
+			setFinal(h, 1, func(es []Entry) []Entry {
+				return append(es, Entry{Offset: 5, Value: "i1-1"}, Entry{Offset: 6, Value: "i1-1"})
+			})
+			h.FinalHighWatermarks[1] = 7
+		}},
 		{"phantom value", VPhantom, func(h *History) {
 			setFinal(h, 1, func(es []Entry) []Entry { return append(es, Entry{Offset: 5, Value: "never-sent"}) })
 			h.FinalHighWatermarks[1] = 6

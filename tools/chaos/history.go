@@ -29,13 +29,17 @@ type Write struct {
 	// MayRetry is true when the producer's client may have sent the value
 	// more than once on its own (the Kafka client retries inside one
 	// attempt): a second copy of it is a duplicate, not a violation.
-	MayRetry  bool      `json:"may_retry,omitempty"`
-	Partition int       `json:"partition"`
-	Offset    uint64    `json:"offset"`
-	Outcome   Outcome   `json:"outcome"`
-	Error     string    `json:"error,omitempty"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
+	MayRetry bool `json:"may_retry,omitempty"`
+	// Idempotent is true when the producer is idempotent (a Kafka client
+	// with a producer id): the value must never be in the log twice,
+	// whatever its outcome.
+	Idempotent bool      `json:"idempotent,omitempty"`
+	Partition  int       `json:"partition"`
+	Offset     uint64    `json:"offset"`
+	Outcome    Outcome   `json:"outcome"`
+	Error      string    `json:"error,omitempty"`
+	Start      time.Time `json:"start"`
+	End        time.Time `json:"end"`
 }
 
 // Read is one record a reader saw during the run.

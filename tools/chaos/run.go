@@ -186,7 +186,7 @@ func Run(ctx context.Context, opts Options) (res *Result, err error) {
 		}
 	}
 	logf("the group committed %d times", acked)
-	logf("%d writes: %d acknowledged, %d unknown (%d of them in the log), %d failed; %d records; %d duplicates of retried or unacknowledged writes",
+	logf("%d writes: %d acknowledged, %d unknown (%d of them in the log), %d failed; %d records; %d duplicates of HTTP writes sent again",
 		len(h.Writes), report.Acked, report.Unknown, report.UnknownPresent, report.Failed, report.Records, report.Duplicates)
 	if len(report.Violations) > 0 {
 		keepData = true

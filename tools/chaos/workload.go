@@ -139,9 +139,11 @@ func (w *Workload) httpProducer(ctx context.Context, i int) {
 	}
 }
 
-// kafkaProducer writes values k<i>-<seq> with a Kafka client (franz-go),
-// acks=all, idempotence off: the client retries inside an attempt, so
-// every one of its writes may be in the log twice.
+// kafkaProducer writes values k<i>-<seq> with a Kafka client (franz-go)
+// with its defaults: acks=all, idempotent. The client retries inside an
+// attempt, with the same producer id and sequence, so the partition's
+// leader stores each value once: none of its writes may be in the log
+// twice, acknowledged or not.
 func (w *Workload) kafkaProducer(ctx context.Context, i int) {
 	name := fmt.Sprintf("kafka-%d", i)
 	var seeds []string
@@ -153,7 +155,7 @@ func (w *Workload) kafkaProducer(ctx context.Context, i int) {
 			}
 		}
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.AllISRAcks()),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(0), kgo.RecordDeliveryTimeout(writeTimeout),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 100 * time.Millisecond }), kgo.DialTimeout(2*time.Second))
 	if err != nil {
@@ -163,7 +165,7 @@ func (w *Workload) kafkaProducer(ctx context.Context, i int) {
 	defer cl.Close()
 	for seq := 0; ctx.Err() == nil; seq++ {
 		p := seq % w.Partitions
-		rec := Write{Value: fmt.Sprintf("k%d-%d", i, seq), Producer: name, MayRetry: true, Partition: p, Start: time.Now()}
+		rec := Write{Value: fmt.Sprintf("k%d-%d", i, seq), Producer: name, Idempotent: true, Partition: p, Start: time.Now()}
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout+time.Second)
 		r := &kgo.Record{Topic: w.Topic, Partition: int32(p), Value: []byte(rec.Value)}
 		err := cl.ProduceSync(wctx, r).FirstErr()

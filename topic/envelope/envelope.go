@@ -13,11 +13,42 @@ const Magic = "\xffPSE"
 // Version is the envelope version Encode writes and Parse accepts.
 const Version = 1
 
-// flagTimestamp is flag bit 0: an 8-byte timestamp follows the flags.
-const flagTimestamp = 1 << 0
+// The flag bits. The optional fields they announce follow the flags in bit
+// order.
+const (
+	// flagTimestamp is flag bit 0: an 8-byte timestamp follows the flags.
+	flagTimestamp = 1 << 0
+	// flagProducer is flag bit 1: a producerLen-byte producer identity
+	// follows the timestamp (or the flags, when there is no timestamp).
+	flagProducer = 1 << 1
+	// knownFlags is every flag bit Parse accepts.
+	knownFlags = flagTimestamp | flagProducer
+)
 
 // headerLen is the fixed part of an envelope: magic, version, flags.
 const headerLen = len(Magic) + 2
+
+// timestampLen and producerLen are the sizes of the optional fields:
+// a big-endian int64; a big-endian int64, int16 and int32.
+const (
+	timestampLen = 8
+	producerLen  = 8 + 2 + 4
+)
+
+// Producer is the identity of an idempotent producer's record: its producer
+// id, the epoch of that id, and the record's sequence number within (id,
+// epoch, partition). None of the three is ever negative in an envelope;
+// Kafka's -1 ("no producer id", "no sequence") is a record without one.
+type Producer struct {
+	ID       int64
+	Epoch    int16
+	Sequence int32
+}
+
+// valid reports whether p can be stored: no field is negative.
+func (p Producer) valid() bool {
+	return p.ID >= 0 && p.Epoch >= 0 && p.Sequence >= 0
+}
 
 // Header is one Kafka record header. Its key is a string and never null;
 // its value may be null (nil) or empty ([]byte{}), which stay distinct.
@@ -27,7 +58,7 @@ type Header struct {
 }
 
 // Record is what an envelope carries. The zero Record is a null value with
-// no key, header or timestamp.
+// no key, header, timestamp or producer.
 type Record struct {
 	// Key is nil for no key (Kafka's null key); []byte{} is an empty key.
 	Key []byte
@@ -38,6 +69,9 @@ type Record struct {
 	Timestamp int64
 	// HasTimestamp says whether the producer gave a timestamp.
 	HasTimestamp bool
+	// Producer is the record's producer identity, when HasProducer.
+	Producer    Producer
+	HasProducer bool
 	// Value is nil for a null value (a Kafka tombstone); []byte{} is an
 	// empty value.
 	Value []byte
@@ -70,10 +104,11 @@ func (e *FormatError) Error() string {
 func (e *FormatError) Unwrap() error { return ErrMalformed }
 
 // Payload returns what to store for r: r.Value unchanged when r has no key,
-// no header, no timestamp, a non-null value that does not start with Magic;
-// the envelope (Encode(r)) otherwise. Decode(Payload(r)) is r.
+// no header, no timestamp, no producer, a non-null value that does not
+// start with Magic; the envelope (Encode(r)) otherwise. Decode(Payload(r))
+// is r.
 func Payload(r Record) []byte {
-	if r.Key == nil && len(r.Headers) == 0 && !r.HasTimestamp &&
+	if r.Key == nil && len(r.Headers) == 0 && !r.HasTimestamp && !r.HasProducer &&
 		r.Value != nil && !bytes.HasPrefix(r.Value, []byte(Magic)) {
 		return r.Value
 	}
@@ -81,23 +116,34 @@ func Payload(r Record) []byte {
 }
 
 // Encode returns r as an envelope, always. r.Timestamp is written only when
-// r.HasTimestamp is true.
+// r.HasTimestamp is true; r.Producer only when r.HasProducer is true and
+// none of its fields is negative (an identity with a negative field, such
+// as Kafka's -1 for "no producer id", is no identity and is not written).
 func Encode(r Record) []byte {
+	withProducer := r.HasProducer && r.Producer.valid()
 	n := headerLen + 3*binary.MaxVarintLen64 + len(r.Key) + len(r.Value)
+	var flags byte
 	if r.HasTimestamp {
-		n += 8
+		flags |= flagTimestamp
+		n += timestampLen
+	}
+	if withProducer {
+		flags |= flagProducer
+		n += producerLen
 	}
 	for _, h := range r.Headers {
 		n += 2*binary.MaxVarintLen64 + len(h.Key) + len(h.Value)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, Magic...)
-	b = append(b, Version)
+	b = append(b, Version, flags)
 	if r.HasTimestamp {
-		b = append(b, flagTimestamp)
 		b = binary.BigEndian.AppendUint64(b, uint64(r.Timestamp))
-	} else {
-		b = append(b, 0)
+	}
+	if withProducer {
+		b = binary.BigEndian.AppendUint64(b, uint64(r.Producer.ID))
+		b = binary.BigEndian.AppendUint16(b, uint16(r.Producer.Epoch))
+		b = binary.BigEndian.AppendUint32(b, uint32(r.Producer.Sequence))
 	}
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Value)
@@ -135,67 +181,131 @@ func Decode(payload []byte) Record {
 // not start with Magic, a *FormatError for one that does but is not exactly
 // what Encode writes. The slices it returns share the payload's memory.
 func Parse(payload []byte) (Record, error) {
-	if !bytes.HasPrefix(payload, []byte(Magic)) {
-		return Record{}, ErrNoMagic
-	}
-	d := decoder{b: payload, pos: len(Magic)}
-	if len(payload) < headerLen {
-		return Record{}, d.fail("truncated before the flags")
-	}
-	if v := payload[d.pos]; v != Version {
-		return Record{}, d.fail(fmt.Sprintf("unknown version %d", v))
-	}
-	d.pos++
-	flags := payload[d.pos]
-	if flags&^flagTimestamp != 0 {
-		return Record{}, d.fail(fmt.Sprintf("unknown flags %#02x", flags))
-	}
-	d.pos++
 	var r Record
-	if flags&flagTimestamp != 0 {
-		if len(payload)-d.pos < 8 {
-			return Record{}, d.fail("truncated timestamp")
-		}
-		r.HasTimestamp = true
-		r.Timestamp = int64(binary.BigEndian.Uint64(payload[d.pos:]))
-		d.pos += 8
-	}
-	var err error
-	if r.Key, err = d.bytes("key"); err != nil {
-		return Record{}, err
-	}
-	if r.Value, err = d.bytes("value"); err != nil {
-		return Record{}, err
-	}
-	count, err := d.varint("header count")
+	d, err := parseFixed(payload, &r)
 	if err != nil {
 		return Record{}, err
 	}
-	// Each header takes at least two bytes (two one-byte lengths), so a
-	// count the bytes left cannot hold is refused before any allocation.
-	if count < 0 || count > int64(len(payload)-d.pos)/2 {
-		return Record{}, d.fail(fmt.Sprintf("header count %d with %d bytes left", count, len(payload)-d.pos))
-	}
-	if count > 0 {
-		r.Headers = make([]Header, count)
-		for i := range r.Headers {
-			key, err := d.bytes("header key")
-			if err != nil {
-				return Record{}, err
-			}
-			if key == nil {
-				return Record{}, d.fail("null header key")
-			}
-			r.Headers[i].Key = string(key)
-			if r.Headers[i].Value, err = d.bytes("header value"); err != nil {
-				return Record{}, err
-			}
-		}
-	}
-	if d.pos != len(payload) {
-		return Record{}, d.fail(fmt.Sprintf("%d trailing bytes", len(payload)-d.pos))
+	if err := d.body(&r); err != nil {
+		return Record{}, err
 	}
 	return r, nil
+}
+
+// ProducerOf returns the producer identity of a stored payload without
+// decoding its key, headers or value (cheap enough to call on every record
+// of a log while rebuilding state); ok is false for a raw payload, an
+// envelope without one, or a malformed envelope.
+//
+// It still checks the whole envelope, without copying or allocating, so it
+// agrees with Parse: ok is true exactly when Parse accepts the payload and
+// the record has a producer, and p is then that record's Producer.
+func ProducerOf(payload []byte) (p Producer, ok bool) {
+	var r Record
+	d, err := parseFixed(payload, &r)
+	if err != nil || !r.HasProducer {
+		return Producer{}, false
+	}
+	if err := d.body(nil); err != nil {
+		return Producer{}, false
+	}
+	return r.Producer, true
+}
+
+// parseFixed checks the magic, version and flags, reads the optional
+// fields the flags announce into r, and returns a decoder positioned at the
+// key length.
+func parseFixed(payload []byte, r *Record) (decoder, error) {
+	if !bytes.HasPrefix(payload, []byte(Magic)) {
+		return decoder{}, ErrNoMagic
+	}
+	d := decoder{b: payload, pos: len(Magic)}
+	if len(payload) < headerLen {
+		return decoder{}, d.fail("truncated before the flags")
+	}
+	if v := payload[d.pos]; v != Version {
+		return decoder{}, d.fail(fmt.Sprintf("unknown version %d", v))
+	}
+	d.pos++
+	flags := payload[d.pos]
+	if flags&^knownFlags != 0 {
+		return decoder{}, d.fail(fmt.Sprintf("unknown flags %#02x", flags))
+	}
+	d.pos++
+	if flags&flagTimestamp != 0 {
+		if len(payload)-d.pos < timestampLen {
+			return decoder{}, d.fail("truncated timestamp")
+		}
+		r.HasTimestamp = true
+		r.Timestamp = int64(binary.BigEndian.Uint64(payload[d.pos:]))
+		d.pos += timestampLen
+	}
+	if flags&flagProducer != 0 {
+		if len(payload)-d.pos < producerLen {
+			return decoder{}, d.fail("truncated producer")
+		}
+		p := Producer{
+			ID:       int64(binary.BigEndian.Uint64(payload[d.pos:])),
+			Epoch:    int16(binary.BigEndian.Uint16(payload[d.pos+8:])),
+			Sequence: int32(binary.BigEndian.Uint32(payload[d.pos+10:])),
+		}
+		if !p.valid() {
+			return decoder{}, d.fail(fmt.Sprintf("negative producer field: id %d, epoch %d, sequence %d", p.ID, p.Epoch, p.Sequence))
+		}
+		r.HasProducer = true
+		r.Producer = p
+		d.pos += producerLen
+	}
+	return d, nil
+}
+
+// body reads the key, value and headers into r and checks that nothing
+// follows them. With a nil r it only checks them, allocating nothing.
+func (d *decoder) body(r *Record) error {
+	key, err := d.bytes("key")
+	if err != nil {
+		return err
+	}
+	value, err := d.bytes("value")
+	if err != nil {
+		return err
+	}
+	count, err := d.varint("header count")
+	if err != nil {
+		return err
+	}
+	// Each header takes at least two bytes (two one-byte lengths), so a
+	// count the bytes left cannot hold is refused before any allocation.
+	if count < 0 || count > int64(len(d.b)-d.pos)/2 {
+		return d.fail(fmt.Sprintf("header count %d with %d bytes left", count, len(d.b)-d.pos))
+	}
+	var headers []Header
+	if r != nil && count > 0 {
+		headers = make([]Header, count)
+	}
+	for i := range int(count) {
+		hkey, err := d.bytes("header key")
+		if err != nil {
+			return err
+		}
+		if hkey == nil {
+			return d.fail("null header key")
+		}
+		hvalue, err := d.bytes("header value")
+		if err != nil {
+			return err
+		}
+		if headers != nil {
+			headers[i] = Header{Key: string(hkey), Value: hvalue}
+		}
+	}
+	if d.pos != len(d.b) {
+		return d.fail(fmt.Sprintf("%d trailing bytes", len(d.b)-d.pos))
+	}
+	if r != nil {
+		r.Key, r.Value, r.Headers = key, value, headers
+	}
+	return nil
 }
 
 // decoder reads an envelope's fields from b, starting at pos.
@@ -216,7 +326,9 @@ func (d *decoder) varint(what string) (int64, error) {
 		return 0, d.fail("truncated " + what + " varint")
 	case n < 0:
 		return 0, d.fail(what + " varint overflows 64 bits")
-	case n != len(binary.AppendVarint(nil, v)):
+	case n > 1 && d.b[d.pos+n-1] == 0:
+		// Only a longer form than needed ends in a zero byte (seven
+		// zero bits that carry nothing).
 		return 0, d.fail(what + " varint not in its shortest form")
 	}
 	d.pos += n

@@ -2,19 +2,25 @@ package envelope
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 )
 
-// normal is r as Decode returns it: no headers is nil, and the timestamp
-// is 0 when there is none.
+// normal is r as Decode returns it: no headers is nil, the timestamp is 0
+// when there is none, and the producer is the zero Producer when there is
+// none or it has a negative field (Encode does not write such a one).
 func normal(r Record) Record {
 	if len(r.Headers) == 0 {
 		r.Headers = nil
 	}
 	if !r.HasTimestamp {
 		r.Timestamp = 0
+	}
+	if !r.HasProducer || !r.Producer.valid() {
+		r.Producer, r.HasProducer = Producer{}, false
 	}
 	return r
 }
@@ -39,7 +45,13 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		{"timestamp ignored without HasTimestamp", Record{Timestamp: 5, Value: []byte("v"), Key: []byte("k")}, false},
 		{"headers", Record{Headers: []Header{{"a", []byte("1")}, {"", []byte{}}, {"n", nil}, {"a", []byte("2")}}, Value: []byte("v")}, false},
 		{"empty headers slice", Record{Headers: []Header{}, Value: []byte("v")}, true},
-		{"everything", Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}}, Timestamp: 42, HasTimestamp: true, Value: bytes.Repeat([]byte("v"), 300)}, false},
+		{"producer", Record{Producer: Producer{ID: 7, Epoch: 2, Sequence: 41}, HasProducer: true, Value: []byte("v")}, false},
+		{"producer of zeros", Record{HasProducer: true, Value: []byte("v")}, false},
+		{"producer at its maxima", Record{Producer: Producer{ID: math.MaxInt64, Epoch: math.MaxInt16, Sequence: math.MaxInt32}, HasProducer: true, Value: []byte("v")}, false},
+		{"producer ignored without HasProducer", Record{Producer: Producer{ID: 7}, Value: []byte("v")}, true},
+		{"producer id -1 is no producer", Record{Producer: Producer{ID: -1, Epoch: -1, Sequence: -1}, HasProducer: true, Key: []byte("k"), Value: []byte("v")}, false},
+		{"producer and timestamp", Record{Timestamp: 42, HasTimestamp: true, Producer: Producer{ID: 1, Epoch: 0, Sequence: 5}, HasProducer: true, Value: []byte("v")}, false},
+		{"everything", Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}}, Timestamp: 42, HasTimestamp: true, Producer: Producer{ID: 1 << 40, Epoch: 3, Sequence: 1 << 30}, HasProducer: true, Value: bytes.Repeat([]byte("v"), 300)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,6 +103,60 @@ func TestEnvelopeLayout(t *testing.T) {
 	}
 }
 
+// The producer identity of doc.go § The format, version 1: flag bit 1, 14
+// bytes after the timestamp (or after the flags without one), big-endian
+// like the timestamp.
+func TestEnvelopeLayoutProducer(t *testing.T) {
+	producer := Producer{ID: 0x0102030405060708, Epoch: 0x090a, Sequence: 0x0b0c0d0e}
+	tests := []struct {
+		name string
+		r    Record
+		want []byte
+	}{
+		{"timestamp and producer", Record{
+			Timestamp: 0x1112131415161718, HasTimestamp: true,
+			Producer: producer, HasProducer: true,
+			Value: []byte("v"),
+		}, []byte{
+			0xff, 'P', 'S', 'E', // magic
+			1,                                              // version
+			3,                                              // flags: timestamp, producer
+			0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, // timestamp
+			0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // producer id
+			0x09, 0x0a, // producer epoch
+			0x0b, 0x0c, 0x0d, 0x0e, // sequence
+			1,      // key: null
+			2, 'v', // value: length 1
+			0, // header count 0
+		}},
+		{"producer only", Record{
+			Key:      []byte("k"),
+			Producer: producer, HasProducer: true,
+		}, []byte{
+			0xff, 'P', 'S', 'E', // magic
+			1,                                              // version
+			2,                                              // flags: producer
+			0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // producer id
+			0x09, 0x0a, // producer epoch
+			0x0b, 0x0c, 0x0d, 0x0e, // sequence
+			2, 'k', // key: length 1
+			1, // value: null
+			0, // header count 0
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Encode(tt.r)
+			if !bytes.Equal(got, tt.want) {
+				t.Fatalf("Encode = % x\nwant     % x", got, tt.want)
+			}
+			if p, ok := ProducerOf(got); !ok || p != producer {
+				t.Fatalf("ProducerOf = %+v, %v; want %+v", p, ok, producer)
+			}
+		})
+	}
+}
+
 // Decode is strict: whatever is not exactly what Encode writes reads as a
 // plain value (doc.go § One encoder, one strict decoder).
 func TestEnvelopeDecodeRefuses(t *testing.T) {
@@ -110,8 +176,17 @@ func TestEnvelopeDecodeRefuses(t *testing.T) {
 		{"no flags", cat(m, []byte{1}), false},
 		{"version 0", cat(m, []byte{0, 0, 1, 1, 0}), false},
 		{"version 2", cat(m, []byte{2, 0, 1, 1, 0}), false},
-		{"unknown flag", cat(m, []byte{1, 2, 1, 1, 0}), false},
+		{"unknown flag", cat(m, []byte{1, 4, 1, 1, 0}), false},
+		{"unknown flag beside known ones", cat(m, []byte{1, 0x83}, make([]byte, 22), []byte{1, 1, 0}), false},
 		{"truncated timestamp", cat(m, []byte{1, 1, 0, 0, 0}), false},
+		{"truncated producer", cat(m, []byte{1, 2}, make([]byte, 13)), false},
+		{"truncated producer after a timestamp", cat(m, []byte{1, 3}, make([]byte, 8+13)), false},
+		{"producer without the record", cat(m, []byte{1, 2}, make([]byte, 14)), false},
+		{"negative producer id", cat(m, []byte{1, 2}, producerBytes(-1, 0, 0), []byte{1, 1, 0}), false},
+		{"producer id of min int64", cat(m, []byte{1, 2}, producerBytes(math.MinInt64, 0, 0), []byte{1, 1, 0}), false},
+		{"negative epoch", cat(m, []byte{1, 2}, producerBytes(0, -1, 0), []byte{1, 1, 0}), false},
+		{"negative sequence", cat(m, []byte{1, 2}, producerBytes(0, 0, -1), []byte{1, 1, 0}), false},
+		{"negative sequence after a timestamp", cat(m, []byte{1, 3}, make([]byte, 8), producerBytes(0, 0, math.MinInt32), []byte{1, 1, 0}), false},
 		{"missing value", cat(m, []byte{1, 0, 1}), false},
 		{"missing header count", cat(m, []byte{1, 0, 1, 1}), false},
 		{"key length -2", cat(m, []byte{1, 0, 3, 1, 0}), false},
@@ -147,6 +222,61 @@ func TestEnvelopeDecodeRefuses(t *testing.T) {
 				t.Fatalf("Decode = %#v, want the payload as a plain value", got)
 			}
 		})
+	}
+}
+
+// producerBytes is a producer field as doc.go lays it out, whatever the
+// sign of its parts.
+func producerBytes(id int64, epoch int16, seq int32) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(id))
+	b = binary.BigEndian.AppendUint16(b, uint16(epoch))
+	return binary.BigEndian.AppendUint32(b, uint32(seq))
+}
+
+// ProducerOf reads the producer identity of a whole, valid envelope that
+// has one, and nothing from anything else: it agrees with Parse.
+func TestEnvelopeProducerOf(t *testing.T) {
+	p := Producer{ID: 12, Epoch: 3, Sequence: 99}
+	withProducer := Encode(Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}}, Timestamp: 5, HasTimestamp: true, Producer: p, HasProducer: true, Value: []byte("v")})
+	tests := []struct {
+		name    string
+		payload []byte
+		ok      bool
+	}{
+		{"raw value", []byte("hello"), false},
+		{"empty", []byte{}, false},
+		{"nil", nil, false},
+		{"envelope without producer", Encode(Record{Key: []byte("k"), Timestamp: 5, HasTimestamp: true, Value: []byte("v")}), false},
+		{"envelope with producer", withProducer, true},
+		{"producer only", Encode(Record{Producer: p, HasProducer: true}), true},
+		{"Payload of a plain value with a producer", Payload(Record{Producer: p, HasProducer: true, Value: []byte("v")}), true},
+		{"truncated in the producer", withProducer[:headerLen+timestampLen+producerLen-1], false},
+		{"truncated after the producer", withProducer[:headerLen+timestampLen+producerLen], false},
+		{"truncated in the last header", withProducer[:len(withProducer)-1], false},
+		{"trailing byte", append(bytes.Clone(withProducer), 0), false},
+		{"negative sequence", bytes.Join([][]byte{[]byte(Magic), {1, 2}, producerBytes(12, 3, -1), {1, 1, 0}}, nil), false},
+		{"unknown flag", bytes.Join([][]byte{[]byte(Magic), {1, 6}, producerBytes(12, 3, 99), {1, 1, 0}}, nil), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ProducerOf(tt.payload)
+			if ok != tt.ok || (ok && got != p) || (!ok && got != Producer{}) {
+				t.Fatalf("ProducerOf = %+v, %v; want %+v, %v", got, ok, p, tt.ok)
+			}
+			r, err := Parse(tt.payload)
+			if parsed := err == nil && r.HasProducer; parsed != ok || (ok && r.Producer != got) {
+				t.Fatalf("ProducerOf = %+v, %v disagrees with Parse = %+v, %v", got, ok, r, err)
+			}
+		})
+	}
+}
+
+// ProducerOf allocates nothing, so rebuilding producer state from a log
+// costs a walk over each record's lengths and no garbage.
+func TestEnvelopeProducerOfAllocatesNothing(t *testing.T) {
+	payload := Encode(Record{Key: []byte("k"), Headers: []Header{{"a", []byte("1")}, {"b", nil}}, Producer: Producer{ID: 1, Sequence: 2}, HasProducer: true, Value: []byte("v")})
+	if n := testing.AllocsPerRun(100, func() { ProducerOf(payload) }); n != 0 {
+		t.Fatalf("ProducerOf allocates %v times per call", n)
 	}
 }
 

@@ -30,3 +30,22 @@ func Example() {
 	// key=user-123 header trace=abc value=login
 	// old: key=[] value=written long ago
 }
+
+// A Kafka producer's record carries its producer id, epoch and sequence;
+// ProducerOf reads them back without decoding the rest, and a plain value
+// has none.
+func ExampleProducerOf() {
+	stored := envelope.Payload(envelope.Record{
+		Producer:    envelope.Producer{ID: 4000, Epoch: 0, Sequence: 17},
+		HasProducer: true,
+		Value:       []byte("order-1"),
+	})
+	p, ok := envelope.ProducerOf(stored)
+	fmt.Printf("producer %d epoch %d sequence %d: %v\n", p.ID, p.Epoch, p.Sequence, ok)
+
+	_, ok = envelope.ProducerOf([]byte("order-1"))
+	fmt.Println("plain value:", ok)
+	// Output:
+	// producer 4000 epoch 0 sequence 17: true
+	// plain value: false
+}

@@ -9,8 +9,9 @@ import (
 
 // FuzzEnvelopeDecode: Parse never panics, refuses with ErrNoMagic or a
 // *FormatError only, whatever it accepts re-encodes to the very same bytes
-// (doc.go § One encoder, one strict decoder), Decode agrees with Parse, and
-// decoding twice gives the same record.
+// (doc.go § One encoder, one strict decoder), Decode agrees with Parse,
+// decoding twice gives the same record, and ProducerOf finds a producer
+// exactly when Parse accepts a record that has one, and the same one.
 func FuzzEnvelopeDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("plain value"))
@@ -19,8 +20,15 @@ func FuzzEnvelopeDecode(f *testing.F) {
 	f.Add(Encode(Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}, {"n", nil}}, Timestamp: 7, HasTimestamp: true, Value: []byte("v")}))
 	f.Add(append(Encode(Record{Key: []byte("k")}), "garbage"...))
 	f.Add(append([]byte(Magic), 1, 0, 0xfe, 0xff, 0xff, 0xff, 0x0f))
+	f.Add(Encode(Record{Key: []byte("k"), Timestamp: 7, HasTimestamp: true, Producer: Producer{ID: 1, Epoch: 2, Sequence: 3}, HasProducer: true, Value: []byte("v")}))
+	f.Add(Encode(Record{Producer: Producer{ID: 1 << 40}, HasProducer: true}))
+	f.Add(append([]byte(Magic), 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 1, 0))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		r, err := Parse(payload)
+		p, ok := ProducerOf(payload)
+		if ok != (err == nil && r.HasProducer) || p != r.Producer {
+			t.Fatalf("ProducerOf = %+v, %v; Parse = %+v, %v", p, ok, r, err)
+		}
 		if err != nil {
 			var fe *FormatError
 			if !errors.Is(err, ErrNoMagic) && !errors.As(err, &fe) {
@@ -47,13 +55,16 @@ func FuzzEnvelopeDecode(f *testing.F) {
 }
 
 // FuzzEnvelopeRoundTrip: every record a writer can give decodes to itself
-// through Payload and through Encode (doc.go § Payload: what to store).
+// through Payload and through Encode (doc.go § Payload: what to store),
+// producer identity included, and ProducerOf reads that identity back. A
+// producer with a negative field is none (normal).
 func FuzzEnvelopeRoundTrip(f *testing.F) {
-	f.Add([]byte(nil), false, []byte("v"), false, int64(0), false, "", []byte(nil), false, uint8(0))
-	f.Add([]byte("k"), true, []byte(nil), false, int64(1700000000000), true, "h", []byte("x"), true, uint8(2))
-	f.Add([]byte{}, true, []byte(Magic), true, int64(-1), true, "", []byte{}, true, uint8(1))
-	f.Fuzz(func(t *testing.T, key []byte, hasKey bool, value []byte, hasValue bool, ts int64, hasTS bool, hkey string, hval []byte, hasHVal bool, nHeaders uint8) {
-		r := Record{Timestamp: ts, HasTimestamp: hasTS}
+	f.Add([]byte(nil), false, []byte("v"), false, int64(0), false, "", []byte(nil), false, uint8(0), int64(0), int16(0), int32(0), false)
+	f.Add([]byte("k"), true, []byte(nil), false, int64(1700000000000), true, "h", []byte("x"), true, uint8(2), int64(7), int16(1), int32(41), true)
+	f.Add([]byte{}, true, []byte(Magic), true, int64(-1), true, "", []byte{}, true, uint8(1), int64(-1), int16(-1), int32(-1), true)
+	f.Fuzz(func(t *testing.T, key []byte, hasKey bool, value []byte, hasValue bool, ts int64, hasTS bool, hkey string, hval []byte, hasHVal bool, nHeaders uint8,
+		pid int64, epoch int16, seq int32, hasProducer bool) {
+		r := Record{Timestamp: ts, HasTimestamp: hasTS, Producer: Producer{ID: pid, Epoch: epoch, Sequence: seq}, HasProducer: hasProducer}
 		if hasKey {
 			r.Key = append([]byte{}, key...)
 		}
@@ -73,6 +84,9 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 		}
 		if got, err := Parse(Encode(r)); err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("Parse(Encode(r)) = %#v, %v; want %#v", got, err, want)
+		}
+		if p, ok := ProducerOf(Payload(r)); ok != want.HasProducer || p != want.Producer {
+			t.Fatalf("ProducerOf(Payload(r)) = %+v, %v; want %+v, %v", p, ok, want.Producer, want.HasProducer)
 		}
 	})
 }

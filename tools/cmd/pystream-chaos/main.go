@@ -81,7 +81,7 @@ func run() int {
 		if perr := chaos.PrintTable(os.Stdout, res.Rows); perr != nil {
 			fmt.Fprintln(os.Stderr, "pystream-chaos:", perr)
 		}
-		fmt.Printf("duplicates (retried or unacknowledged writes, expected without idempotent producers): %d\n", res.Report.Duplicates)
+		fmt.Printf("duplicates (HTTP writes sent again without a producer id): %d\n", res.Report.Duplicates)
 	}
 	switch {
 	case errors.Is(err, chaos.ErrViolations):

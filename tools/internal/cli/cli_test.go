@@ -12,6 +12,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/datalock"
 	"github.com/pystream/pystream/tools/internal/verify"
+	"github.com/pystream/pystream/topic/envelope"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,9 +60,48 @@ func TestCLIDumpLine(t *testing.T) {
 			`offset: 0 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 40 payload: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"`},
 		{"in a segment", "00000000000000000002.log", log.Record{Offset: 2, Payload: []byte("hi")}, false,
 			`offset: 2 position: 7 segment: 00000000000000000002.log timestamp: 0 (1970-01-01T00:00:00Z) size: 2 payload: "hi"`},
+		{"envelope", "", log.Record{Offset: 3, Payload: envelope.Encode(envelope.Record{
+			Key: []byte("user-1"), Headers: []envelope.Header{{Key: "trace", Value: []byte("abc")}, {Key: "n"}},
+			Timestamp: 1700000000000, HasTimestamp: true, Value: []byte("hello"),
+		})}, false,
+			`offset: 3 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 41 key: "user-1" headers: trace="abc",n create_time: 1700000000000 value: "hello"`},
+		{"envelope with a producer", "", log.Record{Offset: 4, Payload: envelope.Encode(envelope.Record{
+			Timestamp: 1700000000001, HasTimestamp: true,
+			Producer: envelope.Producer{ID: 12, Epoch: 0, Sequence: 7}, HasProducer: true,
+			Value: []byte("hi"),
+		})}, false,
+			`offset: 4 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 33 key: null create_time: 1700000000001 producer_id: 12 producer_epoch: 0 sequence: 7 value: "hi"`},
+		{"envelope with a producer only", "", log.Record{Offset: 5, Payload: envelope.Payload(envelope.Record{
+			Producer: envelope.Producer{ID: 1 << 40, Epoch: 3, Sequence: 2147483647}, HasProducer: true,
+			Value: []byte("v"),
+		})}, false,
+			`offset: 5 position: 7 timestamp: 0 (1970-01-01T00:00:00Z) size: 24 key: null producer_id: 1099511627776 producer_epoch: 3 sequence: 2147483647 value: "v"`},
 	}
 	for _, tt := range tests {
 		require.Equal(t, tt.want, dumpLine(tt.seg, 7, tt.rec, tt.full), tt.name)
+	}
+}
+
+// TestCLIDumpJSONEnvelope pins the envelope object of `log dump --json`
+// (docs/cli.md): key and header values whole, the create time and the
+// producer identity only when the record has them.
+func TestCLIDumpJSONEnvelope(t *testing.T) {
+	tests := []struct {
+		name string
+		rec  envelope.Record
+		want string
+	}{
+		{"producer", envelope.Record{Key: []byte("k"), Timestamp: 5, HasTimestamp: true,
+			Producer: envelope.Producer{ID: 12, Epoch: 1, Sequence: 99}, HasProducer: true, Value: []byte("v")},
+			`{"key":"aw==","create_timestamp_ms":5,"producer":{"id":12,"epoch":1,"sequence":99},"value_size":1}`},
+		{"no producer", envelope.Record{Key: []byte("k"), Value: []byte("v")},
+			`{"key":"aw==","value_size":1}`},
+	}
+	for _, tt := range tests {
+		d := newDumpRecord("", 0, log.Record{Payload: envelope.Encode(tt.rec)}, false)
+		got, err := json.Marshal(d.Envelope)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, string(got), tt.name)
 	}
 }
 

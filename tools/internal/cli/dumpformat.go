@@ -27,9 +27,11 @@ const previewBytes = 32
 //
 // A payload that is an envelope (topic/envelope: a record produced with a
 // key, headers or a create time over HTTP or Kafka) is shown decoded, its
-// key and value previewed alike, a null one as null:
+// key and value previewed alike, a null one as null, and an idempotent
+// producer's identity when the record has one:
 //
 //	offset: 3 position: 96 timestamp: ... size: 24 key: "user-1" headers: trace="abc",n create_time: 1700000000000 value: "hello"
+//	offset: 4 position: 150 timestamp: ... size: 33 key: null create_time: 1700000000001 producer_id: 12 producer_epoch: 0 sequence: 7 value: "hi"
 func dumpLine(seg string, pos int64, r log.Record, printData bool) string {
 	where := fmt.Sprintf("position: %d", pos)
 	if seg != "" {
@@ -55,6 +57,10 @@ func dumpLine(seg string, pos int64, r log.Record, printData bool) string {
 	}
 	if env.HasTimestamp {
 		line += " create_time: " + strconv.FormatInt(env.Timestamp, 10)
+	}
+	if env.HasProducer {
+		line += fmt.Sprintf(" producer_id: %d producer_epoch: %d sequence: %d",
+			env.Producer.ID, env.Producer.Epoch, env.Producer.Sequence)
 	}
 	return line + " value: " + previewNull(env.Value, printData)
 }
@@ -100,15 +106,24 @@ type dumpRecord struct {
 }
 
 // dumpEnvelope is a payload that is an envelope, decoded: the key and
-// headers whole (base64, null for none), the value's size, and the value
-// itself with --print-data.
+// headers whole (base64, null for none), the create time and producer
+// identity when it has them, the value's size, and the value itself with
+// --print-data.
 type dumpEnvelope struct {
-	Key               []byte       `json:"key"`
-	Headers           []dumpHeader `json:"headers,omitempty"`
-	CreateTimestampMS *int64       `json:"create_timestamp_ms,omitempty"`
+	Key               []byte        `json:"key"`
+	Headers           []dumpHeader  `json:"headers,omitempty"`
+	CreateTimestampMS *int64        `json:"create_timestamp_ms,omitempty"`
+	Producer          *dumpProducer `json:"producer,omitempty"`
 	// ValueSize is -1 for a null value.
 	ValueSize int    `json:"value_size"`
 	Value     []byte `json:"value,omitempty"`
+}
+
+// dumpProducer is the idempotent producer identity of a dumpEnvelope.
+type dumpProducer struct {
+	ID       int64 `json:"id"`
+	Epoch    int16 `json:"epoch"`
+	Sequence int32 `json:"sequence"`
 }
 
 // dumpHeader is one header of a dumpEnvelope.
@@ -130,6 +145,9 @@ func newDumpEnvelope(payload []byte, printData bool) *dumpEnvelope {
 	}
 	if env.HasTimestamp {
 		d.CreateTimestampMS = &env.Timestamp
+	}
+	if env.HasProducer {
+		d.Producer = &dumpProducer{ID: env.Producer.ID, Epoch: env.Producer.Epoch, Sequence: env.Producer.Sequence}
 	}
 	for _, h := range env.Headers {
 		d.Headers = append(d.Headers, dumpHeader{Key: h.Key, Value: h.Value})

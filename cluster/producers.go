@@ -1,0 +1,406 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// This file is what a partition's leader knows of its idempotent
+// producers (Kafka's KIP-98): for each producer id, the epoch it writes
+// with and where its last records landed, so that a batch sent again —
+// its answer was lost, and the client cannot know whether it was written
+// — is answered with the offsets it was written at and not stored twice.
+//
+// The producer identity travels inside each record's envelope
+// (envelope.Producer), so it reaches every follower with the records and
+// the leader needs no state of its own beyond the log: a follower that
+// becomes leader, or a broker that restarts, rebuilds the table from the
+// log before its first write (producerTableLocked). The leader keeps the
+// table up to date with its own appends; anything else that changes the
+// log (a follower's appends, a cut, a reopen) leaves the table at another
+// log end, leader epoch or log, and the next write rebuilds it.
+
+// ProducerExpiration is how long a producer that writes nothing more is
+// remembered: Kafka's producer.id.expiration.ms default. A producer
+// silent for longer starts again from sequence 0 (or is told its id is
+// unknown).
+const ProducerExpiration = 24 * time.Hour
+
+// producerRunsKept is how many runs of records of one producer the
+// table keeps: Kafka keeps five batches, the most a client has in flight
+// to one partition.
+const producerRunsKept = 5
+
+// Errors of the idempotent producer rules. A ProducerError wraps one.
+var (
+	// ErrOutOfOrderSequence: the batch does not start where the
+	// producer's last one ended (a gap), or a new epoch does not start
+	// at 0. Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER.
+	ErrOutOfOrderSequence = errors.New("out of order sequence number")
+	// ErrDuplicateSequence: the batch was written before, longer ago
+	// than the table remembers where. Kafka's DUPLICATE_SEQUENCE_NUMBER:
+	// nothing is written and the client counts the batch written.
+	ErrDuplicateSequence = errors.New("duplicate sequence number")
+	// ErrInvalidProducerEpoch: a newer epoch of the producer id has
+	// written (the producer was fenced). Kafka's INVALID_PRODUCER_EPOCH.
+	ErrInvalidProducerEpoch = errors.New("invalid producer epoch")
+	// ErrUnknownProducer: the partition knows nothing of the producer
+	// (never written, or expired) and the batch does not start at
+	// sequence 0. Kafka's UNKNOWN_PRODUCER_ID.
+	ErrUnknownProducer = errors.New("unknown producer id")
+	// ErrInvalidProducerBatch: one request's records are not one
+	// producer's consecutive sequence numbers.
+	ErrInvalidProducerBatch = errors.New("records of one request must be one producer's consecutive sequence numbers")
+)
+
+// The rules a ProducerError names (its Rule), each with its sentinel.
+const (
+	RuleOutOfOrder   = "out-of-order-sequence"
+	RuleDuplicate    = "duplicate-sequence"
+	RuleInvalidEpoch = "invalid-producer-epoch"
+	RuleUnknown      = "unknown-producer"
+	RuleInvalidBatch = "invalid-producer-batch"
+)
+
+var producerRules = map[string]error{
+	RuleOutOfOrder:   ErrOutOfOrderSequence,
+	RuleDuplicate:    ErrDuplicateSequence,
+	RuleInvalidEpoch: ErrInvalidProducerEpoch,
+	RuleUnknown:      ErrUnknownProducer,
+	RuleInvalidBatch: ErrInvalidProducerBatch,
+}
+
+// ProducerError is a write refused by the idempotent producer rules; it
+// unwraps to the sentinel of its Rule. Its fields are plain, so that it
+// keeps its type from the leader's process to the one that forwarded the
+// write.
+type ProducerError struct {
+	Topic     string
+	Partition int
+	Producer  envelope.Producer
+	// Expected is the sequence number the partition expected next, -1
+	// when it expects none in particular.
+	Expected int64
+	// Rule is the rule broken: one of the Rule constants.
+	Rule string
+}
+
+func (e *ProducerError) Error() string {
+	s := fmt.Sprintf("cluster: %s/%d: producer %d epoch %d sequence %d: %v", e.Topic, e.Partition, e.Producer.ID, e.Producer.Epoch, e.Producer.Sequence, e.Unwrap())
+	if e.Expected >= 0 {
+		s += fmt.Sprintf(" (expected %d)", e.Expected)
+	}
+	return s
+}
+
+// Unwrap returns the sentinel of e's rule.
+func (e *ProducerError) Unwrap() error {
+	if err, ok := producerRules[e.Rule]; ok {
+		return err
+	}
+	return ErrInvalidProducerBatch
+}
+
+// DuplicateNotCommittedError: a batch sent again was written before, but
+// not yet by every active replica — its first attempt failed after the
+// leader's append, or is still being written. It is retriable: once the
+// followers hold it, the same batch is answered with its offsets.
+type DuplicateNotCommittedError struct {
+	Topic     string
+	Partition int
+	Producer  envelope.Producer
+	HW        uint64
+}
+
+func (e *DuplicateNotCommittedError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: producer %d's batch at sequence %d was written before, but not yet by every active replica (high watermark %d); send it again",
+		e.Topic, e.Partition, e.Producer.ID, e.Producer.Sequence, e.HW)
+}
+
+// Unwrap makes the error an unavailable broker's: retriable, as one.
+func (e *DuplicateNotCommittedError) Unwrap() error { return ErrBrokerUnavailable }
+
+// producerRun is records of one producer and epoch at consecutive
+// offsets with consecutive sequence numbers: one batch, or several
+// appended back to back.
+type producerRun struct {
+	firstSeq    int32
+	count       int64
+	firstOffset uint64
+	// timestamp is the append time of the run's first record.
+	timestamp int64
+}
+
+// lastSeq is the sequence number of the run's last record.
+func (r producerRun) lastSeq() int64 { return int64(r.firstSeq) + r.count - 1 }
+
+// producerEntry is one producer id's state.
+type producerEntry struct {
+	epoch int16
+	// runs are the newest, oldest first; at most producerRunsKept.
+	runs []producerRun
+	// lastWrite is the append time of its last record.
+	lastWrite int64
+}
+
+// next is the sequence number the producer's next batch must start at.
+func (e *producerEntry) next() int32 {
+	last := e.runs[len(e.runs)-1]
+	return wrapSequence(last.lastSeq() + 1)
+}
+
+// wrapSequence is sequence number n as Kafka numbers it: past the largest
+// int32 it starts again from 0.
+func wrapSequence(n int64) int32 { return int32(n % (math.MaxInt32 + 1)) }
+
+// add records that count records of producer p landed at offset, at ts.
+func (e *producerEntry) add(p envelope.Producer, count int64, offset uint64, ts int64) {
+	if p.Epoch != e.epoch {
+		e.epoch, e.runs = p.Epoch, nil
+	}
+	if n := len(e.runs); n > 0 {
+		last := &e.runs[n-1]
+		if last.lastSeq()+1 == int64(p.Sequence) && last.firstOffset+uint64(last.count) == offset {
+			last.count += count
+			e.lastWrite = ts
+			return
+		}
+	}
+	e.runs = append(e.runs, producerRun{firstSeq: p.Sequence, count: count, firstOffset: offset, timestamp: ts})
+	if len(e.runs) > producerRunsKept {
+		e.runs = append(e.runs[:0], e.runs[len(e.runs)-producerRunsKept:]...)
+	}
+	e.lastWrite = ts
+}
+
+// find returns where the records [seq, seq+count) landed, when one run
+// holds them all.
+func (e *producerEntry) find(seq int32, count int64) (producerRun, bool) {
+	for _, r := range e.runs {
+		if int64(seq) >= int64(r.firstSeq) && int64(seq)+count-1 <= r.lastSeq() {
+			d := int64(seq) - int64(r.firstSeq)
+			return producerRun{firstSeq: seq, count: count, firstOffset: r.firstOffset + uint64(d), timestamp: r.timestamp}, true
+		}
+	}
+	return producerRun{}, false
+}
+
+// producerTable is a leader's producers of one partition, as of its log
+// at end. It is guarded by the replica's fmu.
+type producerTable struct {
+	log         *segment.Log
+	leaderEpoch uint64
+	end         uint64
+	producers   map[int64]*producerEntry
+}
+
+// validFor reports whether the table describes ll as it is now, for a
+// leader at leaderEpoch.
+func (t *producerTable) validFor(ll *segment.Log, leaderEpoch uint64) bool {
+	return t != nil && t.log == ll && t.leaderEpoch == leaderEpoch && t.end == ll.NextOffset()
+}
+
+// producerScanBatch is how many records a rebuild reads at a time.
+const producerScanBatch = 1024
+
+// buildProducerTable reads ll from its start and returns its producers.
+func buildProducerTable(ll *segment.Log, leaderEpoch uint64) (*producerTable, error) {
+	t := &producerTable{log: ll, leaderEpoch: leaderEpoch, producers: map[int64]*producerEntry{}}
+	end := ll.NextOffset()
+	for at := ll.LogStart(); at < end; {
+		recs, err := ll.Read(at, producerScanBatch)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: rebuild producer state at offset %d: %w", at, err)
+		}
+		if len(recs) == 0 {
+			break
+		}
+		for _, rec := range recs {
+			if p, ok := envelope.ProducerOf(rec.Payload); ok {
+				t.entry(p.ID).add(p, 1, rec.Offset, rec.Timestamp)
+			}
+		}
+		at = recs[len(recs)-1].Offset + 1
+	}
+	t.end = end
+	return t, nil
+}
+
+// entry returns producer id's entry, made when missing.
+func (t *producerTable) entry(id int64) *producerEntry {
+	e, ok := t.producers[id]
+	if !ok {
+		e = &producerEntry{}
+		t.producers[id] = e
+	}
+	return e
+}
+
+// producerOfRequest returns the producer identity of a request's
+// records, has false when none carries one; ok is false when some do and
+// some do not, or they are not one producer's consecutive sequence
+// numbers.
+func producerOfRequest(payloads [][]byte) (first envelope.Producer, has, ok bool) {
+	for i, pl := range payloads {
+		p, with := envelope.ProducerOf(pl)
+		switch {
+		case i == 0:
+			first, has = p, with
+		case with != has:
+			return first, has, false
+		case with && (p.ID != first.ID || p.Epoch != first.Epoch || p.Sequence != wrapSequence(int64(first.Sequence)+int64(i))):
+			return first, has, false
+		}
+	}
+	return first, has, true
+}
+
+// verdict is what the table says of one request.
+type verdict struct {
+	// dup is set when the records were written before, at run.
+	dup bool
+	run producerRun
+	// producer is the request's producer, when has.
+	producer envelope.Producer
+	has      bool
+}
+
+// check applies the idempotent producer rules to one request of count
+// records by producer p at now, before anything is appended. A request
+// accepted for append is not yet in the table: note adds it once
+// appended. pending holds the sequence numbers that requests accepted
+// earlier in the same batch will take, by producer id.
+func (t *producerTable) check(p envelope.Producer, count int64, now int64, pending map[int64]envelope.Producer) (verdict, error) {
+	v := verdict{producer: p, has: true}
+	if q, ok := pending[p.ID]; ok {
+		// An earlier request of this batch comes first.
+		switch {
+		case p.Epoch == q.Epoch && p.Sequence == q.Sequence:
+			return v, nil
+		case p.Epoch == q.Epoch && p.Sequence < q.Sequence:
+			return v, &DuplicateNotCommittedError{Producer: p}
+		}
+		return v, &ProducerError{Producer: p, Expected: int64(q.Sequence), Rule: RuleOutOfOrder}
+	}
+	e, ok := t.producers[p.ID]
+	if ok && now-e.lastWrite > int64(ProducerExpiration) {
+		ok = false
+	}
+	switch {
+	case !ok || len(e.runs) == 0:
+		if p.Sequence != 0 {
+			return v, &ProducerError{Producer: p, Expected: 0, Rule: RuleUnknown}
+		}
+	case p.Epoch < e.epoch:
+		return v, &ProducerError{Producer: p, Expected: -1, Rule: RuleInvalidEpoch}
+	case p.Epoch > e.epoch:
+		if p.Sequence != 0 {
+			return v, &ProducerError{Producer: p, Expected: 0, Rule: RuleOutOfOrder}
+		}
+	default:
+		if next := e.next(); p.Sequence != next {
+			if run, found := e.find(p.Sequence, count); found {
+				v.dup, v.run = true, run
+				return v, nil
+			}
+			if int64(p.Sequence) < int64(next) {
+				return v, &ProducerError{Producer: p, Expected: int64(next), Rule: RuleDuplicate}
+			}
+			return v, &ProducerError{Producer: p, Expected: int64(next), Rule: RuleOutOfOrder}
+		}
+	}
+	return v, nil
+}
+
+// note adds appended records to the table: recs, written for requests
+// whose verdicts are vs, in order, with each request's record count.
+func (t *producerTable) note(vs []verdict, counts []int, recs []log.Record) {
+	at := 0
+	for i, v := range vs {
+		if v.has && len(recs) > at {
+			t.entry(v.producer.ID).add(v.producer, int64(counts[i]), recs[at].Offset, recs[at].Timestamp)
+		}
+		at += counts[i]
+	}
+	if len(recs) > 0 {
+		t.end = recs[len(recs)-1].Offset + 1
+	}
+}
+
+// screenLocked applies the idempotent producer rules to a batch's
+// requests on the leader, before the append: a request written before is
+// answered with the offsets it was written at (or told to come again,
+// while its first write is not yet on every active replica), a request
+// that breaks the rules gets its error, and the others are returned, with
+// their payloads, to be appended. t is the table to note the append in;
+// nil when no valid table was at hand and no request needed one. r.fmu
+// must be held.
+func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetadata, ll *segment.Log, reqs []*sendRequest, now int64) (fresh []*sendRequest, t *producerTable, vs []verdict, counts []int, payloads [][]byte) {
+	if r.producers.validFor(ll, pm.LeaderEpoch) {
+		t = r.producers
+	}
+	pending := map[int64]envelope.Producer{}
+	for _, req := range reqs {
+		prod, has, ok := producerOfRequest(req.payloads)
+		if !ok {
+			req.err = &ProducerError{Topic: p.topic, Partition: p.index, Producer: prod, Expected: -1, Rule: RuleInvalidBatch}
+			continue
+		}
+		var v verdict
+		var err error
+		if has {
+			if t == nil {
+				if t, err = buildProducerTable(ll, pm.LeaderEpoch); err != nil {
+					req.err = err
+					continue
+				}
+				r.producers = t
+			}
+			count := int64(len(req.payloads))
+			if v, err = t.check(prod, count, now, pending); err != nil {
+				var pe *ProducerError
+				var dn *DuplicateNotCommittedError
+				switch {
+				case errors.As(err, &pe):
+					pe.Topic, pe.Partition = p.topic, p.index
+				case errors.As(err, &dn):
+					dn.Topic, dn.Partition, dn.HW = p.topic, p.index, p.hw.Load()
+				}
+				req.err = err
+				continue
+			}
+			if v.dup {
+				c.answerDuplicate(p, pm, req, prod, v.run)
+				continue
+			}
+			pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: wrapSequence(int64(prod.Sequence) + count)}
+		}
+		fresh = append(fresh, req)
+		vs = append(vs, v)
+		counts = append(counts, len(req.payloads))
+		payloads = append(payloads, req.payloads...)
+	}
+	return fresh, t, vs, counts, payloads
+}
+
+// answerDuplicate answers req, whose records were written before at run:
+// with their offsets once every active replica holds them (below the
+// high watermark), with a retriable error until then.
+func (c *Cluster) answerDuplicate(p *partition, pm PartitionMetadata, req *sendRequest, prod envelope.Producer, run producerRun) {
+	if hw := p.hw.Load(); run.firstOffset+uint64(run.count) > hw {
+		req.err = &DuplicateNotCommittedError{Topic: p.topic, Partition: p.index, Producer: prod, HW: hw}
+		return
+	}
+	req.recs = make([]log.Record, run.count)
+	for i := range req.recs {
+		req.recs[i] = log.Record{Offset: run.firstOffset + uint64(i), Timestamp: run.timestamp}
+	}
+	req.brokers = slices.Clone(pm.Active)
+}
