@@ -105,7 +105,7 @@ type Cluster struct {
 
 	// producerIDs is the block of producer ids this process hands out
 	// from (producerids.go); it has its own lock.
-	producerIDs producerIDs
+	producerIDs *producerIDs
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -180,7 +180,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 // newCore is a Cluster over store with no broker registered yet.
 func newCore(root string, opts Options, store MetaStore) *Cluster {
 	return &Cluster{root: root, opts: opts, store: store, members: map[int]*member{}, topics: map[string]*topicState{},
-		deleting: map[string]*deletion{}, creating: map[string]*creation{},
+		deleting: map[string]*deletion{}, creating: map[string]*creation{}, producerIDs: newProducerIDs(),
 		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout, statusWait: defaultStatusWait}
 }
 

@@ -368,8 +368,8 @@ func (e *HWCheckpointError) Unwrap() error { return e.Err }
 // unreadable, not JSON, or JSON that breaks a rule of the format. Every
 // reservation of producer ids is refused while it stands, and the file is
 // never rewritten to "fix" it: reading it as anything but what was last
-// written could hand out an id again (docs/design.md § Producer id
-// blocks).
+// written could hand out an id again
+// (docs/design.md § Producer id blocks).
 type ProducerIDsError struct {
 	// Path is the file ("" when parsing bytes that came from nowhere in
 	// particular).

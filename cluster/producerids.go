@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"math"
 	"path/filepath"
-	"sync"
 
 	"github.com/pystream/pystream/log/durable"
 )
@@ -45,15 +44,21 @@ const ProducerIDsVersion = 1
 const maxProducerIDsSize = 4 << 10
 
 // producerIDs is what a Cluster keeps of the block it hands producer ids
-// from. The zero value holds no block. It is safe for concurrent use.
+// from (newProducerIDs). It is safe for concurrent use.
 type producerIDs struct {
-	// mu guards next and end, and is held while a block is reserved, so
-	// that concurrent callers reserve one block, not one each.
-	mu sync.Mutex
+	// lock holds a token while its holder reads or changes next and end,
+	// and while it reserves a block, so that concurrent callers reserve
+	// one block, not one each. A channel rather than a mutex: a caller
+	// waiting behind a reservation (a Raft proposal, in cluster mode)
+	// gives up when its context ends.
+	lock chan struct{}
 	// next is the next id to hand out, end the first past the block:
 	// [next, end) are reserved and unused.
 	next, end int64
 }
+
+// newProducerIDs holds no block: the first call reserves one.
+func newProducerIDs() *producerIDs { return &producerIDs{lock: make(chan struct{}, 1)} }
 
 // NewProducerID returns a producer id never handed out before in this cluster, by any process, before or after a restart: ids come from blocks reserved through the metadata store (durably, before the first id of a block is handed out), and a process's unused ids are skipped after its restart, never reused. Safe for concurrent use. The first id is 0 (Kafka's -1 means none).
 func (c *Cluster) NewProducerID(ctx context.Context) (int64, error) {
@@ -63,9 +68,13 @@ func (c *Cluster) NewProducerID(ctx context.Context) (int64, error) {
 	if closed {
 		return -1, ErrClosed
 	}
-	p := &c.producerIDs
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p := c.producerIDs
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return -1, fmt.Errorf("cluster: wait for a producer id: %w", ctx.Err())
+	}
+	defer func() { <-p.lock }()
 	if p.next == p.end {
 		first, err := c.store.AllocateProducerIDs(ctx, ProducerIDBlock)
 		if err != nil {

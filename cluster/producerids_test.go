@@ -295,3 +295,18 @@ func FuzzParseProducerIDs(f *testing.F) {
 		}
 	})
 }
+
+// A caller waiting behind another's reservation gives up when its context
+// ends.
+func TestClusterProducerIDsWaitEndsWithContext(t *testing.T) {
+	c, _ := newCluster(t, 0)
+	c.producerIDs.lock <- struct{}{} // a reservation in progress
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.NewProducerID(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	<-c.producerIDs.lock
+	id, err := c.NewProducerID(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(0), id)
+}

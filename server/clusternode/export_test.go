@@ -26,3 +26,9 @@ func DialInternal(n *Node, ctx context.Context, addr string, want int, kind byte
 // AcceptPeer is node n's check of a peer's node id on its internal port
 // (security.go, acceptPeer): nil when it lets the peer in.
 func AcceptPeer(n *Node, peer int) error { return n.acceptPeer(peer) }
+
+// AllocateProducerIDs is node n's MetaStore reservation of count producer
+// ids (store.go), for the tests that propose one the state refuses.
+func AllocateProducerIDs(n *Node, ctx context.Context, count int64) (int64, error) {
+	return raftStore{n}.AllocateProducerIDs(ctx, count)
+}
