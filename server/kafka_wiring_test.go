@@ -195,7 +195,7 @@ func TestKafkaWiringAuthFile(t *testing.T) {
 	defer anon.Close()
 	require.Error(t, anon.Ping(ctx), "no SASL: the connection is closed")
 
-	reader, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.RequestRetries(0),
+	reader, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.RequestRetries(0), kgo.DisableIdempotentWrite(),
 		kgo.SASL(plain.Auth{User: "reader", Pass: tokenRead}.AsMechanism()))
 	require.NoError(t, err)
 	defer reader.Close()

@@ -108,7 +108,7 @@ func TestKafkaRawApiVersionsNewer(t *testing.T) {
 	for _, k := range resp.ApiKeys {
 		got[k.ApiKey] = [2]int16{k.MinVersion, k.MaxVersion}
 	}
-	require.Equal(t, map[int16][2]int16{0: {3, 9}, 1: {4, 12}, 2: {1, 7}, 3: {0, 12}, 18: {0, 3},
+	require.Equal(t, map[int16][2]int16{0: {3, 9}, 1: {4, 12}, 2: {1, 7}, 3: {0, 12}, 18: {0, 3}, 22: {0, 4},
 		8: {0, 8}, 9: {0, 8}, 10: {0, 4}, 19: {2, 7}, 20: {0, 6},
 		11: {0, 9}, 14: {0, 5}, 12: {0, 4}, 13: {0, 5}, 15: {0, 5}, 16: {0, 5}}, got)
 }

@@ -169,12 +169,17 @@ func TestKafkaSASLUnauthenticated(t *testing.T) {
 }
 
 // TestKafkaSASLReadPrincipalProduce: a read principal's produce is
-// TOPIC_AUTHORIZATION_FAILED and writes nothing, over TLS and SCRAM; it
-// may read.
+// TOPIC_AUTHORIZATION_FAILED and writes nothing, over TLS and SCRAM; an
+// idempotent producer's InitProducerID (kgo's default) is
+// CLUSTER_AUTHORIZATION_FAILED before that, as Kafka answers a principal
+// allowed to write nowhere; it may read.
 func TestKafkaSASLReadPrincipalProduce(t *testing.T) {
 	s := startSecured(t, true, 1, 1, 1)
-	cl := s.as(t, auth.MechanismSCRAMSHA256, "reader", kgo.RequestRetries(0))
-	err := cl.ProduceSync(ctx(t), &kgo.Record{Topic: "events", Value: []byte("x")}).FirstErr()
+	idem := s.as(t, auth.MechanismSCRAMSHA256, "reader", kgo.RequestRetries(0))
+	err := idem.ProduceSync(ctx(t), &kgo.Record{Topic: "events", Value: []byte("x")}).FirstErr()
+	require.ErrorIs(t, err, kerr.ClusterAuthorizationFailed)
+	cl := s.as(t, auth.MechanismSCRAMSHA256, "reader", kgo.RequestRetries(0), kgo.DisableIdempotentWrite())
+	err = cl.ProduceSync(ctx(t), &kgo.Record{Topic: "events", Value: []byte("x")}).FirstErr()
 	require.ErrorIs(t, err, kerr.TopicAuthorizationFailed)
 	end, err := s.c.HighWatermark("events", 0)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/topic/envelope"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/replication"
 	"github.com/pystream/pystream/topic"
@@ -52,6 +53,8 @@ func typedSamples() []typedSample {
 		{"", "leader-unavailable", &cluster.LeaderUnavailableError{Topic: "orders", Partition: 1, BrokerID: 2,
 			Err: fmt.Errorf("replication: /v1/produce node 127.0.0.1:7002: %w: connection refused", cluster.ErrBrokerUnavailable)}},
 		{"", "diverged", &cluster.ReplicaDivergenceError{Topic: "orders", Partition: 0, BrokerID: 3, Offset: 17, Reason: "payloads differ"}},
+		{"", "producer", &cluster.ProducerError{Topic: "orders", Partition: 1, Producer: envelope.Producer{ID: 7, Epoch: 1, Sequence: 9}, Expected: 4, Rule: cluster.RuleOutOfOrder}},
+		{"", "duplicate-not-committed", &cluster.DuplicateNotCommittedError{Topic: "orders", Partition: 1, Producer: envelope.Producer{ID: 7, Sequence: 2}, HW: 40}},
 		{"same settings", "topic-exists", &cluster.TopicExistsError{Topic: "orders", PartitionCount: 3, ReplicationFactor: 2, SameSettings: true}},
 		{"other settings", "topic-exists", &cluster.TopicExistsError{Topic: "orders", PartitionCount: 3, ReplicationFactor: 2}},
 		{"", "topic-name-conflict", &cluster.TopicNameConflictError{Topic: "Orders", Existing: "orders"}},
