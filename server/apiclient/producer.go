@@ -237,9 +237,9 @@ func outcome(err error, try int) produceOutcome {
 	}
 	var e *Error
 	if !errors.As(err, &e) {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return outcomeUnknown
-		}
+		// No answer: a connection error, the HTTP client's timeout, a
+		// body cut short. (The caller's context ending stops the
+		// retries in produce.)
 		return outcomeRetry
 	}
 	switch {

@@ -23,6 +23,8 @@ type scriptedProducerServer struct {
 	mu      sync.Mutex
 	answers []scripted
 	seqs    []int32
+	// slow is how long the next produce answer takes; reset after it.
+	slow time.Duration
 }
 
 type scripted struct {
@@ -48,7 +50,10 @@ func (s *scriptedProducerServer) ServeHTTP(w http.ResponseWriter, r *http.Reques
 	if len(s.answers) > 0 {
 		a, s.answers = s.answers[0], s.answers[1:]
 	}
+	slow := s.slow
+	s.slow = 0
 	s.mu.Unlock()
+	time.Sleep(slow)
 	if a.status == 0 || a.status == http.StatusOK {
 		_, _ = io.WriteString(w, `{"records":[{"partition":0,"offset":0}]}`)
 		return
@@ -138,6 +143,28 @@ func TestAPIClientProducerRetries(t *testing.T) {
 		_, err = p.ProduceTo(ctx, "orders", 1, two)
 		require.NoError(t, err)
 		require.Equal(t, []int32{2, 2, 4}, s.sent())
+	})
+}
+
+// A request the HTTP client timed out on (it may have been written) is
+// sent again with the same sequence.
+func TestAPIClientProducerRetriesTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scriptedProducerServer{}
+		srv := httptest.NewUnstartedServer(s)
+		srv.Listener = newPipeListener()
+		srv.Start()
+		t.Cleanup(srv.Close)
+		c := apiclient.New("http://pipe/", apiclient.WithHTTPClient(&http.Client{Timeout: time.Second,
+			Transport: &http.Transport{DialContext: srv.Listener.(*pipeListener).dial}}))
+		p, err := c.NewProducer(context.Background())
+		require.NoError(t, err)
+		s.mu.Lock()
+		s.slow = 5 * time.Second
+		s.mu.Unlock()
+		_, err = p.ProduceTo(context.Background(), "orders", 0, []apiclient.ProduceRecord{{Value: []byte("a")}})
+		require.NoError(t, err)
+		require.Equal(t, []int32{0, 0}, s.sent(), "timed out, then sent again as it was")
 	})
 }
 
