@@ -312,3 +312,41 @@ func TestAPIProducerNewIDUnavailable(t *testing.T) {
 		require.Contains(t, w.Body.String(), `"code":"unavailable"`)
 	}
 }
+
+// A request sent again while its first write is on the leader only (a
+// follower did not take it) is 503 unavailable with Retry-After — never
+// written twice — and once every active replica holds it, the same
+// request is answered with the offsets of that first write.
+func TestAPIProducerRetryBeforeReplicated(t *testing.T) {
+	r := startServer(t, t.TempDir(), 2, func(c *testConfig) { c.FailoverAfter = 0 })
+	ctx := t.Context()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 1, 2)
+	require.NoError(t, err)
+	d, err := r.client.Topic(ctx, "orders")
+	require.NoError(t, err)
+	follower := d.Partitions[0].Followers[0]
+	p, err := r.client.NewProducerID(ctx)
+	require.NoError(t, err)
+
+	_, err = r.client.StopBroker(ctx, follower)
+	require.NoError(t, err)
+	_, err = produceIdem(t, r.client, "orders", 0, p.ProducerID, 0, 0, "a")
+	apitest.APIErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
+	resp, err := http.Post(r.base+"/api/topics/orders/records?partition=0", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"producer":{"id":%d,"epoch":0,"sequence":0},"records":[{"key":"aw==","value":"YQ=="}]}`, p.ProducerID)))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+	eb := apitest.DecodeError(t, resp)
+	require.Contains(t, eb.Message, "written before, but not yet by every active replica", "the leader holds it: not appended again")
+
+	_, err = r.client.StartBroker(ctx, follower)
+	require.NoError(t, err)
+	_, err = r.client.CatchUp(ctx, "orders", 0, follower)
+	require.NoError(t, err)
+	res, err := produceIdem(t, r.client, "orders", 0, p.ProducerID, 0, 0, "a")
+	require.NoError(t, err)
+	require.Equal(t, []uint64{0}, offsets(res), "the offset of the first write")
+	require.Equal(t, []string{"a"}, values(t, r.client, "orders", 0))
+}
