@@ -83,7 +83,7 @@ func (a *API) handleProduce(w http.ResponseWriter, r *http.Request) {
 	case mediaJSON:
 		q, ae := queryParams(r, "partition")
 		if ae != nil {
-			writeAPIError(w, badRequest("%s (key and key_b64 are for the application/octet-stream form; a JSON body carries its keys)", ae.body.Message))
+			writeAPIError(w, badRequest("%s (key, key_b64, producer_id, producer_epoch and sequence are for the application/octet-stream form; a JSON body carries its keys and its producer)", ae.body.Message))
 			return
 		}
 		if partition, ae = partitionQuery(q); ae != nil {

@@ -231,6 +231,10 @@ func TestAPIProducerBadFieldsWriteNothing(t *testing.T) {
 		e := apitest.APIErr(t, err, http.StatusBadRequest, CodeInvalidArgument)
 		require.Contains(t, e.Message, tc.want, tc.body)
 	}
+	// The JSON form carries its producer in the body, never the query.
+	_, err = post(t, r.base+"/api/topics/orders/records?partition=0&producer_id=1&producer_epoch=0&sequence=0", "application/json", []byte(`{`+rec+`}`))
+	e := apitest.APIErr(t, err, http.StatusBadRequest, CodeInvalidArgument)
+	require.Contains(t, e.Message, "a JSON body carries its keys and its producer")
 	for _, q := range []string{
 		"producer_id=1&producer_epoch=0&sequence=0",
 		"partition=0&producer_id=1&producer_epoch=0",
