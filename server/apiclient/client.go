@@ -543,7 +543,7 @@ func (c *Client) sendTo(ctx context.Context, base, method, path string, q url.Va
 // *OffsetOutOfRangeError around its *Error.
 func decodeError(resp *http.Response) error {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(RequestIDHeader)}
+	e := &Error{Status: resp.StatusCode, RequestID: resp.Header.Get(RequestIDHeader), RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	if err != nil {
 		e.Message = fmt.Sprintf("%s (reading the error body: %v)", http.StatusText(resp.StatusCode), err)
 		return e
@@ -588,4 +588,18 @@ func decodeError(resp *http.Response) error {
 		return oor
 	}
 	return e
+}
+
+// maxRetryAfter bounds the Retry-After the client honours, so that a
+// wrong header cannot park a caller for hours.
+const maxRetryAfter = time.Minute
+
+// retryAfter reads a Retry-After in whole seconds (the form PyStream
+// sends), at most maxRetryAfter; 0 for none or another form.
+func retryAfter(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return min(time.Duration(n)*time.Second, maxRetryAfter)
 }

@@ -31,6 +31,21 @@
 // key and any headers are stored with the record and come back in
 // FetchedRecord, whether the record was produced over HTTP or Kafka.
 //
+// # Idempotent producers
+//
+// A produce whose answer is lost (a timeout, a dropped connection, a 503)
+// may or may not have been written; sent again, a plain produce stores it
+// twice. NewProducer asks the server for a producer id (POST
+// /api/producers) and returns a *Producer whose ProduceTo numbers each
+// partition's records and sends a request that got no answer again with
+// the same numbers, a bounded number of times, after the answer's
+// Retry-After: the partition's leader stores it once and answers with the
+// offsets of the first write. When it cannot know the outcome, the error
+// matches ErrProducerOutcomeUnknown and that partition takes no more of
+// the producer's requests. Sequence numbers count per partition, so the
+// caller picks the partition (topic.PartitionForKey routes a key as the
+// server does).
+//
 // # Concurrency and connections
 //
 // A *Client is safe for concurrent use by many goroutines. By default it

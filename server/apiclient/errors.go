@@ -3,6 +3,7 @@ package apiclient
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinels, one per error code of the contract. An *Error matches the
@@ -51,6 +52,18 @@ var (
 	// ErrNotCoordinator: a group request reached a node that does not
 	// coordinate groups, and the Client could not follow it (421).
 	ErrNotCoordinator = errors.New("apiclient: not the group coordinator")
+	// ErrOutOfOrderSequence, ErrInvalidProducerEpoch, ErrUnknownProducer
+	// and ErrDuplicateSequence: an idempotent producer's request refused
+	// by the partition's leader, nothing written (409, also ErrConflict);
+	// see the Code constants of the same names.
+	ErrOutOfOrderSequence   = errors.New("apiclient: out of order sequence number")
+	ErrInvalidProducerEpoch = errors.New("apiclient: invalid producer epoch")
+	ErrUnknownProducer      = errors.New("apiclient: unknown producer id")
+	ErrDuplicateSequence    = errors.New("apiclient: duplicate sequence number")
+	// ErrInvalidProducerBatch: an idempotent producer's request whose
+	// records are not its consecutive sequence numbers (400, also
+	// ErrInvalidArgument).
+	ErrInvalidProducerBatch = errors.New("apiclient: invalid producer batch")
 	// ErrUnexpectedResponse: the server answered something that is not the
 	// contract (a non-JSON body, an unknown status). Wrapped with detail.
 	ErrUnexpectedResponse = errors.New("apiclient: unexpected response")
@@ -77,13 +90,24 @@ var codeSentinels = map[string]error{
 	CodeFencedMemberEpoch:    ErrFencedMemberEpoch,
 	CodeUnknownMemberID:      ErrUnknownMemberID,
 	CodeNotCoordinator:       ErrNotCoordinator,
+	CodeOutOfOrderSequence:   ErrOutOfOrderSequence,
+	CodeInvalidProducerEpoch: ErrInvalidProducerEpoch,
+	CodeUnknownProducer:      ErrUnknownProducer,
+	CodeDuplicateSequence:    ErrDuplicateSequence,
+	CodeInvalidProducerBatch: ErrInvalidProducerBatch,
 }
 
 // codeKinds maps a code that refines another to the sentinel it also
-// matches: a fenced or unknown member is a conflict.
+// matches: a fenced or unknown member, and a producer's sequence refused,
+// is a conflict.
 var codeKinds = map[string]error{
-	CodeFencedMemberEpoch: ErrConflict,
-	CodeUnknownMemberID:   ErrConflict,
+	CodeFencedMemberEpoch:    ErrConflict,
+	CodeUnknownMemberID:      ErrConflict,
+	CodeOutOfOrderSequence:   ErrConflict,
+	CodeInvalidProducerEpoch: ErrConflict,
+	CodeUnknownProducer:      ErrConflict,
+	CodeDuplicateSequence:    ErrConflict,
+	CodeInvalidProducerBatch: ErrInvalidArgument,
 }
 
 // Error is a non-2xx answer of the server, decoded from the error envelope.
@@ -115,6 +139,10 @@ type Error struct {
 	// Coordinator is the host:port of the node that coordinates groups,
 	// on CodeNotCoordinator.
 	Coordinator string
+	// RetryAfter is the answer's Retry-After (whole seconds), when it
+	// had one: how long to wait before sending the request again (a 503,
+	// a 429).
+	RetryAfter time.Duration
 }
 
 // Error implements error with the server's message, and the request id

@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -41,6 +42,31 @@ const (
 	// carries log_start and high_watermark (416), as Kafka's
 	// OFFSET_OUT_OF_RANGE.
 	CodeOffsetOutOfRange = "offset_out_of_range"
+)
+
+// Error codes of an idempotent producer's request refused by the
+// partition's leader (ProduceRequest.Producer): 409, except
+// CodeInvalidProducerBatch (400). Nothing of the request was written.
+const (
+	// CodeOutOfOrderSequence: the request does not start where the
+	// producer's last request to the partition ended (a gap), or a new
+	// epoch does not start at 0. Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER.
+	CodeOutOfOrderSequence = "out_of_order_sequence"
+	// CodeInvalidProducerEpoch: a newer epoch of the producer id has
+	// written to the partition. Kafka's INVALID_PRODUCER_EPOCH.
+	CodeInvalidProducerEpoch = "invalid_producer_epoch"
+	// CodeUnknownProducer: the partition knows nothing of the producer
+	// (it never wrote there, or was silent for longer than the partition
+	// remembers producers) and the request does not start at sequence 0.
+	// Kafka's UNKNOWN_PRODUCER_ID.
+	CodeUnknownProducer = "unknown_producer"
+	// CodeDuplicateSequence: the records were written before, longer ago
+	// than the partition keeps their offsets: count them written.
+	// Kafka's DUPLICATE_SEQUENCE_NUMBER.
+	CodeDuplicateSequence = "duplicate_sequence"
+	// CodeInvalidProducerBatch (400): the request's records are not one
+	// producer's consecutive sequence numbers.
+	CodeInvalidProducerBatch = "invalid_producer_batch"
 )
 
 // IntentHeader marks a request as sent on purpose by a program, not by a
@@ -336,6 +362,38 @@ type RecordHeader struct {
 // ProduceRequest is the JSON body of POST /api/topics/{topic}/records.
 type ProduceRequest struct {
 	Records []ProduceRecord `json:"records"`
+	// Producer, when set, makes the request an idempotent producer's
+	// (Kafka's KIP-98): record i carries sequence number
+	// Producer.Sequence+i (SequenceAt), and the partition's leader
+	// stores a request sent again once, answering it with the offsets of
+	// its first write. It needs the partition query parameter: sequence
+	// numbers count per partition.
+	Producer *ProducerIdentity `json:"producer,omitempty"`
+}
+
+// ProducerIdentity is who an idempotent produce request comes from, and
+// the sequence number of its first record: ID and Epoch from
+// POST /api/producers (NewProducerResponse), Sequence 0 for the first
+// request to a partition and, after each request, the sequence past its
+// last record (SequenceAt(Sequence, len(records))).
+type ProducerIdentity struct {
+	ID       int64 `json:"id"`
+	Epoch    int16 `json:"epoch"`
+	Sequence int32 `json:"sequence"`
+}
+
+// SequenceAt is the sequence number of record i of a request whose first
+// record has sequence first: first+i, starting again from 0 past the
+// largest int32, as Kafka's sequence numbers do. i must not be negative.
+func SequenceAt(first int32, i int) int32 {
+	return int32((int64(first) + int64(i)) % (math.MaxInt32 + 1))
+}
+
+// NewProducerResponse answers POST /api/producers: a producer id never
+// handed out before in the cluster, at epoch 0, for ProducerIdentity.
+type NewProducerResponse struct {
+	ProducerID int64 `json:"producer_id"`
+	Epoch      int16 `json:"epoch"`
 }
 
 // ProduceResult is where one record landed. In the records of a failed

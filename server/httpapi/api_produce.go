@@ -17,7 +17,8 @@ import (
 // without a value (or with "value": null) is refused instead of being
 // stored as an empty record by mistake.
 type produceBody struct {
-	Records []produceRecord `json:"records"`
+	Records  []produceRecord  `json:"records"`
+	Producer *produceProducer `json:"producer"`
 }
 
 type produceRecord struct {
@@ -37,10 +38,11 @@ type produceHeader struct {
 // storedRecord is what a produced record becomes: routed by its key (or
 // the request's partition), stored as envelope.Payload, so that its key
 // and headers come back with it and a plain value is stored as itself
-// (topic/envelope/doc.go § Payload: what to store).
-func storedRecord(key []byte, headers []envelope.Header, value []byte) topic.Message {
-	rec := envelope.Record{Key: key, Headers: headers, Value: value}
-	return topic.Message{Key: key, Payload: envelope.Payload(rec)}
+// (topic/envelope/doc.go § Payload: what to store); an idempotent
+// producer's record carries the producer's identity in its envelope, for
+// the partition's leader to check (docs/kafka.md § Idempotent producers).
+func storedRecord(rec envelope.Record) topic.Message {
+	return topic.Message{Key: rec.Key, Payload: envelope.Payload(rec)}
 }
 
 // handleProduce answers POST /api/topics/{topic}/records. A JSON body
@@ -65,11 +67,14 @@ func (a *API) handleProduce(w http.ResponseWriter, r *http.Request) {
 	var (
 		msgs      []topic.Message
 		partition *int
+		// idempotent is set when the request is an idempotent
+		// producer's.
+		idempotent bool
 	)
 	switch mt {
 	case mediaOctetStream:
 		var msg topic.Message
-		msg, partition, ae = a.readRawRecord(w, r)
+		msg, partition, idempotent, ae = a.readRawRecord(w, r)
 		if ae != nil {
 			writeAPIError(w, ae)
 			return
@@ -78,20 +83,26 @@ func (a *API) handleProduce(w http.ResponseWriter, r *http.Request) {
 	case mediaJSON:
 		q, ae := queryParams(r, "partition")
 		if ae != nil {
-			writeAPIError(w, badRequest("%s (key and key_b64 are for the application/octet-stream form; a JSON body carries its keys)", ae.body.Message))
+			writeAPIError(w, badRequest("%s (key, key_b64, producer_id, producer_epoch and sequence are for the application/octet-stream form; a JSON body carries its keys and its producer)", ae.body.Message))
 			return
 		}
 		if partition, ae = partitionQuery(q); ae != nil {
 			writeAPIError(w, ae)
 			return
 		}
-		if msgs, ae = a.readJSONRecords(w, r); ae != nil {
+		if msgs, idempotent, ae = a.readJSONRecords(w, r); ae != nil {
 			writeAPIError(w, ae)
 			return
 		}
 	default:
 		writeAPIError(w, newAPIError(http.StatusUnsupportedMediaType, CodeUnsupportedMediaType,
 			"Content-Type %s is not accepted here; send %s (records) or %s (one record's value)", mt, mediaJSON, mediaOctetStream))
+		return
+	}
+	if idempotent && partition == nil {
+		// The leader of one partition checks a producer's sequence
+		// numbers, which count per partition: the client routes.
+		writeAPIError(w, badRequest("an idempotent producer's request needs the partition query parameter: sequence numbers count per partition, so the client routes its records (partition=N)"))
 		return
 	}
 	// Refuse before anything is written, at the limit the cluster's logs
@@ -233,77 +244,98 @@ func produceResult(res cluster.SendResult) apiclient.ProduceResult {
 		Leader: res.LeaderBrokerID, Brokers: res.Brokers}
 }
 
-// readJSONRecords reads a JSON produce body.
-func (a *API) readJSONRecords(w http.ResponseWriter, r *http.Request) ([]topic.Message, *apiError) {
+// readJSONRecords reads a JSON produce body; idempotent is set when it
+// carries a producer.
+func (a *API) readJSONRecords(w http.ResponseWriter, r *http.Request) (msgs []topic.Message, idempotent bool, ae *apiError) {
 	var body produceBody
 	if ae := a.readJSONChecked(w, r, &body, a.checkRecordCount); ae != nil {
-		return nil, ae
+		return nil, false, ae
 	}
 	if body.Records == nil {
-		return nil, badRequest(`records is required: an array of at least one record, {"records":[{"value":"aGVsbG8="}]}`)
+		return nil, false, badRequest(`records is required: an array of at least one record, {"records":[{"value":"aGVsbG8="}]}`)
 	}
 	if len(body.Records) == 0 {
-		return nil, badRequest("records must hold at least one record")
+		return nil, false, badRequest("records must hold at least one record")
 	}
 	if len(body.Records) > a.maxRecords { // countItems counted them already; never trust one scan alone
-		return nil, tooManyRecords(a.maxRecords)
+		return nil, false, tooManyRecords(a.maxRecords)
 	}
-	msgs := make([]topic.Message, len(body.Records))
+	var prod envelope.Producer
+	if body.Producer != nil {
+		if prod, ae = body.Producer.identity(); ae != nil {
+			return nil, false, ae
+		}
+	}
+	msgs = make([]topic.Message, len(body.Records))
 	for i, rec := range body.Records {
 		if rec.Value == nil {
-			return nil, badRequest(`records[%d].value is required %s; "" is an empty value`, i, base64Hint)
+			return nil, false, badRequest(`records[%d].value is required %s; "" is an empty value`, i, base64Hint)
 		}
 		var headers []envelope.Header
 		for j, h := range rec.Headers {
 			if h.Key == nil {
-				return nil, badRequest(`records[%d].headers[%d].key is required: a string, "" allowed`, i, j)
+				return nil, false, badRequest(`records[%d].headers[%d].key is required: a string, "" allowed`, i, j)
 			}
 			headers = append(headers, envelope.Header{Key: *h.Key, Value: h.Value})
 		}
-		msgs[i] = storedRecord(rec.Key, headers, *rec.Value)
+		env := envelope.Record{Key: rec.Key, Headers: headers, Value: *rec.Value}
+		if body.Producer != nil {
+			env.Producer, env.HasProducer = producerAt(prod, i), true
+		}
+		msgs[i] = storedRecord(env)
 	}
-	return msgs, nil
+	return msgs, body.Producer != nil, nil
 }
 
 // readRawRecord reads an application/octet-stream produce request: the body
 // is the value, the key comes from key=<text> (its UTF-8 bytes) or
-// key_b64=<standard base64>; neither means no key.
-func (a *API) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Message, *int, *apiError) {
+// key_b64=<standard base64>; neither means no key. An idempotent
+// producer's identity comes from producer_id, producer_epoch and
+// sequence; idempotent is set when it does.
+func (a *API) readRawRecord(w http.ResponseWriter, r *http.Request) (topic.Message, *int, bool, *apiError) {
 	var msg topic.Message
-	q, ae := queryParams(r, "key", "key_b64", "partition")
+	q, ae := queryParams(r, "key", "key_b64", "partition", queryProducerID, queryProducerEpoch, querySequence)
 	if ae != nil {
-		return msg, nil, ae
+		return msg, nil, false, ae
 	}
 	partition, ae := partitionQuery(q)
 	if ae != nil {
-		return msg, nil, ae
+		return msg, nil, false, ae
+	}
+	prod, ae := producerQuery(q)
+	if ae != nil {
+		return msg, nil, false, ae
 	}
 	text, hasText := q["key"]
 	b64, hasB64 := q["key_b64"]
 	switch {
 	case hasText && hasB64:
-		return msg, nil, badRequest("give the key as key or as key_b64, not both")
+		return msg, nil, false, badRequest("give the key as key or as key_b64, not both")
 	case hasText:
 		msg.Key = []byte(text)
 	case hasB64:
 		key, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil {
-			return msg, nil, badRequest("key_b64: not valid base64 %s", base64Hint)
+			return msg, nil, false, badRequest("key_b64: not valid base64 %s", base64Hint)
 		}
 		msg.Key = key
 	}
 	if ae := a.limitBody(w, r); ae != nil {
-		return msg, nil, ae
+		return msg, nil, false, ae
 	}
 	value, err := readBody(r)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return msg, nil, a.tooLarge()
+			return msg, nil, false, a.tooLarge()
 		}
-		return msg, nil, badRequest("cannot read the request body: %v", err)
+		return msg, nil, false, badRequest("cannot read the request body: %v", err)
 	}
-	return storedRecord(msg.Key, nil, value), partition, nil
+	rec := envelope.Record{Key: msg.Key, Value: value}
+	if prod != nil {
+		rec.Producer, rec.HasProducer = *prod, true
+	}
+	return storedRecord(rec), partition, prod != nil, nil
 }
 
 // partitionQuery reads the optional partition=N of a produce request: the

@@ -7,10 +7,12 @@ import (
 	"strconv"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/bounds"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // The routes of the phase-6 API and their OpenAPI descriptions. Schemas come
@@ -222,22 +224,40 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 				"Each partition's share is written with one fsync per replica. On failure the error carries records: per input record its placement or its own error. " +
 				"partition=N sends every record to partition N whatever its key, as one batch acknowledged together. " +
 				"At most PYSTREAM_MAX_REQUEST_RECORDS records (default " + strconv.Itoa(bounds.DefaultMaxRequestRecords) + ") per request, else 413; a Content-Encoding other than identity is 415; " +
-				"past PYSTREAM_MAX_INFLIGHT_BYTES of bodies in flight server-wide, 503 with Retry-After before the body is read.",
+				"past PYSTREAM_MAX_INFLIGHT_BYTES of bodies in flight server-wide, 503 with Retry-After before the body is read. " +
+				"An idempotent producer (id and epoch from POST /api/producers) adds producer {id, epoch, sequence} to the JSON body " +
+				"(producer_id, producer_epoch and sequence in the query of the octet-stream form), and partition=N, required: record i gets sequence " +
+				"sequence+i (wrapping past 2147483647), the next request starts past the last. A request sent again is answered with its first offsets and not stored twice " +
+				"(503, retriable, while its first write is not yet on every active replica). Refused, nothing written: 409 out_of_order_sequence (a gap), " +
+				"invalid_producer_epoch (fenced by a newer epoch), unknown_producer (the partition does not know the producer and sequence is not 0), " +
+				"duplicate_sequence (written before, longer ago than the partition keeps offsets: count it written); 400 invalid_producer_batch.",
 			Parameters: []parameter{paramTopic,
 				{Name: "key", In: "query", Schema: &schema{Type: "string"},
 					Description: "application/octet-stream only (with a JSON body it is 400): the key as text, its UTF-8 bytes. Not with key_b64."},
 				{Name: "key_b64", In: "query", Schema: &schema{Type: "string", Pattern: base64Pattern},
 					Description: "application/octet-stream only (with a JSON body it is 400): the key as standard base64 with padding. Not with key."},
 				queryUint("partition", "Either form: the partition every record goes to, whatever its key (Kafka's explicit partition). "+
-					"Unset: records are routed by key. A partition the topic does not have is 404.", 0, maxIndex)},
+					"Unset: records are routed by key. A partition the topic does not have is 404. Required with a producer.", 0, maxIndex),
+				queryUint(queryProducerID, "application/octet-stream only: an idempotent producer's id (with producer_epoch and sequence).", 0, math.MaxInt64),
+				queryUint(queryProducerEpoch, "application/octet-stream only: the producer's epoch.", 0, math.MaxInt16),
+				queryUint(querySequence, "application/octet-stream only: the record's sequence number.", 0, math.MaxInt32)},
 			RequestBody: &requestBody{Required: true, Content: map[string]media{
 				mediaJSON: {Schema: sc.of(apiclient.ProduceRequest{}), Example: apiclient.ProduceRequest{Records: []apiclient.ProduceRecord{
 					{Key: []byte("user-123"), Value: []byte("hello"), Headers: []apiclient.RecordHeader{{Key: "trace-id", Value: []byte("abc")}}},
 					{Value: []byte("no key")}}}},
 				mediaOctetStream: {Schema: &schema{Type: "string", Format: "binary"}},
 			}},
-			Responses: errs(map[string]response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced)},
+			Responses: errs(map[string]response{"200": okJSON("Where each record landed, in request order.", sc.of(apiclient.ProduceResponse{}), produced),
+				"409": producerConflictResponse()},
 				400, 404, 413, 415, 503),
+		}},
+		{Method: http.MethodPost, Path: "/api/producers", Handler: a.handleNewProducer, Role: RoleWrite, TopicFree: true, Operation: &operation{
+			OperationID: "createProducer", Summary: "A producer id for an idempotent producer", Tags: []string{"records"},
+			Description: "A producer id never handed out before in the cluster, at epoch 0 (Kafka's InitProducerId): give it, with a sequence number, " +
+				"in produce requests, and a request sent again (its answer was lost) is stored once. No body. A token limited to topic prefixes may call it. " +
+				"When the metadata store cannot reserve ids now, 503 with Retry-After: ask again.",
+			Responses: errs(map[string]response{"200": okJSON("The producer id and its epoch.", sc.of(apiclient.NewProducerResponse{}),
+				apiclient.NewProducerResponse{ProducerID: 1000, Epoch: 0})}, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: a.handleFetch, Role: RoleRead, Operation: &operation{
 			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
@@ -460,6 +480,16 @@ func memberConflictResponse() response {
 	return response{Description: "A stale member epoch (code fenced_member_epoch) or an unknown member (unknown_member_id): give up the partitions " +
 		"and join again with member_epoch 0. A commit for a partition the member does not hold, a commit below the committed offset or past the " +
 		"high watermark, a group held by classic (Kafka client) members, or a full group: conflict.",
+		Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: e.body})}
+}
+
+// producerConflictResponse is an idempotent producer's 409, its example
+// built by the function that builds the real answer.
+func producerConflictResponse() response {
+	e, _ := producerRefusal(&cluster.ProducerError{Topic: "orders", Partition: 0, Producer: envelope.Producer{ID: 1000, Sequence: 7},
+		Expected: 5, Rule: cluster.RuleOutOfOrder})
+	return response{Description: "An idempotent producer's request refused, nothing written: out_of_order_sequence, invalid_producer_epoch, " +
+		"unknown_producer, or duplicate_sequence (written before, longer ago than the partition keeps offsets: count it written).",
 		Content: jsonContent(ref("ErrorResponse"), ErrorResponse{Error: e.body})}
 }
 

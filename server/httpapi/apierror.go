@@ -103,6 +103,13 @@ func classifyCause(err error) *apiError {
 			"the operation took effect, but its journal entry was not written; the server log has the cause")
 	case errors.As(err, &batch):
 		return classifyBatch(batch)
+	}
+	// Before the unavailable brokers: a batch sent again too early is
+	// retriable as one, with a message of its own.
+	if e, ok := producerRefusal(err); ok {
+		return e
+	}
+	switch {
 	case durable.NoSpace(err):
 		return noSpace(err)
 	case errors.As(err, &lu):

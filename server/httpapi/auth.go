@@ -75,7 +75,11 @@ type denial struct {
 // topic named in the request's path ("" when the route has none), by the
 // one rule of server/auth (auth.Decide), and words the refusal for HTTP.
 func authorize(rt *route, tok *Token, topicName string, presented, malformed bool) *denial {
-	switch auth.Decide(tok, rt.Role, topicName, strings.Contains(rt.Path, "{topic}")) {
+	d := auth.Decide(tok, rt.Role, topicName, strings.Contains(rt.Path, "{topic}"))
+	if d == auth.DenyNotOneTopic && rt.TopicFree {
+		d = auth.DenyNone // the role was enough
+	}
+	switch d {
 	case auth.DenyNone:
 		return nil
 	case auth.DenyUnauthenticated:

@@ -25,6 +25,11 @@ const (
 	CodeFencedMemberEpoch    = apiclient.CodeFencedMemberEpoch
 	CodeUnknownMemberID      = apiclient.CodeUnknownMemberID
 	CodeNotCoordinator       = apiclient.CodeNotCoordinator
+	CodeOutOfOrderSequence   = apiclient.CodeOutOfOrderSequence
+	CodeInvalidProducerEpoch = apiclient.CodeInvalidProducerEpoch
+	CodeUnknownProducer      = apiclient.CodeUnknownProducer
+	CodeDuplicateSequence    = apiclient.CodeDuplicateSequence
+	CodeInvalidProducerBatch = apiclient.CodeInvalidProducerBatch
 )
 
 // ErrorResponse is the JSON body of every error answer:

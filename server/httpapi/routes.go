@@ -20,6 +20,11 @@ type route struct {
 	Handler   http.HandlerFunc
 	Role      Role
 	Operation *operation
+	// TopicFree marks a route that reaches no topic's data and that a
+	// token limited to topic prefixes may call all the same, with its
+	// role: POST /api/producers, as Kafka's InitProducerId is checked by
+	// role alone (docs/security.md § Authentication and roles).
+	TopicFree bool
 }
 
 // routeTable lists every endpoint the server answers. A new endpoint is one

@@ -160,8 +160,10 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 		"--config", "segment.bytes=1024", "--config", "retention.bytes=4096", "--config", "retention.ms=-1")
 	require.Equal(t, 0, out.code, "topic create: %s", out.stderr)
 
-	// One pystream produce per batch of 15 lines (about 750 bytes framed):
-	// each batch fits a 1 KiB segment and the next one rolls.
+	// One pystream produce per batch of 15 lines (about 750 bytes framed,
+	// plain values: not idempotent, whose records carry their producer's
+	// identity too): each batch fits a 1 KiB segment and the next one
+	// rolls.
 	acked := map[uint64]string{}
 	produce := func(rounds int) {
 		for range rounds {
@@ -170,7 +172,7 @@ func TestRetentionEmbeddedThroughTheCLI(t *testing.T) {
 			for i := range 15 {
 				fmt.Fprintf(&lines, "record-%05d-padding-to-fifty-bytes-xxxxxxxxxx\n", first+i)
 			}
-			res := runCLI(t, ctx, cli, url, lines.String(), "produce", "t")
+			res := runCLI(t, ctx, cli, url, lines.String(), "produce", "t", "--idempotent=false")
 			require.Equal(t, 0, res.code, "produce: %s", res.stderr)
 			acks := parseProduced(t, res.stdout)
 			require.Len(t, acks, 15)

@@ -124,7 +124,7 @@ func TestCLILogDumpQuarantine(t *testing.T) {
 	ok(t, url, "a\nb\n", "produce", "orders")
 	ok(t, url, "", "broker", "stop", "2")
 	ok(t, url, "", "broker", "stop", "3")
-	r := pys(t, url, "never acknowledged\n", "produce", "orders")
+	r := pys(t, url, "never acknowledged\n", "produce", "orders", "--idempotent=false") // stored as the plain value
 	require.Equal(t, 1, r.code, r.stdout)
 	require.Contains(t, r.stderr, "[unavailable]")
 	ok(t, url, "", "broker", "stop", "1")

@@ -95,6 +95,7 @@ func (a *app) produceCommand() *cobra.Command {
 	var key, delim string
 	var headers []string
 	var partition int
+	idempotent := true
 	cmd := &cobra.Command{
 		Use:   "produce TOPIC",
 		Short: "Produce one record per line of stdin and print where each landed",
@@ -111,7 +112,14 @@ func (a *app) produceCommand() *cobra.Command {
 			"and offset it landed at (--json: one object per line, with the timestamp in\n" +
 			"nanoseconds, as in the API). If the server refuses a batch, the records it\n" +
 			"acknowledged are still printed, reading stops, the error names the lines of\n" +
-			"stdin that were acknowledged and those that were not, and the exit status is 1.",
+			"stdin that were acknowledged and those that were not, and the exit status is 1.\n\n" +
+			"Produce is idempotent: it takes a producer id from the server (POST\n" +
+			"/api/producers) and numbers each partition's records, so a request whose\n" +
+			"answer is lost (a timeout, a dropped connection, a 503) is sent again, up to 10\n" +
+			"times, and its lines are stored once. Without -p it routes the records itself,\n" +
+			"by the server's rule, over the topic's partition count read at the start.\n" +
+			"--idempotent=false sends plain requests instead, routed by the server and not\n" +
+			"retried.",
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var m keyMode
@@ -136,13 +144,14 @@ func (a *app) produceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.produce(cmd.Context(), c, args[0], partition, m)
+			return a.produce(cmd.Context(), c, args[0], partition, m, idempotent)
 		},
 	}
 	cmd.Flags().IntVarP(&partition, "partition", "p", -1, "send every record to this partition, whatever its key (default: routed by key)")
 	cmd.Flags().StringVarP(&key, "key", "k", "", "key of every record")
 	cmd.Flags().StringVarP(&delim, "key-delimiter", "K", "", `split each line into key and value at the first DELIM (\t allowed)`)
 	cmd.Flags().StringArrayVarP(&headers, "header", "H", nil, "a header NAME=VALUE of every record (repeatable; NAME alone: a null value)")
+	cmd.Flags().BoolVar(&idempotent, "idempotent", true, "number the records so a retried request is stored once (false: plain requests, not retried)")
 	return cmd
 }
 
@@ -305,8 +314,16 @@ func sendBatch(ctx context.Context, c *apiclient.Client, topic string, partition
 }
 
 // produce sends stdin's lines to topic, to partition when it is 0 or more,
-// routed by key when it is -1.
-func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, partition int, m keyMode) error {
+// routed by key when it is -1; through an idempotent producer when
+// idempotent is set (produceidempotent.go).
+func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, partition int, m keyMode, idempotent bool) error {
+	var idem *idempotentSender
+	if idempotent {
+		var err error
+		if idem, err = newIdempotentSender(ctx, c, topic, partition); err != nil {
+			return a.apiError("produce "+topic, err)
+		}
+	}
 	queue := make(chan lineOrErr, produceQueue)
 	done := make(chan struct{})
 	defer close(done)
@@ -318,7 +335,15 @@ func (a *app) produce(ctx context.Context, c *apiclient.Client, topic string, pa
 	b := &batcher{in: queue, m: m}
 	for {
 		batch, rerr := b.next()
-		if len(batch) > 0 {
+		if len(batch) > 0 && idem != nil {
+			if err := a.produceIdempotent(ctx, out, idem, topic, sent, batch); err != nil {
+				return err
+			}
+			sent += len(batch)
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		} else if len(batch) > 0 {
 			res, err := sendBatch(ctx, c, topic, partition, batch)
 			if err != nil {
 				return a.produceFailed(out, topic, sent, batch, err)

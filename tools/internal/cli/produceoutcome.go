@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -111,6 +112,45 @@ func unknownBatchOutcome(sent, n int) string {
 		s = yes.String() + " " + yes.was() + " acknowledged; " + s
 	}
 	return s
+}
+
+// idempotentBatchOutcome says which lines were acknowledged when an
+// idempotent producer's batch failed: lines 1..sent before it, and line
+// sent+i+1 of the batch when acked[i]; of the others, those whose request
+// the producer gave up on (unknown[i]) may or may not have been written,
+// and the rest were refused, nothing of them written. At least one line of
+// the batch was not acknowledged.
+//
+//	lines 1-40 and 42 were acknowledged, lines 41 and 43-50 were not
+//	lines 1-40 were acknowledged; whether lines 41-50 were written is unknown
+//	lines 1-41 were acknowledged, line 43 was not; whether line 42 was written is unknown
+func idempotentBatchOutcome(sent int, acked, unknown []bool) string {
+	if !slices.Contains(unknown, true) {
+		return refusedBatchOutcome(sent, acked)
+	}
+	yes := lines{}.addRun(1, sent)
+	var no, maybe lines
+	for i := range acked {
+		switch n := sent + i + 1; {
+		case acked[i]:
+			yes = yes.add(n)
+		case unknown[i]:
+			maybe = maybe.add(n)
+		default:
+			no = no.add(n)
+		}
+	}
+	var parts []string
+	switch {
+	case len(yes) > 0 && len(no) > 0:
+		parts = append(parts, yes.String()+" "+yes.was()+" acknowledged, "+no.String()+" "+no.was()+" not")
+	case len(yes) > 0:
+		parts = append(parts, yes.String()+" "+yes.was()+" acknowledged")
+	case len(no) > 0:
+		parts = append(parts, no.String()+" "+no.was()+" not acknowledged")
+	}
+	parts = append(parts, "whether "+maybe.String()+" "+maybe.was()+" written is unknown")
+	return strings.Join(parts, "; ")
 }
 
 // stoppedOutcome says which lines were acknowledged when reading stdin

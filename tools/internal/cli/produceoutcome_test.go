@@ -40,6 +40,22 @@ func TestCLIProduceOutcome(t *testing.T) {
 	require.Equal(t, "lines 1-40 were acknowledged; whether lines 41-50 were written is unknown", unknownBatchOutcome(40, 10))
 	require.Equal(t, "line 1 was acknowledged; whether line 2 was written is unknown", unknownBatchOutcome(1, 1))
 
+	// An idempotent batch: acknowledged, refused (nothing written), or
+	// given up on (unknown).
+	for _, tt := range []struct {
+		sent           int
+		acked, unknown []bool
+		want           string
+	}{
+		{2, []bool{y, n}, []bool{n, n}, "lines 1-3 were acknowledged, line 4 was not"},
+		{0, []bool{n}, []bool{y}, "whether line 1 was written is unknown"},
+		{40, []bool{n, n}, []bool{y, y}, "lines 1-40 were acknowledged; whether lines 41-42 were written is unknown"},
+		{41, []bool{n, y, n}, []bool{y, n, n}, "lines 1-41 and 43 were acknowledged, line 44 was not; whether line 42 was written is unknown"},
+		{0, []bool{n, n}, []bool{n, y}, "line 1 was not acknowledged; whether line 2 was written is unknown"},
+	} {
+		require.Equal(t, tt.want, idempotentBatchOutcome(tt.sent, tt.acked, tt.unknown), "%d %v %v", tt.sent, tt.acked, tt.unknown)
+	}
+
 	require.Equal(t, "nothing was sent", stoppedOutcome(0))
 	require.Equal(t, "line 1 was acknowledged, nothing after it was sent", stoppedOutcome(1))
 	require.Equal(t, "lines 1-7 were acknowledged, nothing after them was sent", stoppedOutcome(7))
