@@ -3,7 +3,6 @@ package cluster
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -153,12 +152,8 @@ type producerEntry struct {
 // next is the sequence number the producer's next batch must start at.
 func (e *producerEntry) next() int32 {
 	last := e.runs[len(e.runs)-1]
-	return wrapSequence(last.lastSeq() + 1)
+	return envelope.SequenceAt(last.firstSeq, last.count)
 }
-
-// wrapSequence is sequence number n as Kafka numbers it: past the largest
-// int32 it starts again from 0.
-func wrapSequence(n int64) int32 { return int32(n % (math.MaxInt32 + 1)) }
 
 // add records that count records of producer p landed at offset, at ts.
 func (e *producerEntry) add(p envelope.Producer, count int64, offset uint64, ts int64) {
@@ -255,7 +250,7 @@ func producerOfRequest(payloads [][]byte) (first envelope.Producer, has, ok bool
 			first, has = p, with
 		case with != has:
 			return first, has, false
-		case with && (p.ID != first.ID || p.Epoch != first.Epoch || p.Sequence != wrapSequence(int64(first.Sequence)+int64(i))):
+		case with && (p.ID != first.ID || p.Epoch != first.Epoch || p.Sequence != envelope.SequenceAt(first.Sequence, int64(i))):
 			return first, has, false
 		}
 	}
@@ -380,7 +375,7 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 				c.answerDuplicate(p, pm, req, prod, v.run)
 				continue
 			}
-			pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: wrapSequence(int64(prod.Sequence) + count)}
+			pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: envelope.SequenceAt(prod.Sequence, count)}
 		}
 		fresh = append(fresh, req)
 		vs = append(vs, v)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // This file is the idempotent producer of the HTTP API (Kafka's KIP-98,
@@ -185,7 +187,7 @@ func (p *Producer) produce(ctx context.Context, topic string, partition, n int, 
 		out, err = send(seq)
 		switch outcome(err, try) {
 		case outcomeWritten:
-			s.next = SequenceAt(seq, n)
+			s.next = envelope.SequenceAt(seq, int64(n))
 			if err != nil {
 				return nil, err // written before, offsets forgotten
 			}

@@ -2,7 +2,6 @@ package apiclient
 
 import (
 	"encoding/json"
-	"math"
 	"time"
 )
 
@@ -364,7 +363,7 @@ type ProduceRequest struct {
 	Records []ProduceRecord `json:"records"`
 	// Producer, when set, makes the request an idempotent producer's
 	// (Kafka's KIP-98): record i carries sequence number
-	// Producer.Sequence+i (SequenceAt), and the partition's leader
+	// Producer.Sequence+i (envelope.SequenceAt), and the partition's leader
 	// stores a request sent again once, answering it with the offsets of
 	// its first write. It needs the partition query parameter: sequence
 	// numbers count per partition.
@@ -375,18 +374,11 @@ type ProduceRequest struct {
 // the sequence number of its first record: ID and Epoch from
 // POST /api/producers (NewProducerResponse), Sequence 0 for the first
 // request to a partition and, after each request, the sequence past its
-// last record (SequenceAt(Sequence, len(records))).
+// last record (envelope.SequenceAt(Sequence, len(records))).
 type ProducerIdentity struct {
 	ID       int64 `json:"id"`
 	Epoch    int16 `json:"epoch"`
 	Sequence int32 `json:"sequence"`
-}
-
-// SequenceAt is the sequence number of record i of a request whose first
-// record has sequence first: first+i, starting again from 0 past the
-// largest int32, as Kafka's sequence numbers do. i must not be negative.
-func SequenceAt(first int32, i int) int32 {
-	return int32((int64(first) + int64(i)) % (math.MaxInt32 + 1))
 }
 
 // NewProducerResponse answers POST /api/producers: a producer id never

@@ -118,7 +118,7 @@ func producerQuery(q map[string]string) (*envelope.Producer, *apiError) {
 // producerAt is the identity of record i of a request whose first
 // record is p's: sequence p.Sequence+i, wrapping as Kafka's do.
 func producerAt(p envelope.Producer, i int) envelope.Producer {
-	return envelope.Producer{ID: p.ID, Epoch: p.Epoch, Sequence: apiclient.SequenceAt(p.Sequence, i)}
+	return envelope.Producer{ID: p.ID, Epoch: p.Epoch, Sequence: envelope.SequenceAt(p.Sequence, int64(i))}
 }
 
 // producerRefusal maps an idempotent producer's request refused by the

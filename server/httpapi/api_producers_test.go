@@ -146,9 +146,9 @@ func TestAPIProducerRetryStoredOnce(t *testing.T) {
 // Sequence numbers wrap past the largest int32, as Kafka's do: a request
 // whose first record is the last number continues from 0.
 func TestAPIProducerSequenceWraps(t *testing.T) {
-	require.Equal(t, int32(2147483647), apiclient.SequenceAt(2147483646, 1))
-	require.Equal(t, int32(0), apiclient.SequenceAt(2147483647, 1))
-	require.Equal(t, int32(1), apiclient.SequenceAt(2147483647, 2))
+	require.Equal(t, int32(2147483647), envelope.SequenceAt(2147483646, 1))
+	require.Equal(t, int32(0), envelope.SequenceAt(2147483647, 1))
+	require.Equal(t, int32(1), envelope.SequenceAt(2147483647, 2))
 	require.Equal(t, envelope.Producer{ID: 7, Epoch: 2, Sequence: 0}, producerAt(envelope.Producer{ID: 7, Epoch: 2, Sequence: 2147483647}, 1))
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -116,7 +115,7 @@ func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error
 		env := envelope.Record{Key: r.Key, Value: r.Value, Timestamp: rb.FirstTimestamp + r.TimestampDelta64, HasTimestamp: true}
 		if idempotent {
 			// Sequence numbers wrap past the largest int32, as Kafka's do.
-			seq := int32((int64(rb.FirstSequence) + int64(i)) % (math.MaxInt32 + 1))
+			seq := envelope.SequenceAt(rb.FirstSequence, int64(i))
 			env.Producer, env.HasProducer = envelope.Producer{ID: rb.ProducerID, Epoch: rb.ProducerEpoch, Sequence: seq}, true
 		}
 		for _, h := range r.Headers {

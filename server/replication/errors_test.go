@@ -9,10 +9,10 @@ import (
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/topic/envelope"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/replication"
 	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // allSentinels are every sentinel a refusal can match on either side:

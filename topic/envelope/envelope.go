@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Magic is the four bytes every envelope starts with.
@@ -352,4 +353,12 @@ func (d *decoder) bytes(what string) ([]byte, error) {
 	p := d.b[d.pos : d.pos+int(n) : d.pos+int(n)]
 	d.pos += int(n)
 	return p, nil
+}
+
+// SequenceAt is the sequence number of the record i places after one
+// numbered first, in an idempotent producer's numbering: first+i,
+// starting again from 0 past the largest int32, as Kafka's sequence
+// numbers do. i must not be negative.
+func SequenceAt(first int32, i int64) int32 {
+	return int32((int64(first) + i) % (math.MaxInt32 + 1))
 }
