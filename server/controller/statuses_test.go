@@ -23,21 +23,29 @@ func (s slowStatus) Status(topicName string, partition int) (cluster.PartitionSt
 	return s.Cluster.Status(topicName, partition)
 }
 
+// threeBrokers is a cluster of brokers 1 to 3 with topic "t" of
+// partitions partitions, replication factor 3, closed when the test ends.
+func threeBrokers(t *testing.T, partitions int) *cluster.Cluster {
+	t.Helper()
+	cl, err := cluster.Open(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cl.Close()) })
+	for id := 1; id <= 3; id++ {
+		_, err := cl.StartBroker(id)
+		require.NoError(t, err)
+	}
+	require.NoError(t, cl.CreateTopic("t", partitions, 3))
+	return cl
+}
+
 // A pass reads the statuses of many partitions at once: partitions whose
 // leader answers nothing cost the pass one status wait, not one each, so
 // that the failovers the pass decides are not held back by them. Time is
 // synctest's.
 func TestPassReadsStatusesTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cl, err := cluster.Open(t.TempDir())
-		require.NoError(t, err)
-		defer func() { require.NoError(t, cl.Close()) }()
-		for id := 1; id <= 3; id++ {
-			_, err := cl.StartBroker(id)
-			require.NoError(t, err)
-		}
 		const partitions = 6
-		require.NoError(t, cl.CreateTopic("t", partitions, 3))
+		cl := threeBrokers(t, partitions)
 		const wait = time.Second
 		k, err := New(slowStatus{cl, wait}, Config{})
 		require.NoError(t, err)
@@ -71,15 +79,8 @@ func (s slowApply) Apply(a cluster.Action) (cluster.ApplyResult, error) {
 // plan's order. Time is synctest's.
 func TestPassActsOnPartitionsTogether(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cl, err := cluster.Open(t.TempDir())
-		require.NoError(t, err)
-		defer func() { require.NoError(t, cl.Close()) }()
-		for id := 1; id <= 3; id++ {
-			_, err := cl.StartBroker(id)
-			require.NoError(t, err)
-		}
 		const partitions = 6
-		require.NoError(t, cl.CreateTopic("t", partitions, 3))
+		cl := threeBrokers(t, partitions)
 		const wait = 100 * time.Millisecond
 		k, err := New(slowApply{cl, wait}, Config{FailoverAfter: time.Second})
 		require.NoError(t, err)
