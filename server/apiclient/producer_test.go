@@ -79,6 +79,18 @@ func (s *scriptedProducerServer) sent() []int32 {
 
 const unavailable = `{"error":{"code":"unavailable","message":"orders/0: leader broker 1 is unavailable"}}`
 
+// scriptedClient is a client of s over in-memory pipes (synctest's
+// clock runs while it waits), with timeout as its HTTP client's (0: none).
+func scriptedClient(t *testing.T, s *scriptedProducerServer, timeout time.Duration) *apiclient.Client {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(s)
+	srv.Listener = newPipeListener()
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return apiclient.New("http://pipe/", apiclient.WithHTTPClient(&http.Client{Timeout: timeout,
+		Transport: &http.Transport{DialContext: srv.Listener.(*pipeListener).dial}}))
+}
+
 // The Go client's idempotent producer (docs/phase-6-network-api.md §
 // Idempotent producers): a 503 is sent again with the same sequence after
 // its Retry-After; a refusal on the first send wrote nothing and leaves
@@ -88,11 +100,7 @@ const unavailable = `{"error":{"code":"unavailable","message":"orders/0: leader 
 func TestAPIClientProducerRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &scriptedProducerServer{}
-		srv := httptest.NewUnstartedServer(s)
-		srv.Listener = newPipeListener()
-		srv.Start()
-		t.Cleanup(srv.Close)
-		c := apiclient.New("http://pipe/", apiclient.WithHTTPClient(&http.Client{Transport: &http.Transport{DialContext: srv.Listener.(*pipeListener).dial}}))
+		c := scriptedClient(t, s, 0)
 		ctx := context.Background()
 		p, err := c.NewProducer(ctx)
 		require.NoError(t, err)
@@ -151,12 +159,7 @@ func TestAPIClientProducerRetries(t *testing.T) {
 func TestAPIClientProducerRetriesTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &scriptedProducerServer{}
-		srv := httptest.NewUnstartedServer(s)
-		srv.Listener = newPipeListener()
-		srv.Start()
-		t.Cleanup(srv.Close)
-		c := apiclient.New("http://pipe/", apiclient.WithHTTPClient(&http.Client{Timeout: time.Second,
-			Transport: &http.Transport{DialContext: srv.Listener.(*pipeListener).dial}}))
+		c := scriptedClient(t, s, time.Second)
 		p, err := c.NewProducer(context.Background())
 		require.NoError(t, err)
 		s.mu.Lock()

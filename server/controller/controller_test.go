@@ -30,14 +30,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, cfg Config) *fixture {
 	t.Helper()
-	cl, err := cluster.Open(t.TempDir())
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, cl.Close()) })
-	for id := 1; id <= 3; id++ {
-		_, err := cl.StartBroker(id)
-		require.NoError(t, err)
-	}
-	require.NoError(t, cl.CreateTopic("t", 1, 3))
+	cl := threeBrokers(t, 1)
 	st, err := cl.Status("t", 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Leader)
