@@ -125,12 +125,17 @@ func (t *peerWaitTransport) retry(term uint64, peer raft.ServerID) bool {
 }
 
 // storeRefused reports whether resp is a follower's refusal of args
-// that says nothing about their logs: the follower is in args's term and
-// found no gap or conflict (those refusals set NoRetryBackoff), so what
-// failed is its own reading or writing of its log. The same request is
-// worth sending again as it is, once the follower's disk can take it.
+// that says nothing about their logs: the follower is in args's term,
+// found no gap or conflict (those refusals set NoRetryBackoff), and holds
+// nothing past args's previous entry, so what failed is its writing of the
+// new entries. The same request is worth sending again as it is, once the
+// follower's disk can take it. A follower whose log reaches past the
+// previous entry may have failed midway through replacing a conflicting
+// suffix — Raft then leaves its idea of its own log end stale, and the
+// same request would fail for ever — so that refusal goes to Raft, which
+// steps back.
 func storeRefused(args *raft.AppendEntriesRequest, resp *raft.AppendEntriesResponse) bool {
-	return !resp.Success && !resp.NoRetryBackoff && resp.Term == args.Term
+	return !resp.Success && !resp.NoRetryBackoff && resp.Term == args.Term && resp.LastLog <= args.PrevLogEntry
 }
 
 // absent notes that peer id did not take an append, and logs msg with

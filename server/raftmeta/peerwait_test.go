@@ -127,6 +127,9 @@ func TestRaftmetaPeerWaitRetriesAFollowerThatCannotStore(t *testing.T) {
 		for name, refusal := range map[string]func(*raft.AppendEntriesRequest, *raft.AppendEntriesResponse){
 			"conflict":   func(_ *raft.AppendEntriesRequest, r *raft.AppendEntriesResponse) { r.NoRetryBackoff = true },
 			"newer term": func(a *raft.AppendEntriesRequest, r *raft.AppendEntriesResponse) { r.Term = a.Term + 1 },
+			"a log past the previous entry": func(a *raft.AppendEntriesRequest, r *raft.AppendEntriesResponse) {
+				r.LastLog = a.PrevLogEntry + 3 // a suffix it may have failed to replace
+			},
 		} {
 			other := &refusingTransport{refusal: refusal}
 			w := newPeerWaitTransport(other, slog.New(slog.DiscardHandler))
