@@ -157,7 +157,7 @@ func Check(h *History) *Report {
 			case w.Idempotent:
 				add(Violation{Kind: VDuplicateAck, Partition: places[0].partition, Offset: places[0].offset, Value: w.Value, At: w.End,
 					Detail: fmt.Sprintf("written by %s, an idempotent producer (%s), in the log %d times", w.Producer, w.Outcome, len(places))})
-			case w.Outcome == Acked && !w.MayRetry:
+			case w.Outcome == Acked:
 				add(Violation{Kind: VDuplicateAck, Partition: w.Partition, Offset: w.Offset, Value: w.Value, At: w.End,
 					Detail: fmt.Sprintf("sent once by %s, in the log %d times", w.Producer, len(places))})
 			default:

@@ -26,10 +26,6 @@ type Write struct {
 	Value string `json:"value"`
 	// Producer names the producer ("http-1", "kafka-1").
 	Producer string `json:"producer"`
-	// MayRetry is true when the producer's client may have sent the value
-	// more than once on its own (the Kafka client retries inside one
-	// attempt): a second copy of it is a duplicate, not a violation.
-	MayRetry bool `json:"may_retry,omitempty"`
 	// Idempotent is true when the producer is idempotent (a Kafka client
 	// with a producer id): the value must never be in the log twice,
 	// whatever its outcome.
