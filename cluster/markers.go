@@ -20,9 +20,9 @@ type AbortedTxn struct {
 // last stable offset (no transaction left open below it), and the aborted
 // transactions among them.
 type StableRead struct {
-	Records                               []log.Record
+	Records                             []log.Record
 	LogStart, HighWatermark, LastStable uint64
-	Aborted                               []AbortedTxn
+	Aborted                             []AbortedTxn
 }
 
 // WriteTxnMarker writes a transaction marker — commit or abort — of
