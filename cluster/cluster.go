@@ -106,6 +106,9 @@ type Cluster struct {
 	// producerIDs is the block of producer ids this process hands out
 	// from (producerids.go); it has its own lock.
 	producerIDs *producerIDs
+	// txnLocks serialises the transaction coordinator's requests of each
+	// transactional id (transactions.go); it has its own lock.
+	txnLocks txnLocks
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.

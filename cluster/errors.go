@@ -386,6 +386,28 @@ func (e *ProducerIDsError) Error() string {
 
 func (e *ProducerIDsError) Unwrap() error { return e.Err }
 
+// TransactionsError reports a transactions.state that cannot be trusted:
+// unreadable, not JSON, or JSON that breaks a rule of the format. Every
+// request of the transaction coordinator is refused while it stands, and
+// the file is never rewritten to "fix" it: reading it as anything but
+// what was last written could hand a transactional id's producer id and
+// epoch out again, and unfence a zombie producer.
+type TransactionsError struct {
+	// Path is the file ("" when parsing bytes that came from nowhere in
+	// particular).
+	Path string
+	// Reason says what is wrong, in words.
+	Reason string
+	// Err is the underlying cause, if any.
+	Err error
+}
+
+func (e *TransactionsError) Error() string {
+	return fileErrorText("cluster: malformed transactions file", e.Path, e.Reason, e.Err)
+}
+
+func (e *TransactionsError) Unwrap() error { return e.Err }
+
 // TopicNameConflictError is returned by CreateTopic for a name that differs
 // only in letter case from a topic that exists (or is being created): on a
 // file system that ignores case, as a copy of the data directory may land

@@ -61,6 +61,11 @@ type fileStore struct {
 	nextProducerID  int64
 	producerIDsRead bool
 
+	// txnMu guards txns and serialises the writes of transactions.state
+	// (txnstore.go); txns is what the file holds, nil until first read.
+	txnMu sync.Mutex
+	txns  map[string]Transaction
+
 	// changedMu guards changed, closed (and replaced) at every change.
 	changedMu sync.Mutex
 	changed   chan struct{}

@@ -112,6 +112,10 @@ type MetaState struct {
 	// (OpAllocateProducerIDs); it only grows, so that no id is handed out
 	// twice.
 	NextProducerID int64
+	// Transactions holds each transactional id's state, by id
+	// (OpSaveTransaction, OpDeleteTransaction): the transaction
+	// coordinator's (transactions.go).
+	Transactions map[string]Transaction
 }
 
 // TopicDeletion is a deleted topic whose files are not all removed yet.
@@ -179,6 +183,15 @@ const (
 	// MaxProducerIDCount) from NextProducerID and answers the first in
 	// FirstProducerID. Nothing is journaled.
 	OpAllocateProducerIDs MetaOp = "allocate-producer-ids"
+	// OpSaveTransaction replaces Transaction's state (by its ID) if the
+	// state stored is the one Expect names (none: the id has none);
+	// Transaction.Version must be Expect's plus one. A save of what is
+	// stored already changes nothing. Nothing is journaled.
+	OpSaveTransaction MetaOp = "save-transaction"
+	// OpDeleteTransaction removes TransactionalID's state if it is the
+	// one Expect names; one no longer stored is no error. Nothing is
+	// journaled.
+	OpDeleteTransaction MetaOp = "delete-transaction"
 )
 
 // MetaCommand is one change to a MetaState. Which fields count depends on
@@ -232,6 +245,12 @@ type MetaCommand struct {
 	// ProducerIDs is how many producer ids an allocate-producer-ids
 	// command reserves.
 	ProducerIDs int64 `json:"producer_ids,omitempty"`
+	// Transaction is the state a save-transaction command writes;
+	// TransactionalID the id a delete-transaction command forgets;
+	// Expect the stored state either was decided on (nil: none).
+	Transaction     *Transaction `json:"transaction,omitempty"`
+	TransactionalID string       `json:"transactional_id,omitempty"`
+	Expect          *TxnStamp    `json:"expect,omitempty"`
 }
 
 // MetaResult is what an applied command did.
@@ -298,6 +317,7 @@ func (s *MetaState) Clone() *MetaState {
 	}
 	out.Groups = cloneGroups(s.Groups)
 	out.NextProducerID = s.NextProducerID
+	out.Transactions = cloneTransactions(s.Transactions)
 	if s.Deleting != nil {
 		out.Deleting = make(map[string]TopicDeletion, len(s.Deleting))
 		for name, d := range s.Deleting {
@@ -367,6 +387,10 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.setHealing(c)
 	case OpAllocateProducerIDs:
 		return s.allocateProducerIDs(c)
+	case OpSaveTransaction:
+		return s.saveTransaction(c)
+	case OpDeleteTransaction:
+		return s.deleteTransaction(c)
 	case OpJournal:
 		if c.Entry == nil {
 			return MetaResult{}, fmt.Errorf("cluster: journal command without an entry: %w", ErrInvalidArgument)
@@ -773,6 +797,10 @@ type metaStateJSON struct {
 	// NextProducerID is MetaState.NextProducerID; absent while no producer
 	// id was reserved, as in snapshots written before the field existed.
 	NextProducerID int64 `json:"next_producer_id,omitempty"`
+	// Transactions is MetaState.Transactions, by id; absent while no
+	// transactional id has a state, as in snapshots written before the
+	// field existed.
+	Transactions []Transaction `json:"transactions,omitempty"`
 }
 
 type offsetJSON struct {
@@ -794,6 +822,9 @@ func EncodeMetaState(s *MetaState) ([]byte, error) {
 	}
 	out := metaStateJSON{Version: metaStateVersion, Meta: meta, Nodes: []NodeInfo{}, Offsets: []offsetJSON{}, Journal: []journalJSON{},
 		Healing: s.Healing, Deleting: s.Deleting, Groups: s.Groups, NextProducerID: s.NextProducerID}
+	if len(s.Transactions) > 0 {
+		out.Transactions = sortedTransactions(s.Transactions)
+	}
 	for _, id := range sortedKeys(s.Nodes) {
 		out.Nodes = append(out.Nodes, s.Nodes[id])
 	}
@@ -858,6 +889,13 @@ func ParseMetaState(data []byte) (*MetaState, error) {
 		return nil, fmt.Errorf("cluster: meta state: next producer id %d is negative: %w", in.NextProducerID, ErrInvalidArgument)
 	}
 	s.NextProducerID = in.NextProducerID
+	if len(in.Transactions) > 0 {
+		txns, err := transactionsFromList(in.Transactions)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: meta state: %w", err)
+		}
+		s.Transactions = txns
+	}
 	for _, n := range in.Nodes {
 		if err := n.validate(); err != nil {
 			return nil, fmt.Errorf("cluster: meta state: %w: %w", ErrInvalidArgument, err)

@@ -89,6 +89,20 @@ type MetaStore interface {
 	// a process that restarts, or another one, never gets these ids again.
 	AllocateProducerIDs(ctx context.Context, count int64) (first int64, err error)
 
+	// SaveTransaction durably replaces transactional id t.ID's state
+	// with t, if the state stored is still the one expect names (the
+	// zero stamp: none is stored) and t.Version is expect's plus one; a
+	// change decided on any other is refused (*StaleTransactionError,
+	// ErrStaleTransaction) and changes nothing. A save of what is stored
+	// already (the same save twice) succeeds. DeleteTransaction removes
+	// id's state under the same condition; one no longer stored is no
+	// error. Transaction is id's state; Transactions every id's, by id
+	// (txnstore.go).
+	SaveTransaction(ctx context.Context, expect TxnStamp, t Transaction) error
+	DeleteTransaction(ctx context.Context, id string, expect TxnStamp) error
+	Transaction(id string) (t Transaction, ok bool, err error)
+	Transactions() ([]Transaction, error)
+
 	// SetHealing switches automatic healing, journaled as the operator's
 	// healing entry with reason; it reports whether the switch changed.
 	SetHealing(ctx context.Context, on bool, summary, reason string) (changed bool, err error)

@@ -4,7 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/topic"
 )
 
 // This file is the transaction coordinator's side of Kafka's transactions
@@ -18,6 +24,13 @@ import (
 // MaxTransactionTimeout is the longest transaction timeout a producer may
 // ask for: Kafka's transaction.max.timeout.ms default.
 const MaxTransactionTimeout = 15 * time.Minute
+
+// TransactionalIDExpiration is how long a transactional id with no open
+// transaction (Empty, Complete*) is remembered after its last change:
+// Kafka's transactional.id.expiration.ms default. TickTransactions
+// forgets it then; its producer's next request is answered
+// ErrProducerIDMapping, and its next InitTransactions starts afresh.
+const TransactionalIDExpiration = 7 * 24 * time.Hour
 
 // TxnState is where a transactional id's transaction is.
 type TxnState string
@@ -57,12 +70,20 @@ type Transaction struct {
 	Timeout    time.Duration `json:"timeout"`
 	// Started is when the open transaction began (its first partition or
 	// group added); zero when none is open.
-	Started time.Time `json:"started"`
+	Started time.Time `json:"started,omitzero"`
 	// Updated is when the state last changed.
-	Updated    time.Time      `json:"updated"`
+	Updated time.Time `json:"updated"`
+	// Partitions are the partitions the open transaction wrote to, sorted
+	// by topic and partition; Groups the consumer groups it commits
+	// offsets of, sorted; Offsets the offsets it commits, sorted by group,
+	// topic and partition, each of one of Groups: pending, invisible to
+	// LoadOffset and ListOffsets until the transaction commits.
 	Partitions []TxnPartition `json:"partitions,omitempty"`
 	Groups     []string       `json:"groups,omitempty"`
 	Offsets    []TxnOffset    `json:"offsets,omitempty"`
+	// Version counts the saves of the id's state, from 1: the stored
+	// version a change is decided on (TxnStamp).
+	Version uint64 `json:"version"`
 }
 
 // Errors of the transaction coordinator.
@@ -87,6 +108,12 @@ var (
 	// ErrInvalidTxnTimeout: a timeout not above 0 or above
 	// MaxTransactionTimeout. Kafka's INVALID_TRANSACTION_TIMEOUT.
 	ErrInvalidTxnTimeout = errors.New("invalid transaction timeout")
+	// ErrStaleTransaction is matched by *StaleTransactionError: a change
+	// of a transactional id's state decided on a version the metadata
+	// store no longer holds. The coordinator answers it as
+	// ErrConcurrentTransactions (a TxnError wrapping both): the client
+	// tries again, and the request is decided on the state as it is now.
+	ErrStaleTransaction = errors.New("cluster: the transaction's state changed since the change was decided")
 )
 
 // TxnError is a transaction request refused: which transactional id, and
@@ -103,40 +130,608 @@ func (e *TxnError) Error() string {
 
 func (e *TxnError) Unwrap() error { return e.Err }
 
+
+// txnMarkerWriters bounds the markers one transaction's end writes at
+// once.
+const txnMarkerWriters = 16
+
+// txnLocks serialises the coordinator's work on each transactional id
+// inside the process: a token per id in use, taken for a whole request
+// (its markers included), so that two requests of one id never decide on
+// the same state. Across processes the store's compare-and-set does
+// (ErrStaleTransaction). The zero value is ready; it is safe for
+// concurrent use.
+type txnLocks struct {
+	// mu guards held: each id's token, with how many callers hold it or
+	// wait for it; an id nobody holds or waits for has none.
+	mu   sync.Mutex
+	held map[string]*txnLock
+}
+
+type txnLock struct {
+	token chan struct{}
+	users int
+}
+
+// lock takes id's token; a caller that waits gives up when ctx ends.
+func (l *txnLocks) lock(ctx context.Context, id string) (unlock func(), err error) {
+	l.mu.Lock()
+	if l.held == nil {
+		l.held = map[string]*txnLock{}
+	}
+	k := l.held[id]
+	if k == nil {
+		k = &txnLock{token: make(chan struct{}, 1)}
+		l.held[id] = k
+	}
+	k.users++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if k.users--; k.users == 0 {
+			delete(l.held, id)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case k.token <- struct{}{}:
+		return func() { <-k.token; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, fmt.Errorf("cluster: transaction %q: wait for its previous request: %w", id, ctx.Err())
+	}
+}
+
+// txnNow is the coordinator's clock: the cluster's, in UTC (no monotonic
+// reading, so that a state compares equal to its stored copy).
+func (c *Cluster) txnNow() time.Time { return c.now().UTC() }
+
+// txnReady refuses a coordinator request on a closed cluster, or while
+// its copy of the metadata is not known to be current (ErrNotReady).
+func (c *Cluster) txnReady() error {
+	c.mu.RLock()
+	closed := c.closed
+	c.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if !c.store.Ready() {
+		return fmt.Errorf("cluster: transactions: %w", ErrNotReady)
+	}
+	return nil
+}
+
+// beginTxn checks id, takes its lock and reads its state; stored is false
+// when the id has none. The caller must call unlock.
+func (c *Cluster) beginTxn(ctx context.Context, id string) (unlock func(), t Transaction, stored bool, err error) {
+	if err := validateTxnID(id); err != nil {
+		return nil, Transaction{}, false, err
+	}
+	if err := c.txnReady(); err != nil {
+		return nil, Transaction{}, false, err
+	}
+	unlock, err = c.txnLocks.lock(ctx, id)
+	if err != nil {
+		return nil, Transaction{}, false, err
+	}
+	t, stored, err = c.store.Transaction(id)
+	if err != nil {
+		unlock()
+		return nil, Transaction{}, false, fmt.Errorf("cluster: transaction %q: read its state: %w", id, err)
+	}
+	return unlock, t, stored, nil
+}
+
+// saveTxn stores next, decided on prev (stored: whether prev is stored
+// at all), as prev's next version changed at now, and returns it. A store
+// that moved on since prev was read refuses it: a TxnError wrapping
+// ErrConcurrentTransactions and ErrStaleTransaction. On error prev is
+// returned.
+func (c *Cluster) saveTxn(ctx context.Context, prev Transaction, stored bool, next Transaction, now time.Time) (Transaction, error) {
+	var expect TxnStamp
+	if stored {
+		expect = prev.Stamp()
+	}
+	next.Version, next.Updated = expect.Version+1, now
+	if err := c.store.SaveTransaction(ctx, expect, next); err != nil {
+		if errors.Is(err, ErrStaleTransaction) {
+			return prev, &TxnError{ID: next.ID, State: prev.State, Err: fmt.Errorf("%w: %w", ErrConcurrentTransactions, err)}
+		}
+		return prev, fmt.Errorf("cluster: transaction %q: save %s: %w", next.ID, next.State, err)
+	}
+	return next, nil
+}
+
+// checkTxnProducer checks that a request's producer id and epoch are t's:
+// another producer id is ErrProducerIDMapping, another epoch
+// ErrProducerFenced (a newer one started, or the coordinator aborted a
+// transaction past its timeout and bumped it).
+func checkTxnProducer(t Transaction, producerID int64, epoch int16) error {
+	if producerID != t.ProducerID {
+		return &TxnError{ID: t.ID, State: t.State,
+			Err: fmt.Errorf("%w: producer id %d, the transactional id's is %d", ErrProducerIDMapping, producerID, t.ProducerID)}
+	}
+	if epoch != t.Epoch {
+		return &TxnError{ID: t.ID, State: t.State,
+			Err: fmt.Errorf("%w: epoch %d of producer id %d, the transactional id is at epoch %d", ErrProducerFenced, epoch, producerID, t.Epoch)}
+	}
+	return nil
+}
+
+// joinTxn checks a request that adds to id's transaction (partitions,
+// a group, offsets) and returns the state to add to: a copy of t when a
+// transaction is open, one begun at now (Ongoing) when none is. An id
+// with no state is ErrProducerIDMapping; a transaction whose end is being
+// written ErrConcurrentTransactions.
+func joinTxn(t Transaction, stored bool, id string, producerID int64, epoch int16, now time.Time) (Transaction, error) {
+	if !stored {
+		return t, &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
+	}
+	if err := checkTxnProducer(t, producerID, epoch); err != nil {
+		return t, err
+	}
+	switch t.State {
+	case TxnPrepareCommit, TxnPrepareAbort:
+		return t, &TxnError{ID: id, State: t.State, Err: ErrConcurrentTransactions}
+	case TxnOngoing:
+		return cloneTxn(t), nil
+	}
+	next := cloneTxn(t)
+	next.State, next.Started = TxnOngoing, now
+	return next, nil
+}
+
+// nextTxnProducer is the producer id and epoch InitTransactions hands out
+// after t's: the epoch plus one, or a new producer id at epoch 0 when the
+// epoch would reach math.MaxInt16 — that last epoch is kept for the
+// coordinator's own abort of a transaction past its timeout, which fences
+// the producer by an epoch above its own.
+func (c *Cluster) nextTxnProducer(ctx context.Context, t Transaction) (int64, int16, error) {
+	if t.Epoch < math.MaxInt16-1 {
+		return t.ProducerID, t.Epoch + 1, nil
+	}
+	id, err := c.NewProducerID(ctx)
+	return id, 0, err
+}
+
 // InitTransactions is InitProducerId with a transactional id: the id's
-// producer id and a new epoch, fencing every older one. An open
-// transaction of an older epoch is aborted first.
+// producer id and a new epoch, fencing every older one.
+//
+// An id with no state gets a new producer id (NewProducerID) at epoch 0.
+// A known id's epoch is bumped; first, an open transaction of the older
+// epoch is aborted (its abort markers written at the epoch after its own,
+// which fences its producer), and an end being written is finished. When
+// that cannot be done now (a partition's leader unavailable), the answer
+// is ErrConcurrentTransactions and the end is finished later
+// (TickTransactions, or the retry). A producer id and epoch given (KIP-360,
+// InitProducerId v3+: not -1) must be the id's current ones
+// (ErrProducerIDMapping, ErrProducerFenced); for an id with no state they
+// are ignored and the id starts afresh. The timeout is from 1ms to
+// MaxTransactionTimeout (ErrInvalidTxnTimeout). The state is durable
+// before the answer.
 func (c *Cluster) InitTransactions(ctx context.Context, id string, timeout time.Duration, producerID int64, epoch int16) (int64, int16, error) {
-	return 0, 0, errors.ErrUnsupported
+	if !validTxnTimeout(timeout) {
+		return -1, -1, &TxnError{ID: id, Err: fmt.Errorf("%w: %v, from 1ms to %v", ErrInvalidTxnTimeout, timeout, MaxTransactionTimeout)}
+	}
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return -1, -1, err
+	}
+	defer unlock()
+	now := c.txnNow()
+	if stored && (producerID >= 0 || epoch >= 0) {
+		if err := checkTxnProducer(cur, producerID, epoch); err != nil {
+			return -1, -1, err
+		}
+	}
+	if stored {
+		switch cur.State {
+		case TxnOngoing:
+			cur, err = c.abortTxnLocked(ctx, cur, now)
+		case TxnPrepareCommit, TxnPrepareAbort:
+			cur, err = c.finishTxnLocked(ctx, cur, now)
+		}
+		if err != nil {
+			if cur.State == TxnPrepareCommit || cur.State == TxnPrepareAbort {
+				return -1, -1, &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: %w", ErrConcurrentTransactions, err)}
+			}
+			return -1, -1, err
+		}
+	}
+	next := Transaction{ID: id, State: TxnEmpty, Timeout: timeout}
+	if stored {
+		next.ProducerID, next.Epoch, err = c.nextTxnProducer(ctx, cur)
+	} else {
+		next.ProducerID, err = c.NewProducerID(ctx)
+	}
+	if err != nil {
+		return -1, -1, fmt.Errorf("cluster: transaction %q: %w", id, err)
+	}
+	if _, err := c.saveTxn(ctx, cur, stored, next, now); err != nil {
+		return -1, -1, err
+	}
+	return next.ProducerID, next.Epoch, nil
 }
 
-// AddPartitionsToTxn adds partitions to the open transaction (opening one).
+// AddPartitionsToTxn adds partitions to the open transaction, opening one
+// (Ongoing, started now) when none is. Every partition must exist (the
+// error wraps ErrUnknownTopic or topic.ErrPartitionOutOfRange, naming the
+// first that does not, and nothing is added); partitions added before are
+// added once. The producer must be the id's (ErrProducerIDMapping,
+// ErrProducerFenced); while the previous end is being written the answer
+// is ErrConcurrentTransactions. Durable before it returns.
 func (c *Cluster) AddPartitionsToTxn(ctx context.Context, id string, producerID int64, epoch int16, parts []TxnPartition) error {
-	return errors.ErrUnsupported
+	for _, p := range parts {
+		if _, err := readPartition(c.store, p.Topic, p.Partition); err != nil {
+			return fmt.Errorf("cluster: transaction %q: add partition %s/%d: %w", id, p.Topic, p.Partition, err)
+		}
+	}
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	now := c.txnNow()
+	next, err := joinTxn(cur, stored, id, producerID, epoch, now)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if i, found := slices.BinarySearchFunc(next.Partitions, p, compareTxnPartitions); !found {
+			next.Partitions = slices.Insert(next.Partitions, i, p)
+		}
+	}
+	switch {
+	case len(next.Partitions) > MaxTxnPartitions:
+		return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%d partitions, at most %d: %w", len(next.Partitions), MaxTxnPartitions, ErrInvalidArgument)}
+	case cur.State == TxnOngoing && len(next.Partitions) == len(cur.Partitions):
+		return nil // nothing new
+	case len(next.Partitions) == 0 && len(next.Groups) == 0:
+		return nil // nothing added, nothing to open
+	}
+	_, err = c.saveTxn(ctx, cur, stored, next, now)
+	return err
 }
 
-// AddOffsetsToTxn adds a consumer group to the open transaction.
+// AddOffsetsToTxn adds a consumer group to the open transaction, opening
+// one when none is: the transaction may then commit the group's offsets
+// (TxnOffsetCommit). The group id follows the consumer id rule
+// (topic.ValidateName). The checks are AddPartitionsToTxn's. Durable
+// before it returns.
 func (c *Cluster) AddOffsetsToTxn(ctx context.Context, id string, producerID int64, epoch int16, group string) error {
-	return errors.ErrUnsupported
+	if err := topic.ValidateName(group); err != nil {
+		return fmt.Errorf("cluster: transaction %q: group id: %w", id, err)
+	}
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	now := c.txnNow()
+	next, err := joinTxn(cur, stored, id, producerID, epoch, now)
+	if err != nil {
+		return err
+	}
+	i, found := slices.BinarySearch(next.Groups, group)
+	if found && cur.State == TxnOngoing {
+		return nil
+	}
+	if !found {
+		if len(next.Groups) >= MaxTxnGroups {
+			return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("more than %d groups: %w", MaxTxnGroups, ErrInvalidArgument)}
+		}
+		next.Groups = slices.Insert(next.Groups, i, group)
+	}
+	_, err = c.saveTxn(ctx, cur, stored, next, now)
+	return err
 }
 
-// TxnOffsetCommit keeps offsets to commit when the transaction commits.
+// TxnOffsetCommit keeps offsets to commit when the transaction commits:
+// pending in its state, invisible to LoadOffset and ListOffsets, dropped
+// if it aborts. A later offset of the same group and partition replaces
+// an earlier one. Each offset's group must have been added
+// (AddOffsetsToTxn) to the open transaction: otherwise, and with no
+// transaction open, the answer is ErrInvalidTxnState. Each offset obeys
+// CommitOffset's rules now — the partition exists, the offset is not past
+// its high watermark (*client.OffsetBeyondEndError) nor below the group's
+// committed offset (*client.OffsetRegressionError) — and nothing is kept
+// when one does not. The producer checks are AddPartitionsToTxn's.
+// Durable before it returns.
 func (c *Cluster) TxnOffsetCommit(ctx context.Context, id string, producerID int64, epoch int16, offsets []TxnOffset) error {
-	return errors.ErrUnsupported
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !stored {
+		return &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
+	}
+	if err := checkTxnProducer(cur, producerID, epoch); err != nil {
+		return err
+	}
+	switch cur.State {
+	case TxnPrepareCommit, TxnPrepareAbort:
+		return &TxnError{ID: id, State: cur.State, Err: ErrConcurrentTransactions}
+	case TxnOngoing:
+	default:
+		return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: no transaction is open (AddOffsetsToTxn first)", ErrInvalidTxnState)}
+	}
+	next := cloneTxn(cur)
+	for _, o := range offsets {
+		if _, ok := slices.BinarySearch(cur.Groups, o.Group); !ok {
+			return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: group %q was not added to the transaction (AddOffsetsToTxn)", ErrInvalidTxnState, o.Group)}
+		}
+		if err := c.checkTxnOffset(o); err != nil {
+			return fmt.Errorf("cluster: transaction %q: %w", id, err)
+		}
+		if i, found := slices.BinarySearchFunc(next.Offsets, o, compareTxnOffsets); found {
+			next.Offsets[i] = o
+		} else {
+			next.Offsets = slices.Insert(next.Offsets, i, o)
+		}
+	}
+	if len(next.Offsets) > MaxTxnOffsets {
+		return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%d offsets, at most %d: %w", len(next.Offsets), MaxTxnOffsets, ErrInvalidArgument)}
+	}
+	if slices.Equal(next.Offsets, cur.Offsets) {
+		return nil
+	}
+	_, err = c.saveTxn(ctx, cur, stored, next, c.txnNow())
+	return err
+}
+
+// checkTxnOffset holds a pending offset to CommitOffset's rules as they
+// stand now: the partition exists, the offset is not past its high
+// watermark nor below the group's committed offset.
+func (c *Cluster) checkTxnOffset(o TxnOffset) error {
+	if err := c.offsetWithinHW("commit", o.Group, o.Topic, o.Partition, o.Offset); err != nil {
+		return err
+	}
+	committed, ok, err := c.store.LoadOffset(o.Group, o.Topic, o.Partition)
+	if err != nil {
+		return err
+	}
+	if ok && o.Offset < committed {
+		return &client.OffsetRegressionError{ConsumerID: o.Group, Topic: o.Topic, Partition: o.Partition, Committed: committed, Requested: o.Offset}
+	}
+	return nil
 }
 
 // EndTxn commits or aborts the open transaction.
+//
+// An open one (Ongoing) becomes PrepareCommit or PrepareAbort, durably;
+// then a marker of the outcome is written into each of its partitions,
+// the pending offsets of a commit become the groups' committed offsets,
+// and the state becomes CompleteCommit or CompleteAbort. Once the Prepare
+// state is durable the outcome is decided and the answer is success, as
+// Kafka answers it: what cannot be written now (a partition's leader is
+// unavailable) TickTransactions finishes, and requests meanwhile are
+// answered ErrConcurrentTransactions. An end asked again with the same
+// outcome succeeds (at once when it is complete, once finished while it
+// is being written: ErrConcurrentTransactions until then); the other
+// outcome, or an end with no transaction open, is ErrInvalidTxnState. The
+// producer checks are AddPartitionsToTxn's.
 func (c *Cluster) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error {
-	return errors.ErrUnsupported
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !stored {
+		return &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
+	}
+	if err := checkTxnProducer(cur, producerID, epoch); err != nil {
+		return err
+	}
+	prepare, complete := TxnPrepareAbort, TxnCompleteAbort
+	if commit {
+		prepare, complete = TxnPrepareCommit, TxnCompleteCommit
+	}
+	now := c.txnNow()
+	switch cur.State {
+	case TxnOngoing:
+		next := cloneTxn(cur)
+		next.State = prepare
+		if cur, err = c.saveTxn(ctx, cur, true, next, now); err != nil {
+			return err
+		}
+		// The outcome is decided: what is left is finished later if it
+		// cannot be now.
+		_, _ = c.finishTxnLocked(ctx, cur, now)
+		return nil
+	case prepare:
+		if _, err := c.finishTxnLocked(ctx, cur, now); err != nil {
+			return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: %w", ErrConcurrentTransactions, err)}
+		}
+		return nil
+	case complete:
+		return nil
+	case TxnEmpty:
+		return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: no transaction is open", ErrInvalidTxnState)}
+	}
+	return &TxnError{ID: id, State: cur.State, Err: fmt.Errorf("%w: the transaction ends the other way", ErrInvalidTxnState)}
 }
 
-// Transactions lists every transactional id's state, by id.
+// abortTxnLocked aborts t, an open transaction, as its coordinator does
+// when it runs past its timeout or its id is initialised again: its epoch
+// bumped (up to math.MaxInt16), so that its producer's later writes and
+// end are fenced (ErrProducerFenced), PrepareAbort made durable, then
+// finished (finishTxnLocked). It returns the state reached: t itself when
+// PrepareAbort could not be saved. t's lock must be held.
+func (c *Cluster) abortTxnLocked(ctx context.Context, t Transaction, now time.Time) (Transaction, error) {
+	next := cloneTxn(t)
+	next.State = TxnPrepareAbort
+	if next.Epoch < math.MaxInt16 {
+		next.Epoch++
+	}
+	prepared, err := c.saveTxn(ctx, t, true, next, now)
+	if err != nil {
+		return t, err
+	}
+	return c.finishTxnLocked(ctx, prepared, now)
+}
+
+// finishTxnLocked finishes t, whose end is decided (PrepareCommit or
+// PrepareAbort): a marker into each of its partitions at its epoch, its
+// pending offsets committed if it commits, then Complete* with nothing
+// pending, saved. It returns the state reached: t, with the error, when
+// a step failed; the steps done are done again by the next attempt (a
+// marker written twice is the partition's to accept). t's lock must be
+// held.
+func (c *Cluster) finishTxnLocked(ctx context.Context, t Transaction, now time.Time) (Transaction, error) {
+	commit := t.State == TxnPrepareCommit
+	if err := c.writeTxnMarkers(ctx, t, commit); err != nil {
+		return t, err
+	}
+	if commit {
+		if err := c.commitTxnOffsets(ctx, t); err != nil {
+			return t, err
+		}
+	}
+	next := Transaction{ID: t.ID, ProducerID: t.ProducerID, Epoch: t.Epoch, State: TxnCompleteAbort, Timeout: t.Timeout}
+	if commit {
+		next.State = TxnCompleteCommit
+	}
+	return c.saveTxn(ctx, t, true, next, now)
+}
+
+// partitionGone reports whether err says that a partition no longer
+// exists (its topic was deleted): nothing is left to mark or commit there.
+func partitionGone(err error) bool {
+	return errors.Is(err, ErrUnknownTopic) || errors.Is(err, topic.ErrPartitionOutOfRange) || errors.Is(err, topic.ErrTopicNotFound)
+}
+
+// writeTxnMarkers writes t's end marker into each of its partitions,
+// txnMarkerWriters at a time. A partition whose topic was deleted needs
+// none.
+func (c *Cluster) writeTxnMarkers(ctx context.Context, t Transaction, commit bool) error {
+	errs := make([]error, len(t.Partitions))
+	slots := make(chan struct{}, txnMarkerWriters)
+	var wg sync.WaitGroup
+	for i, p := range t.Partitions {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			err := c.WriteTxnMarker(ctx, p.Topic, p.Partition, t.ProducerID, t.Epoch, commit)
+			if err != nil && !partitionGone(err) {
+				errs[i] = fmt.Errorf("cluster: transaction %q: marker into %s/%d: %w", t.ID, p.Topic, p.Partition, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// commitTxnOffsets makes a committing transaction's pending offsets the
+// groups' committed offsets, through the store's commit (the path of
+// CommitOffset). An offset below the one committed since it was checked
+// is skipped (a commit never goes backwards, and the transaction must
+// finish), and so is one of a deleted partition.
+func (c *Cluster) commitTxnOffsets(ctx context.Context, t Transaction) error {
+	for _, o := range t.Offsets {
+		if _, err := readPartition(c.store, o.Topic, o.Partition); partitionGone(err) {
+			continue
+		}
+		err := c.store.CommitOffset(ctx, o.Group, o.Topic, o.Partition, o.Offset)
+		var regression *client.OffsetRegressionError
+		if err != nil && !errors.As(err, &regression) && !partitionGone(err) {
+			return fmt.Errorf("cluster: transaction %q: commit the offset of group %q on %s/%d: %w", t.ID, o.Group, o.Topic, o.Partition, err)
+		}
+	}
+	return nil
+}
+
+// Transactions lists every transactional id's state, by id: for
+// ListTransactions and DescribeTransactions, and for OffsetFetch's
+// require_stable (a group with pending offsets in a transaction).
 func (c *Cluster) Transactions() ([]Transaction, error) {
-	return nil, errors.ErrUnsupported
+	if err := c.txnReady(); err != nil {
+		return nil, err
+	}
+	return c.store.Transactions()
 }
 
-// TickTransactions aborts the transactions open past their timeout and
-// finishes the ends not yet written into every partition.
+// txnDue is what a tick does to a transactional id.
+type txnDue int
+
+const (
+	txnDueNothing txnDue = iota
+	// txnDueFinish: its end is decided and not yet written.
+	txnDueFinish
+	// txnDueAbort: its transaction ran past its timeout.
+	txnDueAbort
+	// txnDueExpire: idle, with no transaction open, for longer than
+	// TransactionalIDExpiration.
+	txnDueExpire
+)
+
+// txnDueAt decides what a tick at now does to t.
+func txnDueAt(t Transaction, now time.Time) txnDue {
+	switch t.State {
+	case TxnPrepareCommit, TxnPrepareAbort:
+		return txnDueFinish
+	case TxnOngoing:
+		if now.Sub(t.Started) > t.Timeout {
+			return txnDueAbort
+		}
+	default:
+		if now.Sub(t.Updated) > TransactionalIDExpiration {
+			return txnDueExpire
+		}
+	}
+	return txnDueNothing
+}
+
+// TickTransactions is the coordinator's periodic pass, at now: it
+// finishes every end not yet written into all its partitions; aborts
+// every transaction open past its timeout, with its epoch bumped so that
+// the producer's later writes and end are fenced (ErrProducerFenced);
+// and forgets every id idle, with no transaction open, for longer than
+// TransactionalIDExpiration. Each id is handled under its lock, decided
+// again on its state as it is then. An id that cannot be handled now is
+// left for the next pass; the errors are joined.
 func (c *Cluster) TickTransactions(ctx context.Context, now time.Time) error {
-	return errors.ErrUnsupported
+	if err := c.txnReady(); err != nil {
+		return err
+	}
+	now = now.UTC()
+	all, err := c.store.Transactions()
+	if err != nil {
+		return fmt.Errorf("cluster: transactions: %w", err)
+	}
+	var errs []error
+	for _, t := range all {
+		if txnDueAt(t, now) == txnDueNothing {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: transactions: pass cut short: %w", err))
+			break
+		}
+		errs = append(errs, c.tickTxn(ctx, t.ID, now))
+	}
+	return errors.Join(errs...)
+}
+
+// tickTxn does what is due to id at now.
+func (c *Cluster) tickTxn(ctx context.Context, id string, now time.Time) error {
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !stored {
+		return nil
+	}
+	switch txnDueAt(cur, now) {
+	case txnDueFinish:
+		_, err = c.finishTxnLocked(ctx, cur, now)
+	case txnDueAbort:
+		_, err = c.abortTxnLocked(ctx, cur, now)
+	case txnDueExpire:
+		if err = c.store.DeleteTransaction(ctx, id, cur.Stamp()); err != nil {
+			err = fmt.Errorf("cluster: transaction %q: forget it: %w", id, err)
+		}
+	}
+	return err
 }

@@ -201,6 +201,45 @@ func (st raftStore) AllocateProducerIDs(ctx context.Context, count int64) (int64
 	return *res.FirstProducerID, nil
 }
 
+// SaveTransaction commits an OpSaveTransaction. propose may send the
+// command again when an answer was lost after it committed: the second
+// application finds the state saved already and changes nothing.
+func (st raftStore) SaveTransaction(ctx context.Context, expect cluster.TxnStamp, t cluster.Transaction) error {
+	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSaveTransaction, Transaction: &t, Expect: &expect})
+	return err
+}
+
+// DeleteTransaction commits an OpDeleteTransaction.
+func (st raftStore) DeleteTransaction(ctx context.Context, id string, expect cluster.TxnStamp) error {
+	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpDeleteTransaction, TransactionalID: id, Expect: &expect})
+	return err
+}
+
+// Transaction is id's state in this node's copy.
+func (st raftStore) Transaction(id string) (cluster.Transaction, bool, error) {
+	var t cluster.Transaction
+	var ok bool
+	st.Read(func(s *cluster.MetaState) {
+		t, ok = s.Transactions[id]
+		t.Partitions, t.Groups, t.Offsets = slices.Clone(t.Partitions), slices.Clone(t.Groups), slices.Clone(t.Offsets)
+	})
+	return t, ok, nil
+}
+
+// Transactions is every transactional id's state in this node's copy, by
+// id.
+func (st raftStore) Transactions() ([]cluster.Transaction, error) {
+	var out []cluster.Transaction
+	st.Read(func(s *cluster.MetaState) {
+		for _, t := range s.Transactions {
+			t.Partitions, t.Groups, t.Offsets = slices.Clone(t.Partitions), slices.Clone(t.Groups), slices.Clone(t.Offsets)
+			out = append(out, t)
+		}
+	})
+	slices.SortFunc(out, func(a, b cluster.Transaction) int { return strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
 func (st raftStore) SetHealing(ctx context.Context, on bool, summary, reason string) (bool, error) {
 	res, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSetHealing, By: cluster.ByOperator, Reason: reason, Automatic: &on})
 	if err != nil {

@@ -192,6 +192,7 @@ var sentinels = []struct {
 	{"invalid-partition-count", CodeRefused, cluster.ErrInvalidPartitionCount},
 	{"invalid-replication-factor", CodeRefused, cluster.ErrInvalidReplicationFactor},
 	{"stale-action", CodeRefused, cluster.ErrStaleAction},
+	{"stale-transaction", CodeRefused, cluster.ErrStaleTransaction},
 	{"not-assigned", CodeRefused, cluster.ErrNotAssigned},
 	{"replica-is-leader", CodeRefused, cluster.ErrReplicaIsLeader},
 	{"replica-active", CodeRefused, cluster.ErrReplicaActive},

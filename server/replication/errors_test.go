@@ -157,7 +157,7 @@ func TestReplicationRefusalSentinel(t *testing.T) {
 	// The sentinels a Peer's refusal may carry; each travels by name.
 	travel := []error{
 		cluster.ErrUnknownTopic, cluster.ErrTopicExists, cluster.ErrInvalidPartitionCount, cluster.ErrInvalidReplicationFactor,
-		cluster.ErrStaleAction, cluster.ErrNotAssigned, cluster.ErrReplicaIsLeader, cluster.ErrReplicaActive,
+		cluster.ErrStaleAction, cluster.ErrStaleTransaction, cluster.ErrNotAssigned, cluster.ErrReplicaIsLeader, cluster.ErrReplicaActive,
 		cluster.ErrReplicaInactive, cluster.ErrInvalidBrokerID, cluster.ErrAddrTaken, cluster.ErrUnknownBroker, cluster.ErrHealingOff,
 		cluster.ErrDeleteUnfinished, cluster.ErrBrokerIsProcess, cluster.ErrReplicaMissing, cluster.ErrInvalidArgument,
 		cluster.ErrJournalFailed, topic.ErrPartitionOutOfRange, topic.ErrInvalidName, topic.ErrInvalidConfig,
