@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/pystream/pystream/client"
 	"github.com/pystream/pystream/topic"
@@ -29,6 +30,8 @@ func metaFuzzState(tb testing.TB) *MetaState {
 		{Op: OpCommitOffset, Time: metaT0, Consumer: "billing", Topic: "orders", Partition: 1, Offset: 42},
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "leader 1 unavailable", Topic: "orders", Broker: 2},
 		{Op: OpAllocateProducerIDs, Time: metaT0, ProducerIDs: ProducerIDBlock},
+		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("tx", 1)), Expect: &TxnStamp{}},
+		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(Transaction{ID: "idle", ProducerID: 8, State: TxnCompleteAbort, Timeout: time.Second, Updated: metaT0, Version: 1}), Expect: &TxnStamp{}},
 	} {
 		if _, err := s.Apply(c); err != nil {
 			tb.Fatal(err)
@@ -53,7 +56,7 @@ func refusedByApply(err error) bool {
 	}
 	for _, target := range []error{ErrInvalidArgument, ErrInvalidBrokerID, topic.ErrInvalidName, ErrInvalidPartitionCount,
 		ErrInvalidReplicationFactor, ErrTopicExists, ErrTopicNameConflict, ErrUnknownTopic, topic.ErrPartitionOutOfRange,
-		ErrStaleAction, ErrNotAssigned, ErrReplicaIsLeader, ErrReplicaInactive, ErrReplicaActive, ErrProducerIDsExhausted} {
+		ErrStaleAction, ErrNotAssigned, ErrReplicaIsLeader, ErrReplicaInactive, ErrReplicaActive, ErrProducerIDsExhausted, ErrStaleTransaction} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -79,6 +82,8 @@ func FuzzParseMetaState(f *testing.F) {
 	f.Add(bytes.Replace(zero, []byte(`"journal":[]`), []byte(`"journal":[{"offset":18446744073709551615,"time":"9999-12-31T23:59:59.999999999+23:59","entry":{"event":"catch-up","phase":"done","by":"operator","partition":0,"broker":0,"summary":""}}]`), 1))
 	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"next_producer_id":-1`), 1))
 	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"next_producer_id":9223372036854775807`), 1))
+	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"transactions":[{"id":"a","producer_id":1,"epoch":0,"state":"empty","timeout":1000000,"updated":"2024-12-02T09:20:00Z","version":1},{"id":"a","producer_id":1,"epoch":0,"state":"empty","timeout":1000000,"updated":"2024-12-02T09:20:00Z","version":1}]`), 1))
+	f.Add(bytes.Replace(zero, []byte(`"version":1`), []byte(`"version":1,"transactions":[{"id":"a","producer_id":1,"epoch":-1,"state":"ongoing","timeout":0,"updated":"2024-12-02T09:20:00Z","version":0}]`), 1))
 	f.Add(bytes.Replace(zero, []byte(`"offsets":[]`), []byte(`"offsets":[{"consumer":"a\u0000b","topic":"c","partition":0,"offset":1},{"consumer":"a","topic":"b\u0000c","partition":0,"offset":2}]`), 1))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := ParseMetaState(data)
@@ -132,6 +137,11 @@ func FuzzParseMetaCommand(f *testing.F) {
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "r", Topic: "orders", Partition: 1, Broker: 2, Leave: []int{3}},
 		{Op: OpSetHealing, Time: metaT0, Reason: "maintenance", Automatic: new(bool)},
 		{Op: OpAllocateProducerIDs, Time: metaT0, ProducerIDs: ProducerIDBlock},
+		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("new", 1)), Expect: &TxnStamp{}},
+		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("tx", 2)), Expect: &TxnStamp{Version: 1, ProducerID: 7}},
+		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("tx", 1))},
+		{Op: OpDeleteTransaction, Time: metaT0, TransactionalID: "tx", Expect: &TxnStamp{Version: 1, ProducerID: 7}},
+		{Op: OpDeleteTransaction, Time: metaT0, TransactionalID: "idle", Expect: &TxnStamp{Version: 2, ProducerID: 8}},
 		{Op: OpJournal, Time: metaT0, Entry: &JournalEntry{Event: EventRecover, Phase: PhaseIntent, By: ByOperator, Topic: "orders", Summary: "s",
 			Before: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1}}, After: &PartitionMetadata{Leader: 1, Replicas: []int{1, 2}, Active: []int{1, 2}}}},
 	} {
@@ -147,6 +157,8 @@ func FuzzParseMetaCommand(f *testing.F) {
 	f.Add([]byte(`{"op":"reset-offset","partition":9223372036854775807,"offset":18446744073709551616}`))
 	f.Add([]byte(`{"op":"create-topic","topic":"t","partitions":1}]`))
 	f.Add([]byte(`{"op":"allocate-producer-ids","producer_ids":-1}`))
+	f.Add([]byte(`{"op":"save-transaction","transaction":{"id":"x","producer_id":0,"epoch":32767,"state":"prepare-abort","timeout":900000000000,"partitions":[{"topic":"orders","partition":1}],"updated":"2024-12-02T09:20:00Z","version":1}}`))
+	f.Add([]byte(`{"op":"delete-transaction","transactional_id":"tx","expect":{"version":18446744073709551615,"producer_id":-1}}`))
 	f.Add([]byte(`{"op":"allocate-producer-ids","producer_ids":9223372036854775807}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseMetaCommand(data)
@@ -191,3 +203,6 @@ func FuzzParseMetaCommand(f *testing.F) {
 		}
 	})
 }
+
+// txnPtr is a pointer to a copy of t.
+func txnPtr(t Transaction) *Transaction { return &t }

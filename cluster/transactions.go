@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -82,8 +83,11 @@ type Transaction struct {
 	Groups     []string       `json:"groups,omitempty"`
 	Offsets    []TxnOffset    `json:"offsets,omitempty"`
 	// Version counts the saves of the id's state, from 1: the stored
-	// version a change is decided on (TxnStamp).
+	// version a change is decided on (TxnStamp). Nonce is drawn at random
+	// for each save, so that a save applied twice (a Raft proposal sent
+	// again) is told from another coordinator's that decided the same.
 	Version uint64 `json:"version"`
+	Nonce   uint64 `json:"nonce,omitempty"`
 }
 
 // Errors of the transaction coordinator.
@@ -232,7 +236,7 @@ func (c *Cluster) saveTxn(ctx context.Context, prev Transaction, stored bool, ne
 	if stored {
 		expect = prev.Stamp()
 	}
-	next.Version, next.Updated = expect.Version+1, now
+	next.Version, next.Updated, next.Nonce = expect.Version+1, now, rand.Uint64()
 	if err := c.store.SaveTransaction(ctx, expect, next); err != nil {
 		if errors.Is(err, ErrStaleTransaction) {
 			return prev, &TxnError{ID: next.ID, State: prev.State, Err: fmt.Errorf("%w: %w", ErrConcurrentTransactions, err)}

@@ -180,7 +180,8 @@ func cloneTxn(t Transaction) Transaction {
 }
 
 // sameTxn reports whether a and b are stored alike: their encodings are
-// equal (times compared as they travel, whatever their location).
+// equal (times compared as they travel, whatever their location), their
+// nonces included.
 func sameTxn(a, b Transaction) bool {
 	ea, errA := json.Marshal(a)
 	eb, errB := json.Marshal(b)
@@ -190,9 +191,9 @@ func sameTxn(a, b Transaction) bool {
 // checkTxnSave decides a save of next decided on expect, over cur (stored
 // says whether one is). next must be valid and its Version
 // expect.Version+1. A store that holds expect's version takes next; one
-// that holds next already (the same save applied twice: Raft may commit a
-// proposal whose answer was lost, and the proposer send it again) changes
-// nothing and reports already; anything else is stale.
+// that holds next already, its nonce too (the same save applied twice:
+// Raft may commit a proposal whose answer was lost, and the proposer send
+// it again) changes nothing and reports already; anything else is stale.
 func checkTxnSave(cur Transaction, stored bool, expect TxnStamp, next Transaction) (already bool, err error) {
 	if err := validateTxn(next); err != nil {
 		return false, err
