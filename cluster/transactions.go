@@ -134,7 +134,6 @@ func (e *TxnError) Error() string {
 
 func (e *TxnError) Unwrap() error { return e.Err }
 
-
 // txnMarkerWriters bounds the markers one transaction's end writes at
 // once.
 const txnMarkerWriters = 16

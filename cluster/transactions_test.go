@@ -446,4 +446,3 @@ func TestTxnLocksWaitEndsWithContext(t *testing.T) {
 	unlock()
 	require.Empty(t, l.held, "no token is kept for an id nobody holds")
 }
-
