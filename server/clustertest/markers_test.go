@@ -47,7 +47,7 @@ func TestClustertestMarkersAndStableReadsAcrossNodes(t *testing.T) {
 			require.Equal(t, uint64(0), r.LastStable, "node %d", via)
 			require.Empty(t, r.Records, "node %d", via)
 		}
-		require.NoError(t, c.Via(other).WriteTxnMarker(ctx, "orders", 0, 5, 0, false)) // 3
+		require.NoError(t, c.Via(other).WriteTxnMarker(ctx, "orders", 0, 5, 0, false))    // 3
 		require.NoError(t, c.Via(st.Leader).WriteTxnMarker(ctx, "orders", 0, 6, 0, true)) // 4
 		for via := 1; via <= 3; via++ {
 			r, err := c.Via(via).ReadStable("orders", 0, 0, 100)
