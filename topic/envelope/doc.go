@@ -24,12 +24,15 @@
 //	magic         4 bytes  0xFF 'P' 'S' 'E' (Magic)
 //	version       1 byte   1
 //	flags         1 byte   bit 0: a timestamp follows; bit 1: a producer follows;
-//	                       bits 2-7 must be 0
+//	                       bit 2: transactional (only with bit 1);
+//	                       bit 3: a marker follows (only with bits 1 and 2);
+//	                       bits 4-7 must be 0
 //	timestamp     8 bytes  big-endian int64, ms since the epoch; only when flag bit 0 is set
 //	producer     14 bytes  only when flag bit 1 is set:
 //	  producer id   8 bytes  big-endian int64, 0 or more
 //	  epoch         2 bytes  big-endian int16, 0 or more
 //	  sequence      4 bytes  big-endian int32, 0 or more
+//	marker        1 byte   only when flag bit 3 is set: 0 abort, 1 commit
 //	key length    varint   -1 for a null key, else the number of key bytes
 //	key           bytes
 //	value length  varint   -1 for a null value (a tombstone), else the number of value bytes
@@ -70,12 +73,25 @@
 // negative part. A sequence wraps from 2^31-1 to 0, as Kafka's does, so it
 // never needs to be negative either.
 //
+// # Transactions
+//
+// A record a transactional producer writes carries flag bit 2: it belongs
+// to its producer's open transaction, and a read_committed reader shows it
+// only once the transaction commits. The transaction ends in each
+// partition with a marker (Kafka's control record): a record of the same
+// producer with flag bits 2 and 3 and one byte, the marker type — 0 for
+// abort, 1 for commit, Kafka's own control types (Marker.ControlType).
+// A marker's key and value are not read. IdentityOf reads the producer,
+// flag bit 2 and the marker together, as ProducerOf reads the producer.
+//
 // # One encoder, one strict decoder
 //
 // Encode always writes an envelope, in the one canonical form above. Parse
 // accepts exactly what Encode writes and refuses everything else with a
 // reason: no magic, an unknown version, unknown flag bits, a truncated
-// timestamp or producer, a negative producer id, epoch or sequence, a length
+// timestamp, producer or marker, a transactional flag or a marker without a
+// producer, a marker without the transactional flag, an unknown marker
+// type, a negative producer id, epoch or sequence, a length
 // below -1 or above the bytes left, a header count that the bytes left
 // cannot hold, a varint that is truncated, overflows or is not in its
 // shortest form, and any byte after the last header. So Encode(Parse(p)) == p for every p Parse

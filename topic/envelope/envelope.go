@@ -22,8 +22,15 @@ const (
 	// flagProducer is flag bit 1: a producerLen-byte producer identity
 	// follows the timestamp (or the flags, when there is no timestamp).
 	flagProducer = 1 << 1
+	// flagTransactional is flag bit 2: the record belongs to its
+	// producer's open transaction. Only with flag bit 1.
+	flagTransactional = 1 << 2
+	// flagMarker is flag bit 3: the record is a transaction marker, and a
+	// markerLen-byte marker type follows the producer. Only with flag
+	// bits 1 and 2.
+	flagMarker = 1 << 3
 	// knownFlags is every flag bit Parse accepts.
-	knownFlags = flagTimestamp | flagProducer
+	knownFlags = flagTimestamp | flagProducer | flagTransactional | flagMarker
 )
 
 // headerLen is the fixed part of an envelope: magic, version, flags.
@@ -34,7 +41,48 @@ const headerLen = len(Magic) + 2
 const (
 	timestampLen = 8
 	producerLen  = 8 + 2 + 4
+	markerLen    = 1
 )
+
+// Marker says whether a record is a transaction marker, and which. The
+// zero Marker is none: a record of data.
+type Marker uint8
+
+// The markers. A marker ends its producer's open transaction in one
+// partition: committed, its records are read by read_committed
+// consumers; aborted, they are skipped.
+const (
+	NoMarker     Marker = 0
+	AbortMarker  Marker = 1
+	CommitMarker Marker = 2
+)
+
+// ControlType is m as a Kafka control record's type, which is also the
+// byte an envelope stores: 0 abort, 1 commit; -1 for NoMarker.
+func (m Marker) ControlType() int16 { return int16(m) - 1 }
+
+// String names m.
+func (m Marker) String() string {
+	switch m {
+	case NoMarker:
+		return "none"
+	case AbortMarker:
+		return "abort"
+	case CommitMarker:
+		return "commit"
+	}
+	return fmt.Sprintf("marker(%d)", uint8(m))
+}
+
+// Identity is what an envelope says of the producer behind its record,
+// without its key, value or headers: the producer identity, whether the
+// record belongs to a transaction, and whether it is a transaction's
+// marker.
+type Identity struct {
+	Producer      Producer
+	Transactional bool
+	Marker        Marker
+}
 
 // Producer is the identity of an idempotent producer's record: its producer
 // id, the epoch of that id, and the record's sequence number within (id,
@@ -73,6 +121,13 @@ type Record struct {
 	// Producer is the record's producer identity, when HasProducer.
 	Producer    Producer
 	HasProducer bool
+	// Transactional says that the record belongs to its producer's open
+	// transaction; it needs a producer (HasProducer).
+	Transactional bool
+	// Marker, when not NoMarker, makes the record a transaction marker of
+	// its producer (Kafka's control record); it needs a producer and
+	// Transactional.
+	Marker Marker
 	// Value is nil for a null value (a Kafka tombstone); []byte{} is an
 	// empty value.
 	Value []byte
@@ -120,8 +175,12 @@ func Payload(r Record) []byte {
 // r.HasTimestamp is true; r.Producer only when r.HasProducer is true and
 // none of its fields is negative (an identity with a negative field, such
 // as Kafka's -1 for "no producer id", is no identity and is not written).
+// Transactional is written only with a producer, and Marker (one of the
+// markers) only with both.
 func Encode(r Record) []byte {
 	withProducer := r.HasProducer && r.Producer.valid()
+	transactional := withProducer && r.Transactional
+	marker := transactional && (r.Marker == AbortMarker || r.Marker == CommitMarker)
 	n := headerLen + 3*binary.MaxVarintLen64 + len(r.Key) + len(r.Value)
 	var flags byte
 	if r.HasTimestamp {
@@ -131,6 +190,13 @@ func Encode(r Record) []byte {
 	if withProducer {
 		flags |= flagProducer
 		n += producerLen
+	}
+	if transactional {
+		flags |= flagTransactional
+	}
+	if marker {
+		flags |= flagMarker
+		n += markerLen
 	}
 	for _, h := range r.Headers {
 		n += 2*binary.MaxVarintLen64 + len(h.Key) + len(h.Value)
@@ -145,6 +211,9 @@ func Encode(r Record) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(r.Producer.ID))
 		b = binary.BigEndian.AppendUint16(b, uint16(r.Producer.Epoch))
 		b = binary.BigEndian.AppendUint32(b, uint32(r.Producer.Sequence))
+	}
+	if marker {
+		b = append(b, byte(r.Marker.ControlType()))
 	}
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Value)
@@ -202,15 +271,23 @@ func Parse(payload []byte) (Record, error) {
 // agrees with Parse: ok is true exactly when Parse accepts the payload and
 // the record has a producer, and p is then that record's Producer.
 func ProducerOf(payload []byte) (p Producer, ok bool) {
+	id, ok := IdentityOf(payload)
+	return id.Producer, ok
+}
+
+// IdentityOf is ProducerOf with the rest of the record's identity: whether
+// it belongs to a transaction and whether it is a marker. ok is true
+// exactly when Parse accepts the payload and the record has a producer.
+func IdentityOf(payload []byte) (id Identity, ok bool) {
 	var r Record
 	d, err := parseFixed(payload, &r)
 	if err != nil || !r.HasProducer {
-		return Producer{}, false
+		return Identity{}, false
 	}
 	if err := d.body(nil); err != nil {
-		return Producer{}, false
+		return Identity{}, false
 	}
-	return r.Producer, true
+	return Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker}, true
 }
 
 // parseFixed checks the magic, version and flags, reads the optional
@@ -256,6 +333,27 @@ func parseFixed(payload []byte, r *Record) (decoder, error) {
 		r.HasProducer = true
 		r.Producer = p
 		d.pos += producerLen
+	}
+	if flags&(flagTransactional|flagMarker) != 0 && flags&flagProducer == 0 {
+		return decoder{}, d.fail("a transactional record or a marker without a producer")
+	}
+	if flags&flagMarker != 0 && flags&flagTransactional == 0 {
+		return decoder{}, d.fail("a marker that is not transactional")
+	}
+	r.Transactional = flags&flagTransactional != 0
+	if flags&flagMarker != 0 {
+		if len(payload)-d.pos < markerLen {
+			return decoder{}, d.fail("truncated marker")
+		}
+		switch t := payload[d.pos]; t {
+		case 0:
+			r.Marker = AbortMarker
+		case 1:
+			r.Marker = CommitMarker
+		default:
+			return decoder{}, d.fail(fmt.Sprintf("unknown marker type %d", t))
+		}
+		d.pos += markerLen
 	}
 	return d, nil
 }

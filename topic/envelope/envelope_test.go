@@ -22,6 +22,12 @@ func normal(r Record) Record {
 	if !r.HasProducer || !r.Producer.valid() {
 		r.Producer, r.HasProducer = Producer{}, false
 	}
+	if !r.HasProducer {
+		r.Transactional = false
+	}
+	if !r.Transactional || r.Marker != AbortMarker && r.Marker != CommitMarker {
+		r.Marker = NoMarker
+	}
 	return r
 }
 
@@ -51,6 +57,12 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		{"producer ignored without HasProducer", Record{Producer: Producer{ID: 7}, Value: []byte("v")}, true},
 		{"producer id -1 is no producer", Record{Producer: Producer{ID: -1, Epoch: -1, Sequence: -1}, HasProducer: true, Key: []byte("k"), Value: []byte("v")}, false},
 		{"producer and timestamp", Record{Timestamp: 42, HasTimestamp: true, Producer: Producer{ID: 1, Epoch: 0, Sequence: 5}, HasProducer: true, Value: []byte("v")}, false},
+		{"transactional", Record{Producer: Producer{ID: 7, Epoch: 2, Sequence: 41}, HasProducer: true, Transactional: true, Value: []byte("v")}, false},
+		{"transactional without a producer is plain", Record{Transactional: true, Value: []byte("v")}, true},
+		{"commit marker", Record{Producer: Producer{ID: 7, Epoch: 3}, HasProducer: true, Transactional: true, Marker: CommitMarker}, false},
+		{"abort marker", Record{Producer: Producer{ID: 7, Epoch: 3}, HasProducer: true, Transactional: true, Marker: AbortMarker}, false},
+		{"marker without the transactional flag is dropped", Record{Producer: Producer{ID: 7}, HasProducer: true, Marker: CommitMarker, Value: []byte("v")}, false},
+		{"unknown marker is dropped", Record{Producer: Producer{ID: 7}, HasProducer: true, Transactional: true, Marker: 9, Value: []byte("v")}, false},
 		{"everything", Record{Key: []byte("k"), Headers: []Header{{"h", []byte("x")}}, Timestamp: 42, HasTimestamp: true, Producer: Producer{ID: 1 << 40, Epoch: 3, Sequence: 1 << 30}, HasProducer: true, Value: bytes.Repeat([]byte("v"), 300)}, false},
 	}
 	for _, tt := range tests {
@@ -179,6 +191,11 @@ func TestEnvelopeDecodeRefuses(t *testing.T) {
 		{"unknown flag", cat(m, []byte{1, 4, 1, 1, 0}), false},
 		{"unknown flag beside known ones", cat(m, []byte{1, 0x83}, make([]byte, 22), []byte{1, 1, 0}), false},
 		{"truncated timestamp", cat(m, []byte{1, 1, 0, 0, 0}), false},
+		{"transactional without a producer", cat(m, []byte{1, 4, 1, 1, 0}), false},
+		{"marker without a producer", cat(m, []byte{1, 0x0c, 0, 1, 1, 0}), false},
+		{"marker not transactional", cat(m, []byte{1, 0x0a}, producerBytes(1, 0, 0), []byte{1, 1, 1, 0}), false},
+		{"truncated marker", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0)), false},
+		{"unknown marker type", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0), []byte{2, 1, 1, 0}), false},
 		{"truncated producer", cat(m, []byte{1, 2}, make([]byte, 13)), false},
 		{"truncated producer after a timestamp", cat(m, []byte{1, 3}, make([]byte, 8+13)), false},
 		{"producer without the record", cat(m, []byte{1, 2}, make([]byte, 14)), false},
@@ -255,7 +272,7 @@ func TestEnvelopeProducerOf(t *testing.T) {
 		{"truncated in the last header", withProducer[:len(withProducer)-1], false},
 		{"trailing byte", append(bytes.Clone(withProducer), 0), false},
 		{"negative sequence", bytes.Join([][]byte{[]byte(Magic), {1, 2}, producerBytes(12, 3, -1), {1, 1, 0}}, nil), false},
-		{"unknown flag", bytes.Join([][]byte{[]byte(Magic), {1, 6}, producerBytes(12, 3, 99), {1, 1, 0}}, nil), false},
+		{"unknown flag", bytes.Join([][]byte{[]byte(Magic), {1, 0x12}, producerBytes(12, 3, 99), {1, 1, 0}}, nil), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 // FuzzEnvelopeDecode: Parse never panics, refuses with ErrNoMagic or a
 // *FormatError only, whatever it accepts re-encodes to the very same bytes
 // (doc.go § One encoder, one strict decoder), Decode agrees with Parse,
-// decoding twice gives the same record, and ProducerOf finds a producer
-// exactly when Parse accepts a record that has one, and the same one.
+// decoding twice gives the same record, and ProducerOf and IdentityOf
+// find a producer exactly when Parse accepts a record that has one, and
+// the same one, with its transactional flag and marker.
 func FuzzEnvelopeDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("plain value"))
@@ -22,12 +23,18 @@ func FuzzEnvelopeDecode(f *testing.F) {
 	f.Add(append([]byte(Magic), 1, 0, 0xfe, 0xff, 0xff, 0xff, 0x0f))
 	f.Add(Encode(Record{Key: []byte("k"), Timestamp: 7, HasTimestamp: true, Producer: Producer{ID: 1, Epoch: 2, Sequence: 3}, HasProducer: true, Value: []byte("v")}))
 	f.Add(Encode(Record{Producer: Producer{ID: 1 << 40}, HasProducer: true}))
+	f.Add(Encode(Record{Producer: Producer{ID: 5, Epoch: 1}, HasProducer: true, Transactional: true, Value: []byte("v")}))
+	f.Add(Encode(Record{Producer: Producer{ID: 5, Epoch: 2}, HasProducer: true, Transactional: true, Marker: CommitMarker}))
+	f.Add(append([]byte(Magic), 1, 0x0e, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0, 0, 0, 0, 7, 1, 1, 0))
 	f.Add(append([]byte(Magic), 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 1, 0))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		r, err := Parse(payload)
 		p, ok := ProducerOf(payload)
 		if ok != (err == nil && r.HasProducer) || p != r.Producer {
 			t.Fatalf("ProducerOf = %+v, %v; Parse = %+v, %v", p, ok, r, err)
+		}
+		if id, ok := IdentityOf(payload); ok != (err == nil && r.HasProducer) || id != (Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker}) {
+			t.Fatalf("IdentityOf = %+v, %v; Parse = %+v, %v", id, ok, r, err)
 		}
 		if err != nil {
 			var fe *FormatError
@@ -64,7 +71,11 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 	f.Add([]byte{}, true, []byte(Magic), true, int64(-1), true, "", []byte{}, true, uint8(1), int64(-1), int16(-1), int32(-1), true)
 	f.Fuzz(func(t *testing.T, key []byte, hasKey bool, value []byte, hasValue bool, ts int64, hasTS bool, hkey string, hval []byte, hasHVal bool, nHeaders uint8,
 		pid int64, epoch int16, seq int32, hasProducer bool) {
-		r := Record{Timestamp: ts, HasTimestamp: hasTS, Producer: Producer{ID: pid, Epoch: epoch, Sequence: seq}, HasProducer: hasProducer}
+		// The higher bits of nHeaders say whether the record is
+		// transactional and which marker it is, keeping the fuzzer's
+		// arguments (and its corpus) as they were.
+		r := Record{Timestamp: ts, HasTimestamp: hasTS, Producer: Producer{ID: pid, Epoch: epoch, Sequence: seq}, HasProducer: hasProducer,
+			Transactional: nHeaders&0x10 != 0, Marker: Marker(nHeaders >> 5 & 3)}
 		if hasKey {
 			r.Key = append([]byte{}, key...)
 		}
@@ -87,6 +98,10 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 		}
 		if p, ok := ProducerOf(Payload(r)); ok != want.HasProducer || p != want.Producer {
 			t.Fatalf("ProducerOf(Payload(r)) = %+v, %v; want %+v, %v", p, ok, want.Producer, want.HasProducer)
+		}
+		wantID := Identity{Producer: want.Producer, Transactional: want.Transactional, Marker: want.Marker}
+		if id, ok := IdentityOf(Payload(r)); ok != want.HasProducer || id != wantID {
+			t.Fatalf("IdentityOf(Payload(r)) = %+v, %v; want %+v, %v", id, ok, wantID, want.HasProducer)
 		}
 	})
 }

@@ -61,6 +61,12 @@ func dumpLine(seg string, pos int64, r log.Record, printData bool) string {
 	if env.HasProducer {
 		line += fmt.Sprintf(" producer_id: %d producer_epoch: %d sequence: %d",
 			env.Producer.ID, env.Producer.Epoch, env.Producer.Sequence)
+		if env.Transactional {
+			line += " transactional: true"
+		}
+		if env.Marker != envelope.NoMarker {
+			line += " marker: " + env.Marker.String()
+		}
 	}
 	return line + " value: " + previewNull(env.Value, printData)
 }
@@ -124,6 +130,10 @@ type dumpProducer struct {
 	ID       int64 `json:"id"`
 	Epoch    int16 `json:"epoch"`
 	Sequence int32 `json:"sequence"`
+	// Transactional and Marker: a transaction's record, and its
+	// marker ("commit" or "abort").
+	Transactional bool   `json:"transactional,omitempty"`
+	Marker        string `json:"marker,omitempty"`
 }
 
 // dumpHeader is one header of a dumpEnvelope.
@@ -147,7 +157,10 @@ func newDumpEnvelope(payload []byte, printData bool) *dumpEnvelope {
 		d.CreateTimestampMS = &env.Timestamp
 	}
 	if env.HasProducer {
-		d.Producer = &dumpProducer{ID: env.Producer.ID, Epoch: env.Producer.Epoch, Sequence: env.Producer.Sequence}
+		d.Producer = &dumpProducer{ID: env.Producer.ID, Epoch: env.Producer.Epoch, Sequence: env.Producer.Sequence, Transactional: env.Transactional}
+		if env.Marker != envelope.NoMarker {
+			d.Producer.Marker = env.Marker.String()
+		}
 	}
 	for _, h := range env.Headers {
 		d.Headers = append(d.Headers, dumpHeader{Key: h.Key, Value: h.Value})
