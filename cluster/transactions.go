@@ -606,7 +606,7 @@ func partitionGone(err error) bool {
 
 // writeTxnMarkers writes t's end marker into each of its partitions,
 // txnMarkerWriters at a time. A partition whose topic was deleted needs
-// none.
+// none, nor one that knows a newer epoch of the producer.
 func (c *Cluster) writeTxnMarkers(ctx context.Context, t Transaction, commit bool) error {
 	errs := make([]error, len(t.Partitions))
 	slots := make(chan struct{}, txnMarkerWriters)
@@ -616,7 +616,10 @@ func (c *Cluster) writeTxnMarkers(ctx context.Context, t Transaction, commit boo
 		wg.Go(func() {
 			defer func() { <-slots }()
 			err := c.WriteTxnMarker(ctx, p.Topic, p.Partition, t.ProducerID, t.Epoch, commit)
-			if err != nil && !partitionGone(err) {
+			// A partition that refuses the marker's epoch as older than
+			// its own has seen a newer epoch of the producer, which ended
+			// this transaction there: retrying could never succeed.
+			if err != nil && !partitionGone(err) && !errors.Is(err, ErrInvalidProducerEpoch) {
 				errs[i] = fmt.Errorf("cluster: transaction %q: marker into %s/%d: %w", t.ID, p.Topic, p.Partition, err)
 			}
 		})

@@ -139,7 +139,9 @@ func forTxnModes(t *testing.T, fn func(t *testing.T, f *txnFixture)) {
 // metastate mode over state (nil: an empty one), the log kept.
 func (f *txnFixture) open(state *MetaState) {
 	t := f.t
-	c, err := OpenWithOptions(f.root, Options{Broker: BrokerOptions{Now: f.clock.Now}})
+	// A follower that missed a write while stopped is brought level by
+	// the next one, as the embedded server's controller would.
+	c, err := OpenWithOptions(f.root, Options{CatchUpOnWrite: true, Broker: BrokerOptions{Now: f.clock.Now}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	for id := 1; id <= 3; id++ {
