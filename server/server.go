@@ -85,9 +85,11 @@ type Server struct {
 	// stopController ends the embedded cluster's controller loop and
 	// waits for it.
 	stopController func()
-	// stopRetention stops the retention loop (retention.go).
-	stopRetention func()
-	metrics       *metrics
+	// stopRetention stops the retention loop (retention.go),
+	// stopTransactions the transaction coordinator's (transactions.go).
+	stopRetention    func()
+	stopTransactions func()
+	metrics          *metrics
 	// api is the HTTP API; handler is what Serve serves, the API (a test
 	// swaps it).
 	api     *httpapi.API
@@ -229,6 +231,7 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 		return nil, errors.Join(err, s.Close())
 	}
 	s.startRetention(cmp.Or(s.cfg.RetentionCheckInterval.Duration(), 5*time.Minute))
+	s.startTransactions()
 	return s, nil
 }
 
@@ -334,6 +337,10 @@ func (s *Server) Close() error {
 	if s.stopRetention != nil {
 		s.stopRetention()
 		s.stopRetention = nil
+	}
+	if s.stopTransactions != nil {
+		s.stopTransactions()
+		s.stopTransactions = nil
 	}
 	if s.stopController != nil {
 		s.stopController()
