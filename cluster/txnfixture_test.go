@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -202,15 +201,6 @@ func (f *txnFixture) txn(id string) Transaction {
 
 // tick runs TickTransactions at the fixture's clock.
 func (f *txnFixture) tick() error { return f.c.TickTransactions(f.ctx(), f.clock.Now()) }
-
-// markersWork reports whether WriteTxnMarker is implemented: until the
-// partition side lands, every marker is refused with
-// errors.ErrUnsupported, and a transaction that wrote to a partition
-// stays in its Prepare state.
-func (f *txnFixture) markersWork() bool {
-	err := f.c.WriteTxnMarker(f.ctx(), "no-such-topic", 0, 999999, 0, false)
-	return !errors.Is(err, errors.ErrUnsupported)
-}
 
 // requireTxnErr requires err to be a *TxnError that wraps want.
 func requireTxnErr(t *testing.T, err error, want error, msgAndArgs ...any) {
