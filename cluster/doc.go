@@ -16,6 +16,7 @@
 //	├── cluster.meta
 //	├── hw.checkpoint                    high watermarks at the last clean Close
 //	├── producer.ids                     the next producer id no block has reserved
+//	├── transactions.state               every transactional id's state (transactions.go)
 //	├── journal/log.bin                  what happened and why (JSON entries)
 //	├── offsets/                         consumer offsets (phase 3 format)
 //	├── broker-000001/topics/orders/partition-000000/
@@ -48,8 +49,9 @@
 //
 //   - MetaStore (store.go) reads the metadata (a MetaState, whose Apply is
 //     pure), commits its changes (Intend, then Change), and keeps the
-//     journal, the consumers' committed offsets, the healing switch and
-//     the blocks of producer ids NewProducerID hands out from;
+//     journal, the consumers' committed offsets, the healing switch, the
+//     blocks of producer ids NewProducerID hands out from, and the
+//     transaction coordinator's states (txnstore.go);
 //   - Transport (transport.go) carries Replicate, Records, Digests, Cut,
 //     Produce, OffsetForTime and Operate to a broker by id, and its typed
 //     errors (*NotLeaderError, *StaleEpochError, *EpochAheadError,

@@ -120,8 +120,9 @@ var (
 	ErrStaleTransaction = errors.New("cluster: the transaction's state changed since the change was decided")
 )
 
-// TxnError is a transaction request refused: which transactional id, and
-// why (it unwraps to one of the errors above).
+// TxnError is a transaction request refused: which transactional id, in
+// which state ("" when it has none), and why (it unwraps to one of the
+// errors above).
 type TxnError struct {
 	ID    string
 	State TxnState
@@ -129,7 +130,11 @@ type TxnError struct {
 }
 
 func (e *TxnError) Error() string {
-	return fmt.Sprintf("cluster: transaction %q (%s): %v", e.ID, e.State, e.Err)
+	state := e.State
+	if state == "" {
+		state = "no state"
+	}
+	return fmt.Sprintf("cluster: transaction %q (%s): %v", e.ID, state, e.Err)
 }
 
 func (e *TxnError) Unwrap() error { return e.Err }

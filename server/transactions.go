@@ -27,13 +27,13 @@ const txnTickTimeout = 30 * time.Second
 const txnLogEvery = time.Minute
 
 // startTransactions runs the transaction coordinator's pass every
-// TxnTickInterval until Close; the server's cluster (or node) is open. In
-// cluster mode a pass runs only while this node coordinates, and the first
-// after it started to coordinate waits until its copy
-// of the metadata holds every command committed before (a barrier), so
-// that it decides on the states the coordinator before it left. A pass
-// that fails is logged — once, then at most every txnLogEvery while the
-// error stays the same — and tried again at the next tick.
+// TxnTickInterval until Close; the server's cluster (or node) is open
+// already. In cluster mode a pass runs only while this node coordinates,
+// and the first after it started to coordinate waits until its copy of
+// the metadata holds every command committed before (a barrier), so that
+// it decides on the states the coordinator before it left. A pass that
+// fails is logged — once, then at most every txnLogEvery while the error
+// stays the same — and tried again at the next tick.
 func (s *Server) startTransactions() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
