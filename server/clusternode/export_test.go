@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/pystream/pystream/cluster"
 )
 
 // ControllerFailoverAfter is the failover delay node n's controller acts
@@ -32,3 +34,12 @@ func AcceptPeer(n *Node, peer int) error { return n.acceptPeer(peer) }
 func AllocateProducerIDs(n *Node, ctx context.Context, count int64) (int64, error) {
 	return raftStore{n}.AllocateProducerIDs(ctx, count)
 }
+
+// SaveTransaction is node n's MetaStore save of a transactional id's
+// state (store.go), for the tests of its compare-and-set through Raft.
+func SaveTransaction(n *Node, ctx context.Context, expect cluster.TxnStamp, t cluster.Transaction) error {
+	return raftStore{n}.SaveTransaction(ctx, expect, t)
+}
+
+// Transaction is a transactional id's state in node n's copy.
+func Transaction(n *Node, id string) (cluster.Transaction, bool, error) { return raftStore{n}.Transaction(id) }
