@@ -42,4 +42,6 @@ func SaveTransaction(n *Node, ctx context.Context, expect cluster.TxnStamp, t cl
 }
 
 // Transaction is a transactional id's state in node n's copy.
-func Transaction(n *Node, id string) (cluster.Transaction, bool, error) { return raftStore{n}.Transaction(id) }
+func Transaction(n *Node, id string) (cluster.Transaction, bool, error) {
+	return raftStore{n}.Transaction(id)
+}
