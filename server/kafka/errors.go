@@ -130,8 +130,18 @@ func txnCode(err error, key kmsg.Key, version int16) int16 {
 	case errors.Is(err, cluster.ErrClosed), errors.Is(err, backend.ErrNodeClosed), errors.Is(err, backend.ErrNoController),
 		errors.Is(err, backend.ErrLeaderMoved), errors.Is(err, backend.ErrOutcomeUnknown), errors.Is(err, backend.ErrPeerUnavailable):
 		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, cluster.ErrNotReady):
+		return kerr.CoordinatorLoadInProgress.Code
+	case errors.Is(err, cluster.ErrInvalidArgument):
+		// An empty or overlong transactional id, a transaction past the
+		// coordinator's bounds (cluster.MaxTxnPartitions, ...).
+		return kerr.InvalidRequest.Code
 	}
-	return errorCode(err)
+	if code := errorCode(err); code != kerr.UnknownServerError.Code {
+		return code
+	}
+	// TxnOffsetCommit's offsets obey OffsetCommit's rules.
+	return offsetCode(err)
 }
 
 // errorf wraps sentinel with a formatted detail.

@@ -24,7 +24,8 @@ import (
 // the request's TransactionTimeoutMillis, checked by the coordinator
 // (INVALID_TRANSACTION_TIMEOUT). It is served where transactions are
 // coordinated (coordinatorCode: NOT_COORDINATOR elsewhere); an empty
-// transactional id is INVALID_REQUEST, as Kafka answers it.
+// transactional id is INVALID_REQUEST, as Kafka answers it (the
+// coordinator's cluster.ErrInvalidArgument).
 func (s *Server) initProducerID(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
@@ -47,11 +48,6 @@ func (s *Server) initProducerID(x *exchange, r kmsg.Request) kmsg.Response {
 // id.
 func (s *Server) initTransactions(x *exchange, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) {
 	id := *req.TransactionalID
-	if id == "" {
-		resp.ErrorCode = x.code(kerr.InvalidRequest.Code)
-		x.logTxnRefusal(kmsg.InitProducerID, id, resp.ErrorCode, errEmptyTransactionalID)
-		return
-	}
 	if code := s.coordinatorCode(); code != 0 {
 		resp.ErrorCode = x.code(code)
 		return

@@ -1,8 +1,6 @@
 package kafka
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -24,10 +22,6 @@ import (
 // EndTxn), txnoffsetcommit.go, describetransactions.go and
 // listtransactions.go; produce.go accepts a transactional batch, fetch.go
 // serves markers as control batches and read_committed.
-
-// errEmptyTransactionalID is an InitProducerID whose transactional id is
-// "" (null is an idempotent producer's).
-var errEmptyTransactionalID = errors.New("kafka: an empty transactional id")
 
 // logTxnRefusal logs a refused transaction request: at Info when final
 // for the client, at Debug when it retries on its own (another
