@@ -67,6 +67,7 @@ const maxProducerSnapshotSize = 256 << 20
 // Every integer is big-endian. Binary, because a start reads one per
 // partition led: a thousand producers parse in microseconds.
 const producerSnapshotMagic = "PSPR"
+
 var snapshotCRC = crc32.MakeTable(crc32.Castagnoli)
 
 // ProducerSnapshotFileName is the name of the snapshot at offset.
