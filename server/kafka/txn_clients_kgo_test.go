@@ -282,7 +282,7 @@ func (c *child) output() string {
 	return c.out.String()
 }
 
-// TestKafkaTxnKgoConsumeTransformProduce: issue 34's exactly-once loop.
+// TestKafkaTxnKgoConsumeTransformProduce: the exactly-once loop (KIP-98, KIP-447).
 // Three members of one group (kgo.GroupTransactSession) read a topic of
 // three partitions and write each record to an output topic in
 // transactions that commit the consumed offsets with the records
