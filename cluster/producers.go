@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -147,6 +148,11 @@ type producerEntry struct {
 	runs []producerRun
 	// lastWrite is the append time of its last record.
 	lastWrite int64
+	// open is set while the producer has a transaction open in the
+	// partition: from its first transactional record, at txnFirst, to
+	// its marker.
+	open     bool
+	txnFirst uint64
 }
 
 // next is the sequence number the producer's next batch must start at.
@@ -155,8 +161,12 @@ func (e *producerEntry) next() int32 {
 	return envelope.SequenceAt(last.firstSeq, last.count)
 }
 
-// add records that count records of producer p landed at offset, at ts.
-func (e *producerEntry) add(p envelope.Producer, count int64, offset uint64, ts int64) {
+// add records that count records of producer p landed at offset, at ts;
+// transactional ones open the producer's transaction when none is.
+func (e *producerEntry) add(p envelope.Producer, count int64, offset uint64, ts int64, transactional bool) {
+	if transactional && !e.open {
+		e.open, e.txnFirst = true, offset
+	}
 	if p.Epoch != e.epoch {
 		e.epoch, e.runs = p.Epoch, nil
 	}
@@ -194,6 +204,82 @@ type producerTable struct {
 	leaderEpoch uint64
 	end         uint64
 	producers   map[int64]*producerEntry
+	// ended are the transactions whose marker is in the log: each
+	// producer's first offset and marker offset, in marker order. An
+	// ended transaction still holds the last stable offset back while its
+	// marker is at or past the high watermark (lastStable), and an aborted
+	// one is listed to readers (abortedIn).
+	ended []endedTxn
+}
+
+// endedTxn is a transaction ended by a marker in the log.
+type endedTxn struct {
+	producerID int64
+	first      uint64
+	marker     uint64
+	aborted    bool
+}
+
+// mark applies a marker m of producer p at offset, at ts: a newer epoch
+// fences the older (its next batch starts at sequence 0), and the
+// producer's open transaction ends there.
+func (t *producerTable) mark(p envelope.Producer, m envelope.Marker, offset uint64, ts int64) {
+	e := t.entry(p.ID)
+	if p.Epoch != e.epoch {
+		e.epoch, e.runs = p.Epoch, nil
+	}
+	e.lastWrite = ts
+	if !e.open {
+		return
+	}
+	e.open = false
+	t.ended = append(t.ended, endedTxn{producerID: p.ID, first: e.txnFirst, marker: offset, aborted: m == envelope.AbortMarker})
+}
+
+// lastStable is the last stable offset at high watermark hw: the first
+// offset of the earliest transaction that is open, or whose marker is not
+// yet below hw; hw when there is none. Ended transactions wholly below hw
+// are dropped but for the aborted ones, which readers are told of.
+func (t *producerTable) lastStable(hw uint64) uint64 {
+	lso := hw
+	for _, e := range t.producers {
+		if e.open && e.txnFirst < lso {
+			lso = e.txnFirst
+		}
+	}
+	keep := t.ended[:0]
+	for _, x := range t.ended {
+		if x.marker >= hw {
+			lso = min(lso, x.first)
+		}
+		if x.aborted || x.marker >= hw {
+			keep = append(keep, x)
+		}
+	}
+	clear(t.ended[len(keep):])
+	t.ended = keep
+	return lso
+}
+
+// abortedIn returns the aborted transactions with records in [from, to),
+// ascending by first offset, and forgets those that ended before
+// logStart, which no reader can reach.
+func (t *producerTable) abortedIn(from, to, logStart uint64) []AbortedTxn {
+	var out []AbortedTxn
+	keep := t.ended[:0]
+	for _, x := range t.ended {
+		if x.marker < logStart {
+			continue
+		}
+		keep = append(keep, x)
+		if x.aborted && x.first < to && x.marker >= from {
+			out = append(out, AbortedTxn{ProducerID: x.producerID, FirstOffset: x.first})
+		}
+	}
+	clear(t.ended[len(keep):])
+	t.ended = keep
+	slices.SortFunc(out, func(a, b AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	return out
 }
 
 // validFor reports whether the table describes ll as it is now, for a
@@ -218,8 +304,13 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64) (*producerTable, er
 			break
 		}
 		for _, rec := range recs {
-			if p, ok := envelope.ProducerOf(rec.Payload); ok {
-				t.entry(p.ID).add(p, 1, rec.Offset, rec.Timestamp)
+			id, ok := envelope.IdentityOf(rec.Payload)
+			switch {
+			case !ok:
+			case id.Marker != envelope.NoMarker:
+				t.mark(id.Producer, id.Marker, rec.Offset, rec.Timestamp)
+			default:
+				t.entry(id.Producer.ID).add(id.Producer, 1, rec.Offset, rec.Timestamp, id.Transactional)
 			}
 		}
 		at = recs[len(recs)-1].Offset + 1
@@ -239,18 +330,22 @@ func (t *producerTable) entry(id int64) *producerEntry {
 }
 
 // producerOfRequest returns the producer identity of a request's
-// records, has false when none carries one; ok is false when some do and
-// some do not, or they are not one producer's consecutive sequence
-// numbers.
-func producerOfRequest(payloads [][]byte) (first envelope.Producer, has, ok bool) {
+// records (the first record's), has false when none carries one; ok is
+// false when some do and some do not, they are not one producer's
+// consecutive sequence numbers, some are transactional and some not, or a
+// marker is not alone in its request.
+func producerOfRequest(payloads [][]byte) (first envelope.Identity, has, ok bool) {
 	for i, pl := range payloads {
-		p, with := envelope.ProducerOf(pl)
+		id, with := envelope.IdentityOf(pl)
+		p := id.Producer
 		switch {
 		case i == 0:
-			first, has = p, with
+			first, has = id, with
 		case with != has:
 			return first, has, false
-		case with && (p.ID != first.ID || p.Epoch != first.Epoch || p.Sequence != envelope.SequenceAt(first.Sequence, int64(i))):
+		case with && (p.ID != first.Producer.ID || p.Epoch != first.Producer.Epoch ||
+			p.Sequence != envelope.SequenceAt(first.Producer.Sequence, int64(i)) ||
+			id.Transactional != first.Transactional || id.Marker != envelope.NoMarker || first.Marker != envelope.NoMarker):
 			return first, has, false
 		}
 	}
@@ -262,9 +357,12 @@ type verdict struct {
 	// dup is set when the records were written before, at run.
 	dup bool
 	run producerRun
-	// producer is the request's producer, when has.
-	producer envelope.Producer
-	has      bool
+	// producer is the request's producer, when has; transactional and
+	// marker are what its records are.
+	producer      envelope.Producer
+	has           bool
+	transactional bool
+	marker        envelope.Marker
 }
 
 // check applies the idempotent producer rules to one request of count
@@ -289,12 +387,14 @@ func (t *producerTable) check(p envelope.Producer, count int64, now int64, pendi
 		ok = false
 	}
 	switch {
+	case ok && p.Epoch < e.epoch:
+		// Fenced: by a newer epoch's records, or by a marker of one
+		// (which leaves no runs).
+		return v, &ProducerError{Producer: p, Expected: -1, Rule: RuleInvalidEpoch}
 	case !ok || len(e.runs) == 0:
 		if p.Sequence != 0 {
 			return v, &ProducerError{Producer: p, Expected: 0, Rule: RuleUnknown}
 		}
-	case p.Epoch < e.epoch:
-		return v, &ProducerError{Producer: p, Expected: -1, Rule: RuleInvalidEpoch}
 	case p.Epoch > e.epoch:
 		if p.Sequence != 0 {
 			return v, &ProducerError{Producer: p, Expected: 0, Rule: RuleOutOfOrder}
@@ -314,13 +414,36 @@ func (t *producerTable) check(p envelope.Producer, count int64, now int64, pendi
 	return v, nil
 }
 
+// checkMarker applies the rule of a transaction marker of producer p: it
+// may not come from an epoch older than the one the partition knows, which
+// a newer producer of the same transactional id (or the coordinator's
+// abort of a transaction that ran out of time) has fenced.
+func (t *producerTable) checkMarker(p envelope.Producer, pending map[int64]envelope.Producer) (verdict, error) {
+	v := verdict{producer: p, has: true}
+	epoch, known := int16(-1), false
+	if e, ok := t.producers[p.ID]; ok {
+		epoch, known = e.epoch, true
+	}
+	if q, ok := pending[p.ID]; ok {
+		epoch, known = q.Epoch, true
+	}
+	if known && p.Epoch < epoch {
+		return v, &ProducerError{Producer: p, Expected: -1, Rule: RuleInvalidEpoch}
+	}
+	return v, nil
+}
+
 // note adds appended records to the table: recs, written for requests
 // whose verdicts are vs, in order, with each request's record count.
 func (t *producerTable) note(vs []verdict, counts []int, recs []log.Record) {
 	at := 0
 	for i, v := range vs {
-		if v.has && len(recs) > at {
-			t.entry(v.producer.ID).add(v.producer, int64(counts[i]), recs[at].Offset, recs[at].Timestamp)
+		switch {
+		case !v.has || len(recs) <= at:
+		case v.marker != envelope.NoMarker:
+			t.mark(v.producer, v.marker, recs[at].Offset, recs[at].Timestamp)
+		default:
+			t.entry(v.producer.ID).add(v.producer, int64(counts[i]), recs[at].Offset, recs[at].Timestamp, v.transactional)
 		}
 		at += counts[i]
 	}
@@ -343,7 +466,8 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 	}
 	pending := map[int64]envelope.Producer{}
 	for _, req := range reqs {
-		prod, has, ok := producerOfRequest(req.payloads)
+		id, has, ok := producerOfRequest(req.payloads)
+		prod := id.Producer
 		if !ok {
 			req.err = &ProducerError{Topic: p.topic, Partition: p.index, Producer: prod, Expected: -1, Rule: RuleInvalidBatch}
 			continue
@@ -359,7 +483,13 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 				r.producers = t
 			}
 			count := int64(len(req.payloads))
-			if v, err = t.check(prod, count, now, pending); err != nil {
+			if id.Marker != envelope.NoMarker {
+				v, err = t.checkMarker(prod, pending)
+			} else {
+				v, err = t.check(prod, count, now, pending)
+			}
+			v.transactional, v.marker = id.Transactional, id.Marker
+			if err != nil {
 				var pe *ProducerError
 				var dn *DuplicateNotCommittedError
 				switch {
@@ -375,7 +505,18 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 				c.answerDuplicate(p, pm, req, prod, v.run)
 				continue
 			}
-			pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: envelope.SequenceAt(prod.Sequence, count)}
+			if id.Marker != envelope.NoMarker {
+				// A marker moves no sequence; a newer epoch starts at 0.
+				if q, ok := pending[prod.ID]; !ok || q.Epoch != prod.Epoch {
+					next := int32(0)
+					if e, ok := t.producers[prod.ID]; ok && e.epoch == prod.Epoch && len(e.runs) > 0 {
+						next = e.next()
+					}
+					pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: next}
+				}
+			} else {
+				pending[prod.ID] = envelope.Producer{ID: prod.ID, Epoch: prod.Epoch, Sequence: envelope.SequenceAt(prod.Sequence, count)}
+			}
 		}
 		fresh = append(fresh, req)
 		vs = append(vs, v)

@@ -98,19 +98,31 @@ func (c *Cluster) readCommittedLocal(p *partition, pm PartitionMetadata, req Rec
 		return RecordsResponse{}, err
 	}
 	hw := c.refreshHW(p)
-	_, ll, err := c.leaderLog(p, pm)
+	m, ll, err := c.leaderLog(p, pm)
 	if err != nil {
 		return RecordsResponse{}, err
 	}
 	ls := ll.LogStart()
 	res := RecordsResponse{LogStart: min(ls, hw), LogEnd: ll.NextOffset(), HighWatermark: hw}
-	if req.From >= hw || req.MaxBytes <= 0 {
+	upto := hw
+	if req.Stable {
+		// A read_committed reader stops at the last stable offset
+		// (markers.go).
+		if res.LastStable, _, err = c.lastStableLocal(m, p, pm, hw, 0, 0); err != nil {
+			return RecordsResponse{}, err
+		}
+		upto = res.LastStable
+	}
+	if req.From >= upto || req.MaxBytes <= 0 {
 		return res, nil
 	}
 	if req.From < ls {
 		return RecordsResponse{}, &client.OffsetOutOfRangeError{Topic: p.topic, Partition: p.index, Offset: req.From, LogStart: ls, HighWatermark: hw}
 	}
-	res.Records, err = readRange(ll, req.From, hw, req.MaxBytes, req.MaxRecords)
+	res.Records, err = readRange(ll, req.From, upto, req.MaxBytes, req.MaxRecords)
+	if err == nil && req.Stable {
+		err = c.abortedAmong(m, p, pm, req, &res)
+	}
 	if err != nil {
 		if gone := c.gone(p); gone != nil {
 			return RecordsResponse{}, gone // deleted during the read, which closed the log

@@ -112,6 +112,10 @@ type RecordsRequest struct {
 	// leader alone (a consumer's read); otherwise any replica is read up to
 	// its log end (a follower's proof, a comparison).
 	Committed bool
+	// Stable, with Committed, reads only below the last stable offset
+	// (a read_committed consumer's read, markers.go) and reports the
+	// aborted transactions among the records read.
+	Stable bool
 }
 
 // RecordsResponse is a read's records and the replica's bounds when read.
@@ -123,6 +127,10 @@ type RecordsResponse struct {
 	LogStart      uint64
 	LogEnd        uint64
 	HighWatermark uint64
+	// LastStable and Aborted answer a Stable read: the last stable
+	// offset, and the aborted transactions with records among Records.
+	LastStable uint64
+	Aborted    []AbortedTxn
 }
 
 // DigestsRequest asks for a replica's records [From, To) summarised in

@@ -159,6 +159,7 @@ func (c *Client) Records(ctx context.Context, addr string, req cluster.RecordsRe
 		q.Set("max_records", strconv.Itoa(min(req.MaxRecords, math.MaxInt32)))
 	}
 	setFlag(q, "committed", req.Committed)
+	setFlag(q, "stable", req.Stable)
 	b, h, err := c.do(ctx, http.MethodGet, addr, PathRecords, q, nil, nil)
 	if err != nil {
 		return cluster.RecordsResponse{}, err
@@ -176,6 +177,14 @@ func (c *Client) Records(ctx context.Context, addr string, req cluster.RecordsRe
 	}
 	if res.LogStart, err = strconv.ParseUint(h.Get(HeaderLogStart), 10, 64); err != nil {
 		return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: log start: %w", addr, err)
+	}
+	if req.Stable {
+		if res.LastStable, err = strconv.ParseUint(h.Get(HeaderLastStable), 10, 64); err != nil {
+			return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: last stable offset: %w", addr, err)
+		}
+		if res.Aborted, err = ParseAborted(h.Get(HeaderAborted)); err != nil {
+			return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: %w", addr, err)
+		}
 	}
 	return res, nil
 }

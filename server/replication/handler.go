@@ -68,6 +68,11 @@ const (
 	HeaderLogStart      = "X-Pystream-Log-Start"
 	HeaderLogEnd        = "X-Pystream-Log-End"
 	HeaderHighWatermark = "X-Pystream-High-Watermark"
+	// HeaderLastStable and HeaderAborted answer a stable read
+	// (cluster.RecordsRequest.Stable): the last stable offset, and the
+	// aborted transactions among the records (FormatAborted).
+	HeaderLastStable = "X-Pystream-Last-Stable"
+	HeaderAborted    = "X-Pystream-Aborted"
 )
 
 // Peer is what a node serves to the others: the replica transport's
@@ -305,7 +310,7 @@ func badRequest(err error) error {
 func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
 	req := cluster.RecordsRequest{Topic: q.str("topic"), Partition: q.int("partition"), From: q.uint("from"),
-		MaxBytes: q.int("max_bytes"), MaxRecords: q.optInt("max_records"), Committed: q.flag("committed")}
+		MaxBytes: q.int("max_bytes"), MaxRecords: q.optInt("max_records"), Committed: q.flag("committed"), Stable: q.flag("stable")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
@@ -319,6 +324,10 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set(HeaderLogStart, strconv.FormatUint(res.LogStart, 10))
 	w.Header().Set(HeaderLogEnd, strconv.FormatUint(res.LogEnd, 10))
 	w.Header().Set(HeaderHighWatermark, strconv.FormatUint(res.HighWatermark, 10))
+	if req.Stable {
+		w.Header().Set(HeaderLastStable, strconv.FormatUint(res.LastStable, 10))
+		w.Header().Set(HeaderAborted, FormatAborted(res.Aborted))
+	}
 	_, _ = w.Write(encodeFrames(res.Records)) // a cut body fails the reader's decode
 }
 

@@ -1,0 +1,164 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// txnBatch is n transactional records of producer id at epoch, from
+// sequence seq.
+func txnBatch(id int64, epoch int16, seq int32, n int) []topic.Message {
+	msgs := make([]topic.Message, n)
+	for i := range msgs {
+		r := envelope.Record{Value: []byte{'t', byte(seq) + byte(i)}, HasProducer: true, Transactional: true,
+			Producer: envelope.Producer{ID: id, Epoch: epoch, Sequence: seq + int32(i)}}
+		msgs[i] = topic.Message{Payload: envelope.Payload(r)}
+	}
+	return msgs
+}
+
+// stable is a stable read of the whole partition from offset from.
+func stable(t *testing.T, c *Cluster, topicName string, from uint64) StableRead {
+	t.Helper()
+	r, err := c.ReadStable(topicName, 0, from, 1000)
+	require.NoError(t, err)
+	return r
+}
+
+// TestMarkersLastStableOffset: an open transaction holds the last stable
+// offset at its first record, so a read_committed reader stops there;
+// its commit marker lets the reader past it, with nothing reported
+// aborted; an abort marker lets it past too, and the aborted transaction
+// is reported to every read that reaches its records. Two producers'
+// transactions hold the offset at the earlier one.
+func TestMarkersLastStableOffset(t *testing.T) {
+	c, _ := newCluster(t, 3)
+	require.NoError(t, c.CreateTopic("orders", 1, 3))
+	prod := NewProducer(c, "orders")
+	ctx := context.Background()
+
+	_, err := prod.Send(nil, []byte("plain")) // 0
+	require.NoError(t, err)
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 0, 2)) // 1, 2
+	require.NoError(t, err)
+	_, err = prod.SendBatchTo(0, txnBatch(8, 0, 0, 1)) // 3
+	require.NoError(t, err)
+	r := stable(t, c, "orders", 0)
+	require.Equal(t, uint64(4), r.HighWatermark)
+	require.Equal(t, uint64(1), r.LastStable, "producer 7's open transaction")
+	require.Len(t, r.Records, 1, "only what is below it")
+
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 7, 0, true)) // 4
+	r = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(3), r.LastStable, "producer 8's is open still")
+	require.Len(t, r.Records, 3)
+	require.Empty(t, r.Aborted)
+
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 2, 1)) // 5: 7's next transaction
+	require.NoError(t, err)
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 8, 0, false)) // 6
+	r = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(5), r.LastStable)
+	require.Equal(t, []AbortedTxn{{ProducerID: 8, FirstOffset: 3}}, r.Aborted)
+	require.Equal(t, uint64(4), r.Records[len(r.Records)-1].Offset)
+
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 7, 0, false)) // 7
+	r = stable(t, c, "orders", 0)
+	require.Equal(t, r.HighWatermark, r.LastStable, "nothing open")
+	require.Equal(t, uint64(8), r.LastStable)
+	require.Equal(t, []AbortedTxn{{ProducerID: 8, FirstOffset: 3}, {ProducerID: 7, FirstOffset: 5}}, r.Aborted)
+	r = stable(t, c, "orders", 7)
+	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 5}}, r.Aborted, "a read past 8's abort marker (6) is told of 7's second transaction only")
+	r = stable(t, c, "orders", 4)
+	require.Equal(t, []AbortedTxn{{ProducerID: 8, FirstOffset: 3}, {ProducerID: 7, FirstOffset: 5}}, r.Aborted,
+		"a read from inside 8's transaction is told of it")
+
+	bounds, err := c.ReadStable("orders", 0, 0, 0)
+	require.NoError(t, err)
+	require.Empty(t, bounds.Records)
+	require.Equal(t, uint64(8), bounds.LastStable)
+
+	// Markers are read back as what they are.
+	recs, err := c.ReadCommitted("orders", 0, 4, 1)
+	require.NoError(t, err)
+	id, ok := envelope.IdentityOf(recs[0].Payload)
+	require.True(t, ok)
+	require.Equal(t, envelope.CommitMarker, id.Marker)
+	require.Equal(t, int64(7), id.Producer.ID)
+}
+
+// TestMarkersFence: a marker of a newer epoch fences the producer's older
+// epoch — its records are refused, sequence 0 included — while the new
+// epoch starts at 0; a marker of an older epoch than the partition knows
+// is refused and stores nothing.
+func TestMarkersFence(t *testing.T) {
+	c, _ := newCluster(t, 3)
+	require.NoError(t, c.CreateTopic("orders", 1, 3))
+	prod := NewProducer(c, "orders")
+	ctx := context.Background()
+
+	_, err := prod.SendBatchTo(0, txnBatch(7, 0, 0, 2))
+	require.NoError(t, err)
+	// The coordinator aborts with the epoch bumped (a timed-out
+	// transaction).
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 7, 1, false))
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 2, 1))
+	require.ErrorIs(t, err, ErrInvalidProducerEpoch, "the zombie is fenced")
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 0, 1))
+	require.ErrorIs(t, err, ErrInvalidProducerEpoch, "at sequence 0 too")
+	err = c.WriteTxnMarker(ctx, "orders", 0, 7, 0, true)
+	require.ErrorIs(t, err, ErrInvalidProducerEpoch, "and so is its marker")
+	_, err = prod.SendBatchTo(0, txnBatch(7, 2, 0, 1))
+	require.NoError(t, err, "a newer epoch starts at 0")
+	require.Len(t, values(t, c, "orders", 0), 4, "two records, the abort marker and the new epoch's record")
+	r := stable(t, c, "orders", 0)
+	require.Equal(t, uint64(3), r.LastStable)
+	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 0}}, r.Aborted)
+
+	_, err = prod.SendBatchTo(0, append(txnBatch(7, 2, 1, 1), topic.Message{Payload: MarkerPayload(7, 2, true)}))
+	require.ErrorIs(t, err, ErrInvalidProducerBatch, "a marker is alone in its request")
+	mixed := append(txnBatch(7, 2, 1, 1), idempotentBatch(7, 2, 2, 1)...)
+	_, err = prod.SendBatchTo(0, mixed)
+	require.ErrorIs(t, err, ErrInvalidProducerBatch, "transactional and not in one request")
+}
+
+// TestMarkersSurviveFailoverAndReopen: the open transaction and the
+// aborted ones are rebuilt from the log by a new leader and after a
+// restart, so the last stable offset and the aborted list are the same.
+func TestMarkersSurviveFailoverAndReopen(t *testing.T) {
+	c, root := newCluster(t, 3)
+	require.NoError(t, c.CreateTopic("orders", 1, 3))
+	prod := NewProducer(c, "orders")
+	ctx := context.Background()
+
+	_, err := prod.SendBatchTo(0, txnBatch(7, 0, 0, 2)) // 0, 1
+	require.NoError(t, err)
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 7, 0, false)) // 2
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 2, 1))                  // 3, open
+	require.NoError(t, err)
+	want := stable(t, c, "orders", 0)
+	require.Equal(t, uint64(3), want.LastStable)
+
+	require.NoError(t, c.StopBroker(1))
+	_, err = c.Failover("orders", 0)
+	require.NoError(t, err)
+	got := stable(t, c, "orders", 0)
+	require.Equal(t, want.LastStable, got.LastStable, "the new leader")
+	require.Equal(t, want.Aborted, got.Aborted)
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 3, 1)) // 4, same transaction
+	require.NoError(t, err, "the sequence goes on past the marker")
+
+	c = reopen(t, c, root, 3)
+	got = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(3), got.LastStable, "after a restart")
+	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 0}}, got.Aborted)
+	require.NoError(t, c.WriteTxnMarker(ctx, "orders", 0, 7, 0, true))
+	got = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(6), got.LastStable)
+	require.Len(t, got.Records, 6)
+}
