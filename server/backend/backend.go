@@ -58,6 +58,34 @@ type Data interface {
 	// cluster, for an idempotent producer (cluster.Cluster.NewProducerID).
 	NewProducerID(ctx context.Context) (int64, error)
 	Offsets
+	Transactions
+}
+
+// Transactions are Kafka's transactions (KIP-98) in PyStream's terms: the
+// transaction coordinator's requests, answered where consumer groups are
+// coordinated (GroupHome), and the read of a read_committed consumer
+// (cluster/transactions.go, cluster/markers.go). Refusals are
+// *cluster.TxnError values (cluster.ErrProducerFenced and the rest).
+type Transactions interface {
+	// InitTransactions gives transactional id its producer id and a new
+	// epoch, fencing every older one; producerID and epoch are the
+	// caller's current ones (-1 when it has none).
+	InitTransactions(ctx context.Context, id string, timeout time.Duration, producerID int64, epoch int16) (int64, int16, error)
+	// AddPartitionsToTxn and AddOffsetsToTxn add partitions, and a
+	// consumer group, to the id's open transaction (opening one).
+	AddPartitionsToTxn(ctx context.Context, id string, producerID int64, epoch int16, parts []cluster.TxnPartition) error
+	AddOffsetsToTxn(ctx context.Context, id string, producerID int64, epoch int16, group string) error
+	// TxnOffsetCommit keeps consumer offsets to commit when, and only
+	// if, the transaction commits.
+	TxnOffsetCommit(ctx context.Context, id string, producerID int64, epoch int16, offsets []cluster.TxnOffset) error
+	// EndTxn commits or aborts the open transaction.
+	EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error
+	// Transactions lists every transactional id's state, by id.
+	Transactions() ([]cluster.Transaction, error)
+	// ReadStable reads up to maxRecords records from start, never past
+	// the last stable offset, with the aborted transactions among them;
+	// maxRecords 0 gives only the bounds.
+	ReadStable(topicName string, partition int, start uint64, maxRecords int) (cluster.StableRead, error)
 }
 
 // Offsets are the consumers' committed offsets (phase 3): durable, never

@@ -15,8 +15,9 @@
 // implementation is passed, never asked by a handler:
 //
 //   - Data: brokers and topics, records (send, read, bounds, search by
-//     time) and the consumers' committed Offsets. Every mode offers all of
-//     it.
+//     time), the consumers' committed Offsets and Kafka's Transactions
+//     (the coordinator's requests, the read_committed read). Every mode
+//     offers all of it.
 //   - TopicAdmin: create, configure, delete topics.
 //   - Operator: the journal, stopping and starting brokers, phase 5's
 //     repairs (failover, catch-up, recovery, leader moves), retention, and

@@ -19,6 +19,16 @@ import (
 //     for every topic and OffsetFetch for every committed topic leave out
 //     what the principal may not reach. Creating a topic needs a
 //     principal without prefixes, as POST /api/topics does.
+//   - Transactions: write for InitProducerID, AddPartitionsToTxn,
+//     AddOffsetsToTxn, EndTxn and TxnOffsetCommit; read for
+//     ListTransactions and DescribeTransactions. A transactional id is
+//     scoped by the same prefixes as a topic's, as Kafka checks WRITE
+//     (DESCRIBE) on it: another is TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+//     left out of ListTransactions and refused id by id by
+//     DescribeTransactions; a transaction's topics and group are checked
+//     as a produce's and a commit's, and AddPartitionsToTxn with a refused
+//     topic adds none (the others OPERATION_NOT_ATTEMPTED), as Kafka
+//     answers it.
 //   - A group's name is scoped by the same prefixes as a topic's, as
 //     Kafka checks READ on the group: a principal limited to "pay" may
 //     join, sync, heartbeat in, leave, commit for and fetch the offsets
@@ -47,6 +57,9 @@ const (
 	scopeCreate
 	// scopeGroups: a view of groups as a whole.
 	scopeGroups
+	// scopeTxns: a view of transactional ids (ListTransactions,
+	// DescribeTransactions).
+	scopeTxns
 )
 
 // screen applies p's rights to req (a served version, already decoded)
@@ -58,7 +71,13 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	if a.role == auth.RoleOpen {
 		return 0, nil
 	}
+	txnID, transactional := transactionalIDOf(req)
 	if p.Role < a.role {
+		if transactional {
+			// InitProducerID's is CLUSTER_AUTHORIZATION_FAILED for an
+			// idempotent producer, this for a transactional one.
+			return kerr.TransactionalIDAuthorizationFailed.Code, nil
+		}
 		return a.deny, nil
 	}
 	if len(p.Prefixes) == 0 {
@@ -68,12 +87,17 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	if group, ok := groupOf(req); ok && !may(group) {
 		return kerr.GroupAuthorizationFailed.Code, nil
 	}
+	if transactional && !may(txnID) {
+		return kerr.TransactionalIDAuthorizationFailed.Code, nil
+	}
 	denied := kerr.TopicAuthorizationFailed.Code
 	switch a.scope {
 	case scopeCreate:
 		return 0, screenCreate(req.(*kmsg.CreateTopicsRequest))
 	case scopeGroups:
 		return 0, screenGroups(req, may)
+	case scopeTxns:
+		return 0, screenTxns(req, may)
 	case scopeNone:
 		return 0, nil
 	}
@@ -139,6 +163,26 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		}
 	case *kmsg.OffsetFetchRequest:
 		return 0, screenOffsetFetch(r, may, denied)
+	case *kmsg.TxnOffsetCommitRequest:
+		var out []kmsg.TxnOffsetCommitRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failTxnOffsetCommit(&kmsg.TxnOffsetCommitRequest{Version: r.Version, Topics: out}, denied).(*kmsg.TxnOffsetCommitResponse)
+			resp.(*kmsg.TxnOffsetCommitResponse).Topics = append(resp.(*kmsg.TxnOffsetCommitResponse).Topics, f.Topics...)
+		}
+	case *kmsg.AddPartitionsToTxnRequest:
+		// As Kafka does, a refused topic adds nothing: the others are
+		// OPERATION_NOT_ATTEMPTED.
+		in, out := split(r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) bool { return may(t.Topic) })
+		if len(out) == 0 {
+			return 0, nil
+		}
+		r.Topics = nil
+		return 0, func(resp kmsg.Response) {
+			a := resp.(*kmsg.AddPartitionsToTxnResponse)
+			a.Topics = append(failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: in}, kerr.OperationNotAttempted.Code).(*kmsg.AddPartitionsToTxnResponse).Topics,
+				failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: out}, denied).(*kmsg.AddPartitionsToTxnResponse).Topics...)
+		}
 	case *kmsg.DeleteTopicsRequest:
 		var outNames []string
 		var out []kmsg.DeleteTopicsRequestTopic
@@ -184,8 +228,51 @@ func groupOf(req kmsg.Request) (string, bool) {
 		return r.Group, true
 	case *kmsg.OffsetFetchRequest:
 		return r.Group, r.Version < 8
+	case *kmsg.AddOffsetsToTxnRequest:
+		return r.Group, true
+	case *kmsg.TxnOffsetCommitRequest:
+		return r.Group, true
 	}
 	return "", false
+}
+
+// transactionalIDOf is the transactional id a request acts for, when it
+// names one: InitProducerID with one, and the transaction requests.
+func transactionalIDOf(req kmsg.Request) (string, bool) {
+	switch r := req.(type) {
+	case *kmsg.InitProducerIDRequest:
+		return deref(r.TransactionalID), r.TransactionalID != nil
+	case *kmsg.AddPartitionsToTxnRequest:
+		return r.TransactionalID, true
+	case *kmsg.AddOffsetsToTxnRequest:
+		return r.TransactionalID, true
+	case *kmsg.EndTxnRequest:
+		return r.TransactionalID, true
+	case *kmsg.TxnOffsetCommitRequest:
+		return r.TransactionalID, true
+	}
+	return "", false
+}
+
+// screenTxns answers a view of transactional ids to a principal limited
+// to prefixes: the ids it may reach listed, the others described as
+// refused.
+func screenTxns(req kmsg.Request, may func(string) bool) func(kmsg.Response) {
+	switch r := req.(type) {
+	case *kmsg.ListTransactionsRequest:
+		return func(resp kmsg.Response) {
+			l := resp.(*kmsg.ListTransactionsResponse)
+			l.TransactionStates = keep(l.TransactionStates, func(t kmsg.ListTransactionsResponseTransactionState) bool { return may(t.TransactionalID) })
+		}
+	case *kmsg.DescribeTransactionsRequest:
+		var out []string
+		r.TransactionalIDs, out = split(r.TransactionalIDs, may)
+		return func(resp kmsg.Response) {
+			f := failDescribeTransactions(&kmsg.DescribeTransactionsRequest{Version: r.Version, TransactionalIDs: out}, kerr.TransactionalIDAuthorizationFailed.Code).(*kmsg.DescribeTransactionsResponse)
+			resp.(*kmsg.DescribeTransactionsResponse).TransactionStates = append(resp.(*kmsg.DescribeTransactionsResponse).TransactionStates, f.TransactionStates...)
+		}
+	}
+	return nil
 }
 
 // screenGroups answers a view of groups to a principal limited to

@@ -22,6 +22,13 @@ const (
 	batchLengthAfter = 49
 )
 
+// A record batch's attribute bits past the codec (bits 0-2): bit 4 marks
+// a transaction's batch, bit 5 a control batch (a transaction's marker).
+const (
+	attrTransactional = 0x10
+	attrControl       = 0x20
+)
+
 // batchError is a produce's records that are not valid record batches:
 // CORRUPT_MESSAGE, and nothing of the partition is written.
 type batchError struct{ reason string }
@@ -73,15 +80,17 @@ func decodeBatches(b []byte, f *inflation) ([]envelope.Record, error) {
 
 // decodeRecords decodes one validated batch's records.
 func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error) {
-	if rb.Attributes&0x20 != 0 {
+	if rb.Attributes&attrControl != 0 {
+		// A transaction's markers are the coordinator's to write.
 		return nil, corrupt("control batch")
-	}
-	if rb.Attributes&0x10 != 0 {
-		return nil, corrupt("transactional batch: transactions are not served")
 	}
 	idempotent := rb.ProducerID >= 0
 	if idempotent && (rb.ProducerEpoch < 0 || rb.FirstSequence < 0) {
 		return nil, corrupt("producer %d with epoch %d and first sequence %d", rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence)
+	}
+	transactional := rb.Attributes&attrTransactional != 0
+	if transactional && !idempotent {
+		return nil, corrupt("transactional batch without a producer id")
 	}
 	if rb.NumRecords < 1 || rb.LastOffsetDelta != rb.NumRecords-1 {
 		return nil, corrupt("%d records with last offset delta %d", rb.NumRecords, rb.LastOffsetDelta)
@@ -117,6 +126,7 @@ func decodeRecords(rb *kmsg.RecordBatch, f *inflation) ([]envelope.Record, error
 			// Sequence numbers wrap past the largest int32, as Kafka's do.
 			seq := envelope.SequenceAt(rb.FirstSequence, int64(i))
 			env.Producer, env.HasProducer = envelope.Producer{ID: rb.ProducerID, Epoch: rb.ProducerEpoch, Sequence: seq}, true
+			env.Transactional = transactional
 		}
 		for _, h := range r.Headers {
 			env.Headers = append(env.Headers, envelope.Header{Key: h.Key, Value: h.Value})
@@ -150,28 +160,104 @@ func countRecords(b []byte) int64 {
 	return n
 }
 
-// appendBatch appends recs (offsets first..) as one uncompressed record
-// batch of CreateTime timestamps.
-func appendBatch(dst []byte, first int64, recs []envelope.Record, epoch int32) []byte {
-	if len(recs) == 0 {
-		return dst
-	}
-	firstTs, maxTs := recs[0].Timestamp, recs[0].Timestamp
-	var body []byte
-	for i, e := range recs {
-		maxTs = max(maxTs, e.Timestamp)
-		r := kmsg.Record{TimestampDelta64: e.Timestamp - firstTs, OffsetDelta: int32(i), Key: e.Key, Value: e.Value}
-		for _, h := range e.Headers {
-			r.Headers = append(r.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
+// kafkaRecord is a stored record as a fetch sends it: its offset and its
+// envelope.
+type kafkaRecord struct {
+	offset int64
+	env    envelope.Record
+}
+
+// appendBatches appends recs as uncompressed record batches of CreateTime
+// timestamps, one per run of consecutive records of one identity: no
+// producer (producer id, epoch and base sequence -1), or one producer id
+// and epoch, transactional or not, with consecutive sequences. A
+// transaction's marker is a control batch of its own (appendMarker).
+func appendBatches(dst []byte, recs []kafkaRecord, epoch int32) []byte {
+	for len(recs) > 0 {
+		n := 1
+		for n < len(recs) && sameBatch(recs[0], recs[n], n) {
+			n++
 		}
-		// The record's length prefix counts what follows it: encode
-		// with a zero length (one byte) and put the real one in front.
-		enc := r.AppendTo(nil)[1:]
-		body = binary.AppendVarint(body, int64(len(enc)))
-		body = append(body, enc...)
+		if recs[0].env.Marker != envelope.NoMarker {
+			dst = appendMarker(dst, recs[0], epoch)
+		} else {
+			dst = appendBatch(dst, recs[:n], epoch)
+		}
+		recs = recs[n:]
 	}
-	rb := kmsg.RecordBatch{
-		FirstOffset:          first,
+	return dst
+}
+
+// sameBatch reports whether r, the i-th record from first, belongs in
+// first's batch.
+func sameBatch(first, r kafkaRecord, i int) bool {
+	a, b := first.env, r.env
+	switch {
+	case r.offset != first.offset+int64(i), a.Marker != envelope.NoMarker, b.Marker != envelope.NoMarker,
+		a.HasProducer != b.HasProducer:
+		return false
+	case !a.HasProducer:
+		return true
+	}
+	return a.Producer.ID == b.Producer.ID && a.Producer.Epoch == b.Producer.Epoch && a.Transactional == b.Transactional &&
+		b.Producer.Sequence == envelope.SequenceAt(a.Producer.Sequence, int64(i))
+}
+
+// appendBatch appends recs, records of one identity (sameBatch), as one
+// batch.
+func appendBatch(dst []byte, recs []kafkaRecord, epoch int32) []byte {
+	var body []byte
+	for i, r := range recs {
+		e := r.env
+		kr := kmsg.Record{TimestampDelta64: e.Timestamp - recs[0].env.Timestamp, OffsetDelta: int32(i), Key: e.Key, Value: e.Value}
+		for _, h := range e.Headers {
+			kr.Headers = append(kr.Headers, kmsg.Header{Key: h.Key, Value: h.Value})
+		}
+		body = appendRecord(body, kr)
+	}
+	rb := newBatch(recs, body, epoch)
+	if e := recs[0].env; e.HasProducer {
+		rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence = e.Producer.ID, e.Producer.Epoch, e.Producer.Sequence
+		if e.Transactional {
+			rb.Attributes |= attrTransactional
+		}
+	}
+	return appendRecordBatch(dst, rb)
+}
+
+// appendMarker appends a transaction's marker as Kafka's control batch
+// (attributes transactional and control) of one control record: its key
+// the control record's version 0 and type (0 abort, 1 commit), its value
+// the end transaction marker's version 0 and coordinator epoch (0: the
+// coordinator is fenced by the producer's epoch alone).
+func appendMarker(dst []byte, r kafkaRecord, epoch int32) []byte {
+	key := binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, 0), uint16(r.env.Marker.ControlType()))
+	value := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint16(nil, 0), 0)
+	body := appendRecord(nil, kmsg.Record{Key: key, Value: value})
+	rb := newBatch([]kafkaRecord{r}, body, epoch)
+	rb.Attributes = attrTransactional | attrControl
+	rb.ProducerID, rb.ProducerEpoch = r.env.Producer.ID, r.env.Producer.Epoch
+	return appendRecordBatch(dst, rb)
+}
+
+// appendRecord appends r with its length prefix, which counts what
+// follows it: r is encoded with a zero length (one byte), then the real
+// one put in front.
+func appendRecord(dst []byte, r kmsg.Record) []byte {
+	enc := r.AppendTo(nil)[1:]
+	dst = binary.AppendVarint(dst, int64(len(enc)))
+	return append(dst, enc...)
+}
+
+// newBatch is the batch of recs whose records are body: no producer,
+// uncompressed, CreateTime.
+func newBatch(recs []kafkaRecord, body []byte, epoch int32) kmsg.RecordBatch {
+	firstTs, maxTs := recs[0].env.Timestamp, recs[0].env.Timestamp
+	for _, r := range recs {
+		maxTs = max(maxTs, r.env.Timestamp)
+	}
+	return kmsg.RecordBatch{
+		FirstOffset:          recs[0].offset,
 		Length:               int32(batchLengthAfter + len(body)),
 		PartitionLeaderEpoch: epoch,
 		Magic:                2,
@@ -184,6 +270,10 @@ func appendBatch(dst []byte, first int64, recs []envelope.Record, epoch int32) [
 		NumRecords:           int32(len(recs)),
 		Records:              body,
 	}
+}
+
+// appendRecordBatch appends rb with its CRC-32C.
+func appendRecordBatch(dst []byte, rb kmsg.RecordBatch) []byte {
 	start := len(dst)
 	dst = rb.AppendTo(dst)
 	binary.BigEndian.PutUint32(dst[start+17:], crc32.Checksum(dst[start+21:], crc32c))

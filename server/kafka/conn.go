@@ -199,7 +199,7 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		code = kerr.UnsupportedVersion.Code
 	case a.notReady != 0 && !c.s.c.MetadataCurrent():
 		code = a.notReady // replaying its metadata: try again
-	case a.membership:
+	case a.coordinated:
 		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
 	}
 	var after func(kmsg.Response)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -85,8 +87,61 @@ func errorCode(err error) int16 {
 		return kerr.LeaderNotAvailable.Code
 	case errors.Is(err, cluster.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, cluster.ErrProducerFenced):
+		return kerr.ProducerFenced.Code
+	case errors.Is(err, cluster.ErrConcurrentTransactions):
+		return kerr.ConcurrentTransactions.Code
+	case errors.Is(err, cluster.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, cluster.ErrProducerIDMapping):
+		return kerr.InvalidProducerIDMapping.Code
+	case errors.Is(err, cluster.ErrInvalidTxnTimeout):
+		return kerr.InvalidTransactionTimeout.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// fencedSince is the version of each transaction request from which a
+// client understands PRODUCER_FENCED (KIP-588, Kafka 2.7); an older
+// version is told INVALID_PRODUCER_EPOCH instead, as a Kafka broker tells
+// it. TxnOffsetCommit never gained the code: Kafka answers it
+// INVALID_PRODUCER_EPOCH at every version.
+var fencedSince = map[kmsg.Key]int16{
+	kmsg.InitProducerID:     4,
+	kmsg.AddPartitionsToTxn: 2,
+	kmsg.AddOffsetsToTxn:    2,
+	kmsg.EndTxn:             2,
+}
+
+// txnCode is errorCode for a transaction request of key at version: a
+// fenced producer is PRODUCER_FENCED where the version has the code
+// (fencedSince) and INVALID_PRODUCER_EPOCH below it; a coordinator that
+// cannot answer now — its node closing, the metadata group without a
+// leader or its leadership moving, a change whose outcome is unknown — is
+// COORDINATOR_NOT_AVAILABLE, which sends the client to FindCoordinator
+// and back, where every one of these requests may be sent again.
+func txnCode(err error, key kmsg.Key, version int16) int16 {
+	switch {
+	case errors.Is(err, cluster.ErrProducerFenced):
+		if since, ok := fencedSince[key]; ok && version >= since {
+			return kerr.ProducerFenced.Code
+		}
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, cluster.ErrClosed), errors.Is(err, backend.ErrNodeClosed), errors.Is(err, backend.ErrNoController),
+		errors.Is(err, backend.ErrLeaderMoved), errors.Is(err, backend.ErrOutcomeUnknown), errors.Is(err, backend.ErrPeerUnavailable):
+		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, cluster.ErrNotReady):
+		return kerr.CoordinatorLoadInProgress.Code
+	case errors.Is(err, cluster.ErrInvalidArgument):
+		// An empty or overlong transactional id, a transaction past the
+		// coordinator's bounds (cluster.MaxTxnPartitions, ...).
+		return kerr.InvalidRequest.Code
+	}
+	if code := errorCode(err); code != kerr.UnknownServerError.Code {
+		return code
+	}
+	// TxnOffsetCommit's offsets obey OffsetCommit's rules.
+	return offsetCode(err)
 }
 
 // errorf wraps sentinel with a formatted detail.

@@ -77,11 +77,12 @@ func (x *exchange) logRefusal(api, groupID string, err error) {
 	}
 }
 
-// coordinatorCode is 0 when this listener coordinates consumer groups,
-// else the code that sends the client back to FindCoordinator. The
-// embedded cluster's brokers share one process and one coordinator, so
-// every one of them coordinates every group; in a cluster of processes
-// (Config.NodeID) group state lives on one node, the Directory's
+// coordinatorCode is 0 when this listener coordinates consumer groups
+// and transactions, else the code that sends the client back to
+// FindCoordinator. The embedded cluster's brokers share one process and
+// one coordinator of each, so every one of them coordinates every group
+// and transactional id; in a cluster of processes (Config.NodeID) group
+// and transaction state lives on one node, the Directory's
 // GroupCoordinator, and the others answer NOT_COORDINATOR
 // (COORDINATOR_NOT_AVAILABLE while no node is known to be it).
 func (s *Server) coordinatorCode() int16 {

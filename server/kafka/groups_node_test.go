@@ -47,18 +47,7 @@ func (d nodeDirectory) GroupCoordinator() (int, bool) {
 func TestKafkaGroupCoordinatorNodeMode(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	var coordinator atomic.Int32
-	var srv *kafka.Server
-	dir := nodeDirectory{Local: embedded(f.c), self: func() string { return srv.Addr(1) }, coordinator: &coordinator}
-	groups := group.NewClassicCoordinator(group.NewRegistry(), group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond})
-	t.Cleanup(groups.Close)
-	srv, err := kafka.New(dir, kafka.Config{Host: "127.0.0.1", NodeID: 1, Groups: groups})
-	require.NoError(t, err)
-	c, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(c) }()
-	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
-	srv.Reconcile()
-	node := f.dialAddr(t, srv.Addr(1))
+	srv, node := f.nodeListener(t, &coordinator)
 
 	find := func() *kmsg.FindCoordinatorResponseCoordinator {
 		req := kmsg.NewPtrFindCoordinatorRequest()
@@ -84,6 +73,25 @@ func TestKafkaGroupCoordinatorNodeMode(t *testing.T) {
 	require.Equal(t, srv.Addr(1), net.JoinHostPort(got.Host, strconv.Itoa(int(got.Port))))
 	memberID, generation := rawMember(t, node, "g", nil)
 	require.Zero(t, rawHeartbeat(t, node, "g", memberID, nil, generation))
+}
+
+// nodeListener serves f's cluster as node 1 of a cluster of processes
+// (nodeDirectory) whose group and transaction coordinator is the node
+// coordinator names, and dials it.
+func (f *fixture) nodeListener(t *testing.T, coordinator *atomic.Int32) (*kafka.Server, net.Conn) {
+	t.Helper()
+	var srv *kafka.Server
+	dir := nodeDirectory{Local: embedded(f.c), self: func() string { return srv.Addr(1) }, coordinator: coordinator}
+	groups := group.NewClassicCoordinator(group.NewRegistry(), group.ClassicConfig{MinSessionTimeout: 50 * time.Millisecond})
+	t.Cleanup(groups.Close)
+	srv, err := kafka.New(dir, kafka.Config{Host: "127.0.0.1", NodeID: 1, Groups: groups})
+	require.NoError(t, err)
+	c, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(c) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+	srv.Reconcile()
+	return srv, f.dialAddr(t, srv.Addr(1))
 }
 
 // dialAddr opens a raw connection to addr.

@@ -21,10 +21,11 @@ type api struct {
 	// fail is req's answer with every item failing with code: the answer
 	// to a version outside min..max that the codec still decodes.
 	fail func(req kmsg.Request, code int16) kmsg.Response
-	// membership marks a request of the classic group protocol: a
-	// listener that does not coordinate groups (coordinatorCode) answers
-	// it with fail, never reaching handle.
-	membership bool
+	// coordinated marks a request only the coordinator serves — the
+	// classic group protocol's and a transaction's: a listener that does
+	// not coordinate groups and transactions (coordinatorCode) answers it
+	// with fail, never reaching handle.
+	coordinated bool
 	// waits marks a request that may wait long for its answer (a
 	// rebalance) or take long to do (many topics to create): it is
 	// handled with a context that ends when the client closes the
@@ -51,6 +52,7 @@ type api struct {
 // fail functions and one row here.
 func (s *Server) table() []api {
 	topicDenied, groupDenied := kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code
+	txnDenied := kerr.TransactionalIDAuthorizationFailed.Code
 	read, write, admin := auth.RoleRead, auth.RoleWrite, auth.RoleAdmin
 	t := []api{
 		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce, notReady: kerr.LeaderNotAvailable.Code, role: write, scope: scopeTopics, deny: topicDenied},
@@ -62,6 +64,15 @@ func (s *Server) table() []api {
 		// idempotence on in clients that default to it (kgo, the Java
 		// producer since 3.0).
 		{key: kmsg.InitProducerID, min: 0, max: 4, handle: s.initProducerID, fail: failInitProducerID, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, deny: kerr.ClusterAuthorizationFailed.Code},
+		// Transactions (txn.go): served where groups are coordinated.
+		// AddPartitionsToTxn v4+ is the brokers' batched form, and
+		// WriteTxnMarkers a broker's request: neither is served.
+		{key: kmsg.AddPartitionsToTxn, min: 0, max: 3, handle: s.addPartitionsToTxn, fail: failAddPartitionsToTxn, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, scope: scopeTopics, deny: txnDenied},
+		{key: kmsg.AddOffsetsToTxn, min: 0, max: 3, handle: s.addOffsetsToTxn, fail: failAddOffsetsToTxn, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, deny: txnDenied},
+		{key: kmsg.EndTxn, min: 0, max: 3, handle: s.endTxn, fail: failEndTxn, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, deny: txnDenied},
+		{key: kmsg.TxnOffsetCommit, min: 0, max: 3, handle: s.txnOffsetCommit, fail: failTxnOffsetCommit, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, scope: scopeTopics, deny: txnDenied},
+		{key: kmsg.DescribeTransactions, min: 0, max: 0, handle: s.describeTransactions, fail: failDescribeTransactions, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeTxns, deny: txnDenied},
+		{key: kmsg.ListTransactions, min: 0, max: 1, handle: s.listTransactions, fail: failListTransactions, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeTxns, deny: txnDenied},
 		// Administration, and committed offsets (with or without group
 		// membership).
 		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
@@ -70,10 +81,10 @@ func (s *Server) table() []api {
 		{key: kmsg.OffsetCommit, min: 0, max: 8, handle: s.offsetCommit, fail: failOffsetCommit, notReady: kerr.CoordinatorLoadInProgress.Code, role: write, scope: scopeTopics, deny: groupDenied},
 		{key: kmsg.OffsetFetch, min: 0, max: 8, handle: s.offsetFetch, fail: failOffsetFetch, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeTopics, deny: groupDenied},
 		// Consumer groups: Kafka's classic protocol (groups.go).
-		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
-		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, membership: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
-		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
-		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, membership: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.JoinGroup, min: 0, max: 9, handle: s.joinGroup, fail: failJoinGroup, coordinated: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.SyncGroup, min: 0, max: 5, handle: s.syncGroup, fail: failSyncGroup, coordinated: true, waits: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.Heartbeat, min: 0, max: 4, handle: s.heartbeat, fail: failHeartbeat, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
+		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
 		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 	}

@@ -63,8 +63,9 @@ func TestKafkaIdempotentKgoDefaults(t *testing.T) {
 // TestKafkaIdempotentRetry: a batch sent again — its answer was lost — is
 // answered with the base offset of its first write and stored once; a
 // gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an unknown producer
-// UNKNOWN_PRODUCER_ID; a transactional batch and a transactional
-// InitProducerID are refused, as transactions are not served.
+// UNKNOWN_PRODUCER_ID; a control batch (a transaction's marker, the
+// coordinator's to write) is refused, and so is an InitProducerID with an
+// empty transactional id.
 func TestKafkaIdempotentRetry(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	nc := f.dial(t, 1)
@@ -93,13 +94,13 @@ func TestKafkaIdempotentRetry(t *testing.T) {
 
 	require.Equal(t, kerr.OutOfOrderSequenceNumber.Code, produce(producerBatchOf(t, id, 0, 9, 0, []byte("gap"))).ErrorCode)
 	require.Equal(t, kerr.UnknownProducerID.Code, produce(producerBatchOf(t, again.ProducerID, 0, 4, 0, []byte("x"))).ErrorCode)
-	require.Equal(t, kerr.CorruptMessage.Code, produce(producerBatchOf(t, id, 0, 3, 0x10, []byte("txn"))).ErrorCode)
+	require.Equal(t, kerr.CorruptMessage.Code, produce(producerBatchOf(t, id, 0, 3, 0x30, []byte("marker"))).ErrorCode)
 	_, hwm, err := f.c.Bounds("events", 0)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, hwm, "a, b and c, each once")
 
 	txn := kmsg.NewPtrInitProducerIDRequest()
-	txn.Version, txn.TransactionalID = 4, kmsg.StringPtr("t1")
+	txn.Version, txn.TransactionalID = 4, kmsg.StringPtr("")
 	tr := roundTrip(t, nc, txn, 4).(*kmsg.InitProducerIDResponse)
 	require.Equal(t, kerr.InvalidRequest.Code, tr.ErrorCode)
 	require.EqualValues(t, -1, tr.ProducerID)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/client"
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/group"
 )
 
@@ -29,7 +30,10 @@ type fetchedTopic struct {
 // partition it never committed. No topics (v2+) asks for every offset
 // the group committed. v8 asks for several groups at once. The leader
 // epoch is -1 and the metadata empty: PyStream keeps neither with an
-// offset.
+// offset. RequireStable (v7+, KIP-447) answers a partition for which an
+// open transaction holds an offset of the group (TxnOffsetCommit, not
+// yet committed or aborted) UNSTABLE_OFFSET_COMMIT, which the client
+// retries until the transaction ends.
 func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
@@ -42,7 +46,7 @@ func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 			if g.Topics == nil {
 				asked = nil
 			}
-			topics, code := s.fetchOffsets(x, g.Group, asked)
+			topics, code := s.fetchOffsets(x, g.Group, asked, req.RequireStable)
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group, rg.ErrorCode = g.Group, code
 			for _, t := range topics {
@@ -64,7 +68,7 @@ func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 	if req.Version < 2 && asked == nil {
 		asked = []kmsg.OffsetFetchRequestTopic{} // "all" is v2+
 	}
-	topics, code := s.fetchOffsets(x, req.Group, asked)
+	topics, code := s.fetchOffsets(x, req.Group, asked, req.Version >= 7 && req.RequireStable)
 	resp.ErrorCode = code
 	for _, t := range topics {
 		rt := kmsg.NewOffsetFetchResponseTopic()
@@ -84,8 +88,55 @@ func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // fetchOffsets is a group's offsets for the topics asked (every offset
-// it committed when asked is nil) and the group's error code.
-func (s *Server) fetchOffsets(x *exchange, groupID string, asked []kmsg.OffsetFetchRequestTopic) ([]fetchedTopic, int16) {
+// it committed when asked is nil) and the group's error code; with
+// requireStable, a partition with a pending transactional offset is
+// UNSTABLE_OFFSET_COMMIT (markUnstable).
+func (s *Server) fetchOffsets(x *exchange, groupID string, asked []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]fetchedTopic, int16) {
+	out, code := s.committedOffsets(x, groupID, asked)
+	if requireStable && code == 0 {
+		s.markUnstable(x, groupID, out)
+	}
+	return out, code
+}
+
+// markUnstable answers every partition of out for which an open
+// transaction holds an offset of groupID UNSTABLE_OFFSET_COMMIT, offset
+// -1; when the transactions cannot be listed, every partition is
+// answered the coordinator's code.
+func (s *Server) markUnstable(x *exchange, groupID string, out []fetchedTopic) {
+	txns, err := s.c.Transactions()
+	errCode := int16(0)
+	if err != nil {
+		errCode = txnCode(err, kmsg.OffsetFetch, 0)
+		s.cfg.Logger.Info("kafka OffsetFetch: the transactions could not be listed for RequireStable", "group", groupID, "err", err)
+	}
+	pending := map[cluster.TxnPartition]bool{}
+	for _, t := range txns {
+		if t.State != cluster.TxnOngoing && t.State != cluster.TxnPrepareCommit && t.State != cluster.TxnPrepareAbort {
+			continue
+		}
+		for _, o := range t.Offsets {
+			if o.Group == groupID {
+				pending[cluster.TxnPartition{Topic: o.Topic, Partition: o.Partition}] = true
+			}
+		}
+	}
+	for i := range out {
+		for j := range out[i].partitions {
+			p := &out[i].partitions[j]
+			switch {
+			case p.code != 0:
+			case errCode != 0:
+				p.offset, p.code = -1, x.code(errCode)
+			case pending[cluster.TxnPartition{Topic: out[i].topic, Partition: int(p.partition)}]:
+				p.offset, p.code = -1, x.code(kerr.UnstableOffsetCommit.Code)
+			}
+		}
+	}
+}
+
+// committedOffsets is fetchOffsets without RequireStable.
+func (s *Server) committedOffsets(x *exchange, groupID string, asked []kmsg.OffsetFetchRequestTopic) ([]fetchedTopic, int16) {
 	if group.ValidateID(groupID) != nil {
 		code := x.code(kerr.InvalidGroupID.Code)
 		var out []fetchedTopic

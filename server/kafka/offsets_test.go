@@ -122,14 +122,18 @@ func TestKafkaOffsetsCommitRefusals(t *testing.T) {
 	require.Zero(t, commit("billing", -1, "", "events", 0, 3), "the end itself is a valid commit")
 }
 
-// TestKafkaFindCoordinator: any broker coordinates any group and answers
-// itself; a transactional id is INVALID_REQUEST.
+// TestKafkaFindCoordinator: any broker coordinates any group and any
+// transactional id and answers itself; a share group (key type 2) is
+// INVALID_REQUEST.
 func TestKafkaFindCoordinator(t *testing.T) {
 	f := start(t, 2, 1, 1)
 	for _, id := range []int{1, 2} {
-		for _, v := range []int16{0, 3, 4} {
+		for _, v := range []int16{0, 1, 3, 4} {
 			req := kmsg.NewPtrFindCoordinatorRequest()
 			req.Version = v
+			if v > 0 {
+				req.CoordinatorType = int8(v % 2) // groups at v3, transactions at v1 and v4
+			}
 			req.CoordinatorKey, req.CoordinatorKeys = "billing", []string{"billing"}
 			resp := roundTrip(t, f.dial(t, id), req, v).(*kmsg.FindCoordinatorResponse)
 			node, code := resp.NodeID, resp.ErrorCode
@@ -141,7 +145,7 @@ func TestKafkaFindCoordinator(t *testing.T) {
 		}
 	}
 	req := kmsg.NewPtrFindCoordinatorRequest()
-	req.Version, req.CoordinatorType, req.CoordinatorKey = 3, 1, "txn"
+	req.Version, req.CoordinatorType, req.CoordinatorKey = 3, 2, "share"
 	resp := roundTrip(t, f.dial(t, 1), req, 3).(*kmsg.FindCoordinatorResponse)
 	require.Equal(t, kerr.InvalidRequest.Code, resp.ErrorCode)
 	require.NotNil(t, resp.ErrorMessage)

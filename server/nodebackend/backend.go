@@ -78,6 +78,42 @@ func (b *Backend) NewProducerID(ctx context.Context) (int64, error) {
 	return marked(b.local.NewProducerID(ctx))
 }
 
+// InitTransactions asks the transaction coordinator, through the
+// metadata group.
+func (b *Backend) InitTransactions(ctx context.Context, id string, timeout time.Duration, producerID int64, epoch int16) (int64, int16, error) {
+	pid, e, err := b.local.InitTransactions(ctx, id, timeout, producerID, epoch)
+	return pid, e, mark(err)
+}
+
+// AddPartitionsToTxn adds partitions to the open transaction.
+func (b *Backend) AddPartitionsToTxn(ctx context.Context, id string, producerID int64, epoch int16, parts []cluster.TxnPartition) error {
+	return mark(b.local.AddPartitionsToTxn(ctx, id, producerID, epoch, parts))
+}
+
+// AddOffsetsToTxn adds a consumer group to the open transaction.
+func (b *Backend) AddOffsetsToTxn(ctx context.Context, id string, producerID int64, epoch int16, group string) error {
+	return mark(b.local.AddOffsetsToTxn(ctx, id, producerID, epoch, group))
+}
+
+// TxnOffsetCommit keeps offsets to commit with the transaction.
+func (b *Backend) TxnOffsetCommit(ctx context.Context, id string, producerID int64, epoch int16, offsets []cluster.TxnOffset) error {
+	return mark(b.local.TxnOffsetCommit(ctx, id, producerID, epoch, offsets))
+}
+
+// EndTxn commits or aborts the open transaction.
+func (b *Backend) EndTxn(ctx context.Context, id string, producerID int64, epoch int16, commit bool) error {
+	return mark(b.local.EndTxn(ctx, id, producerID, epoch, commit))
+}
+
+// Transactions lists the transactional ids of the node's metadata.
+func (b *Backend) Transactions() ([]cluster.Transaction, error) { return marked(b.local.Transactions()) }
+
+// ReadStable reads a read_committed consumer's records from the
+// partition's leader.
+func (b *Backend) ReadStable(topicName string, partition int, start uint64, maxRecords int) (cluster.StableRead, error) {
+	return marked(b.local.ReadStable(topicName, partition, start, maxRecords))
+}
+
 // ReadCommitted reads from the partition's leader.
 func (b *Backend) ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error) {
 	return marked(b.local.ReadCommitted(topicName, partition, start, maxRecords))
