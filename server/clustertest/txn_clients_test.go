@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ type kafkaNodes struct {
 	c *clustertest.Cluster
 	// addrs is each node's Kafka address, registered in the metadata.
 	addrs map[int]string
+	// stops stops each node's listener (once).
+	stops map[int]func()
 }
 
 // groupHome is the cluster-mode rule of where consumer groups, and so
@@ -68,7 +71,7 @@ func freePort(t *testing.T) int {
 // listeners stop before the nodes when the test ends.
 func startKafkaNodes(t *testing.T) *kafkaNodes {
 	t.Helper()
-	k := &kafkaNodes{addrs: map[int]string{}}
+	k := &kafkaNodes{addrs: map[int]string{}, stops: map[int]func(){}}
 	for id := 1; id <= 3; id++ {
 		k.addrs[id] = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	}
@@ -88,15 +91,23 @@ func startKafkaNodes(t *testing.T) *kafkaNodes {
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ctx) }()
 		srv.Reconcile()
-		t.Cleanup(func() {
+		k.stops[id] = sync.OnceFunc(func() {
 			cancel()
 			require.NoError(t, <-done)
 		})
+		t.Cleanup(k.stops[id])
 		logtest.WaitFor(t, 5*time.Second, fmt.Sprintf("node %d's Kafka listener", id), func() (bool, string) {
 			return srv.Addr(id) == k.addrs[id], srv.Addr(id)
 		})
 	}
 	return k
+}
+
+// stop stops node id and its Kafka listener: to the others and to the
+// clients, a process that stopped.
+func (k *kafkaNodes) stop(id int) {
+	k.stops[id]()
+	k.c.Stop(id)
 }
 
 // client is a kgo client seeded with the given nodes only.
@@ -118,7 +129,14 @@ func (k *kafkaNodes) client(t *testing.T, seeds []int, opts ...kgo.Opt) *kgo.Cli
 // and returns the values before them, by partition.
 func (k *kafkaNodes) readToSentinels(t *testing.T, topicName string, partitions int, level kgo.IsolationLevel) map[int32][]string {
 	t.Helper()
-	cl := k.client(t, k.c.IDs(), kgo.ConsumeTopics(topicName), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	return k.readToSentinelsVia(t, k.c.IDs(), topicName, partitions, level)
+}
+
+// readToSentinelsVia is readToSentinels with a client seeded with the
+// given nodes.
+func (k *kafkaNodes) readToSentinelsVia(t *testing.T, seeds []int, topicName string, partitions int, level kgo.IsolationLevel) map[int32][]string {
+	t.Helper()
+	cl := k.client(t, seeds, kgo.ConsumeTopics(topicName), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(level), kgo.FetchMaxWait(100*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -222,4 +240,67 @@ func TestClustertestKafkaTransactions(t *testing.T) {
 		}
 	}
 	require.True(t, found, "the coordinator knows orders-txn")
+}
+
+// TestClustertestKafkaTransactionCoordinatorStops: a transaction's state
+// lives in the replicated metadata, not in the coordinating process.
+// Between a kgo producer's writes into a transaction and its commit, the
+// coordinator's node stops; the metadata group's new leader coordinates
+// groups and transactions from then on, the producer finds it, and its
+// commit there writes the commit markers into every partition the
+// transaction wrote to (through their leaders, the stopped node's failed
+// over). A read_committed consumer reads the committed records; the
+// transaction before, aborted, stays unread.
+func TestClustertestKafkaTransactionCoordinatorStops(t *testing.T) {
+	const partitions = 3
+	k := startKafkaNodes(t)
+	require.NoError(t, k.c.Via(1).CreateTopic("orders", partitions, 3))
+	k.c.AwaitReady()
+	old := k.c.Controller()
+	require.NotZero(t, old)
+	seed := 1 + old%3
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+
+	prod := k.client(t, []int{seed}, kgo.TransactionalID("orders-txn"), kgo.TransactionTimeout(30*time.Second),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	send := func(prefix string) {
+		t.Helper()
+		var recs []*kgo.Record
+		for p := range int32(partitions) {
+			recs = append(recs, &kgo.Record{Topic: "orders", Partition: p, Value: fmt.Appendf(nil, "%s-p%d", prefix, p)})
+		}
+		require.NoError(t, prod.ProduceSync(ctx, recs...).FirstErr(), prefix)
+	}
+	require.NoError(t, prod.BeginTransaction())
+	send("aborted")
+	require.NoError(t, prod.EndTransaction(ctx, kgo.TryAbort))
+	require.NoError(t, prod.BeginTransaction())
+	send("committed")
+
+	t.Logf("stopping node %d, the coordinator", old)
+	k.stop(old)
+	k.c.Await("a new metadata leader", func() (bool, string) {
+		id := k.c.Controller()
+		return id != 0 && id != old, fmt.Sprintf("controller %d", id)
+	})
+	coordinator := k.c.Controller()
+	require.NoError(t, prod.EndTransaction(ctx, kgo.TryCommit), "committed through node %d, the new coordinator", coordinator)
+
+	plain := k.client(t, []int{seed}, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for p := range int32(partitions) {
+		require.NoError(t, plain.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: p, Value: []byte("end")}).FirstErr())
+	}
+	running := k.c.Running()
+	committed := k.readToSentinelsVia(t, running, "orders", partitions, kgo.ReadCommitted())
+	for p := range int32(partitions) {
+		require.Equal(t, []string{fmt.Sprintf("committed-p%d", p)}, committed[p], "partition %d read committed", p)
+	}
+	txns, err := k.c.Via(coordinator).Transactions()
+	require.NoError(t, err)
+	for _, tx := range txns {
+		if tx.ID == "orders-txn" {
+			require.Equal(t, cluster.TxnCompleteCommit, tx.State, "the new coordinator finished the commit")
+		}
+	}
 }
