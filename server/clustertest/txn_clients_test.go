@@ -57,6 +57,24 @@ type kafkaDirectory struct {
 
 var _ kafka.Directory = kafkaDirectory{}
 
+// tickTransactions runs the transaction coordinator's timeouts and
+// unfinished ends every 100 ms while node coordinates, until ctx ends: as
+// the server's wiring does on the coordinating node.
+func tickTransactions(ctx context.Context, node *clusternode.Node) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			if _, here := (groupHome{node}).GroupCoordinator(); here {
+				_ = node.Cluster().TickTransactions(ctx, now) // tried again at the next tick
+			}
+		}
+	}
+}
+
 // freePort is a loopback port that was free a moment ago.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -91,8 +109,14 @@ func startKafkaNodes(t *testing.T) *kafkaNodes {
 		done := make(chan error, 1)
 		go func() { done <- srv.Serve(ctx) }()
 		srv.Reconcile()
+		ticked := make(chan struct{})
+		go func() {
+			defer close(ticked)
+			tickTransactions(ctx, node)
+		}()
 		k.stops[id] = sync.OnceFunc(func() {
 			cancel()
+			<-ticked
 			require.NoError(t, <-done)
 		})
 		t.Cleanup(k.stops[id])
