@@ -39,6 +39,10 @@ type sendRequest struct {
 	leader    int
 	brokers   []int
 	err       error
+	// unsettled is where a batch sent again was first written, when that
+	// was not yet below the high watermark as the leader screened it
+	// (settleDuplicates).
+	unsettled *producerRun
 }
 
 func newSendRequest(payloads [][]byte) *sendRequest {
@@ -237,6 +241,7 @@ func (c *Cluster) writeBatch(p *partition, batch []*sendRequest) {
 	}
 	followers := followersOf(pm.Leader, pm.Active)
 	pm, good, recs, leaderDone, err := c.appendOnLeader(m, p, ll, good, len(followers) > 0)
+	defer c.settleDuplicates(p, pm, batch)
 	if err != nil {
 		failAll(good, err)
 		return
@@ -310,7 +315,7 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 		return pm, reqs, nil, nil, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
 	}
 	now := m.b.opts.Now().UnixNano()
-	fresh, table, verdicts, counts, payloads := c.screenLocked(r, p, pm, ll, reqs, now)
+	fresh, table, verdicts, counts, payloads := c.screenLocked(m, r, p, pm, ll, reqs, now)
 	if len(fresh) == 0 {
 		return pm, nil, nil, nil, nil
 	}
@@ -321,6 +326,7 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 		}
 		if table != nil {
 			table.note(verdicts, counts, recs)
+			c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now)
 		}
 		return pm, fresh, recs, nil, nil
 	}
@@ -331,8 +337,10 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 	}
 	if table != nil {
 		// Should the append fail, the log's end will not be the table's,
-		// and the next write rebuilds it.
+		// and the next write rebuilds it; a snapshot of records that never
+		// reached the log does not fit it, and is passed over.
 		table.note(verdicts, counts, recs)
+		c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now)
 	}
 	ch := make(chan error, 1)
 	go func() { ch <- ll.AppendRecords(recs) }()

@@ -106,12 +106,9 @@ func (c *Cluster) lastStableLocal(m *member, p *partition, pm PartitionMetadata,
 	if err != nil {
 		return 0, nil, err
 	}
-	t := r.producers
-	if !t.validFor(ll, pm.LeaderEpoch) {
-		if t, err = buildProducerTable(ll, pm.LeaderEpoch); err != nil {
-			return 0, nil, err
-		}
-		r.producers = t
+	t, err := c.producerTableOf(m, r, ll, pm.LeaderEpoch)
+	if err != nil {
+		return 0, nil, err
 	}
 	lso := t.lastStable(hw)
 	var aborted []AbortedTxn

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -204,6 +205,10 @@ type producerTable struct {
 	leaderEpoch uint64
 	end         uint64
 	producers   map[int64]*producerEntry
+	// snapBase is the active segment's base when the table was last
+	// snapshotted (producersnapshot.go); the first append after a roll
+	// snapshots it again.
+	snapBase uint64
 	// ended are the transactions whose marker is in the log: each
 	// producer's first offset and marker offset, in marker order. An
 	// ended transaction still holds the last stable offset back while its
@@ -291,11 +296,16 @@ func (t *producerTable) validFor(ll *segment.Log, leaderEpoch uint64) bool {
 // producerScanBatch is how many records a rebuild reads at a time.
 const producerScanBatch = 1024
 
-// buildProducerTable reads ll from its start and returns its producers.
-func buildProducerTable(ll *segment.Log, leaderEpoch uint64) (*producerTable, error) {
-	t := &producerTable{log: ll, leaderEpoch: leaderEpoch, producers: map[int64]*producerEntry{}}
+// buildProducerTable reads ll and returns its producers: from t's end
+// on, t updated, when t is a snapshot's table (producersnapshot.go); from
+// the log start, when t is nil.
+func buildProducerTable(ll *segment.Log, leaderEpoch uint64, t *producerTable) (*producerTable, error) {
+	if t == nil {
+		t = &producerTable{producers: map[int64]*producerEntry{}, end: ll.LogStart()}
+	}
+	t.log, t.leaderEpoch = ll, leaderEpoch
 	end := ll.NextOffset()
-	for at := ll.LogStart(); at < end; {
+	for at := t.end; at < end; {
 		recs, err := ll.Read(at, producerScanBatch)
 		if err != nil {
 			return nil, fmt.Errorf("cluster: rebuild producer state at offset %d: %w", at, err)
@@ -317,6 +327,45 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64) (*producerTable, er
 	}
 	t.end = end
 	return t, nil
+}
+
+// producerTableOf returns the producer table of replica r, whose log is
+// ll, for a leader at leaderEpoch: r's own while it describes ll, else
+// one rebuilt from ll's newest fitting snapshot and the log past it.
+// r.fmu must be held.
+func (c *Cluster) producerTableOf(m *member, r *replicaState, ll *segment.Log, leaderEpoch uint64) (*producerTable, error) {
+	if r.producers.validFor(ll, leaderEpoch) {
+		return r.producers, nil
+	}
+	snap := loadProducerSnapshot(m.b.opts.FS, ll, c.logf)
+	active := ll.ActiveBase()
+	t, err := buildProducerTable(ll, leaderEpoch, snap)
+	if err != nil {
+		return nil, err
+	}
+	// The next append snapshots the table when no snapshot of this
+	// segment exists yet.
+	t.snapBase = active
+	if snap == nil || snap.end < active {
+		t.snapBase = math.MaxUint64
+	}
+	r.producers = t
+	return t, nil
+}
+
+// maybeSnapshot writes t to disk when ll has rolled to a new segment since
+// t's last snapshot; last is the last record appended. A snapshot that
+// cannot be written is reported, and the write that led to it stands: a
+// snapshot only saves a later rebuild some reading.
+func (c *Cluster) maybeSnapshot(m *member, ll *segment.Log, t *producerTable, last log.Record, now int64) {
+	active := ll.ActiveBase()
+	if t.snapBase == active || t.end != last.Offset+1 {
+		return
+	}
+	t.snapBase = active
+	if err := saveProducerSnapshot(m.b.opts.FS, ll, t, last, now-int64(ProducerExpiration)); err != nil {
+		c.logf("%v", err)
+	}
 }
 
 // entry returns producer id's entry, made when missing.
@@ -460,7 +509,7 @@ func (t *producerTable) note(vs []verdict, counts []int, recs []log.Record) {
 // their payloads, to be appended. t is the table to note the append in;
 // nil when no valid table was at hand and no request needed one. r.fmu
 // must be held.
-func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetadata, ll *segment.Log, reqs []*sendRequest, now int64) (fresh []*sendRequest, t *producerTable, vs []verdict, counts []int, payloads [][]byte) {
+func (c *Cluster) screenLocked(m *member, r *replicaState, p *partition, pm PartitionMetadata, ll *segment.Log, reqs []*sendRequest, now int64) (fresh []*sendRequest, t *producerTable, vs []verdict, counts []int, payloads [][]byte) {
 	if r.producers.validFor(ll, pm.LeaderEpoch) {
 		t = r.producers
 	}
@@ -476,11 +525,10 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 		var err error
 		if has {
 			if t == nil {
-				if t, err = buildProducerTable(ll, pm.LeaderEpoch); err != nil {
+				if t, err = c.producerTableOf(m, r, ll, pm.LeaderEpoch); err != nil {
 					req.err = err
 					continue
 				}
-				r.producers = t
 			}
 			count := int64(len(req.payloads))
 			if id.Marker != envelope.NoMarker {
@@ -532,11 +580,43 @@ func (c *Cluster) screenLocked(r *replicaState, p *partition, pm PartitionMetada
 func (c *Cluster) answerDuplicate(p *partition, pm PartitionMetadata, req *sendRequest, prod envelope.Producer, run producerRun) {
 	if hw := p.hw.Load(); run.firstOffset+uint64(run.count) > hw {
 		req.err = &DuplicateNotCommittedError{Topic: p.topic, Partition: p.index, Producer: prod, HW: hw}
+		req.unsettled = &run
 		return
 	}
+	answerRun(pm, req, run)
+}
+
+// answerRun answers req with the offsets of run, where its records were
+// written before.
+func answerRun(pm PartitionMetadata, req *sendRequest, run producerRun) {
+	req.err = nil
 	req.recs = make([]log.Record, run.count)
 	for i := range req.recs {
 		req.recs[i] = log.Record{Offset: run.firstOffset + uint64(i), Timestamp: run.timestamp}
 	}
 	req.brokers = slices.Clone(pm.Active)
+}
+
+// settleDuplicates answers the requests of batch sent again whose first
+// write was not below the high watermark when the leader screened them
+// (outside the replica's lock, which the followers' answers must not
+// hold): with its offsets, once the high watermark, brought up to date,
+// has passed it — a retry after a restart, when the watermark has not yet
+// been refreshed, is answered at once — and with the retriable
+// DuplicateNotCommittedError otherwise.
+func (c *Cluster) settleDuplicates(p *partition, pm PartitionMetadata, batch []*sendRequest) {
+	hw, asked := uint64(0), false
+	for _, req := range batch {
+		run := req.unsettled
+		if run == nil {
+			continue
+		}
+		req.unsettled = nil
+		if !asked {
+			hw, asked = c.refreshHW(p), true
+		}
+		if run.firstOffset+uint64(run.count) <= hw {
+			answerRun(pm, req, *run)
+		}
+	}
 }

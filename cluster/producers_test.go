@@ -244,7 +244,7 @@ func BenchmarkProducerTableRebuild(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				t, err := buildProducerTable(ll, 0)
+				t, err := buildProducerTable(ll, 0, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

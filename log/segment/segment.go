@@ -279,6 +279,15 @@ func (l *Log) NextOffset() uint64 {
 	return l.active.log.NextOffset()
 }
 
+// ActiveBase is the base offset of the segment being written: it changes
+// exactly when the log rolls to a new segment (or is truncated into an
+// older one).
+func (l *Log) ActiveBase() uint64 {
+	l.segMu.RLock()
+	defer l.segMu.RUnlock()
+	return l.active.base
+}
+
 // LogStart is the first readable offset: the larger of the persisted start
 // (AdvanceStart, ResetTo) and the first segment's base.
 func (l *Log) LogStart() uint64 {

@@ -1,0 +1,330 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
+)
+
+// smallSegments is a topic config whose segments roll every KiB.
+var smallSegments = map[string]string{topic.SegmentBytesKey: "1024"}
+
+// snapshotsOf lists the producer snapshots of broker id's replica.
+func snapshotsOf(t *testing.T, root string, id int, topicName string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Dir(replicaPath(root, id, topicName, 0)))
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ProducerSnapshotSuffix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// bigBatch is n idempotent records of producer id from sequence seq,
+// each of 100 bytes, transactional when txn.
+func bigBatch(id int64, seq int32, n int, txn bool) []topic.Message {
+	msgs := make([]topic.Message, n)
+	for i := range msgs {
+		r := envelope.Record{Value: make([]byte, 100), HasProducer: true, Transactional: txn,
+			Producer: envelope.Producer{ID: id, Sequence: seq + int32(i)}}
+		msgs[i] = topic.Message{Payload: envelope.Payload(r)}
+	}
+	return msgs
+}
+
+// TestProducerSnapshotsAtRoll: the leader snapshots its producers once
+// per segment and keeps two; a restart reads the newest snapshot and the
+// log past it, and knows every producer as it did — a retried batch is
+// answered with its offsets, the open transaction holds the last stable
+// offset, the aborted one is reported.
+func TestProducerSnapshotsAtRoll(t *testing.T) {
+	c, root := newCluster(t, 1)
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, smallSegments))
+	prod := NewProducer(c, "orders")
+	seq := map[int64]int32{}
+	send := func(id int64, n int, txn bool) []SendResult {
+		res, err := prod.SendBatchTo(0, bigBatch(id, seq[id], n, txn))
+		require.NoError(t, err)
+		seq[id] += int32(n)
+		return res
+	}
+	send(1, 3, true)
+	require.NoError(t, c.WriteTxnMarker(context.Background(), "orders", 0, 1, 0, false))
+	for i := range 40 {
+		send(int64(10+i%5), 2, false)
+	}
+	first := send(2, 2, true) // open
+	last := send(3, 3, false)
+	snaps := snapshotsOf(t, root, 1, "orders")
+	require.Len(t, snaps, producerSnapshotsKept, "one per segment, the newest kept")
+	want := stable(t, c, "orders", 0)
+	require.Equal(t, first[0].Offset, want.LastStable)
+
+	c = reopen(t, c, root, 1)
+	prod = NewProducer(c, "orders")
+	got := stable(t, c, "orders", 0)
+	require.Equal(t, want.LastStable, got.LastStable)
+	require.Equal(t, want.Aborted, got.Aborted)
+	res, err := prod.SendBatchTo(0, bigBatch(3, seq[3]-3, 3, false))
+	require.NoError(t, err, "a retry after the restart")
+	require.Equal(t, offsetsOf(last), offsetsOf(res), "answered with its offsets")
+	for id := range int64(5) {
+		_, err := prod.SendBatchTo(0, bigBatch(10+id, seq[10+id], 1, false))
+		require.NoError(t, err, "producer %d goes on where it was", 10+id)
+	}
+}
+
+// TestProducerSnapshotsOutliveRetention: retention drops the segments a
+// producer wrote in, and the producer is still known after a restart —
+// its next batch is accepted, not refused as unknown — because the
+// snapshot written at the roll kept its state.
+func TestProducerSnapshotsOutliveRetention(t *testing.T) {
+	c, root := newCluster(t, 1)
+	cfg := map[string]string{topic.SegmentBytesKey: "1024", topic.RetentionBytesKey: "2048"}
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, cfg))
+	prod := NewProducer(c, "orders")
+	_, err := prod.SendBatchTo(0, bigBatch(1, 0, 2, false))
+	require.NoError(t, err)
+	for i := range 60 {
+		_, err := prod.SendBatchTo(0, bigBatch(2, int32(i), 1, false))
+		require.NoError(t, err)
+	}
+	_, err = c.EnforceRetention()
+	require.NoError(t, err)
+	start, _, err := c.Bounds("orders", 0)
+	require.NoError(t, err)
+	require.Greater(t, start, uint64(2), "producer 1's records are gone")
+
+	c = reopen(t, c, root, 1)
+	prod = NewProducer(c, "orders")
+	_, err = prod.SendBatchTo(0, bigBatch(1, 2, 1, false))
+	require.NoError(t, err, "producer 1 is still known: its sequence goes on")
+	_, err = prod.SendBatchTo(0, bigBatch(1, 9, 1, false))
+	require.ErrorIs(t, err, ErrOutOfOrderSequence, "and where it was is known")
+}
+
+// TestProducerSnapshotPassedOver: a snapshot that no longer describes the
+// log — broken, or of records the log no longer has at its offset — is
+// passed over (a broken one reported), and the table is read from an
+// older one or the log instead, the same.
+func TestProducerSnapshotPassedOver(t *testing.T) {
+	c, root := newCluster(t, 1)
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, smallSegments))
+	prod := NewProducer(c, "orders")
+	for i := range 30 {
+		_, err := prod.SendBatchTo(0, bigBatch(int64(1+i%3), int32(i/3)*2, 2, false))
+		require.NoError(t, err)
+	}
+	snaps := snapshotsOf(t, root, 1, "orders")
+	require.NotEmpty(t, snaps)
+	dir := filepath.Dir(replicaPath(root, 1, "orders", 0))
+	for _, s := range snaps {
+		path := filepath.Join(dir, s)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		data[len(data)-3] ^= 0xff
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
+	var mu sync.Mutex
+	var logged []string
+	c = reopenWithLogf(t, c, root, 1, func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, strings.TrimSpace(fmt.Sprintf(format, args...)))
+	})
+	prod = NewProducer(c, "orders")
+	res, err := prod.SendBatchTo(0, bigBatch(3, 18, 2, false))
+	require.NoError(t, err, "producer 3's last batch sent again")
+	require.Equal(t, []uint64{58, 59}, offsetsOf(res), "known from the log")
+	mu.Lock()
+	require.Contains(t, strings.Join(logged, "\n"), "checksum mismatch", "the broken snapshot is reported")
+	mu.Unlock()
+
+	// Another history: the table of this log, saved, then the log cut
+	// back and written again with other records.
+	ll, err := c.broker(1).replica("orders", 0, false)
+	require.NoError(t, err)
+	tb, err := buildProducerTable(ll, 0, nil)
+	require.NoError(t, err)
+	recs, err := ll.Read(ll.NextOffset()-1, 1)
+	require.NoError(t, err)
+	require.NoError(t, saveProducerSnapshot(durable.OS, ll, tb, recs[0], 0))
+	require.NotNil(t, loadProducerSnapshot(durable.OS, ll, t.Logf), "it describes the log")
+	require.NoError(t, ll.Truncate(ll.NextOffset()-1))
+	_, err = ll.Append([]byte("another record"))
+	require.NoError(t, err)
+	require.Nil(t, loadProducerSnapshot(durable.OS, ll, t.Logf), "not after the log was cut and written again")
+}
+
+// TestCrashSimProducerSnapshot: a process killed before any step of a
+// life that writes across segment rolls (so that it writes snapshots),
+// and a power loss right after, opens again with every producer known
+// as its log says: each batch acknowledged, sent again, is answered with
+// its offsets and stored once.
+func TestCrashSimProducerSnapshot(t *testing.T) {
+	type acked struct {
+		id      int64
+		seq     int32
+		offsets []uint64
+	}
+	// Batches i of the producers 1 and 2, taking turns: two 100-byte
+	// records each, so a segment of 1 KiB holds about four.
+	batch := func(cl *Cluster, i int) (acked, error) {
+		id, seq := int64(1+i%2), int32(i/2)*2
+		res, err := NewProducer(cl, "orders").SendBatchTo(0, bigBatch(id, seq, 2, false))
+		return acked{id, seq, offsetsOf(res)}, err
+	}
+	// The prepared cluster has rolled once; the life below writes enough
+	// to roll again, and so writes a snapshot and removes none or one.
+	prepared := filepath.Join(t.TempDir(), "cluster")
+	c, err := Open(prepared)
+	require.NoError(t, err)
+	_, err = c.StartBroker(1)
+	require.NoError(t, err)
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, smallSegments))
+	var before []acked
+	for i := 0; len(snapshotsOf(t, prepared, 1, "orders")) == 0; i++ {
+		a, err := batch(c, i)
+		require.NoError(t, err)
+		before = append(before, a)
+		require.Less(t, i, 40)
+	}
+	require.NoError(t, c.Close())
+
+	var got []acked
+	life := func(fsys durable.FS, root string) {
+		cl, err := OpenWithOptions(root, Options{FS: fsys})
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		if _, err := cl.StartBroker(1); err != nil {
+			return
+		}
+		for i := len(before); i < len(before)+5; i++ {
+			a, err := batch(cl, i)
+			if err != nil {
+				return
+			}
+			got = append(got, a)
+		}
+	}
+	steps := countSteps(t, prepared, life)
+	require.Len(t, got, 5)
+	t.Logf("%d steps", steps)
+	for n := 1; n <= steps+1; n++ {
+		got = nil
+		root, crash := killDuring(t, prepared, n, life)
+		got = append(slices.Clone(before), got...)
+		check := func(cl *Cluster, how string) {
+			prod := NewProducer(cl, "orders")
+			before, err := cl.HighWatermark("orders", 0)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, before, uint64(2*len(got)), how)
+			for i, a := range got {
+				res, err := prod.SendBatchTo(0, bigBatch(a.id, a.seq, 2, false))
+				later := 0
+				for _, b := range got[i+1:] {
+					if b.id == a.id {
+						later++
+					}
+				}
+				if later >= producerRunsKept-1 {
+					// Perhaps older than the runs a partition keeps (a
+					// batch written but not acknowledged may follow the
+					// acknowledged ones): known written, its offsets
+					// forgotten.
+					if err != nil {
+						require.ErrorIs(t, err, ErrDuplicateSequence, "%s: producer %d at %d", how, a.id, a.seq)
+						continue
+					}
+				}
+				require.NoError(t, err, "%s: producer %d at %d", how, a.id, a.seq)
+				require.Equal(t, a.offsets, offsetsOf(res), "%s: producer %d at %d", how, a.id, a.seq)
+			}
+			after, err := cl.HighWatermark("orders", 0)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "%s: nothing stored twice", how)
+		}
+		if len(got) > 0 {
+			lost := filepath.Join(crashInto(t, crash), "cluster")
+			cl, err := Open(lost)
+			require.NoError(t, err)
+			_, err = cl.StartBroker(1)
+			require.NoError(t, err)
+			check(cl, "power loss after step "+strconv.Itoa(n))
+			require.NoError(t, cl.Close())
+		}
+		cl, err := OpenWithOptions(root, Options{FS: crash})
+		require.NoError(t, err)
+		_, err = cl.StartBroker(1)
+		require.NoError(t, err)
+		check(cl, "killed before step "+strconv.Itoa(n))
+		require.NoError(t, cl.Close())
+	}
+}
+
+// FuzzParseProducerSnapshot holds the snapshot decoder to the invariants
+// of every decoder: no input panics, and a table it accepts encodes to a
+// file that parses to the same table.
+func FuzzParseProducerSnapshot(f *testing.F) {
+	tb := &producerTable{end: 10, producers: map[int64]*producerEntry{
+		7: {epoch: 1, lastWrite: 5, open: true, txnFirst: 4, runs: []producerRun{{firstSeq: 0, count: 3, firstOffset: 4, timestamp: 5}}},
+	}, ended: []endedTxn{{producerID: 3, first: 1, marker: 2, aborted: true}}}
+	good, err := encodeProducerSnapshot(tb, log.Record{Offset: 9, Payload: []byte("x")}, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte{})
+	f.Add([]byte("PSPR\x00\x00\x00\x00{}"))
+	f.Add(append([]byte(nil), good[:len(good)-2]...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tb, last, err := parseProducerSnapshot(data)
+		if err != nil {
+			return
+		}
+		again, err := encodeProducerSnapshot(tb, log.Record{}, -1<<63)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb2, _, err := parseProducerSnapshot(again)
+		if err != nil {
+			t.Fatalf("re-encoded snapshot refused: %v", err)
+		}
+		if len(tb2.producers) != len(tb.producers) || len(tb2.ended) != len(tb.ended) || tb2.end != tb.end {
+			t.Fatalf("round trip changed the table: %+v vs %+v", tb, tb2)
+		}
+		_ = last
+	})
+}
+
+// reopenWithLogf is reopen with logf told what the brokers report.
+func reopenWithLogf(t *testing.T, c *Cluster, root string, n int, logf func(string, ...any)) *Cluster {
+	t.Helper()
+	require.NoError(t, c.Close())
+	c2, err := OpenWithOptions(root, Options{Broker: BrokerOptions{Logf: logf}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c2.Close() })
+	for id := 1; id <= n; id++ {
+		_, err := c2.StartBroker(id)
+		require.NoError(t, err)
+	}
+	return c2
+}
