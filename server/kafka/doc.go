@@ -54,7 +54,23 @@
 // is CORRUPT_MESSAGE and writes nothing. Every produce is answered after
 // every active replica fsynced its records, acks=1 included; acks=0
 // writes the same and answers nothing. A fetch returns records below the
-// high watermark as uncompressed batches.
+// high watermark as uncompressed batches, one per run of records of one
+// producer identity (batch.go's appendBatches).
+//
+// # Transactions
+//
+// Kafka's transactions (KIP-98) are the cluster's transaction
+// coordinator's (backend.Transactions): InitProducerID with a
+// transactional id, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn,
+// TxnOffsetCommit, DescribeTransactions and ListTransactions decode,
+// check, call it and map its refusals (txn.go and one file per API). They
+// are served where groups are coordinated: FindCoordinator answers a
+// transactional id (key type 1) as it answers a group. A transactional
+// batch is stored with its records' envelopes marked Transactional; a
+// transaction's marker, written by the coordinator through the
+// partition's leader, goes out of a fetch as Kafka's control batch, and a
+// read_committed fetch stops at the last stable offset with the aborted
+// transactions among what it sends (fetch.go).
 //
 // # Consumer groups
 //
@@ -78,8 +94,8 @@
 //
 // # Deliberately left out
 //
-// Transactions (InitProducerID with a transactional id is refused, and
-// AddPartitionsToTxn and the rest are not served), fetch sessions (answered with
+// WriteTxnMarkers and AddPartitionsToTxn v4+ (a broker's requests: the
+// coordinator writes markers itself), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848) and
 // DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
 // (so clients skip log truncation checks).

@@ -100,7 +100,7 @@ func TestKafkaIdempotentRetry(t *testing.T) {
 	require.EqualValues(t, 3, hwm, "a, b and c, each once")
 
 	txn := kmsg.NewPtrInitProducerIDRequest()
-	txn.Version, txn.TransactionalID = 4, kmsg.StringPtr("")
+	txn.Version, txn.TransactionalID, txn.TransactionTimeoutMillis = 4, kmsg.StringPtr(""), 60_000
 	tr := roundTrip(t, nc, txn, 4).(*kmsg.InitProducerIDResponse)
 	require.Equal(t, kerr.InvalidRequest.Code, tr.ErrorCode)
 	require.EqualValues(t, -1, tr.ProducerID)

@@ -1,11 +1,15 @@
 package kafka
 
 import (
+	"cmp"
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/server/group"
+	"github.com/pystream/pystream/topic"
 )
 
 // Kafka's transactions (KIP-98) are served by the cluster's transaction
@@ -48,6 +52,7 @@ func (s *Server) addPartitionsToTxn(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.AddPartitionsToTxnRequest)
 	var parts []cluster.TxnPartition
 	codes := map[cluster.TxnPartition]int16{}
+	var unknown error
 	for _, t := range req.Topics {
 		info, terr := s.c.Topic(t.Topic)
 		for _, p := range t.Partitions {
@@ -55,6 +60,9 @@ func (s *Server) addPartitionsToTxn(x *exchange, r kmsg.Request) kmsg.Response {
 			parts = append(parts, tp)
 			if terr != nil || p < 0 || int(p) >= info.PartitionCount {
 				codes[tp] = kerr.UnknownTopicOrPartition.Code
+				if unknown == nil {
+					unknown = fmt.Errorf("kafka: partition %s/%d: %w", t.Topic, p, cmp.Or(terr, topic.ErrPartitionOutOfRange))
+				}
 			}
 		}
 	}
@@ -62,7 +70,7 @@ func (s *Server) addPartitionsToTxn(x *exchange, r kmsg.Request) kmsg.Response {
 	switch {
 	case len(codes) > 0:
 		code = kerr.OperationNotAttempted.Code
-		x.logTxnRefusal(kmsg.AddPartitionsToTxn, req.TransactionalID, kerr.UnknownTopicOrPartition.Code, cluster.ErrUnknownTopic, "partitions", len(codes))
+		x.logTxnRefusal(kmsg.AddPartitionsToTxn, req.TransactionalID, kerr.UnknownTopicOrPartition.Code, unknown, "unknown_partitions", len(codes))
 	case len(parts) > 0:
 		if err := s.c.AddPartitionsToTxn(x.ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts); err != nil {
 			code = txnCode(err, kmsg.AddPartitionsToTxn, req.Version)

@@ -165,7 +165,7 @@ func TestKafkaTxnRefusals(t *testing.T) {
 	cur := *old
 	require.Zero(t, cur.init(4, 60_000), "a new producer with the same id")
 	require.Equal(t, old.pid, cur.pid)
-	require.EqualValues(t, 1, cur.epoch)
+	require.Greater(t, cur.epoch, old.epoch, "fencing the old one (its open transaction aborted at an epoch of its own)")
 	for _, v := range []int16{0, 1, 2, 3} {
 		old.v = v
 		fenced := kerr.InvalidProducerEpoch.Code
@@ -277,4 +277,81 @@ func TestKafkaTxnKgo(t *testing.T) {
 	}
 	require.Equal(t, []string{"c1", "c2", "c3", "end"}, read(kgo.ReadCommitted()))
 	require.Equal(t, []string{"c1", "c2", "a1", "a2", "c3", "end"}, read(kgo.ReadUncommitted()))
+}
+
+// TestKafkaTxnAuthorization: transaction requests need write, and a
+// transactional id is scoped by the principal's prefixes as a topic or a
+// group is: a reader's InitProducerID with a transactional id is
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED (an idempotent producer's is
+// CLUSTER_AUTHORIZATION_FAILED), and so is a "pay" principal's for
+// another id; its AddPartitionsToTxn naming a topic outside its prefixes
+// adds nothing (TOPIC_AUTHORIZATION_FAILED, the others
+// OPERATION_NOT_ATTEMPTED); ListTransactions shows it its own ids only
+// and DescribeTransactions refuses the others.
+func TestKafkaTxnAuthorization(t *testing.T) {
+	s := startSecured(t, false, 1, 1, 1)
+	require.NoError(t, s.c.CreateTopic("payments", 1, 1))
+	reader := s.dial(t, 1)
+	plainAuth(t, reader, "reader")
+	r := &txnProducer{t: t, nc: reader, id: "pay-tx", pid: -1, epoch: -1, v: 3}
+	require.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, r.init(4, 60_000))
+
+	ops := s.dial(t, 1)
+	plainAuth(t, ops, "ops")
+	_, code := initTxn(t, ops, "ops-tx")
+	require.Zero(t, code)
+
+	payer := s.dial(t, 1)
+	plainAuth(t, payer, "payer")
+	other := &txnProducer{t: t, nc: payer, id: "ops-tx", pid: -1, epoch: -1, v: 3}
+	require.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, other.init(4, 60_000))
+	p, code := initTxn(t, payer, "pay-tx")
+	require.Zero(t, code)
+	require.Equal(t, map[string]map[int32]int16{
+		"payments": {0: kerr.OperationNotAttempted.Code},
+		"events":   {0: kerr.TopicAuthorizationFailed.Code},
+	}, p.addTopics(map[string][]int32{"payments": {0}, "events": {0}}))
+	require.Equal(t, map[int32]int16{0: 0}, p.addPartitions("payments", 0))
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, p.addOffsets("ops-group"))
+
+	listed := listTxns(t, payer, nil, nil, -1).TransactionStates
+	require.Len(t, listed, 1)
+	require.Equal(t, "pay-tx", listed[0].TransactionalID)
+	got := describeTxns(t, payer, "pay-tx", "ops-tx")
+	require.Len(t, got, 2)
+	require.Zero(t, got[0].ErrorCode)
+	require.Equal(t, "Ongoing", got[0].State)
+	require.Equal(t, "ops-tx", got[1].TransactionalID)
+	require.Equal(t, kerr.TransactionalIDAuthorizationFailed.Code, got[1].ErrorCode)
+	require.Len(t, listTxns(t, ops, nil, nil, -1).TransactionStates, 2, "an admin without prefixes sees every id")
+}
+
+// TestKafkaFetchBatchesByProducer: a fetch sends one batch per run of
+// records of one producer identity — records without a producer with
+// -1s, an idempotent producer's with its id, epoch and base sequence, not
+// transactional — so that a client checking sequences sees them as
+// written.
+func TestKafkaFetchBatchesByProducer(t *testing.T) {
+	f := start(t, 1, 1, 1)
+	nc := f.dial(t, 1)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.Version = 4
+	pid := roundTrip(t, nc, init, 4).(*kmsg.InitProducerIDResponse).ProducerID
+	for _, b := range [][]byte{batchOf(t, []byte("p1"), []byte("p2")), producerBatchOf(t, pid, 0, 0, 0, []byte("i1"), []byte("i2")),
+		producerBatchOf(t, pid, 0, 2, 0, []byte("i3")), batchOf(t, []byte("p3"))} {
+		require.Zero(t, roundTrip(t, nc, produceRequest(9, b), 9).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode)
+	}
+	got := batchesOf(t, fetchAt(t, nc, 0, 0, 0).RecordBatches)
+	require.Len(t, got, 3, "plain, the producer's run, plain")
+	type batch struct {
+		first, pid int64
+		seq        int32
+		n          int
+	}
+	var shapes []batch
+	for _, b := range got {
+		require.Zero(t, b.Attributes&0x30, "neither transactional nor control")
+		shapes = append(shapes, batch{b.FirstOffset, b.ProducerID, b.FirstSequence, len(b.records)})
+	}
+	require.Equal(t, []batch{{0, -1, -1, 2}, {2, pid, 0, 3}, {5, -1, -1, 1}}, shapes)
 }

@@ -106,7 +106,9 @@ func (b *Backend) EndTxn(ctx context.Context, id string, producerID int64, epoch
 }
 
 // Transactions lists the transactional ids of the node's metadata.
-func (b *Backend) Transactions() ([]cluster.Transaction, error) { return marked(b.local.Transactions()) }
+func (b *Backend) Transactions() ([]cluster.Transaction, error) {
+	return marked(b.local.Transactions())
+}
 
 // ReadStable reads a read_committed consumer's records from the
 // partition's leader.
