@@ -22,6 +22,7 @@ func TestKafkaWiringTransactionTimeout(t *testing.T) {
 	defer cancel()
 	rec := func(v string) *kgo.Record { return &kgo.Record{Topic: "orders", Partition: 0, Value: []byte(v)} }
 
+	started := time.Now() // before the coordinator's clock for the transaction starts
 	gone, err := kgo.NewClient(kgo.SeedBrokers(srv.KafkaAddr(1)), kgo.TransactionalID("gone"), kgo.TransactionTimeout(timeout))
 	require.NoError(t, err)
 	require.NoError(t, gone.BeginTransaction())
@@ -49,5 +50,6 @@ func TestKafkaWiringTransactionTimeout(t *testing.T) {
 		}
 	}
 	require.Equal(t, []string{"after"}, read, "the abandoned records are never read committed")
+	require.GreaterOrEqual(t, time.Since(started), timeout, "read_committed stops at the open transaction's first offset until it is aborted")
 	t.Logf("read_committed held %v", time.Since(begun).Round(time.Millisecond))
 }
