@@ -24,8 +24,10 @@ import (
 // transactions and none of the abandoned one's records, and is not held
 // by it past its timeout.
 func TestClusterKafkaTransactionCoordinatorKilled(t *testing.T) {
-	const partitions = 3
+	const partitions, goneTimeout = 3, 2 * time.Second
+	began := time.Now()
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
+	t.Logf("cluster up in %v", time.Since(began).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	c.createTopic(ctx, 1, "events", partitions, 3)
@@ -59,9 +61,10 @@ func TestClusterKafkaTransactionCoordinatorKilled(t *testing.T) {
 	t.Logf("SIGKILL node %d, the coordinator, with a transaction open", leader)
 	c.kill(leader)
 	next := c.controller(ctx, c.ids(leader), 30*time.Second)
+	t.Logf("node %d leads, %v after the start", next, time.Since(began).Round(time.Millisecond))
 	require.NoError(t, prod.EndTransaction(ctx, kgo.TryCommit), "committed through node %d", next)
 
-	gone := c.kafkaClient(t, []int{other}, kgo.TransactionalID("gone"), kgo.TransactionTimeout(2*time.Second),
+	gone := c.kafkaClient(t, []int{other}, kgo.TransactionalID("gone"), kgo.TransactionTimeout(goneTimeout),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, gone.BeginTransaction())
 	send(gone, "gone")
@@ -88,7 +91,9 @@ func TestClusterKafkaTransactionCoordinatorKilled(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("read_committed read on %v after the producer went away", time.Since(abandoned).Round(time.Millisecond))
+	held := time.Since(abandoned)
+	t.Logf("read_committed read on %v after the producer went away", held.Round(time.Millisecond))
+	require.Less(t, held, goneTimeout+6*time.Second, "the coordinating node aborts the abandoned transaction about its timeout after it began")
 	for p := range int32(partitions) {
 		require.Equal(t, []string{fmt.Sprintf("first-p%d", p), fmt.Sprintf("second-p%d", p)}, read[p], "partition %d read committed", p)
 	}
