@@ -173,8 +173,10 @@ func (m etlMember) session() (*kgo.GroupTransactSession, error) {
 // consumed offsets with it (the session aborts instead when the group
 // rebalanced meanwhile, and the records are read again). A member with
 // HangIn calls hang in that transaction, after its records are produced.
-// run returns when ctx ends, or with the error that ends the session.
+// run returns when ctx ends, or with the error that ends the session,
+// or that failed etlBatch produces in a row.
 func (m etlMember) run(ctx context.Context, sess *kgo.GroupTransactSession, hang func()) error {
+	failed := 0
 	for n := 1; ; {
 		fs := sess.PollRecords(ctx, etlBatch)
 		if ctx.Err() != nil {
@@ -193,7 +195,12 @@ func (m etlMember) run(ctx context.Context, sess *kgo.GroupTransactSession, hang
 		}
 		end := kgo.TryCommit
 		if err := sess.ProduceSync(ctx, out...).FirstErr(); err != nil {
+			if failed++; failed == etlBatch {
+				return fmt.Errorf("%s: produce in transaction %d: %w", m.Name, n, err)
+			}
 			end = kgo.TryAbort
+		} else {
+			failed = 0
 		}
 		if n == m.HangIn && end == kgo.TryCommit {
 			hang()
