@@ -139,16 +139,20 @@ type etlMember struct {
 	Session, Txn time.Duration
 	// HangIn, above zero, is the transaction (counted from 1) the member
 	// stops in once its records are produced: it prints etlMidTxn and
-	// waits to be killed.
+	// waits to be killed, or with Resume for a line on its standard
+	// input, then ends that transaction, prints etlEnded with the outcome
+	// and stops.
 	HangIn int
+	Resume bool
 }
 
 const (
 	// etlMemberEnv carries a child process's etlMember.
 	etlMemberEnv = "PYSTREAM_TEST_TXN_MEMBER"
 	// etlMidTxn is the line a child prints once it is in the middle of a
-	// transaction.
-	etlMidTxn = "mid-transaction"
+	// transaction, etlEnded the start of the one it prints once it ended
+	// it (with Resume).
+	etlMidTxn, etlEnded = "mid-transaction", "ended"
 	// etlGroup, etlIn and etlOut are the group, its input topic and the
 	// output topic.
 	etlGroup, etlIn, etlOut = "etl", "events", "out"
@@ -205,7 +209,12 @@ func (m etlMember) run(ctx context.Context, sess *kgo.GroupTransactSession, hang
 		if n == m.HangIn && end == kgo.TryCommit {
 			hang()
 		}
-		if _, err := sess.End(ctx, end); err != nil {
+		committed, err := sess.End(ctx, end)
+		if n == m.HangIn && m.Resume {
+			fmt.Printf("%s committed=%v err=%v\n", etlEnded, committed, err)
+			return nil
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -233,20 +242,27 @@ func TestKafkaTxnKgoMemberProcess(t *testing.T) {
 	defer sess.Close()
 	err = m.run(c, sess, func() {
 		fmt.Println(etlMidTxn)
+		if m.Resume {
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // frozen and thawed meanwhile
+			return
+		}
 		<-c.Done() // killed here, its transaction open
 	})
 	require.NoError(t, err)
 }
 
-// child is a member run in a child process: its output, a channel
-// closed when it printed etlMidTxn and one closed when its output ended
-// (it exited).
+// child is a member run in a child process: its standard input, its
+// output, a channel closed when it printed etlMidTxn, one that receives
+// its etlEnded line, and one closed when its output ended (it exited).
 type child struct {
-	cmd  *exec.Cmd
-	mid  chan struct{}
-	gone chan struct{}
-	mu   sync.Mutex
-	out  strings.Builder
+	cmd   *exec.Cmd
+	stdin io.Writer
+	mid   chan struct{}
+	ended chan string
+	gone  chan struct{}
+	// mu guards out.
+	mu  sync.Mutex
+	out strings.Builder
 }
 
 // startChild runs member m in a child process, this test binary again.
@@ -256,10 +272,12 @@ func startChild(t *testing.T, m etlMember) *child {
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKafkaTxnKgoMemberProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), etlMemberEnv+"="+string(spec))
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
-	ch := &child{cmd: cmd, mid: make(chan struct{}), gone: make(chan struct{})}
+	ch := &child{cmd: cmd, stdin: stdin, mid: make(chan struct{}), ended: make(chan string, 1), gone: make(chan struct{})}
 	require.NoError(t, cmd.Start())
 	go func() {
 		defer close(ch.gone)
@@ -268,8 +286,11 @@ func startChild(t *testing.T, m etlMember) *child {
 			ch.mu.Lock()
 			ch.out.WriteString(sc.Text() + "\n")
 			ch.mu.Unlock()
-			if sc.Text() == etlMidTxn {
+			switch line := sc.Text(); {
+			case line == etlMidTxn:
 				close(ch.mid)
+			case strings.HasPrefix(line, etlEnded+" "):
+				ch.ended <- line
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
@@ -289,39 +310,39 @@ func (c *child) output() string {
 	return c.out.String()
 }
 
-// TestKafkaTxnKgoConsumeTransformProduce: the exactly-once loop (KIP-98, KIP-447).
-// Three members of one group (kgo.GroupTransactSession) read a topic of
-// three partitions and write each record to an output topic in
-// transactions that commit the consumed offsets with the records
-// (TxnOffsetCommit). One member is a child process, SIGKILLed after it
-// produced into a transaction and before it ended it: the coordinator
-// aborts that transaction at its timeout, the group gives its partitions
-// to the survivors, which read on from its last committed offsets. In
-// the end a read_committed reader finds every input record in the output
-// exactly once; a read_uncommitted one finds more (the aborted
-// transactions' records, the killed member's among them) but never a
-// control record.
-func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
-	const partitions, per = 3, 100
-	f := startGroups(t, 3, partitions, 3)
-	require.NoError(t, f.c.CreateTopic(etlOut, partitions, 3))
+// etlLoop is a running consume-transform-produce group: the victim in a
+// child process, the survivors a and b in this one.
+type etlLoop struct {
+	f      *fixture
+	victim *child
+	// errs receives a survivor's fatal error.
+	errs chan error
+}
+
+// The loop's size: input partitions (and output ones), records each.
+const etlPartitions, etlPer = 3, 100
+
+// startETL starts a group over a fixture of three brokers: the victim
+// first, alone, so that it takes every partition; once it is in its
+// second transaction (HangIn 2) the survivors join, and startETL returns
+// when the group counts all three.
+func startETL(t *testing.T, victim etlMember) *etlLoop {
+	t.Helper()
+	f := startGroups(t, 3, etlPartitions, 3)
+	require.NoError(t, f.c.CreateTopic(etlOut, etlPartitions, 3))
 	f.srv.Reconcile()
-	f.produceEach(t, partitions, per) // values p<partition>-<i>
+	f.produceEach(t, etlPartitions, etlPer) // values p<partition>-<i>
 	tickTransactions(t, f.c)
 
-	// The child starts alone and takes every partition; once it is in
-	// its second transaction the survivors join, and when the group
-	// counts all three it is killed.
-	victim := etlMember{Name: "child", Seeds: f.seeds(), Session: time.Second, Txn: 3 * time.Second, HangIn: 2}
-	ch := startChild(t, victim)
+	victim.Name, victim.Seeds, victim.Session, victim.Txn, victim.HangIn = "child", f.seeds(), time.Second, 3*time.Second, 2
+	l := &etlLoop{f: f, victim: startChild(t, victim), errs: make(chan error, 2)}
 	select {
-	case <-ch.mid:
-	case <-ch.gone:
-		t.Fatalf("the child exited before its second transaction; its output:\n%s", ch.output())
+	case <-l.victim.mid:
+	case <-l.victim.gone:
+		t.Fatalf("the child exited before its second transaction; its output:\n%s", l.victim.output())
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the child is not mid-transaction after 20 s; its output:\n%s", ch.output())
+		t.Fatalf("the child is not mid-transaction after 20 s; its output:\n%s", l.victim.output())
 	}
-	errs := make(chan error, 2)
 	for _, name := range []string{"a", "b"} {
 		m := etlMember{Name: name, Seeds: f.seeds(), Session: 3 * time.Second, Txn: 10 * time.Second}
 		sess, err := m.session()
@@ -331,7 +352,7 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		go func() {
 			defer close(done)
 			if err := m.run(c, sess, nil); err != nil {
-				errs <- err
+				l.errs <- err
 			}
 		}()
 		t.Cleanup(func() { cancel(); <-done; sess.Close() })
@@ -340,14 +361,17 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		d, ok := f.groups.Describe(etlGroup)
 		return ok && len(d.Members) == 3, fmt.Sprintf("%d members", len(d.Members))
 	})
-	require.NoError(t, ch.cmd.Process.Signal(syscall.SIGKILL))
-	killed := time.Now()
-	t.Logf("child SIGKILLed in its second transaction")
+	return l
+}
 
-	adm := kadm.NewClient(f.client(t))
+// awaitDone waits until the group has committed every input offset and
+// no transaction holds an output partition's last stable offset.
+func (l *etlLoop) awaitDone(t *testing.T) {
+	t.Helper()
+	adm := kadm.NewClient(l.f.client(t))
 	logtest.WaitFor(t, 25*time.Second, "the survivors commit every input offset and no transaction is open", func() (bool, string) {
 		select {
-		case err := <-errs:
+		case err := <-l.errs:
 			t.Fatalf("a survivor failed: %v", err)
 		default:
 		}
@@ -355,9 +379,9 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		if err != nil {
 			return false, "fetch offsets: " + err.Error()
 		}
-		for p := range int32(partitions) {
-			if o, _ := committed.Lookup(etlIn, p); o.At != per {
-				return false, fmt.Sprintf("%s/%d committed up to %d of %d", etlIn, p, o.At, per)
+		for p := range int32(etlPartitions) {
+			if o, _ := committed.Lookup(etlIn, p); o.At != etlPer {
+				return false, fmt.Sprintf("%s/%d committed up to %d of %d", etlIn, p, o.At, etlPer)
 			}
 		}
 		stable, err := adm.ListCommittedOffsets(ctx(t), etlOut)
@@ -368,7 +392,7 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		if err != nil {
 			return false, "end offsets: " + err.Error()
 		}
-		for p := range int32(partitions) {
+		for p := range int32(etlPartitions) {
 			s, _ := stable.Lookup(etlOut, p)
 			e, _ := ends.Lookup(etlOut, p)
 			if s.Err != nil || e.Err != nil || s.Offset != e.Offset {
@@ -377,16 +401,23 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		}
 		return true, ""
 	})
-	t.Logf("done %v after the kill", time.Since(killed).Round(time.Millisecond))
-	f.writeSentinels(t, etlOut, partitions)
+}
 
+// assertExactlyOnce writes the sentinels and reads the output both ways:
+// read_committed holds every input record exactly once, each written in
+// a transaction; read_uncommitted holds input records only (no control
+// record), the victim's aborted ones too. The victim's transaction ended
+// aborted.
+func (l *etlLoop) assertExactlyOnce(t *testing.T) {
+	t.Helper()
+	l.f.writeSentinels(t, etlOut, etlPartitions)
 	want := map[string]bool{}
-	for p := range partitions {
-		for i := range per {
+	for p := range etlPartitions {
+		for i := range etlPer {
 			want[fmt.Sprintf("p%d-%d", p, i)] = true
 		}
 	}
-	committed := f.readToSentinels(t, etlOut, partitions, kgo.ReadCommitted())
+	committed := l.f.readToSentinels(t, etlOut, etlPartitions, kgo.ReadCommitted())
 	seen := map[string]int{}
 	for _, r := range committed {
 		seen[string(r.Value)]++
@@ -397,20 +428,68 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 		require.Equal(t, 1, seen[v], "input record %s in the committed output exactly once", v)
 	}
 
-	all := f.readToSentinels(t, etlOut, partitions, kgo.ReadUncommitted())
+	all := l.f.readToSentinels(t, etlOut, etlPartitions, kgo.ReadUncommitted())
 	for _, r := range all {
 		require.True(t, want[string(r.Value)], "read_uncommitted: %q is no input record", r.Value)
 	}
-	require.Greater(t, len(all), len(committed), "read_uncommitted sees the killed member's records, acknowledged before the kill")
+	require.Greater(t, len(all), len(committed), "read_uncommitted sees the victim's records, acknowledged before it stopped")
 	t.Logf("read_committed %d records, read_uncommitted %d (aborted ones too)", len(committed), len(all))
 
-	txns, err := f.c.Transactions()
+	txns, err := l.f.c.Transactions()
 	require.NoError(t, err)
 	for _, tx := range txns {
 		if tx.ID == "etl-child" {
-			require.Equal(t, cluster.TxnCompleteAbort, tx.State, "the killed member's transaction was aborted")
+			require.Equal(t, cluster.TxnCompleteAbort, tx.State, "the victim's transaction was aborted")
 		}
 	}
+}
+
+// TestKafkaTxnKgoConsumeTransformProduce: the exactly-once loop (KIP-98,
+// KIP-447). Three members of one group (kgo.GroupTransactSession) read a
+// topic of three partitions and write each record to an output topic in
+// transactions that commit the consumed offsets with the records
+// (TxnOffsetCommit). One member is a child process, SIGKILLed after it
+// produced into a transaction and before it ended it: the coordinator
+// aborts that transaction at its timeout, the group gives its partitions
+// to the survivors, which read on from its last committed offsets. In
+// the end a read_committed reader finds every input record in the output
+// exactly once; a read_uncommitted one finds more (the aborted
+// transactions' records, the killed member's among them) but never a
+// control record.
+func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
+	l := startETL(t, etlMember{})
+	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	t.Logf("child SIGKILLed in its second transaction")
+	l.awaitDone(t)
+	t.Logf("done %v after the kill", time.Since(killed).Round(time.Millisecond))
+	l.assertExactlyOnce(t)
+}
+
+// TestKafkaTxnKgoZombieMember: the same loop, but the member in the
+// middle of a transaction is frozen (SIGSTOP), not killed: its session
+// expires, the survivors take its partitions and finish, and the
+// coordinator aborts its transaction at its timeout, fencing its epoch.
+// Thawed (SIGCONT), the zombie goes on to commit that transaction: the
+// commit fails — its group generation and its producer epoch are both
+// gone — and nothing it wrote or consumed is committed: the output still
+// holds every input record exactly once.
+func TestKafkaTxnKgoZombieMember(t *testing.T) {
+	l := startETL(t, etlMember{Resume: true})
+	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGSTOP))
+	t.Logf("child SIGSTOPped in its second transaction")
+	l.awaitDone(t)
+	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGCONT))
+	_, err := io.WriteString(l.victim.stdin, "resume\n")
+	require.NoError(t, err)
+	select {
+	case line := <-l.victim.ended:
+		require.Contains(t, line, "committed=false", "the zombie's commit fails")
+		t.Logf("zombie: %s", line)
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the zombie did not end its transaction after 15 s; its output:\n%s", l.victim.output())
+	}
+	l.assertExactlyOnce(t)
 }
 
 // TestKafkaTxnKgoTimeoutAndFencing: a transaction whose producer went
