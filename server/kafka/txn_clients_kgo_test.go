@@ -140,8 +140,8 @@ type etlMember struct {
 	// HangIn, above zero, is the transaction (counted from 1) the member
 	// stops in once its records are produced: it prints etlMidTxn and
 	// waits to be killed, or with Resume for a line on its standard
-	// input, then ends that transaction, prints etlEnded with the outcome
-	// and stops.
+	// input, then commits that transaction (EndTransaction, past the
+	// session), prints etlEnded with the outcome and stops.
 	HangIn int
 	Resume bool
 }
@@ -209,12 +209,14 @@ func (m etlMember) run(ctx context.Context, sess *kgo.GroupTransactSession, hang
 		if n == m.HangIn && end == kgo.TryCommit {
 			hang()
 		}
-		committed, err := sess.End(ctx, end)
 		if n == m.HangIn && m.Resume {
-			fmt.Printf("%s committed=%v err=%v\n", etlEnded, committed, err)
+			// Past the session's own guard (it aborts once it has seen
+			// the group move on): the commit goes to the coordinator.
+			err := sess.Client().EndTransaction(ctx, kgo.TryCommit)
+			fmt.Printf("%s committed=%v fenced=%v err=%v\n", etlEnded, err == nil, isFenced(err), err)
 			return nil
 		}
-		if err != nil {
+		if _, err := sess.End(ctx, end); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -469,11 +471,11 @@ func TestKafkaTxnKgoConsumeTransformProduce(t *testing.T) {
 // TestKafkaTxnKgoZombieMember: the same loop, but the member in the
 // middle of a transaction is frozen (SIGSTOP), not killed: its session
 // expires, the survivors take its partitions and finish, and the
-// coordinator aborts its transaction at its timeout, fencing its epoch.
-// Thawed (SIGCONT), the zombie goes on to commit that transaction: the
-// commit fails — its group generation and its producer epoch are both
-// gone — and nothing it wrote or consumed is committed: the output still
-// holds every input record exactly once.
+// coordinator aborts its transaction at its timeout, bumping its epoch.
+// Thawed (SIGCONT), the zombie goes on to commit that transaction
+// (EndTxn, past GroupTransactSession's own guard): the coordinator
+// refuses it as fenced, and nothing it wrote is committed: the output
+// still holds every input record exactly once.
 func TestKafkaTxnKgoZombieMember(t *testing.T) {
 	l := startETL(t, etlMember{Resume: true})
 	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGSTOP))
@@ -485,6 +487,7 @@ func TestKafkaTxnKgoZombieMember(t *testing.T) {
 	select {
 	case line := <-l.victim.ended:
 		require.Contains(t, line, "committed=false", "the zombie's commit fails")
+		require.Contains(t, line, "fenced=true", "as fenced")
 		t.Logf("zombie: %s", line)
 	case <-time.After(15 * time.Second):
 		t.Fatalf("the zombie did not end its transaction after 15 s; its output:\n%s", l.victim.output())
