@@ -481,6 +481,18 @@ func TestKafkaTxnKgoZombieMember(t *testing.T) {
 	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGSTOP))
 	t.Logf("child SIGSTOPped in its second transaction")
 	l.awaitDone(t)
+	logtest.WaitFor(t, 10*time.Second, "the coordinator aborts the zombie's transaction at its timeout", func() (bool, string) {
+		txns, err := l.f.c.Transactions()
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, tx := range txns {
+			if tx.ID == "etl-child" {
+				return tx.State == cluster.TxnCompleteAbort && tx.Epoch > 0, fmt.Sprintf("%s at epoch %d", tx.State, tx.Epoch)
+			}
+		}
+		return false, "etl-child unknown"
+	})
 	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGCONT))
 	_, err := io.WriteString(l.victim.stdin, "resume\n")
 	require.NoError(t, err)
@@ -498,8 +510,9 @@ func TestKafkaTxnKgoZombieMember(t *testing.T) {
 // TestKafkaTxnKgoTimeoutAndFencing: a transaction whose producer went
 // away (closed without ending it) is aborted by the coordinator at its
 // timeout: a read_committed reader never sees its records, and is held
-// at its first offset (the last stable offset) only until then — a plain
-// record written after it becomes readable. A second producer with the
+// at its first offset (the last stable offset, which ListOffsets at
+// read_committed names as the end) only until then — a plain record
+// written after it becomes readable. A second producer with the
 // same transactional id fences the first: the first's next produce and
 // its commit fail, and its open transaction is aborted.
 func TestKafkaTxnKgoTimeoutAndFencing(t *testing.T) {
@@ -522,6 +535,19 @@ func TestKafkaTxnKgoTimeoutAndFencing(t *testing.T) {
 	begun := time.Now()
 	gone.Close() // no EndTransaction: to the coordinator, a producer that went away
 	require.NoError(t, plain.ProduceSync(ctx(t), rec(0, "after-gone")).FirstErr())
+	// ListOffsets at read_committed names the last stable offset as the
+	// end (kadm's ListCommittedOffsets), at read_uncommitted the high
+	// watermark; the open transaction holds the first at its first record.
+	adm := kadm.NewClient(f.client(t))
+	stable, err := adm.ListCommittedOffsets(ctx(t), "events")
+	require.NoError(t, err)
+	ends, err := adm.ListEndOffsets(ctx(t), "events")
+	require.NoError(t, err)
+	lso, _ := stable.Lookup("events", 0)
+	hw, _ := ends.Lookup("events", 0)
+	require.EqualValues(t, 3, hw.Offset, "gone-1, gone-2, after-gone")
+	require.Less(t, time.Since(started), timeout, "still open: the last stable offset is asked in time")
+	require.EqualValues(t, 0, lso.Offset, "ListOffsets read_committed: the open transaction's first offset")
 
 	reader := f.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"events": {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.FetchMaxWait(100*time.Millisecond))
@@ -548,7 +574,7 @@ func TestKafkaTxnKgoTimeoutAndFencing(t *testing.T) {
 	second := transactional("twin")
 	require.NoError(t, second.BeginTransaction())
 	require.NoError(t, second.ProduceSync(ctx(t), rec(1, "second-1")).FirstErr(), "the second producer initializes, fencing the first")
-	err := first.ProduceSync(ctx(t), rec(0, "first-2")).FirstErr()
+	err = first.ProduceSync(ctx(t), rec(0, "first-2")).FirstErr()
 	require.Error(t, err, "the fenced producer's next produce fails")
 	require.True(t, isFenced(err), "fenced: %v", err)
 	err = first.EndTransaction(ctx(t), kgo.TryCommit)
