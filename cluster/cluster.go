@@ -242,6 +242,7 @@ func (c *Cluster) Close() error {
 		errs = append(errs, c.writeHWCheckpoint(topics))
 	}
 	for _, id := range sortedKeys(members) {
+		c.snapshotProducersAtClose(members[id])
 		errs = append(errs, members[id].b.Close())
 	}
 	if c.files != nil {

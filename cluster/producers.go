@@ -209,6 +209,8 @@ type producerTable struct {
 	// snapshotted (producersnapshot.go); the first append after a roll
 	// snapshots it again.
 	snapBase uint64
+	// snapEnd is the end of the last snapshot written or read.
+	snapEnd uint64
 	// ended are the transactions whose marker is in the log: each
 	// producer's first offset and marker offset, in marker order. An
 	// ended transaction still holds the last stable offset back while its
@@ -338,6 +340,10 @@ func (c *Cluster) producerTableOf(m *member, r *replicaState, ll *segment.Log, l
 		return r.producers, nil
 	}
 	snap := loadProducerSnapshot(m.b.opts.FS, ll, c.logf)
+	var snapEnd uint64
+	if snap != nil {
+		snapEnd = snap.end
+	}
 	active := ll.ActiveBase()
 	t, err := buildProducerTable(ll, leaderEpoch, snap)
 	if err != nil {
@@ -345,8 +351,8 @@ func (c *Cluster) producerTableOf(m *member, r *replicaState, ll *segment.Log, l
 	}
 	// The next append snapshots the table when no snapshot of this
 	// segment exists yet.
-	t.snapBase = active
-	if snap == nil || snap.end < active {
+	t.snapBase, t.snapEnd = active, snapEnd
+	if snapEnd < active {
 		t.snapBase = math.MaxUint64
 	}
 	r.producers = t
@@ -362,7 +368,7 @@ func (c *Cluster) maybeSnapshot(m *member, ll *segment.Log, t *producerTable, la
 	if t.snapBase == active || t.end != last.Offset+1 {
 		return
 	}
-	t.snapBase = active
+	t.snapBase, t.snapEnd = active, t.end
 	if err := saveProducerSnapshot(m.b.opts.FS, ll, t, last, now-int64(ProducerExpiration)); err != nil {
 		c.logf("%v", err)
 	}
