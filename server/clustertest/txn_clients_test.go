@@ -254,16 +254,26 @@ func TestClustertestKafkaTransactions(t *testing.T) {
 		require.Equal(t, append(c, a...), uncommitted[p], "partition %d read uncommitted", p)
 	}
 
-	txns, err := k.c.Via(coordinator).Transactions()
-	require.NoError(t, err)
-	var found bool
-	for _, tx := range txns {
-		if tx.ID == "orders-txn" {
-			found = true
-			require.Equal(t, cluster.TxnCompleteAbort, tx.State)
+	k.awaitTxnState(t, coordinator, "orders-txn", cluster.TxnCompleteAbort)
+}
+
+// awaitTxnState waits until node via holds transactional id's
+// transaction in state; its markers may be readable a moment before the
+// state is saved complete.
+func (k *kafkaNodes) awaitTxnState(t *testing.T, via int, id string, state cluster.TxnState) {
+	t.Helper()
+	logtest.WaitFor(t, 10*time.Second, fmt.Sprintf("transaction %s %s at node %d", id, state, via), func() (bool, string) {
+		txns, err := k.c.Via(via).Transactions()
+		if err != nil {
+			return false, err.Error()
 		}
-	}
-	require.True(t, found, "the coordinator knows orders-txn")
+		for _, tx := range txns {
+			if tx.ID == id {
+				return tx.State == state, string(tx.State)
+			}
+		}
+		return false, id + " unknown"
+	})
 }
 
 // TestClustertestKafkaTransactionCoordinatorStops: a transaction's state
@@ -320,11 +330,5 @@ func TestClustertestKafkaTransactionCoordinatorStops(t *testing.T) {
 	for p := range int32(partitions) {
 		require.Equal(t, []string{fmt.Sprintf("committed-p%d", p)}, committed[p], "partition %d read committed", p)
 	}
-	txns, err := k.c.Via(coordinator).Transactions()
-	require.NoError(t, err)
-	for _, tx := range txns {
-		if tx.ID == "orders-txn" {
-			require.Equal(t, cluster.TxnCompleteCommit, tx.State, "the new coordinator finished the commit")
-		}
-	}
+	k.awaitTxnState(t, coordinator, "orders-txn", cluster.TxnCompleteCommit) // the new coordinator finished the commit
 }

@@ -438,13 +438,27 @@ func (l *etlLoop) assertExactlyOnce(t *testing.T) {
 	require.Greater(t, len(all), len(committed), "read_uncommitted sees the victim's records, acknowledged before it stopped")
 	t.Logf("read_committed %d records, read_uncommitted %d (aborted ones too)", len(committed), len(all))
 
-	txns, err := l.f.c.Transactions()
-	require.NoError(t, err)
-	for _, tx := range txns {
-		if tx.ID == "etl-child" {
-			require.Equal(t, cluster.TxnCompleteAbort, tx.State, "the victim's transaction was aborted")
+	awaitTxnState(t, l.f.c, "etl-child", cluster.TxnCompleteAbort)
+}
+
+// awaitTxnState waits until the coordinator holds transactional id's
+// transaction in state, with an epoch above 0 when it is an abort (the
+// timeout's, or a fence's, bumps it); its markers may be readable a
+// moment before the state is saved complete.
+func awaitTxnState(t *testing.T, c *cluster.Cluster, id string, state cluster.TxnState) {
+	t.Helper()
+	logtest.WaitFor(t, 10*time.Second, fmt.Sprintf("transaction %s %s", id, state), func() (bool, string) {
+		txns, err := c.Transactions()
+		if err != nil {
+			return false, err.Error()
 		}
-	}
+		for _, tx := range txns {
+			if tx.ID == id {
+				return tx.State == state && (state != cluster.TxnCompleteAbort || tx.Epoch > 0), fmt.Sprintf("%s at epoch %d", tx.State, tx.Epoch)
+			}
+		}
+		return false, id + " unknown"
+	})
 }
 
 // TestKafkaTxnKgoConsumeTransformProduce: the exactly-once loop (KIP-98,
@@ -482,18 +496,7 @@ func TestKafkaTxnKgoZombieMember(t *testing.T) {
 	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGSTOP))
 	t.Logf("child SIGSTOPped in its second transaction")
 	l.awaitDone(t)
-	logtest.WaitFor(t, 10*time.Second, "the coordinator aborts the zombie's transaction at its timeout", func() (bool, string) {
-		txns, err := l.f.c.Transactions()
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, tx := range txns {
-			if tx.ID == "etl-child" {
-				return tx.State == cluster.TxnCompleteAbort && tx.Epoch > 0, fmt.Sprintf("%s at epoch %d", tx.State, tx.Epoch)
-			}
-		}
-		return false, "etl-child unknown"
-	})
+	awaitTxnState(t, l.f.c, "etl-child", cluster.TxnCompleteAbort) // at its timeout, its epoch bumped
 	require.NoError(t, l.victim.cmd.Process.Signal(syscall.SIGCONT))
 	_, err := io.WriteString(l.victim.stdin, "resume\n")
 	require.NoError(t, err)
