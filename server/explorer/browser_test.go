@@ -711,7 +711,7 @@ func browserShowsProducersAndMarkers(t *testing.T, browser context.Context) {
 		require.Equal(t, want.Edge, rows[i].Edge, "row %d", i)
 	}
 	require.Equal(t, fmt.Sprint(idem), rows[1].Producer)
-	waitJS(t, ctx, "the legend's link to the rule", `document.querySelector('#records a[href^="/docs/pages/phase-6-network-api.md#"]') !== null`)
+	waitJS(t, ctx, "the legend's link to the rule", `document.querySelector('#records a[href$="#producers-and-transaction-markers"]') !== null`)
 	screenshot(t, ctx, "producers-and-markers")
 	require.Empty(t, problems())
 }
