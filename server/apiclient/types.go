@@ -374,7 +374,9 @@ type ProduceRequest struct {
 // the sequence number of its first record: ID and Epoch from
 // POST /api/producers (NewProducerResponse), Sequence 0 for the first
 // request to a partition and, after each request, the sequence past its
-// last record (envelope.SequenceAt(Sequence, len(records))).
+// last record (envelope.SequenceAt(Sequence, len(records))). In a
+// FetchedRecord it is the identity the record was stored with, and
+// Sequence that record's own number.
 type ProducerIdentity struct {
 	ID       int64 `json:"id"`
 	Epoch    int16 `json:"epoch"`
@@ -441,6 +443,20 @@ type FetchedRecord struct {
 	// record's create time), milliseconds since the epoch; omitted when
 	// the producer gave none.
 	CreateTimestampMS *int64 `json:"create_timestamp_ms,omitempty"`
+	// Producer is the idempotent producer's identity the record was
+	// written with (Kafka's producer id, epoch and sequence number);
+	// omitted when it has none. A transaction marker carries its
+	// producer's id and epoch, and sequence 0, which numbers nothing.
+	Producer *ProducerIdentity `json:"producer,omitempty"`
+	// Transactional says the record belongs to its producer's transaction
+	// (a read_committed reader sees it once the transaction commits);
+	// omitted when false.
+	Transactional bool `json:"transactional,omitempty"`
+	// Marker is MarkerCommit or MarkerAbort when the record is a
+	// transaction marker (Kafka's control record), which ends its
+	// producer's transaction in the partition; its Key and Value are nil.
+	// Omitted for every other record.
+	Marker string `json:"marker,omitempty"`
 	// Key is nil (JSON null) when the record has no key: records produced
 	// without one, and every record written before keys were stored.
 	Key []byte `json:"key"`
@@ -450,6 +466,12 @@ type FetchedRecord struct {
 	// an empty value is "".
 	Value []byte `json:"value"`
 }
+
+// The values of FetchedRecord.Marker.
+const (
+	MarkerCommit = "commit"
+	MarkerAbort  = "abort"
+)
 
 // FetchResponse answers GET /api/topics/{topic}/partitions/{p}/records.
 type FetchResponse struct {

@@ -19,10 +19,13 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/docs"
 	"github.com/pystream/pystream/server"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/auth"
+	"github.com/pystream/pystream/topic"
+	"github.com/pystream/pystream/topic/envelope"
 )
 
 // The explorer in a real browser: headless Chromium drives /explorer on a
@@ -214,6 +217,7 @@ func TestExplorerBrowser(t *testing.T) {
 		{"ClusterMode", browserClusterMode},
 		{"FitsPhoneAndDesktop", browserFitsPhoneAndDesktop},
 		{"KeyboardStopsABroker", browserKeyboardStopsABroker},
+		{"ShowsProducersAndMarkers", browserShowsProducersAndMarkers},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, browser) })
 	}
@@ -634,5 +638,80 @@ func browserKeyboardStopsABroker(t *testing.T, browser context.Context) {
 	require.NoError(t, err)
 	waitJS(t, ctx, "the healing line redrawn, the focus on its link", `document.getElementById("healing").textContent.includes("is on") && `+
 		`document.activeElement === document.querySelector("#healing a")`)
+	require.Empty(t, problems())
+}
+
+// A partition's records show their producers and transactions
+// (docs/explorer.md § What it shows, docs/phase-6-network-api.md §
+// Producers and transaction markers): a plain record has an empty
+// producer cell; an idempotent producer's record names its id, epoch and
+// sequence; a transactional one is tagged txn; a commit marker and an
+// abort marker are rows of their own style that say what they are in
+// words, their producer cell the id and epoch only. Written through the
+// cluster, as the Kafka listener writes them.
+func browserShowsProducersAndMarkers(t *testing.T, browser context.Context) {
+	r, ctx, problems := explorerServer(t, browser)
+	cl := r.srv.Cluster()
+	newID := func() int64 {
+		t.Helper()
+		id, err := cl.NewProducerID(t.Context())
+		require.NoError(t, err)
+		return id
+	}
+	idem, committed, aborted := newID(), newID(), newID()
+	p := cluster.NewProducer(cl, "orders")
+	send := func(rec envelope.Record) {
+		t.Helper()
+		_, err := p.SendBatchTo(0, []topic.Message{{Payload: envelope.Payload(rec)}})
+		require.NoError(t, err)
+	}
+	send(envelope.Record{Value: []byte("plain")})
+	send(envelope.Record{Key: []byte("k"), Value: []byte("once"), HasProducer: true, Producer: envelope.Producer{ID: idem, Sequence: 0}})
+	send(envelope.Record{Value: []byte("in a txn"), HasProducer: true, Producer: envelope.Producer{ID: committed, Sequence: 0}, Transactional: true})
+	require.NoError(t, cl.WriteTxnMarker(t.Context(), "orders", 0, committed, 0, true))
+	send(envelope.Record{Value: []byte("undone"), HasProducer: true, Producer: envelope.Producer{ID: aborted, Epoch: 2, Sequence: 0}, Transactional: true})
+	require.NoError(t, cl.WriteTxnMarker(t.Context(), "orders", 0, aborted, 2, false))
+
+	waitJS(t, ctx, "the six records", partSel+`?.dataset.hw === "6" && document.getElementById("browse-partition").value === "orders/0"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(`#browse-form button[type="submit"]`)))
+	waitJS(t, ctx, "the records table", `document.querySelectorAll("#records tbody tr").length === 6`)
+	type row struct {
+		Cells                   []string
+		Class, Producer, Marker string
+		Transactional           bool
+		FontStyle, Edge         string
+	}
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#records tbody tr")].map(tr => ({
+		cells: [...tr.children].map(td => td.textContent), class: tr.className, producer: tr.dataset.producer || "",
+		marker: tr.dataset.marker || "", transactional: tr.dataset.transactional !== undefined,
+		fontStyle: getComputedStyle(tr.children[0]).fontStyle, edge: getComputedStyle(tr.children[0]).borderLeftStyle }))`))
+	require.NoError(t, err)
+	require.Len(t, rows, 6)
+	cells := func(i int) []string { return append(rows[i].Cells[:1:1], rows[i].Cells[2:]...) } // without the time
+	id := func(n int64) string { return fmt.Sprint(n) }
+	require.Equal(t, []string{"0", "(null)", "plain", "", ""}, cells(0), "a plain record: no producer")
+	require.Equal(t, []string{"1", "k", "once", "", id(idem) + " · epoch 0 · seq 0"}, cells(1))
+	require.Equal(t, []string{"2", "(null)", "in a txn", "", id(committed) + " · epoch 0 · seq 0 txn"}, cells(2))
+	require.True(t, rows[2].Transactional)
+	require.Empty(t, rows[2].Marker)
+	require.Equal(t, "commit", rows[3].Marker)
+	require.Equal(t, "marker commit", rows[3].Class)
+	require.Len(t, rows[3].Cells, 4, "offset, time, the marker in words, the producer")
+	require.True(t, strings.HasPrefix(rows[3].Cells[2], "commit marker"), rows[3].Cells[2])
+	require.Equal(t, id(committed)+" · epoch 0", rows[3].Cells[3])
+	require.Equal(t, []string{"4", "(null)", "undone", "", id(aborted) + " · epoch 2 · seq 0 txn"}, cells(4))
+	require.Equal(t, "abort", rows[5].Marker)
+	require.True(t, strings.HasPrefix(rows[5].Cells[2], "abort marker"), rows[5].Cells[2])
+	require.Equal(t, id(aborted)+" · epoch 2", rows[5].Cells[3])
+	// The markers' rows look unlike the data's, and unlike each other, by
+	// more than colour: italics, a solid edge for commit, a dashed one for
+	// abort.
+	for i, want := range map[int]row{0: {FontStyle: "normal", Edge: "none"}, 3: {FontStyle: "italic", Edge: "solid"}, 5: {FontStyle: "italic", Edge: "dashed"}} {
+		require.Equal(t, want.FontStyle, rows[i].FontStyle, "row %d", i)
+		require.Equal(t, want.Edge, rows[i].Edge, "row %d", i)
+	}
+	require.Equal(t, fmt.Sprint(idem), rows[1].Producer)
+	waitJS(t, ctx, "the legend's link to the rule", `document.querySelector('#records a[href$="#producers-and-transaction-markers"]') !== null`)
+	screenshot(t, ctx, "producers-and-markers")
 	require.Empty(t, problems())
 }

@@ -27,8 +27,9 @@ const fetchBase64Piece = 3 << 12
 // record by record, byte for byte what json.Marshal of
 // apiclient.FetchResponse writes plus the newline (a test compares the
 // two), holding no more than its buffers whatever the values' sizes. Each
-// payload is read with envelope.Decode: its key, headers and create time
-// when it is an envelope, the payload as the value otherwise. The first
+// payload is read with envelope.Parse: its key, headers, create time,
+// producer identity, transactional flag and marker when it is an
+// envelope, the payload as the value otherwise. The first
 // write error stops it (err); the client has gone.
 type fetchEncoder struct {
 	w       *bufio.Writer
@@ -38,7 +39,7 @@ type fetchEncoder struct {
 }
 
 func newFetchEncoder(w io.Writer) *fetchEncoder {
-	return &fetchEncoder{w: bufio.NewWriterSize(w, fetchWriteBuffer), scratch: make([]byte, 0, 64)}
+	return &fetchEncoder{w: bufio.NewWriterSize(w, fetchWriteBuffer), scratch: make([]byte, 0, 256)}
 }
 
 func (e *fetchEncoder) write(b []byte) {
@@ -47,7 +48,15 @@ func (e *fetchEncoder) write(b []byte) {
 	}
 }
 
-func (e *fetchEncoder) begin() { e.write([]byte(`{"records":[`)) }
+// writeString is write for the answer's fixed pieces: a string, so that
+// none is converted (and allocated) as a []byte.
+func (e *fetchEncoder) writeString(s string) {
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
+}
+
+func (e *fetchEncoder) begin() { e.writeString(`{"records":[`) }
 
 // fetchedRecord is what the answer says of a stored payload: the record
 // its envelope holds, or the payload itself as the value (an empty one
@@ -63,6 +72,18 @@ func fetchedRecord(payload []byte) envelope.Record {
 	return r
 }
 
+// markerName is a marker's name in an answer (apiclient.FetchedRecord's
+// Marker): "" for a record that is no marker.
+func markerName(m envelope.Marker) string {
+	switch m {
+	case envelope.CommitMarker:
+		return apiclient.MarkerCommit
+	case envelope.AbortMarker:
+		return apiclient.MarkerAbort
+	}
+	return ""
+}
+
 // fetchedRecordOf is what an answer says of a stored record, as the
 // struct json.Marshal writes: what fetchEncoder.record streams
 // (TestLimitsFetchEncoderMatchesJSON holds the two together).
@@ -72,6 +93,10 @@ func fetchedRecordOf(rec log.Record) apiclient.FetchedRecord {
 	if r.HasTimestamp {
 		out.CreateTimestampMS = &r.Timestamp
 	}
+	if r.HasProducer {
+		out.Producer = &apiclient.ProducerIdentity{ID: r.Producer.ID, Epoch: r.Producer.Epoch, Sequence: r.Producer.Sequence}
+	}
+	out.Transactional, out.Marker = r.Transactional, markerName(r.Marker)
 	for _, h := range r.Headers {
 		out.Headers = append(out.Headers, apiclient.RecordHeader{Key: h.Key, Value: h.Value})
 	}
@@ -95,11 +120,13 @@ func (e *fetchEncoder) record(rec log.Record) {
 		b = append(b, `,"create_timestamp_ms":`...)
 		b = strconv.AppendInt(b, r.Timestamp, 10)
 	}
+	b = appendIdentity(b, r)
 	b = append(b, `,"key":`...)
 	e.write(b)
+	e.scratch = b[:0] // keep what it grew to: the next record needs as much
 	e.bytes(r.Key)
 	if len(r.Headers) > 0 {
-		e.write([]byte(`,"headers":[`))
+		e.writeString(`,"headers":[`)
 		for i, h := range r.Headers {
 			b = e.scratch[:0]
 			if i > 0 {
@@ -110,32 +137,57 @@ func (e *fetchEncoder) record(rec log.Record) {
 			b = append(b, k...)
 			b = append(b, `,"value":`...)
 			e.write(b)
+			e.scratch = b[:0]
 			e.bytes(h.Value)
-			e.write([]byte{'}'})
+			e.writeString("}")
 		}
-		e.write([]byte{']'})
+		e.writeString("]")
 	}
-	e.write([]byte(`,"value":`))
+	e.writeString(`,"value":`)
 	e.bytes(r.Value)
-	e.write([]byte{'}'})
+	e.writeString("}")
 	e.scratch = e.scratch[:0]
+}
+
+// appendIdentity appends what r's envelope says of its producer, as
+// json.Marshal writes FetchedRecord's Producer, Transactional and Marker:
+// nothing for a record without them.
+func appendIdentity(b []byte, r envelope.Record) []byte {
+	if r.HasProducer {
+		b = append(b, `,"producer":{"id":`...)
+		b = strconv.AppendInt(b, r.Producer.ID, 10)
+		b = append(b, `,"epoch":`...)
+		b = strconv.AppendInt(b, int64(r.Producer.Epoch), 10)
+		b = append(b, `,"sequence":`...)
+		b = strconv.AppendInt(b, int64(r.Producer.Sequence), 10)
+		b = append(b, '}')
+	}
+	if r.Transactional {
+		b = append(b, `,"transactional":true`...)
+	}
+	if m := markerName(r.Marker); m != "" {
+		b = append(b, `,"marker":"`...)
+		b = append(b, m...)
+		b = append(b, '"')
+	}
+	return b
 }
 
 // bytes writes v as json.Marshal writes a []byte: null for nil, else a
 // base64 string, encoded a piece at a time.
 func (e *fetchEncoder) bytes(v []byte) {
 	if v == nil {
-		e.write([]byte("null"))
+		e.writeString("null")
 		return
 	}
-	e.write([]byte{'"'})
+	e.writeString(`"`)
 	for len(v) > 0 && e.err == nil {
 		piece := v[:min(len(v), fetchBase64Piece)]
 		v = v[len(piece):]
 		e.scratch = base64.StdEncoding.AppendEncode(e.scratch[:0], piece)
 		e.write(e.scratch)
 	}
-	e.write([]byte{'"'})
+	e.writeString(`"`)
 }
 
 // end closes the records and writes the rest, then flushes.

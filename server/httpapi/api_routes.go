@@ -261,7 +261,9 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/records", Handler: a.handleFetch, Role: RoleRead, Operation: &operation{
 			OperationID: "fetchRecords", Summary: "Fetch records of a partition", Tags: []string{"records"},
-			Description: "Each record comes with its key (null: none) and headers (omitted: none), as produced over HTTP or Kafka. " +
+			Description: "Each record comes with its key (null: none) and headers (omitted: none), as produced over HTTP or Kafka; " +
+				"a record of an idempotent or transactional producer with producer (id, epoch, sequence) and transactional, " +
+				"a transaction marker with marker (commit or abort) and a null key and value. " +
 				"Reads from the leader, never past the high watermark. max defaults to 100 and is capped at 1000; an answer also stops once its values reach max_bytes " +
 				"(default 1 MiB, capped at PYSTREAM_FETCH_MAX_BYTES, 4 MiB by default; at least one record), like Kafka's fetch.max.bytes. " +
 				"The answer is streamed as it is read. Continue from next_offset. Unknown query parameters are refused.",
@@ -272,8 +274,14 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 				apiclient.FetchResponse{Records: []apiclient.FetchedRecord{
 					{Offset: 0, Timestamp: 1733131200123456789, TimestampMS: 1733131200123, Key: []byte("user-123"),
 						Headers: []apiclient.RecordHeader{{Key: "trace-id", Value: []byte("abc")}}, Value: []byte("hello")},
-					{Offset: 1, Timestamp: 1733131200124456789, TimestampMS: 1733131200124, Value: []byte("no key")}},
-					NextOffset: 1, LogStart: 0, HighWatermark: 5, LogEnd: 5}),
+					{Offset: 1, Timestamp: 1733131200124456789, TimestampMS: 1733131200124, Value: []byte("no key")},
+					{Offset: 2, Timestamp: 1733131200125456789, TimestampMS: 1733131200125, Key: []byte("user-123"), Value: []byte("once"),
+						Producer: &apiclient.ProducerIdentity{ID: 1000, Epoch: 0, Sequence: 0}},
+					{Offset: 3, Timestamp: 1733131200126456789, TimestampMS: 1733131200126, Value: []byte("in a transaction"),
+						Producer: &apiclient.ProducerIdentity{ID: 1001, Epoch: 0, Sequence: 0}, Transactional: true},
+					{Offset: 4, Timestamp: 1733131200127456789, TimestampMS: 1733131200127,
+						Producer: &apiclient.ProducerIdentity{ID: 1001, Epoch: 0, Sequence: 0}, Transactional: true, Marker: apiclient.MarkerCommit}},
+					NextOffset: 5, LogStart: 0, HighWatermark: 5, LogEnd: 5}),
 				"416": outOfRangeResponse()}, 400, 404, 503),
 		}},
 		{Method: http.MethodGet, Path: "/api/topics/{topic}/partitions/{p}/offsets", Handler: a.handlePartitionOffsets, Role: RoleRead, Operation: &operation{

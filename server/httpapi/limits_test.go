@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/apitest"
@@ -228,6 +230,15 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 			{Offset: 4, Timestamp: 5, Payload: envelope.Encode(envelope.Record{Value: bytes.Repeat([]byte{7}, 20000)})},
 			{Offset: 5, Timestamp: 6, Payload: []byte(envelope.Magic + "not an envelope")},
 		},
+		{ // an idempotent record, a transactional one, both markers
+			{Offset: 6, Timestamp: 7, Payload: envelope.Encode(envelope.Record{Key: []byte("k"), Value: []byte("once"),
+				HasProducer: true, Producer: envelope.Producer{ID: 1000, Epoch: 2, Sequence: math.MaxInt32}})},
+			{Offset: 7, Timestamp: 8, Payload: envelope.Encode(envelope.Record{Value: []byte("in a txn"), HasTimestamp: true, Timestamp: 9,
+				HasProducer: true, Producer: envelope.Producer{ID: math.MaxInt64, Epoch: math.MaxInt16}, Transactional: true,
+				Headers: []envelope.Header{{Key: "h", Value: []byte("v")}}})},
+			{Offset: 8, Timestamp: 9, Payload: cluster.MarkerPayload(1001, 0, true)},
+			{Offset: 9, Timestamp: 10, Payload: cluster.MarkerPayload(1001, 1, false)},
+		},
 	} {
 		var buf bytes.Buffer
 		enc := newFetchEncoder(&buf)
@@ -240,6 +251,13 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 				fr.Key, fr.Value = r.Key, r.Value
 				if r.HasTimestamp {
 					fr.CreateTimestampMS = &r.Timestamp
+				}
+				if r.HasProducer {
+					fr.Producer = &apiclient.ProducerIdentity{ID: r.Producer.ID, Epoch: r.Producer.Epoch, Sequence: r.Producer.Sequence}
+				}
+				fr.Transactional = r.Transactional
+				if r.Marker != envelope.NoMarker {
+					fr.Marker = r.Marker.String()
 				}
 				for _, h := range r.Headers {
 					fr.Headers = append(fr.Headers, apiclient.RecordHeader{Key: h.Key, Value: h.Value})

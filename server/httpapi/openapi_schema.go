@@ -48,6 +48,8 @@ func (s *schemaSet) schema(t reflect.Type) *schema {
 		return &schema{Type: "integer", Format: "int64"}
 	case reflect.Uint64, reflect.Uint:
 		return &schema{Type: "integer", Format: "uint64", Minimum: num(0), Maximum: num(uint64(math.MaxUint64))}
+	case reflect.Int16:
+		return &schema{Type: "integer", Format: "int32", Minimum: num(math.MinInt16), Maximum: num(math.MaxInt16)}
 	case reflect.Uint32:
 		return &schema{Type: "integer", Format: "uint32", Minimum: num(0), Maximum: num(math.MaxUint32)}
 	case reflect.Struct:
@@ -105,7 +107,9 @@ func (s *schemaSet) object(t reflect.Type) *schema {
 //     replication_factor from 1, at least one record per produce, a node
 //     id 1..backend.MaxBrokers and its address a host:port;
 //   - timestamps say their unit, and that timestamp_ms is the one a
-//     JavaScript client reads exactly.
+//     JavaScript client reads exactly;
+//   - FetchedRecord.producer, .transactional and .marker say what they
+//     mean, and marker's two values.
 //
 // It only touches schemas that were derived; call it after every wire type
 // the document uses has been derived.
@@ -184,6 +188,13 @@ func (s *schemaSet) refine() {
 		rec.Properties["headers"].Description = "The record's headers, in order; omitted when it has none."
 		rec.Properties["create_timestamp_ms"].Description = "The time its producer gave the record (a Kafka record's create time), " +
 			"milliseconds since the Unix epoch; omitted when the producer gave none."
+		rec.Properties["producer"] = &schema{Ref: ref("ProducerIdentity").Ref,
+			Description: "The idempotent producer the record was written by: its producer id, epoch and the record's sequence number " +
+				"(a marker's sequence is 0 and numbers nothing); omitted when it has none."}
+		rec.Properties["transactional"].Description = "true when the record belongs to its producer's transaction; omitted otherwise."
+		rec.Properties["marker"].Enum = []any{apiclient.MarkerCommit, apiclient.MarkerAbort}
+		rec.Properties["marker"].Description = "A transaction marker (Kafka's control record), which ends its producer's transaction " +
+			"in the partition: commit or abort; its key and value are null. Omitted for every other record."
 	}
 	if res := s.schemas["ProduceResult"]; res != nil {
 		delete(res.Properties, "error")

@@ -1,7 +1,7 @@
 // Drawing: the state and the journal into the page. Every function here
 // rebuilds its part of the page from data; none calls the server.
 
-import { RULES, explain, candidates, cut } from "./words.js";
+import { RULES, explain, candidates, cut, producerText, markerText } from "./words.js";
 
 // el builds an element: el("p", { class: "x" }, "text", child, ...).
 export function el(tag, attrs = {}, ...children) {
@@ -263,13 +263,27 @@ export function drawQuarantine(resp, asHex) {
     `never acknowledged, kept in ${resp.file}` + (resp.next_offset < resp.to ? ` (the first ${resp.records.length} shown).` : "."));
 }
 
+// drawRecordTable draws records one row each. A record of an idempotent
+// producer names it in the producer column, with a "txn" tag when it
+// belongs to a transaction; a transaction marker is a row of its own
+// style, which says in words what it does instead of a key and a value.
 function drawRecordTable(records, asHex, note) {
-  const rows = records.map((r) => el("tr", { "data-offset": r.offset },
-    el("td", {}, String(r.offset)), el("td", {}, new Date(r.timestamp_ms).toISOString()),
-    el("td", {}, decode(r.key, asHex)), el("td", {}, decode(r.value, asHex)),
-    el("td", {}, (r.headers || []).map((h) => `${h.key}=${decode(h.value, asHex)}`).join(", "))));
+  const rows = records.map((r) => {
+    const attrs = { "data-offset": r.offset, "data-producer": r.producer?.id, "data-transactional": r.transactional,
+      "data-marker": r.marker, class: r.marker && `marker ${r.marker}` };
+    const producer = el("td", { class: "producer" }, producerText(r), r.transactional && !r.marker && " ",
+      r.transactional && !r.marker && el("span", { class: "tag", title: "in a transaction" }, "txn"));
+    const time = el("td", {}, new Date(r.timestamp_ms).toISOString());
+    if (r.marker) return el("tr", attrs, el("td", {}, String(r.offset)), time, el("td", { colspan: 3 }, markerText(r.marker)), producer);
+    return el("tr", attrs, el("td", {}, String(r.offset)), time,
+      el("td", {}, decode(r.key, asHex)), el("td", {}, decode(r.value, asHex)),
+      el("td", {}, (r.headers || []).map((h) => `${h.key}=${decode(h.value, asHex)}`).join(", ")), producer);
+  });
+  const withProducer = records.some((r) => r.producer);
   replace(document.getElementById("records"), [
     el("p", { class: "note" }, note),
-    el("table", {}, el("thead", {}, el("tr", {}, ["offset", "time", "key", "value", "headers"].map((h) => el("th", { scope: "col" }, h)))),
+    withProducer && el("p", { class: "note" }, "producer: the idempotent producer's id · epoch · sequence number; " +
+      "txn: the record belongs to a transaction, which a commit or abort marker ends. ", docLink(RULES.producers)),
+    el("table", {}, el("thead", {}, el("tr", {}, ["offset", "time", "key", "value", "headers", "producer"].map((h) => el("th", { scope: "col" }, h)))),
       el("tbody", {}, rows))]);
 }

@@ -27,7 +27,25 @@ export const RULES = {
   "alter-config": rule("design.md", "Topic configuration"),
   hw: rule("phase-4-replication.md", "High watermark"),
   unacked: rule("phase-5-failover.md", "Why unacknowledged records can be lost, and offsets reused"),
+  producers: rule("phase-6-network-api.md", "Producers and transaction markers"),
 };
+
+// producerText is a record's producer in the records table: its id, the
+// epoch of that id and the record's sequence number, "" for a record
+// without one. A marker numbers nothing: its sequence is left out.
+export function producerText(r) {
+  const p = r.producer;
+  if (!p) return "";
+  return r.marker ? `${p.id} · epoch ${p.epoch}` : `${p.id} · epoch ${p.epoch} · seq ${p.sequence}`;
+}
+
+// markerText says what a transaction marker (Kafka's control record)
+// does, for the row that stands for it in the records table.
+export function markerText(m) {
+  return m === "commit"
+    ? "commit marker: the producer's transaction ends here, committed; read_committed consumers read its records"
+    : "abort marker: the producer's transaction ends here, aborted; read_committed consumers skip its records";
+}
 
 const where = (e) => (e.topic ? e.topic + (e.partition !== undefined ? "/" + e.partition : "") : "");
 
