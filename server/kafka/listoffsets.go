@@ -18,7 +18,9 @@ const (
 // record, and a time in milliseconds the first offset whose PyStream
 // append time is at or after it (the backend's OffsetForTime; a record's
 // create time in its envelope is not searched), offset -1 when there is
-// none.
+// none. At isolation level read_committed (v2+) the end is the last
+// stable offset instead of the high watermark, as a read_committed fetch
+// reads: latest is it, and no offset at or past it is found by time.
 func (s *Server) listOffsets(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
@@ -32,7 +34,8 @@ func (s *Server) listOffsets(x *exchange, r kmsg.Request) kmsg.Response {
 			if req.Version >= 4 {
 				epoch = p.CurrentLeaderEpoch
 			}
-			rp.ErrorCode = x.code(s.listOffset(t.Topic, p, x.broker, epoch, &rp))
+			committed := req.Version >= 2 && req.IsolationLevel == isolationReadCommitted
+			rp.ErrorCode = x.code(s.listOffset(t.Topic, p, x.broker, epoch, committed, &rp))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -41,7 +44,7 @@ func (s *Server) listOffsets(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // listOffset fills rp for one partition and returns its error code.
-func (s *Server) listOffset(topicName string, p kmsg.ListOffsetsRequestTopicPartition, broker int, epoch int32, rp *kmsg.ListOffsetsResponseTopicPartition) int16 {
+func (s *Server) listOffset(topicName string, p kmsg.ListOffsetsRequestTopicPartition, broker int, epoch int32, committed bool, rp *kmsg.ListOffsetsResponseTopicPartition) int16 {
 	rp.Offset, rp.Timestamp = -1, -1
 	st, code := s.leaderCheck(topicName, p.Partition, broker, epoch)
 	if code != 0 {
@@ -53,11 +56,19 @@ func (s *Server) listOffset(topicName string, p kmsg.ListOffsetsRequestTopicPart
 	if err != nil {
 		return errorCode(err)
 	}
+	end := hwm
+	if committed {
+		st, err := s.c.ReadStable(topicName, part, 0, 0)
+		if err != nil {
+			return errorCode(err)
+		}
+		end = min(end, st.LastStable)
+	}
 	switch p.Timestamp {
 	case earliestTimestamp:
 		rp.Offset = int64(logStart)
 	case latestTimestamp:
-		rp.Offset = int64(hwm)
+		rp.Offset = int64(end)
 	case maxTimestamp:
 		if hwm > logStart {
 			return s.offsetAt(topicName, part, hwm-1, rp)
@@ -70,7 +81,7 @@ func (s *Server) listOffset(topicName string, p kmsg.ListOffsetsRequestTopicPart
 		if err != nil {
 			return errorCode(err)
 		}
-		if found {
+		if found && off < end {
 			return s.offsetAt(topicName, part, off, rp)
 		}
 	}
