@@ -372,6 +372,13 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 	}
 	cur.hw, cur.hwKnown = res.HighWatermark, true
 	for _, r := range res.Records {
+		if r.Marker != "" {
+			// A transaction's marker: the log's, not the application's
+			// (docs/exactly-once.md); Kafka's consumers skip them too.
+			cur.pos, cur.consumed = r.Offset+1, true
+			n++ // progress: the next round need not wait
+			continue
+		}
 		if err := cs.print(cur, r); err != nil {
 			return n, false, err
 		}
@@ -383,7 +390,7 @@ func (cs *consumer) fetch(ctx context.Context, cur *cursor) (n int, done bool, e
 			return n, true, nil
 		}
 	}
-	if n == 0 {
+	if len(res.Records) == 0 {
 		return 0, false, nil
 	}
 	cur.pos = max64(cur.pos, res.NextOffset)

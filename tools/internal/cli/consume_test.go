@@ -54,7 +54,11 @@ func (m *memTopic) Fetch(_ context.Context, _ string, p int, offset uint64, max 
 	}
 	res := &apiclient.FetchResponse{NextOffset: offset, HighWatermark: uint64(len(recs)), LogEnd: uint64(len(recs))}
 	for o := offset; o < uint64(len(recs)) && len(res.Records) < min(max, m.perFetch); o++ {
-		res.Records = append(res.Records, apiclient.FetchedRecord{Offset: o, Timestamp: int64(o) * 1e6, Value: []byte(recs[o])})
+		r := apiclient.FetchedRecord{Offset: o, Timestamp: int64(o) * 1e6, Value: []byte(recs[o])}
+		if marker, ok := strings.CutPrefix(recs[o], "marker:"); ok {
+			r.Value, r.Marker = nil, marker // a transaction's marker
+		}
+		res.Records = append(res.Records, r)
 		res.NextOffset = o + 1
 	}
 	return res, nil
@@ -123,6 +127,18 @@ func TestCLIConsumeAllPartitions(t *testing.T) {
 	require.Equal(t, "0@2 a2\n2@1 c1\n", out)
 	out, _ = runConsume(t, orders(), consumeOptions{all: true, exitAtEnd: true, offset: "end"})
 	require.Empty(t, out)
+}
+
+// TestCLIConsumeSkipsMarkers: a transaction's markers are records of the
+// log, not of the application: consume skips them, as Kafka's consumers
+// skip control records, and commits past them.
+func TestCLIConsumeSkipsMarkers(t *testing.T) {
+	m := &memTopic{name: "orders", perFetch: 2, partitions: [][]string{{"a0", "marker:commit", "a1", "marker:abort"}}}
+	out, _ := runConsume(t, m, consumeOptions{partition: 0, exitAtEnd: true, commitAs: "billing"})
+	require.Equal(t, "0@0 a0\n0@2 a1\n", out)
+	require.Equal(t, uint64(4), m.committed[0], "committed past the last marker")
+	out, _ = runConsume(t, m, consumeOptions{partition: 0, exitAtEnd: true, limit: 1, offset: "1"})
+	require.Equal(t, "0@2 a1\n", out, "-n counts records, not markers")
 }
 
 // TestCLIConsumeCommitPerPartition: --commit-as without -p commits each
