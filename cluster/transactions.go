@@ -274,16 +274,23 @@ func checkTxnProducer(t Transaction, producerID int64, epoch int16) error {
 	return nil
 }
 
+// knownTxn checks that a request of producerID at epoch is id's, whose
+// state is t (stored false: none): an unknown id is ErrProducerIDMapping,
+// another producer or epoch checkTxnProducer's error.
+func knownTxn(t Transaction, stored bool, id string, producerID int64, epoch int16) error {
+	if !stored {
+		return &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
+	}
+	return checkTxnProducer(t, producerID, epoch)
+}
+
 // joinTxn checks a request that adds to id's transaction (partitions,
 // a group, offsets) and returns the state to add to: a copy of t when a
 // transaction is open, one begun at now (Ongoing) when none is. An id
 // with no state is ErrProducerIDMapping; a transaction whose end is being
 // written ErrConcurrentTransactions.
 func joinTxn(t Transaction, stored bool, id string, producerID int64, epoch int16, now time.Time) (Transaction, error) {
-	if !stored {
-		return t, &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
-	}
-	if err := checkTxnProducer(t, producerID, epoch); err != nil {
+	if err := knownTxn(t, stored, id, producerID, epoch); err != nil {
 		return t, err
 	}
 	switch t.State {
@@ -459,10 +466,7 @@ func (c *Cluster) TxnOffsetCommit(ctx context.Context, id string, producerID int
 		return err
 	}
 	defer unlock()
-	if !stored {
-		return &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
-	}
-	if err := checkTxnProducer(cur, producerID, epoch); err != nil {
+	if err := knownTxn(cur, stored, id, producerID, epoch); err != nil {
 		return err
 	}
 	switch cur.State {
@@ -533,10 +537,7 @@ func (c *Cluster) EndTxn(ctx context.Context, id string, producerID int64, epoch
 		return err
 	}
 	defer unlock()
-	if !stored {
-		return &TxnError{ID: id, Err: fmt.Errorf("%w: the transactional id is unknown (InitProducerId first)", ErrProducerIDMapping)}
-	}
-	if err := checkTxnProducer(cur, producerID, epoch); err != nil {
+	if err := knownTxn(cur, stored, id, producerID, epoch); err != nil {
 		return err
 	}
 	prepare, complete := TxnPrepareAbort, TxnCompleteAbort
