@@ -2,10 +2,13 @@ package cluster
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 	"github.com/pystream/pystream/topic/envelope"
 )
@@ -161,4 +164,88 @@ func TestMarkersSurviveFailoverAndReopen(t *testing.T) {
 	got = stable(t, c, "orders", 0)
 	require.Equal(t, uint64(6), got.LastStable)
 	require.Len(t, got.Records, 6)
+}
+
+// TestCrashSimMarker: a process killed before any step of a life that
+// writes a transaction's records and then its abort marker — and a power
+// loss right after — opens again with the partition telling the truth of
+// its log: a marker that reached the log ends the transaction (the last
+// stable offset is the high watermark, the transaction reported aborted),
+// and without it the transaction is still open (the last stable offset
+// stays at its first record, and a marker written now ends it).
+func TestCrashSimMarker(t *testing.T) {
+	prepared := filepath.Join(t.TempDir(), "cluster")
+	c, err := Open(prepared)
+	require.NoError(t, err)
+	_, err = c.StartBroker(1)
+	require.NoError(t, err)
+	require.NoError(t, c.CreateTopic("orders", 1, 1))
+	_, err = NewProducer(c, "orders").Send(nil, []byte("before"))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+
+	var wrote, marked bool
+	life := func(fsys durable.FS, root string) {
+		cl, err := OpenWithOptions(root, Options{FS: fsys})
+		if err != nil {
+			return
+		}
+		defer cl.Close()
+		if _, err := cl.StartBroker(1); err != nil {
+			return
+		}
+		if _, err := NewProducer(cl, "orders").SendBatchTo(0, txnBatch(7, 0, 0, 2)); err != nil {
+			return
+		}
+		wrote = true
+		if cl.WriteTxnMarker(context.Background(), "orders", 0, 7, 0, false) == nil {
+			marked = true
+		}
+	}
+	steps := countSteps(t, prepared, life)
+	require.True(t, marked)
+	for n := 1; n <= steps+1; n++ {
+		wrote, marked = false, false
+		root, crash := killDuring(t, prepared, n, life)
+		check := func(cl *Cluster, how string) {
+			_, err := cl.StartBroker(1)
+			require.NoError(t, err, how)
+			r, err := cl.ReadStable("orders", 0, 0, 100)
+			require.NoError(t, err, how)
+			recs, err := cl.ReadCommitted("orders", 0, 0, 100)
+			require.NoError(t, err, how)
+			var hasMarker bool
+			for _, rec := range recs {
+				if id, ok := envelope.IdentityOf(rec.Payload); ok && id.Marker != envelope.NoMarker {
+					hasMarker = true
+				}
+			}
+			if marked {
+				require.True(t, hasMarker, "%s: an acknowledged marker is kept", how)
+			}
+			switch {
+			case hasMarker:
+				require.Equal(t, r.HighWatermark, r.LastStable, "%s: the marker ended the transaction", how)
+				require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 1}}, r.Aborted, how)
+			case len(recs) > 1:
+				require.Equal(t, uint64(1), r.LastStable, "%s: the transaction is open", how)
+				require.NoError(t, cl.WriteTxnMarker(context.Background(), "orders", 0, 7, 0, false), how)
+				r, err = cl.ReadStable("orders", 0, 0, 100)
+				require.NoError(t, err, how)
+				require.Equal(t, r.HighWatermark, r.LastStable, "%s: and a marker now ends it", how)
+			default:
+				require.False(t, wrote, "%s: acknowledged records are kept", how)
+				require.Equal(t, r.HighWatermark, r.LastStable, how)
+			}
+		}
+		lost := filepath.Join(crashInto(t, crash), "cluster")
+		cl, err := Open(lost)
+		require.NoError(t, err)
+		check(cl, "power loss after step "+strconv.Itoa(n))
+		require.NoError(t, cl.Close())
+		cl, err = OpenWithOptions(root, Options{FS: crash})
+		require.NoError(t, err)
+		check(cl, "killed before step "+strconv.Itoa(n))
+		require.NoError(t, cl.Close())
+	}
 }
