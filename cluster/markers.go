@@ -95,7 +95,8 @@ func (c *Cluster) ReadStable(topicName string, partition int, start uint64, maxR
 }
 
 // lastStableLocal returns the last stable offset of a partition whose
-// leader, m, this process hosts, at high watermark hw, and the aborted
+// leader, m, this process hosts, at high watermark hw (never below the
+// log start), and the aborted
 // transactions with records in [from, to) when to > from. It rebuilds
 // the leader's producer table when it is not current.
 func (c *Cluster) lastStableLocal(m *member, p *partition, pm PartitionMetadata, hw, from, to uint64) (uint64, []AbortedTxn, error) {
@@ -110,7 +111,10 @@ func (c *Cluster) lastStableLocal(m *member, p *partition, pm PartitionMetadata,
 	if err != nil {
 		return 0, nil, err
 	}
-	lso := t.lastStable(hw)
+	// An open transaction whose first records retention dropped holds
+	// the offset at the log start, as Kafka clamps it: never below what
+	// a reader can fetch.
+	lso := max(t.lastStable(hw), min(ll.LogStart(), hw))
 	var aborted []AbortedTxn
 	if to > from {
 		aborted = t.abortedIn(from, to, ll.LogStart())

@@ -249,3 +249,34 @@ func TestCrashSimMarker(t *testing.T) {
 		require.NoError(t, cl.Close())
 	}
 }
+
+// TestMarkersLastStableNotBelowLogStart: retention, bounded by the high
+// watermark alone, may drop the first records of a transaction still
+// open. The last stable offset is then the log start, as Kafka clamps its
+// first unstable offset to it (Log.updateFirstUnstableOffset), never an
+// offset below it: a read_committed reader that lists the latest offset
+// must get one it can fetch, not an OFFSET_OUT_OF_RANGE for ever.
+func TestMarkersLastStableNotBelowLogStart(t *testing.T) {
+	c, _ := newCluster(t, 1)
+	cfg := map[string]string{topic.SegmentBytesKey: "1024", topic.RetentionBytesKey: "2048"}
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, cfg))
+	prod := NewProducer(c, "orders")
+	_, err := prod.SendBatchTo(0, bigBatch(1, 0, 2, true)) // 0, 1: open
+	require.NoError(t, err)
+	for i := range 60 {
+		_, err := prod.SendBatchTo(0, bigBatch(2, int32(i), 1, false))
+		require.NoError(t, err)
+	}
+	_, err = c.EnforceRetention()
+	require.NoError(t, err)
+	r, err := c.ReadStable("orders", 0, 0, 0)
+	require.NoError(t, err)
+	require.Greater(t, r.LogStart, uint64(2), "the open transaction's records are gone")
+	require.Equal(t, r.LogStart, r.LastStable, "the open transaction holds the last stable offset at the log start")
+
+	require.NoError(t, c.WriteTxnMarker(context.Background(), "orders", 0, 1, 0, false))
+	r, err = c.ReadStable("orders", 0, r.LogStart, 1000)
+	require.NoError(t, err)
+	require.Equal(t, r.HighWatermark, r.LastStable, "its marker frees it")
+	require.Len(t, r.Records, int(r.HighWatermark-r.LogStart))
+}

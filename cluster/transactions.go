@@ -90,6 +90,11 @@ type Transaction struct {
 	Partitions []TxnPartition `json:"partitions,omitempty"`
 	Groups     []string       `json:"groups,omitempty"`
 	Offsets    []TxnOffset    `json:"offsets,omitempty"`
+	// Bumped is set, in state Empty only, when the InitTransactions that
+	// made the state named the producer's id and epoch (KIP-360) and
+	// bumped Epoch from the one before: that request sent again, its
+	// answer lost, is answered the same (Kafka's lastProducerEpoch).
+	Bumped bool `json:"bumped,omitempty"`
 	// Version counts the saves of the id's state, from 1: the stored
 	// version a change is decided on (TxnStamp). Nonce is drawn at random
 	// for each save, so that a save applied twice (a Raft proposal sent
@@ -300,7 +305,7 @@ func joinTxn(t Transaction, stored bool, id string, producerID int64, epoch int1
 		return cloneTxn(t), nil
 	}
 	next := cloneTxn(t)
-	next.State, next.Started = TxnOngoing, now
+	next.State, next.Started, next.Bumped = TxnOngoing, now, false
 	return next, nil
 }
 
@@ -329,8 +334,10 @@ func (c *Cluster) nextTxnProducer(ctx context.Context, t Transaction) (int64, in
 // (TickTransactions, or the retry). A producer id and epoch given (KIP-360,
 // InitProducerId v3+: not -1) must be the id's current ones
 // (ErrProducerIDMapping, ErrProducerFenced); for an id with no state they
-// are ignored and the id starts afresh. The timeout is from 1ms to
-// MaxTransactionTimeout (ErrInvalidTxnTimeout). The state is durable
+// are ignored and the id starts afresh. Given, and bumped by one, the
+// same request sent again while the id's state is still the one it made
+// (Empty) is answered the same, as Kafka answers a retry. The timeout is
+// from 1ms to MaxTransactionTimeout (ErrInvalidTxnTimeout). The state is durable
 // before the answer.
 func (c *Cluster) InitTransactions(ctx context.Context, id string, timeout time.Duration, producerID int64, epoch int16) (int64, int16, error) {
 	if !validTxnTimeout(timeout) {
@@ -342,6 +349,10 @@ func (c *Cluster) InitTransactions(ctx context.Context, id string, timeout time.
 	}
 	defer unlock()
 	now := c.txnNow()
+	if stored && cur.State == TxnEmpty && cur.Bumped && producerID == cur.ProducerID && epoch == cur.Epoch-1 {
+		// The request that bumped the epoch, sent again.
+		return cur.ProducerID, cur.Epoch, nil
+	}
 	if stored && (producerID >= 0 || epoch >= 0) {
 		if err := checkTxnProducer(cur, producerID, epoch); err != nil {
 			return -1, -1, err
@@ -364,6 +375,7 @@ func (c *Cluster) InitTransactions(ctx context.Context, id string, timeout time.
 	next := Transaction{ID: id, State: TxnEmpty, Timeout: timeout}
 	if stored {
 		next.ProducerID, next.Epoch, err = c.nextTxnProducer(ctx, cur)
+		next.Bumped = producerID == next.ProducerID && epoch >= 0 && epoch == next.Epoch-1
 	} else {
 		next.ProducerID, err = c.NewProducerID(ctx)
 	}

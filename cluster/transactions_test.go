@@ -446,3 +446,33 @@ func TestTxnLocksWaitEndsWithContext(t *testing.T) {
 	unlock()
 	require.Empty(t, l.held, "no token is kept for an id nobody holds")
 }
+
+// Reference: KIP-360 § InitProducerId, Kafka's
+// TransactionMetadata.prepareIncrementProducerEpoch: an InitProducerId
+// that gives the producer's id and epoch and bumps it, whose answer was
+// lost, is sent again with the same id and epoch; it is answered with the
+// epoch it bumped to, not fenced, and bumps nothing more. Only that
+// producer's: an id initialised afresh (no epoch given) fences the older
+// epoch for good, and once the transaction moves on the retry is fenced.
+func TestTxnInitRetried(t *testing.T) {
+	forTxnModes(t, func(t *testing.T, f *txnFixture) {
+		pid, epoch := f.init("tx", time.Minute)
+		pid1, epoch1, err := f.c.InitTransactions(f.ctx(), "tx", time.Minute, pid, epoch)
+		require.NoError(t, err)
+		require.Equal(t, []any{pid, epoch + 1}, []any{pid1, epoch1})
+		version := f.txn("tx").Version
+		pid2, epoch2, err := f.c.InitTransactions(f.ctx(), "tx", time.Minute, pid, epoch)
+		require.NoError(t, err, "the same request sent again")
+		require.Equal(t, []any{pid1, epoch1}, []any{pid2, epoch2}, "answered as the first time")
+		require.Equal(t, version, f.txn("tx").Version, "nothing more bumped")
+
+		require.NoError(t, f.c.AddPartitionsToTxn(f.ctx(), "tx", pid1, epoch1, []TxnPartition{{Topic: "orders", Partition: 0}}))
+		_, _, err = f.c.InitTransactions(f.ctx(), "tx", time.Minute, pid, epoch)
+		requireTxnErr(t, err, ErrProducerFenced, "a transaction began since: no retry of the old request")
+		require.NoError(t, f.c.EndTxn(f.ctx(), "tx", pid1, epoch1, false))
+
+		_, epoch3 := f.init("tx", time.Minute) // afresh: no epoch given
+		_, _, err = f.c.InitTransactions(f.ctx(), "tx", time.Minute, pid, epoch3-1)
+		requireTxnErr(t, err, ErrProducerFenced, "the epoch an afresh start fenced is fenced")
+	})
+}

@@ -114,6 +114,9 @@ func validateTxn(t Transaction) error {
 	case len(t.Offsets) > MaxTxnOffsets:
 		return bad("%d offsets, at most %d", len(t.Offsets), MaxTxnOffsets)
 	}
+	if t.Bumped && (t.State != TxnEmpty || t.Epoch < 1) {
+		return bad("bumped in state %s at epoch %d", t.State, t.Epoch)
+	}
 	switch t.State {
 	case TxnEmpty, TxnCompleteCommit, TxnCompleteAbort:
 		if len(t.Partitions) > 0 || len(t.Groups) > 0 || len(t.Offsets) > 0 || !t.Started.IsZero() {

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -90,25 +91,34 @@ func (s *Server) offsetFetch(x *exchange, r kmsg.Request) kmsg.Response {
 // fetchOffsets is a group's offsets for the topics asked (every offset
 // it committed when asked is nil) and the group's error code; with
 // requireStable, a partition with a pending transactional offset is
-// UNSTABLE_OFFSET_COMMIT (markUnstable).
+// UNSTABLE_OFFSET_COMMIT (markUnstable). The transactions are listed
+// before the offsets are read and again after, and a partition pending in
+// either list is unstable: a transaction that commits in between has made
+// its offset the committed one only after the read, which must not answer
+// the offset from before it as stable.
 func (s *Server) fetchOffsets(x *exchange, groupID string, asked []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]fetchedTopic, int16) {
+	if !requireStable {
+		return s.committedOffsets(x, groupID, asked)
+	}
+	pending, err := s.pendingOffsets(groupID)
 	out, code := s.committedOffsets(x, groupID, asked)
-	if requireStable && code == 0 {
-		s.markUnstable(x, groupID, out)
+	if code == 0 {
+		if err == nil {
+			var after map[cluster.TxnPartition]bool
+			after, err = s.pendingOffsets(groupID)
+			maps.Copy(pending, after)
+		}
+		s.markUnstable(x, groupID, out, pending, err)
 	}
 	return out, code
 }
 
-// markUnstable answers every partition of out for which an open
-// transaction holds an offset of groupID UNSTABLE_OFFSET_COMMIT, offset
-// -1; when the transactions cannot be listed, every partition is
-// answered the coordinator's code.
-func (s *Server) markUnstable(x *exchange, groupID string, out []fetchedTopic) {
+// pendingOffsets is the partitions for which an open transaction holds
+// an offset of groupID.
+func (s *Server) pendingOffsets(groupID string) (map[cluster.TxnPartition]bool, error) {
 	txns, err := s.c.Transactions()
-	errCode := int16(0)
 	if err != nil {
-		errCode = txnCode(err, kmsg.OffsetFetch, 0)
-		s.cfg.Logger.Info("kafka OffsetFetch: the transactions could not be listed for RequireStable", "group", groupID, "err", err)
+		return nil, err
 	}
 	pending := map[cluster.TxnPartition]bool{}
 	for _, t := range txns {
@@ -120,6 +130,18 @@ func (s *Server) markUnstable(x *exchange, groupID string, out []fetchedTopic) {
 				pending[cluster.TxnPartition{Topic: o.Topic, Partition: o.Partition}] = true
 			}
 		}
+	}
+	return pending, nil
+}
+
+// markUnstable answers every partition of out that is pending
+// UNSTABLE_OFFSET_COMMIT, offset -1; when the transactions could not be
+// listed (err), every partition is answered the coordinator's code.
+func (s *Server) markUnstable(x *exchange, groupID string, out []fetchedTopic, pending map[cluster.TxnPartition]bool, err error) {
+	errCode := int16(0)
+	if err != nil {
+		errCode = txnCode(err, kmsg.OffsetFetch, 0)
+		s.cfg.Logger.Info("kafka OffsetFetch: the transactions could not be listed for RequireStable", "group", groupID, "err", err)
 	}
 	for i := range out {
 		for j := range out[i].partitions {
