@@ -40,14 +40,15 @@ type StableRead struct {
 }
 
 // MarkerPayload is what a transaction marker stores: an envelope with the
-// producer's id and epoch, flagged transactional, and the marker.
-func MarkerPayload(producerID int64, epoch int16, commit bool) []byte {
+// producer's id and epoch, flagged transactional, the marker and its
+// version (0 for none).
+func MarkerPayload(producerID int64, epoch int16, commit bool, version uint64) []byte {
 	m := envelope.AbortMarker
 	if commit {
 		m = envelope.CommitMarker
 	}
 	return envelope.Encode(envelope.Record{Producer: envelope.Producer{ID: producerID, Epoch: epoch},
-		HasProducer: true, Transactional: true, Marker: m})
+		HasProducer: true, Transactional: true, Marker: m, MarkerVersion: version})
 }
 
 // WriteTxnMarker writes a transaction marker — commit or abort — of
@@ -56,8 +57,21 @@ func MarkerPayload(producerID int64, epoch int16, commit bool) []byte {
 // transaction there (a marker with none open changes nothing but the
 // epoch), and a marker of a newer epoch fences the older one: its
 // records are refused from then on. A marker of an epoch older than the
-// partition knows is a *ProducerError (ErrInvalidProducerEpoch).
+// partition knows is a *ProducerError (ErrInvalidProducerEpoch). The
+// marker has no version: WriteTxnMarkerAt's rule does not apply to it.
 func (c *Cluster) WriteTxnMarker(ctx context.Context, topicName string, partition int, producerID int64, epoch int16, commit bool) error {
+	return c.WriteTxnMarkerAt(ctx, topicName, partition, producerID, epoch, commit, 0)
+}
+
+// WriteTxnMarkerAt is WriteTxnMarker with the marker's version: the
+// version of the coordinator's state that decided the end
+// (Transaction.Version). A partition applies a producer's versioned
+// markers in rising version only: one whose version is not above the last
+// it applied for the producer — sent again, or sent late by a
+// coordinator that was paused while another finished the transaction —
+// is answered as written and stores nothing, so it can never end the
+// producer's next transaction.
+func (c *Cluster) WriteTxnMarkerAt(ctx context.Context, topicName string, partition int, producerID int64, epoch int16, commit bool, version uint64) error {
 	if producerID < 0 || epoch < 0 {
 		return fmt.Errorf("cluster: marker of producer %d epoch %d: %w", producerID, epoch, ErrInvalidArgument)
 	}
@@ -68,7 +82,7 @@ func (c *Cluster) WriteTxnMarker(ctx context.Context, topicName string, partitio
 	if err != nil {
 		return err
 	}
-	_, err = c.write(p, [][]byte{MarkerPayload(producerID, epoch, commit)})
+	_, err = c.write(p, [][]byte{MarkerPayload(producerID, epoch, commit, version)})
 	return err
 }
 

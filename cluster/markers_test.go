@@ -123,7 +123,7 @@ func TestMarkersFence(t *testing.T) {
 	require.Equal(t, uint64(3), r.LastStable)
 	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 0}}, r.Aborted)
 
-	_, err = prod.SendBatchTo(0, append(txnBatch(7, 2, 1, 1), topic.Message{Payload: MarkerPayload(7, 2, true)}))
+	_, err = prod.SendBatchTo(0, append(txnBatch(7, 2, 1, 1), topic.Message{Payload: MarkerPayload(7, 2, true, 0)}))
 	require.ErrorIs(t, err, ErrInvalidProducerBatch, "a marker is alone in its request")
 	mixed := append(txnBatch(7, 2, 1, 1), idempotentBatch(7, 2, 2, 1)...)
 	_, err = prod.SendBatchTo(0, mixed)
@@ -279,4 +279,37 @@ func TestMarkersLastStableNotBelowLogStart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, r.HighWatermark, r.LastStable, "its marker frees it")
 	require.Len(t, r.Records, int(r.HighWatermark-r.LogStart))
+}
+
+// TestMarkersStaleVersion: a partition applies a producer's versioned
+// markers in rising version only. A coordinator paused after deciding an
+// end (version 5), while another finished it, sends its marker late —
+// after the producer has opened its next transaction in the partition.
+// That marker is answered as written, stores nothing and leaves the new
+// transaction open; the new transaction's own end (version 7) ends it.
+// The versions survive a rebuild from the log.
+func TestMarkersStaleVersion(t *testing.T) {
+	c, root := newCluster(t, 1)
+	require.NoError(t, c.CreateTopic("orders", 1, 1))
+	prod := NewProducer(c, "orders")
+	ctx := context.Background()
+
+	_, err := prod.SendBatchTo(0, txnBatch(7, 0, 0, 1)) // 0
+	require.NoError(t, err)
+	require.NoError(t, c.WriteTxnMarkerAt(ctx, "orders", 0, 7, 0, true, 5)) // 1, by the new coordinator
+	_, err = prod.SendBatchTo(0, txnBatch(7, 0, 1, 1))                      // 2: the next transaction
+	require.NoError(t, err)
+	require.NoError(t, c.WriteTxnMarkerAt(ctx, "orders", 0, 7, 0, true, 5), "the paused coordinator's marker")
+	require.Len(t, values(t, c, "orders", 0), 3, "stored nothing")
+	r := stable(t, c, "orders", 0)
+	require.Equal(t, uint64(2), r.LastStable, "the next transaction is still open")
+
+	c = reopen(t, c, root, 1)
+	require.NoError(t, c.WriteTxnMarkerAt(ctx, "orders", 0, 7, 0, false, 4), "older still, after a rebuild")
+	r = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(2), r.LastStable)
+	require.NoError(t, c.WriteTxnMarkerAt(ctx, "orders", 0, 7, 0, false, 7))
+	r = stable(t, c, "orders", 0)
+	require.Equal(t, uint64(4), r.LastStable, "its own end")
+	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 2}}, r.Aborted)
 }

@@ -154,6 +154,10 @@ type producerEntry struct {
 	// its marker.
 	open     bool
 	txnFirst uint64
+	// markerVersion is the highest version of the producer's markers
+	// applied (WriteTxnMarkerAt), and markerOffset where that marker is.
+	markerVersion uint64
+	markerOffset  uint64
 }
 
 // next is the sequence number the producer's next batch must start at.
@@ -230,8 +234,14 @@ type endedTxn struct {
 // mark applies a marker m of producer p at offset, at ts: a newer epoch
 // fences the older (its next batch starts at sequence 0), and the
 // producer's open transaction ends there.
-func (t *producerTable) mark(p envelope.Producer, m envelope.Marker, offset uint64, ts int64) {
+func (t *producerTable) mark(p envelope.Producer, m envelope.Marker, version uint64, offset uint64, ts int64) {
 	e := t.entry(p.ID)
+	if version > 0 && version <= e.markerVersion {
+		// Stale, and appended only because the marker that overtook it
+		// was not yet on every replica (checkMarker): it changes nothing.
+		return
+	}
+	e.markerVersion, e.markerOffset = max(e.markerVersion, version), offset
 	if p.Epoch != e.epoch {
 		e.epoch, e.runs = p.Epoch, nil
 	}
@@ -320,7 +330,7 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64, t *producerTable) (
 			switch {
 			case !ok:
 			case id.Marker != envelope.NoMarker:
-				t.mark(id.Producer, id.Marker, rec.Offset, rec.Timestamp)
+				t.mark(id.Producer, id.Marker, id.MarkerVersion, rec.Offset, rec.Timestamp)
 			default:
 				t.entry(id.Producer.ID).add(id.Producer, 1, rec.Offset, rec.Timestamp, id.Transactional)
 			}
@@ -418,6 +428,11 @@ type verdict struct {
 	has           bool
 	transactional bool
 	marker        envelope.Marker
+	markerVersion uint64
+	// stale is set for a versioned marker whose version is not above the
+	// last the producer's markers reached: answered with that marker's
+	// offset (run), not stored.
+	stale bool
 }
 
 // check applies the idempotent producer rules to one request of count
@@ -469,15 +484,24 @@ func (t *producerTable) check(p envelope.Producer, count int64, now int64, pendi
 	return v, nil
 }
 
-// checkMarker applies the rule of a transaction marker of producer p: it
-// may not come from an epoch older than the one the partition knows, which
-// a newer producer of the same transactional id (or the coordinator's
-// abort of a transaction that ran out of time) has fenced.
-func (t *producerTable) checkMarker(p envelope.Producer, pending map[int64]envelope.Producer) (verdict, error) {
+// checkMarker applies the rules of a transaction marker of producer p at
+// version: it may not come from an epoch older than the one the partition
+// knows, which a newer producer of the same transactional id (or the
+// coordinator's abort of a transaction that ran out of time) has fenced;
+// and a versioned one not above the producer's last marker's version is
+// stale (WriteTxnMarkerAt), at high watermark hw.
+func (t *producerTable) checkMarker(p envelope.Producer, version, hw uint64, pending map[int64]envelope.Producer) (verdict, error) {
 	v := verdict{producer: p, has: true}
 	epoch, known := int16(-1), false
 	if e, ok := t.producers[p.ID]; ok {
 		epoch, known = e.epoch, true
+		// Stale: not stored once the marker that overtook it is on every
+		// replica. Until then it is appended and changes nothing (mark):
+		// no transaction of the producer can be open after a marker its
+		// coordinator has not yet seen acknowledged, and the append
+		// carries the earlier marker to the followers that lack it.
+		v.stale = version > 0 && version <= e.markerVersion && e.markerOffset < hw
+		v.run = producerRun{count: 1, firstOffset: e.markerOffset}
 	}
 	if q, ok := pending[p.ID]; ok {
 		epoch, known = q.Epoch, true
@@ -496,7 +520,7 @@ func (t *producerTable) note(vs []verdict, counts []int, recs []log.Record) {
 		switch {
 		case !v.has || len(recs) <= at:
 		case v.marker != envelope.NoMarker:
-			t.mark(v.producer, v.marker, recs[at].Offset, recs[at].Timestamp)
+			t.mark(v.producer, v.marker, v.markerVersion, recs[at].Offset, recs[at].Timestamp)
 		default:
 			t.entry(v.producer.ID).add(v.producer, int64(counts[i]), recs[at].Offset, recs[at].Timestamp, v.transactional)
 		}
@@ -538,11 +562,11 @@ func (c *Cluster) screenLocked(m *member, r *replicaState, p *partition, pm Part
 			}
 			count := int64(len(req.payloads))
 			if id.Marker != envelope.NoMarker {
-				v, err = t.checkMarker(prod, pending)
+				v, err = t.checkMarker(prod, id.MarkerVersion, p.hw.Load(), pending)
 			} else {
 				v, err = t.check(prod, count, now, pending)
 			}
-			v.transactional, v.marker = id.Transactional, id.Marker
+			v.transactional, v.marker, v.markerVersion = id.Transactional, id.Marker, id.MarkerVersion
 			if err != nil {
 				var pe *ProducerError
 				var dn *DuplicateNotCommittedError
@@ -557,6 +581,12 @@ func (c *Cluster) screenLocked(m *member, r *replicaState, p *partition, pm Part
 			}
 			if v.dup {
 				c.answerDuplicate(p, pm, req, prod, v.run)
+				continue
+			}
+			if v.stale {
+				// Overtaken: answered with the marker that overtook it,
+				// one placement for its one record, and not stored.
+				answerRun(pm, req, v.run)
 				continue
 			}
 			if id.Marker != envelope.NoMarker {

@@ -53,6 +53,8 @@ const maxProducerSnapshotSize = 256 << 20
 //	  last write     8 bytes  append time (ns) of its last record
 //	  open           1 byte   1 while a transaction is open, else 0
 //	  txn first      8 bytes  the open transaction's first offset
+//	  marker version 8 bytes  the highest version of its markers applied
+//	  marker offset  8 bytes  where that marker is
 //	  runs           1 byte   their count (at most 5), then each:
 //	    first seq      4 bytes
 //	    count          8 bytes
@@ -115,7 +117,7 @@ func encodeProducerSnapshot(t *producerTable, last log.Record, expiredBefore int
 		}
 	}
 	slices.Sort(ids)
-	b := make([]byte, 0, 64+len(ids)*(27+producerRunsKept*28)+len(t.ended)*25)
+	b := make([]byte, 0, 64+len(ids)*(43+producerRunsKept*28)+len(t.ended)*25)
 	b = append(b, producerSnapshotMagic...)
 	b = append(b, 0, 0, 0, 0) // the checksum, below
 	b = append(b, 1)
@@ -130,6 +132,8 @@ func encodeProducerSnapshot(t *producerTable, last log.Record, expiredBefore int
 		b = binary.BigEndian.AppendUint64(b, uint64(e.lastWrite))
 		b = append(b, boolByte(e.open))
 		b = binary.BigEndian.AppendUint64(b, e.txnFirst)
+		b = binary.BigEndian.AppendUint64(b, e.markerVersion)
+		b = binary.BigEndian.AppendUint64(b, e.markerOffset)
 		b = append(b, byte(len(e.runs)))
 		for _, r := range e.runs {
 			b = binary.BigEndian.AppendUint32(b, uint32(r.firstSeq))
@@ -243,7 +247,7 @@ func parseProducerSnapshot(data []byte) (*producerTable, Digest, error) {
 	for i := uint32(0); i < n && r.err == nil; i++ {
 		id := int64(r.u64("producer id"))
 		e := &producerEntry{epoch: int16(r.u16("epoch")), lastWrite: int64(r.u64("last write")),
-			open: r.flag("open"), txnFirst: r.u64("transaction's first offset")}
+			open: r.flag("open"), txnFirst: r.u64("transaction's first offset"), markerVersion: r.u64("marker version"), markerOffset: r.u64("marker offset")}
 		runs := int(r.u8("run count"))
 		for range min(runs, producerRunsKept+1) {
 			e.runs = append(e.runs, producerRun{firstSeq: int32(r.u32("first sequence")), count: int64(r.u64("run count")),

@@ -286,7 +286,7 @@ func TestCrashSimProducerSnapshot(t *testing.T) {
 // file that parses to the same table.
 func FuzzParseProducerSnapshot(f *testing.F) {
 	tb := &producerTable{end: 10, producers: map[int64]*producerEntry{
-		7: {epoch: 1, lastWrite: 5, open: true, txnFirst: 4, runs: []producerRun{{firstSeq: 0, count: 3, firstOffset: 4, timestamp: 5}}},
+		7: {epoch: 1, lastWrite: 5, open: true, txnFirst: 4, markerVersion: 3, markerOffset: 2, runs: []producerRun{{firstSeq: 0, count: 3, firstOffset: 4, timestamp: 5}}},
 	}, ended: []endedTxn{{producerID: 3, first: 1, marker: 2, aborted: true}}}
 	good := encodeProducerSnapshot(tb, log.Record{Offset: 9, Payload: []byte("x")}, 0)
 	f.Add(good)

@@ -79,7 +79,7 @@ func (c *Cluster) writeTxnMarkers(ctx context.Context, t Transaction, commit boo
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			err := c.WriteTxnMarker(ctx, p.Topic, p.Partition, t.ProducerID, t.Epoch, commit)
+			err := c.WriteTxnMarkerAt(ctx, p.Topic, p.Partition, t.ProducerID, t.Epoch, commit, t.Version)
 			// A partition that refuses the marker's epoch as older than
 			// its own has seen a newer epoch of the producer, which ended
 			// this transaction there: retrying could never succeed.

@@ -61,5 +61,15 @@ func TestClustertestMarkersAndStableReadsAcrossNodes(t *testing.T) {
 		require.NoError(t, c.Via(other).WriteTxnMarker(ctx, "orders", 0, 6, 3, false))
 		err = c.Via(other).WriteTxnMarker(ctx, "orders", 0, 6, 1, true)
 		require.ErrorIs(t, err, cluster.ErrInvalidProducerEpoch, "a fenced epoch's marker, refused at the leader")
+
+		// A versioned marker overtaken by a newer one, sent through a
+		// node that does not lead: answered as written, stored nowhere.
+		require.NoError(t, c.Via(other).WriteTxnMarkerAt(ctx, "orders", 0, 5, 0, false, 9))
+		hw, err := c.Via(other).HighWatermark("orders", 0)
+		require.NoError(t, err)
+		require.NoError(t, c.Via(other).WriteTxnMarkerAt(ctx, "orders", 0, 5, 0, true, 8), "a late marker of an earlier decision")
+		after, err := c.Via(other).HighWatermark("orders", 0)
+		require.NoError(t, err)
+		require.Equal(t, hw, after, "stored nothing")
 	})
 }

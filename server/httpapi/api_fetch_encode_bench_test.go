@@ -27,7 +27,7 @@ func BenchmarkFetchEncoder(b *testing.B) {
 			HasProducer: true, Producer: envelope.Producer{ID: 1000, Epoch: 1, Sequence: 12345}})},
 		{"transactional", envelope.Encode(envelope.Record{Key: []byte("user-123"), Value: value,
 			HasProducer: true, Producer: envelope.Producer{ID: 1000, Epoch: 1, Sequence: 12345}, Transactional: true})},
-		{"marker", cluster.MarkerPayload(1000, 1, true)},
+		{"marker", cluster.MarkerPayload(1000, 1, true, 1)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			recs := make([]log.Record, 100)

@@ -236,8 +236,8 @@ func TestLimitsFetchEncoderMatchesJSON(t *testing.T) {
 			{Offset: 7, Timestamp: 8, Payload: envelope.Encode(envelope.Record{Value: []byte("in a txn"), HasTimestamp: true, Timestamp: 9,
 				HasProducer: true, Producer: envelope.Producer{ID: math.MaxInt64, Epoch: math.MaxInt16}, Transactional: true,
 				Headers: []envelope.Header{{Key: "h", Value: []byte("v")}}})},
-			{Offset: 8, Timestamp: 9, Payload: cluster.MarkerPayload(1001, 0, true)},
-			{Offset: 9, Timestamp: 10, Payload: cluster.MarkerPayload(1001, 1, false)},
+			{Offset: 8, Timestamp: 9, Payload: cluster.MarkerPayload(1001, 0, true, 1)},
+			{Offset: 9, Timestamp: 10, Payload: cluster.MarkerPayload(1001, 1, false, 2)},
 		},
 	} {
 		var buf bytes.Buffer

@@ -32,7 +32,9 @@
 //	  producer id   8 bytes  big-endian int64, 0 or more
 //	  epoch         2 bytes  big-endian int16, 0 or more
 //	  sequence      4 bytes  big-endian int32, 0 or more
-//	marker        1 byte   only when flag bit 3 is set: 0 abort, 1 commit
+//	marker        9 bytes  only when flag bit 3 is set:
+//	  type          1 byte   0 abort, 1 commit
+//	  version       8 bytes  big-endian uint64: the coordinator's decision, 0 for none
 //	key length    varint   -1 for a null key, else the number of key bytes
 //	key           bytes
 //	value length  varint   -1 for a null value (a tombstone), else the number of value bytes
@@ -79,9 +81,13 @@
 // to its producer's open transaction, and a read_committed reader shows it
 // only once the transaction commits. The transaction ends in each
 // partition with a marker (Kafka's control record): a record of the same
-// producer with flag bits 2 and 3 and one byte, the marker type — 0 for
-// abort, 1 for commit, Kafka's own control types (Marker.ControlType).
-// A marker's key and value are not read. IdentityOf reads the producer,
+// producer with flag bits 2 and 3, the marker type — 0 for abort, 1 for
+// commit, Kafka's own control types (Marker.ControlType) — and its
+// version: the version of the transaction coordinator's state that
+// decided the end (MarkerVersion), by which a partition tells a marker
+// sent late, by a coordinator that was paused while another finished the
+// transaction, from the end of the producer's next transaction. A
+// marker's key and value are not read. IdentityOf reads the producer,
 // flag bit 2 and the marker together, as ProducerOf reads the producer.
 //
 // # One encoder, one strict decoder

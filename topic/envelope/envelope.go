@@ -41,7 +41,7 @@ const headerLen = len(Magic) + 2
 const (
 	timestampLen = 8
 	producerLen  = 8 + 2 + 4
-	markerLen    = 1
+	markerLen    = 1 + 8
 )
 
 // Marker says whether a record is a transaction marker, and which. The
@@ -82,6 +82,7 @@ type Identity struct {
 	Producer      Producer
 	Transactional bool
 	Marker        Marker
+	MarkerVersion uint64
 }
 
 // Producer is the identity of an idempotent producer's record: its producer
@@ -128,6 +129,10 @@ type Record struct {
 	// its producer (Kafka's control record); it needs a producer and
 	// Transactional.
 	Marker Marker
+	// MarkerVersion is a marker's version: the version of the
+	// coordinator's state that decided the transaction's end, 0 for none
+	// (Kafka's coordinator epoch, in spirit). Written only with Marker.
+	MarkerVersion uint64
 	// Value is nil for a null value (a Kafka tombstone); []byte{} is an
 	// empty value.
 	Value []byte
@@ -214,6 +219,7 @@ func Encode(r Record) []byte {
 	}
 	if marker {
 		b = append(b, byte(r.Marker.ControlType()))
+		b = binary.BigEndian.AppendUint64(b, r.MarkerVersion)
 	}
 	b = appendBytes(b, r.Key)
 	b = appendBytes(b, r.Value)
@@ -287,7 +293,7 @@ func IdentityOf(payload []byte) (id Identity, ok bool) {
 	if err := d.body(nil); err != nil {
 		return Identity{}, false
 	}
-	return Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker}, true
+	return Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker, MarkerVersion: r.MarkerVersion}, true
 }
 
 // parseFixed checks the magic, version and flags, reads the optional
@@ -353,6 +359,7 @@ func parseFixed(payload []byte, r *Record) (decoder, error) {
 		default:
 			return decoder{}, d.fail(fmt.Sprintf("unknown marker type %d", t))
 		}
+		r.MarkerVersion = binary.BigEndian.Uint64(payload[d.pos+1:])
 		d.pos += markerLen
 	}
 	return d, nil

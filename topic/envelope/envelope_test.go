@@ -28,6 +28,9 @@ func normal(r Record) Record {
 	if !r.Transactional || r.Marker != AbortMarker && r.Marker != CommitMarker {
 		r.Marker = NoMarker
 	}
+	if r.Marker == NoMarker {
+		r.MarkerVersion = 0
+	}
 	return r
 }
 
@@ -59,7 +62,8 @@ func TestEnvelopeRoundTrip(t *testing.T) {
 		{"producer and timestamp", Record{Timestamp: 42, HasTimestamp: true, Producer: Producer{ID: 1, Epoch: 0, Sequence: 5}, HasProducer: true, Value: []byte("v")}, false},
 		{"transactional", Record{Producer: Producer{ID: 7, Epoch: 2, Sequence: 41}, HasProducer: true, Transactional: true, Value: []byte("v")}, false},
 		{"transactional without a producer is plain", Record{Transactional: true, Value: []byte("v")}, true},
-		{"commit marker", Record{Producer: Producer{ID: 7, Epoch: 3}, HasProducer: true, Transactional: true, Marker: CommitMarker}, false},
+		{"commit marker", Record{Producer: Producer{ID: 7, Epoch: 3}, HasProducer: true, Transactional: true, Marker: CommitMarker, MarkerVersion: 1<<63 + 5}, false},
+		{"marker version ignored without a marker", Record{Producer: Producer{ID: 7}, HasProducer: true, Transactional: true, MarkerVersion: 9, Value: []byte("v")}, false},
 		{"abort marker", Record{Producer: Producer{ID: 7, Epoch: 3}, HasProducer: true, Transactional: true, Marker: AbortMarker}, false},
 		{"marker without the transactional flag is dropped", Record{Producer: Producer{ID: 7}, HasProducer: true, Marker: CommitMarker, Value: []byte("v")}, false},
 		{"unknown marker is dropped", Record{Producer: Producer{ID: 7}, HasProducer: true, Transactional: true, Marker: 9, Value: []byte("v")}, false},
@@ -193,9 +197,10 @@ func TestEnvelopeDecodeRefuses(t *testing.T) {
 		{"truncated timestamp", cat(m, []byte{1, 1, 0, 0, 0}), false},
 		{"transactional without a producer", cat(m, []byte{1, 4, 1, 1, 0}), false},
 		{"marker without a producer", cat(m, []byte{1, 0x0c, 0, 1, 1, 0}), false},
-		{"marker not transactional", cat(m, []byte{1, 0x0a}, producerBytes(1, 0, 0), []byte{1, 1, 1, 0}), false},
+		{"marker not transactional", cat(m, []byte{1, 0x0a}, producerBytes(1, 0, 0), []byte{1}, make([]byte, 8), []byte{1, 1, 0}), false},
 		{"truncated marker", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0)), false},
-		{"unknown marker type", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0), []byte{2, 1, 1, 0}), false},
+		{"marker without its version", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0), []byte{1, 0, 0, 0, 1, 1, 0}), false},
+		{"unknown marker type", cat(m, []byte{1, 0x0e}, producerBytes(1, 0, 0), []byte{2}, make([]byte, 8), []byte{1, 1, 0}), false},
 		{"truncated producer", cat(m, []byte{1, 2}, make([]byte, 13)), false},
 		{"truncated producer after a timestamp", cat(m, []byte{1, 3}, make([]byte, 8+13)), false},
 		{"producer without the record", cat(m, []byte{1, 2}, make([]byte, 14)), false},

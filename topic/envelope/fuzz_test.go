@@ -25,7 +25,7 @@ func FuzzEnvelopeDecode(f *testing.F) {
 	f.Add(Encode(Record{Producer: Producer{ID: 1 << 40}, HasProducer: true}))
 	f.Add(Encode(Record{Producer: Producer{ID: 5, Epoch: 1}, HasProducer: true, Transactional: true, Value: []byte("v")}))
 	f.Add(Encode(Record{Producer: Producer{ID: 5, Epoch: 2}, HasProducer: true, Transactional: true, Marker: CommitMarker}))
-	f.Add(append([]byte(Magic), 1, 0x0e, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0, 0, 0, 0, 7, 1, 1, 0))
+	f.Add(append([]byte(Magic), 1, 0x0e, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 1, 1, 0))
 	f.Add(append([]byte(Magic), 1, 2, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 1, 0))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		r, err := Parse(payload)
@@ -33,7 +33,7 @@ func FuzzEnvelopeDecode(f *testing.F) {
 		if ok != (err == nil && r.HasProducer) || p != r.Producer {
 			t.Fatalf("ProducerOf = %+v, %v; Parse = %+v, %v", p, ok, r, err)
 		}
-		if id, ok := IdentityOf(payload); ok != (err == nil && r.HasProducer) || id != (Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker}) {
+		if id, ok := IdentityOf(payload); ok != (err == nil && r.HasProducer) || id != (Identity{Producer: r.Producer, Transactional: r.Transactional, Marker: r.Marker, MarkerVersion: r.MarkerVersion}) {
 			t.Fatalf("IdentityOf = %+v, %v; Parse = %+v, %v", id, ok, r, err)
 		}
 		if err != nil {
@@ -75,7 +75,7 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 		// transactional and which marker it is, keeping the fuzzer's
 		// arguments (and its corpus) as they were.
 		r := Record{Timestamp: ts, HasTimestamp: hasTS, Producer: Producer{ID: pid, Epoch: epoch, Sequence: seq}, HasProducer: hasProducer,
-			Transactional: nHeaders&0x10 != 0, Marker: Marker(nHeaders >> 5 & 3)}
+			Transactional: nHeaders&0x10 != 0, Marker: Marker(nHeaders >> 5 & 3), MarkerVersion: uint64(ts)}
 		if hasKey {
 			r.Key = append([]byte{}, key...)
 		}
@@ -99,7 +99,7 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 		if p, ok := ProducerOf(Payload(r)); ok != want.HasProducer || p != want.Producer {
 			t.Fatalf("ProducerOf(Payload(r)) = %+v, %v; want %+v, %v", p, ok, want.Producer, want.HasProducer)
 		}
-		wantID := Identity{Producer: want.Producer, Transactional: want.Transactional, Marker: want.Marker}
+		wantID := Identity{Producer: want.Producer, Transactional: want.Transactional, Marker: want.Marker, MarkerVersion: want.MarkerVersion}
 		if id, ok := IdentityOf(Payload(r)); ok != want.HasProducer || id != wantID {
 			t.Fatalf("IdentityOf(Payload(r)) = %+v, %v; want %+v, %v", id, ok, wantID, want.HasProducer)
 		}
