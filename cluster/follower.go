@@ -121,6 +121,7 @@ func (m *member) replicate(ctx context.Context, req ReplicateRequest) (Replicate
 		if err := l.AppendRecords(recs); err != nil {
 			return res, err
 		}
+		m.c.snapshotAsFollower(m, r, l, pm.LeaderEpoch)
 	}
 	res.End, res.LogStart = l.NextOffset(), l.LogStart()
 	r.hw.Raise(min(req.HighWatermark, res.End))

@@ -40,8 +40,13 @@ type replicaState struct {
 	// holds every record below it.
 	hw watermark
 	// producers is the replica's idempotent producers as of its log,
-	// kept by the leader (producers.go); nil until a write needs it.
+	// kept by the leader (producers.go) and at each roll by a follower
+	// (snapshotAsFollower); nil until a write or a roll needs it.
 	producers *producerTable
+	// rollSeen and rollBase: the active segment's base as a follower's
+	// append last saw it.
+	rollSeen bool
+	rollBase uint64
 }
 
 func newMember(c *Cluster, b *Broker) *member {

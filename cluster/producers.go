@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"slices"
 	"time"
@@ -209,6 +210,11 @@ type producerTable struct {
 	leaderEpoch uint64
 	end         uint64
 	producers   map[int64]*producerEntry
+	// last is the fingerprint of the record at end-1, when known: a
+	// table whose log still holds that record there, and no less, is
+	// brought up to date by reading past end alone (producerTableOf).
+	last    recordPrint
+	hasLast bool
 	// snapBase is the active segment's base when the table was last
 	// snapshotted (producersnapshot.go); the first append after a roll
 	// snapshots it again.
@@ -305,6 +311,30 @@ func (t *producerTable) validFor(ll *segment.Log, leaderEpoch uint64) bool {
 	return t != nil && t.log == ll && t.leaderEpoch == leaderEpoch && t.end == ll.NextOffset()
 }
 
+// recordPrint is a record's fingerprint: its timestamp, size and the
+// CRC-32C of its payload.
+type recordPrint struct {
+	timestamp int64
+	size      int
+	crc       uint32
+}
+
+func printOf(rec log.Record) recordPrint {
+	return recordPrint{timestamp: rec.Timestamp, size: len(rec.Payload), crc: crc32.Checksum(rec.Payload, snapshotCRC)}
+}
+
+// fits reports whether t still describes the first t.end records of ll:
+// the same log, not cut below t.end, the record at t.end-1 the one t saw
+// there. A log cut back and written again past t.end has another record
+// there. A table that fits is brought up to date by reading past t.end.
+func (t *producerTable) fits(ll *segment.Log) bool {
+	if t == nil || t.log != ll || !t.hasLast || t.end > ll.NextOffset() || t.end <= ll.LogStart() {
+		return false
+	}
+	recs, err := ll.Read(t.end-1, 1)
+	return err == nil && len(recs) == 1 && recs[0].Offset == t.end-1 && printOf(recs[0]) == t.last
+}
+
 // producerScanBatch is how many records a rebuild reads at a time.
 const producerScanBatch = 1024
 
@@ -335,6 +365,7 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64, t *producerTable) (
 				t.entry(id.Producer.ID).add(id.Producer, 1, rec.Offset, rec.Timestamp, id.Transactional)
 			}
 		}
+		t.last, t.hasLast = printOf(recs[len(recs)-1]), true
 		at = recs[len(recs)-1].Offset + 1
 	}
 	t.end = end
@@ -342,12 +373,17 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64, t *producerTable) (
 }
 
 // producerTableOf returns the producer table of replica r, whose log is
-// ll, for a leader at leaderEpoch: r's own while it describes ll, else
-// one rebuilt from ll's newest fitting snapshot and the log past it.
-// r.fmu must be held.
+// ll, for a leader at leaderEpoch: r's own while it describes ll, or
+// brought up to date from its end while it fits ll, else one rebuilt from
+// ll's newest fitting snapshot and the log past it. r.fmu must be held.
 func (c *Cluster) producerTableOf(m *member, r *replicaState, ll *segment.Log, leaderEpoch uint64) (*producerTable, error) {
 	if r.producers.validFor(ll, leaderEpoch) {
 		return r.producers, nil
+	}
+	if t := r.producers; t.fits(ll) {
+		// Kept as a follower, or as the leader of an earlier epoch: the
+		// records since are all there is to read.
+		return buildProducerTable(ll, leaderEpoch, t)
 	}
 	snap := loadProducerSnapshot(m.b.opts.FS, ll, c.logf)
 	var snapEnd uint64
@@ -528,6 +564,7 @@ func (t *producerTable) note(vs []verdict, counts []int, recs []log.Record) {
 	}
 	if len(recs) > 0 {
 		t.end = recs[len(recs)-1].Offset + 1
+		t.last, t.hasLast = printOf(recs[len(recs)-1]), true
 	}
 }
 

@@ -395,3 +395,39 @@ func (c *Cluster) snapshotProducersAtClose(m *member) {
 		r.fmu.Unlock()
 	}
 }
+
+// snapshotAsFollower keeps a follower's producer table and snapshots it
+// when its log rolls, as its leader does, so that the follower, become
+// leader, reads only the records past its last snapshot (or its table's
+// end) to know its producers. The first append this process sees only
+// notes the segment; each roll after it reads the records since the
+// table's end (or its newest snapshot) and writes a snapshot. A snapshot
+// that cannot be written is reported and the append stands. r.fmu must
+// be held; l is the replica's log, leaderEpoch the epoch it follows.
+func (c *Cluster) snapshotAsFollower(m *member, r *replicaState, l *segment.Log, leaderEpoch uint64) {
+	active := l.ActiveBase()
+	if !r.rollSeen {
+		r.rollSeen, r.rollBase = true, active
+		return
+	}
+	if r.rollBase == active {
+		return
+	}
+	r.rollBase = active
+	if !r.producers.fits(l) {
+		// A follower's appends do not note the table, and a leader's cut
+		// may have replaced records at the same epoch: only the record at
+		// its end tells whether it still describes the log.
+		r.producers = nil
+	}
+	t, err := c.producerTableOf(m, r, l, leaderEpoch)
+	if err == nil && t.end > 0 {
+		var recs []log.Record
+		if recs, err = l.Read(t.end-1, 1); err == nil && len(recs) == 1 {
+			c.maybeSnapshot(m, l, t, recs[0], m.b.opts.Now().UnixNano())
+		}
+	}
+	if err != nil {
+		c.logf("cluster: producer snapshot of a follower: %v", err)
+	}
+}

@@ -397,3 +397,40 @@ func BenchmarkPartitionOpenWithProducers(b *testing.B) {
 		})
 	}
 }
+
+// TestProducerSnapshotsOnFollowers: a follower snapshots its producers at
+// each roll as its leader does, so that, failed over to, it knows every
+// producer — a retried batch is answered with its offsets, the open
+// transaction holds the last stable offset — having read only the log
+// past its last snapshot.
+func TestProducerSnapshotsOnFollowers(t *testing.T) {
+	c, root := newCluster(t, 3)
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 3, smallSegments))
+	prod := NewProducer(c, "orders")
+	seq := map[int64]int32{}
+	send := func(id int64, n int, txn bool) []SendResult {
+		res, err := prod.SendBatchTo(0, bigBatch(id, seq[id], n, txn))
+		require.NoError(t, err)
+		seq[id] += int32(n)
+		return res
+	}
+	for i := range 30 {
+		send(int64(1+i%3), 2, false)
+	}
+	open := send(9, 1, true)
+	last := send(3, 2, false)
+	st, err := c.Status("orders", 0)
+	require.NoError(t, err)
+	for _, id := range st.Active {
+		require.NotEmpty(t, snapshotsOf(t, root, id, "orders"), "broker %d snapshots its replica", id)
+	}
+
+	require.NoError(t, c.StopBroker(st.Leader))
+	_, err = c.Failover("orders", 0)
+	require.NoError(t, err)
+	res, err := prod.SendBatchTo(0, bigBatch(3, seq[3]-2, 2, false))
+	require.NoError(t, err, "the retry, to the new leader")
+	require.Equal(t, offsetsOf(last), offsetsOf(res))
+	r := stable(t, c, "orders", 0)
+	require.Equal(t, open[0].Offset, r.LastStable, "the open transaction")
+}
