@@ -28,15 +28,15 @@ import (
 // and reads the log from its offset. One that does not fit, or does not
 // parse, is passed over for an older one or the log start, and a broken
 // one is reported. Snapshots below the log start are removed, and the
-// newest producerSnapshotsKept are kept, so that retention, which drops
+// newest ProducerSnapshotsKept are kept, so that retention, which drops
 // whole segments, never takes a live producer's state with them.
 
 // ProducerSnapshotSuffix ends the name of a producer snapshot: the offset
 // it describes the log up to, in 20 digits, then the suffix.
 const ProducerSnapshotSuffix = ".producers"
 
-// producerSnapshotsKept is how many snapshots a replica keeps.
-const producerSnapshotsKept = 2
+// ProducerSnapshotsKept is how many snapshots a replica keeps.
+const ProducerSnapshotsKept = 2
 
 // maxProducerSnapshotSize bounds what a snapshot read loads.
 const maxProducerSnapshotSize = 256 << 20
@@ -77,9 +77,9 @@ func ProducerSnapshotFileName(offset uint64) string {
 	return fmt.Sprintf("%020d%s", offset, ProducerSnapshotSuffix)
 }
 
-// parseProducerSnapshotFileName returns the offset a snapshot's name
+// ParseProducerSnapshotFileName returns the offset a snapshot's name
 // holds.
-func parseProducerSnapshotFileName(name string) (uint64, bool) {
+func ParseProducerSnapshotFileName(name string) (uint64, bool) {
 	digits, ok := strings.CutSuffix(name, ProducerSnapshotSuffix)
 	if !ok || len(digits) != 20 {
 		return 0, false
@@ -297,7 +297,7 @@ func producerSnapshots(fsys durable.FS, dir string) ([]uint64, error) {
 	}
 	var offs []uint64
 	for _, e := range entries {
-		if off, ok := parseProducerSnapshotFileName(e.Name()); ok {
+		if off, ok := ParseProducerSnapshotFileName(e.Name()); ok {
 			offs = append(offs, off)
 		}
 	}
@@ -346,7 +346,7 @@ func loadProducerSnapshot(fsys durable.FS, ll *segment.Log, logf func(string, ..
 
 // saveProducerSnapshot writes t, whose last record is last, into ll's
 // directory, durably, and removes the snapshots it makes needless: below
-// the log start, or older than the newest producerSnapshotsKept.
+// the log start, or older than the newest ProducerSnapshotsKept.
 func saveProducerSnapshot(fsys durable.FS, ll *segment.Log, t *producerTable, last log.Record, expiredBefore int64) error {
 	dir := ll.Dir()
 	data := encodeProducerSnapshot(t, last, expiredBefore)
@@ -359,7 +359,7 @@ func saveProducerSnapshot(fsys durable.FS, ll *segment.Log, t *producerTable, la
 	}
 	start := ll.LogStart()
 	for i, off := range offs {
-		if i >= producerSnapshotsKept || off <= start {
+		if i >= ProducerSnapshotsKept || off <= start {
 			if err := fsys.Remove(filepath.Join(dir, ProducerSnapshotFileName(off))); err != nil {
 				return fmt.Errorf("cluster: remove producer snapshot at %d: %w", off, err)
 			}

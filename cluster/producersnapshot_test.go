@@ -72,7 +72,7 @@ func TestProducerSnapshotsAtRoll(t *testing.T) {
 	first := send(2, 2, true) // open
 	last := send(3, 3, false)
 	snaps := snapshotsOf(t, root, 1, "orders")
-	require.Len(t, snaps, producerSnapshotsKept, "one per segment, the newest kept")
+	require.Len(t, snaps, ProducerSnapshotsKept, "one per segment, the newest kept")
 	want := stable(t, c, "orders", 0)
 	require.Equal(t, first[0].Offset, want.LastStable)
 

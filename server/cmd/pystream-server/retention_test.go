@@ -48,9 +48,10 @@ const sidecarAllowance = 128
 type replicaDisk struct {
 	logBytes, sidecarBytes int64
 	segments               int
-	// others are the names of files that are neither a segment nor a
-	// sidecar.
-	others []string
+	// snapshots counts the producer snapshots (cluster.ProducerSnapshotsKept
+	// at most); others are the names of files that are none of these.
+	snapshots int
+	others    []string
 }
 
 // diskOf sums the sizes of the files of broker id's replica of a
@@ -73,6 +74,8 @@ func diskOf(t *testing.T, root string, id int, name string, p int) replicaDisk {
 			d.segments++
 		case isSidecarName(e.Name()):
 			d.sidecarBytes += info.Size()
+		case isSnapshotName(e.Name()):
+			d.snapshots++
 		default:
 			d.others = append(d.others, e.Name())
 		}
@@ -82,15 +85,17 @@ func diskOf(t *testing.T, root string, id int, name string, p int) replicaDisk {
 
 func isSegmentName(name string) bool { _, ok := segment.ParseSegmentFileName(name); return ok }
 func isSidecarName(name string) bool { _, ok := segment.ParseSidecarFileName(name); return ok }
+func isSnapshotName(name string) bool { _, ok := cluster.ParseProducerSnapshotFileName(name); return ok }
 
 // withinBound reports whether d keeps the steady-state bound of the
 // issue's Measure section: at most retention.bytes plus one segment of
 // segment.bytes, plus a small sidecar per segment.
 func (d replicaDisk) withinBound(retentionBytes, segmentBytes int64) (bool, string) {
 	limit := retentionBytes + segmentBytes
-	why := fmt.Sprintf("%d segment bytes in %d segments (limit %d), %d sidecar bytes, other files %v",
-		d.logBytes, d.segments, limit, d.sidecarBytes, d.others)
-	return d.logBytes <= limit && d.sidecarBytes <= int64(d.segments)*sidecarAllowance && len(d.others) == 0, why
+	why := fmt.Sprintf("%d segment bytes in %d segments (limit %d), %d sidecar bytes, %d producer snapshots, other files %v",
+		d.logBytes, d.segments, limit, d.sidecarBytes, d.snapshots, d.others)
+	return d.logBytes <= limit && d.sidecarBytes <= int64(d.segments)*sidecarAllowance &&
+		d.snapshots <= cluster.ProducerSnapshotsKept && len(d.others) == 0, why
 }
 
 // waitFor is logtest.WaitFor.
