@@ -85,7 +85,10 @@ func diskOf(t *testing.T, root string, id int, name string, p int) replicaDisk {
 
 func isSegmentName(name string) bool { _, ok := segment.ParseSegmentFileName(name); return ok }
 func isSidecarName(name string) bool { _, ok := segment.ParseSidecarFileName(name); return ok }
-func isSnapshotName(name string) bool { _, ok := cluster.ParseProducerSnapshotFileName(name); return ok }
+func isSnapshotName(name string) bool {
+	_, ok := cluster.ParseProducerSnapshotFileName(name)
+	return ok
+}
 
 // withinBound reports whether d keeps the steady-state bound of the
 // issue's Measure section: at most retention.bytes plus one segment of
