@@ -276,7 +276,13 @@ func TestCLIConsumeGroupKill9(t *testing.T) {
 	awaitBilling(t, c, "it joined again; the two read on", func(d *apiclient.GroupDescription) bool {
 		return slices.Equal(assigned(d), []int{2, 2}) && d.State == "Stable" && noLag(d)
 	})
-	require.Contains(t, b.stderr(t), "no heartbeat succeeded within the session timeout")
+	// Resumed, the member learns it was dropped one of two ways, whichever
+	// comes first on a loaded machine: its own clock (no heartbeat within
+	// the session timeout), or the coordinator's answer to its next
+	// heartbeat (no such member).
+	if errOut := b.stderr(t); !strings.Contains(errOut, "no heartbeat succeeded within the session timeout") {
+		require.Contains(t, errOut, "has no member", "the resumed member says why it joins again")
+	}
 	for _, r := range b.printedLines(t)[seen:] {
 		require.NotContains(t, r.value, "fourth", "read by the new member; the stopped one stopped reading")
 	}
