@@ -424,7 +424,7 @@ func (c *Cluster) snapshotAsFollower(m *member, r *replicaState, l *segment.Log,
 	if err == nil && t.end > 0 {
 		var recs []log.Record
 		if recs, err = l.Read(t.end-1, 1); err == nil && len(recs) == 1 {
-			c.maybeSnapshot(m, l, t, recs[0], m.b.opts.Now().UnixNano())
+			c.maybeSnapshot(m, l, t, recs[0], m.b.opts.Now().UnixNano(), r.hw.Load())
 		}
 	}
 	if err != nil {
