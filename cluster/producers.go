@@ -247,7 +247,9 @@ func (t *producerTable) mark(p envelope.Producer, m envelope.Marker, version uin
 		// was not yet on every replica (checkMarker): it changes nothing.
 		return
 	}
-	e.markerVersion, e.markerOffset = max(e.markerVersion, version), offset
+	if version > 0 {
+		e.markerVersion, e.markerOffset = version, offset
+	}
 	if p.Epoch != e.epoch {
 		e.epoch, e.runs = p.Epoch, nil
 	}
