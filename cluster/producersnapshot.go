@@ -263,6 +263,8 @@ func parseProducerSnapshot(data []byte) (*producerTable, Digest, error) {
 			return nil, Digest{}, fmt.Errorf("producer %d: invalid epoch or runs", id)
 		case e.open && e.txnFirst >= end:
 			return nil, Digest{}, fmt.Errorf("producer %d: open transaction at %d, past the snapshot", id, e.txnFirst)
+		case e.markerOffset >= end:
+			return nil, Digest{}, fmt.Errorf("producer %d: marker at %d, past the snapshot", id, e.markerOffset)
 		}
 		for _, run := range e.runs {
 			if run.firstSeq < 0 || run.count < 1 || run.firstOffset >= end || uint64(run.count) > end-run.firstOffset {

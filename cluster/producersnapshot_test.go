@@ -466,3 +466,21 @@ func TestProducerSnapshotsForgetSettledTransactions(t *testing.T) {
 		require.LessOrEqual(t, len(tb.ended), 2, "broker %d (leader %d): only the transactions not yet settled", id, st.Leader)
 	}
 }
+
+// TestProducerSnapshotRefusesMarkerPastIt: a snapshot describes the log
+// below its offset, so a producer's last versioned marker past it — which
+// a stale marker would be answered with — makes it malformed, as a run or
+// an open transaction past it does.
+func TestProducerSnapshotRefusesMarkerPastIt(t *testing.T) {
+	for _, at := range []uint64{9, 10, 1 << 40} {
+		tb := &producerTable{end: 10, producers: map[int64]*producerEntry{
+			7: {epoch: 1, lastWrite: 5, markerVersion: 3, markerOffset: at},
+		}}
+		_, _, err := parseProducerSnapshot(encodeProducerSnapshot(tb, log.Record{Offset: 9}, 0))
+		if at < tb.end {
+			require.NoError(t, err)
+			continue
+		}
+		require.Error(t, err, "marker at %d", at)
+	}
+}
