@@ -326,7 +326,7 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 		}
 		if table != nil {
 			table.note(verdicts, counts, recs)
-			c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now)
+			c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now, p.hw.Load())
 		}
 		return pm, fresh, recs, nil, nil
 	}
@@ -340,7 +340,7 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 		// and the next write rebuilds it; a snapshot of records that never
 		// reached the log does not fit it, and is passed over.
 		table.note(verdicts, counts, recs)
-		c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now)
+		c.maybeSnapshot(m, ll, table, recs[len(recs)-1], now, p.hw.Load())
 	}
 	ch := make(chan error, 1)
 	go func() { ch <- ll.AppendRecords(recs) }()

@@ -313,3 +313,19 @@ func TestMarkersStaleVersion(t *testing.T) {
 	require.Equal(t, uint64(4), r.LastStable, "its own end")
 	require.Equal(t, []AbortedTxn{{ProducerID: 7, FirstOffset: 2}}, r.Aborted)
 }
+
+// TestMarkersStaleAnsweredWithOvertakingMarker: a stale versioned marker
+// is answered with the offset of the marker of the producer's highest
+// version, the one that overtook it — not with that of an unversioned
+// marker (WriteTxnMarker) written since, which the version rule does not
+// concern.
+func TestMarkersStaleAnsweredWithOvertakingMarker(t *testing.T) {
+	tb := &producerTable{producers: map[int64]*producerEntry{}}
+	p := envelope.Producer{ID: 7}
+	tb.mark(p, envelope.CommitMarker, 5, 1, 0)
+	tb.mark(p, envelope.AbortMarker, 0, 2, 0)
+	v, err := tb.checkMarker(p, 5, 2, map[int64]envelope.Producer{})
+	require.NoError(t, err)
+	require.True(t, v.stale, "version 5's marker, at 1, is below the high watermark 2")
+	require.Equal(t, uint64(1), v.run.firstOffset, "answered with version 5's marker")
+}

@@ -247,7 +247,9 @@ func (t *producerTable) mark(p envelope.Producer, m envelope.Marker, version uin
 		// was not yet on every replica (checkMarker): it changes nothing.
 		return
 	}
-	e.markerVersion, e.markerOffset = max(e.markerVersion, version), offset
+	if version > 0 {
+		e.markerVersion, e.markerOffset = version, offset
+	}
 	if p.Epoch != e.epoch {
 		e.epoch, e.runs = p.Epoch, nil
 	}
@@ -270,18 +272,27 @@ func (t *producerTable) lastStable(hw uint64) uint64 {
 			lso = e.txnFirst
 		}
 	}
-	keep := t.ended[:0]
+	t.forget(hw, 0)
 	for _, x := range t.ended {
 		if x.marker >= hw {
 			lso = min(lso, x.first)
 		}
-		if x.aborted || x.marker >= hw {
+	}
+	return lso
+}
+
+// forget drops the ended transactions no reader needs: those whose marker
+// is below logStart, which no reader can reach, and the committed ones
+// whose marker is below hw, which no longer hold the last stable offset.
+func (t *producerTable) forget(hw, logStart uint64) {
+	keep := t.ended[:0]
+	for _, x := range t.ended {
+		if x.marker >= logStart && (x.aborted || x.marker >= hw) {
 			keep = append(keep, x)
 		}
 	}
 	clear(t.ended[len(keep):])
 	t.ended = keep
-	return lso
 }
 
 // abortedIn returns the aborted transactions with records in [from, to),
@@ -289,18 +300,12 @@ func (t *producerTable) lastStable(hw uint64) uint64 {
 // logStart, which no reader can reach.
 func (t *producerTable) abortedIn(from, to, logStart uint64) []AbortedTxn {
 	var out []AbortedTxn
-	keep := t.ended[:0]
+	t.forget(0, logStart)
 	for _, x := range t.ended {
-		if x.marker < logStart {
-			continue
-		}
-		keep = append(keep, x)
 		if x.aborted && x.first < to && x.marker >= from {
 			out = append(out, AbortedTxn{ProducerID: x.producerID, FirstOffset: x.first})
 		}
 	}
-	clear(t.ended[len(keep):])
-	t.ended = keep
 	slices.SortFunc(out, func(a, b AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
 	return out
 }
@@ -406,14 +411,19 @@ func (c *Cluster) producerTableOf(m *member, r *replicaState, ll *segment.Log, l
 }
 
 // maybeSnapshot writes t to disk when ll has rolled to a new segment since
-// t's last snapshot; last is the last record appended. A snapshot that
-// cannot be written is reported, and the write that led to it stands: a
-// snapshot only saves a later rebuild some reading.
-func (c *Cluster) maybeSnapshot(m *member, ll *segment.Log, t *producerTable, last log.Record, now int64) {
+// t's last snapshot; last is the last record appended, hw the replica's
+// high watermark. The ended transactions no reader needs are forgotten
+// first, so that neither the table nor its snapshots grow with every
+// transaction ever ended (no read of the last stable offset may come to
+// forget them: on a follower none does). A snapshot that cannot be
+// written is reported, and the write that led to it stands: a snapshot
+// only saves a later rebuild some reading.
+func (c *Cluster) maybeSnapshot(m *member, ll *segment.Log, t *producerTable, last log.Record, now int64, hw uint64) {
 	active := ll.ActiveBase()
 	if t.snapBase == active || t.end != last.Offset+1 {
 		return
 	}
+	t.forget(hw, ll.LogStart())
 	t.snapBase, t.snapEnd = active, t.end
 	if err := saveProducerSnapshot(m.b.opts.FS, ll, t, last, now-int64(ProducerExpiration)); err != nil {
 		c.logf("%v", err)

@@ -263,6 +263,8 @@ func parseProducerSnapshot(data []byte) (*producerTable, Digest, error) {
 			return nil, Digest{}, fmt.Errorf("producer %d: invalid epoch or runs", id)
 		case e.open && e.txnFirst >= end:
 			return nil, Digest{}, fmt.Errorf("producer %d: open transaction at %d, past the snapshot", id, e.txnFirst)
+		case e.markerOffset >= end:
+			return nil, Digest{}, fmt.Errorf("producer %d: marker at %d, past the snapshot", id, e.markerOffset)
 		}
 		for _, run := range e.runs {
 			if run.firstSeq < 0 || run.count < 1 || run.firstOffset >= end || uint64(run.count) > end-run.firstOffset {
@@ -424,7 +426,7 @@ func (c *Cluster) snapshotAsFollower(m *member, r *replicaState, l *segment.Log,
 	if err == nil && t.end > 0 {
 		var recs []log.Record
 		if recs, err = l.Read(t.end-1, 1); err == nil && len(recs) == 1 {
-			c.maybeSnapshot(m, l, t, recs[0], m.b.opts.Now().UnixNano())
+			c.maybeSnapshot(m, l, t, recs[0], m.b.opts.Now().UnixNano(), r.hw.Load())
 		}
 	}
 	if err != nil {

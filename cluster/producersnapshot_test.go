@@ -434,3 +434,53 @@ func TestProducerSnapshotsOnFollowers(t *testing.T) {
 	r := stable(t, c, "orders", 0)
 	require.Equal(t, open[0].Offset, r.LastStable, "the open transaction")
 }
+
+// TestProducerSnapshotsForgetSettledTransactions: a transaction committed
+// below the high watermark no longer holds the last stable offset, and
+// one ended below the log start is read by no one: neither is kept in the
+// table a snapshot saves, on the leader or on a follower, whether or not
+// a read_committed reader has asked for the last stable offset since. A
+// table kept for as long as a follower runs would otherwise list every
+// transaction ever ended, and write them all at each roll.
+func TestProducerSnapshotsForgetSettledTransactions(t *testing.T) {
+	c, root := newCluster(t, 3)
+	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 3, smallSegments))
+	prod := NewProducer(c, "orders")
+	ctx := context.Background()
+	for i := range 30 {
+		_, err := prod.SendBatchTo(0, bigBatch(7, int32(2*i), 2, true))
+		require.NoError(t, err)
+		require.NoError(t, c.WriteTxnMarkerAt(ctx, "orders", 0, 7, 0, true, uint64(2*i+2)))
+	}
+	st, err := c.Status("orders", 0)
+	require.NoError(t, err)
+	dir := func(id int) string { return filepath.Dir(replicaPath(root, id, "orders", 0)) }
+	for _, id := range st.Active {
+		offs, err := producerSnapshots(durable.OS, dir(id))
+		require.NoError(t, err)
+		require.NotEmpty(t, offs, "broker %d snapshots its replica", id)
+		data, err := os.ReadFile(filepath.Join(dir(id), ProducerSnapshotFileName(offs[0])))
+		require.NoError(t, err)
+		tb, _, err := parseProducerSnapshot(data)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(tb.ended), 2, "broker %d (leader %d): only the transactions not yet settled", id, st.Leader)
+	}
+}
+
+// TestProducerSnapshotRefusesMarkerPastIt: a snapshot describes the log
+// below its offset, so a producer's last versioned marker past it — which
+// a stale marker would be answered with — makes it malformed, as a run or
+// an open transaction past it does.
+func TestProducerSnapshotRefusesMarkerPastIt(t *testing.T) {
+	for _, at := range []uint64{9, 10, 1 << 40} {
+		tb := &producerTable{end: 10, producers: map[int64]*producerEntry{
+			7: {epoch: 1, lastWrite: 5, markerVersion: 3, markerOffset: at},
+		}}
+		_, _, err := parseProducerSnapshot(encodeProducerSnapshot(tb, log.Record{Offset: 9}, 0))
+		if at < tb.end {
+			require.NoError(t, err)
+			continue
+		}
+		require.Error(t, err, "marker at %d", at)
+	}
+}
