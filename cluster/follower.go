@@ -118,8 +118,15 @@ func (m *member) replicate(ctx context.Context, req ReplicateRequest) (Replicate
 			}
 			recs = recs[n:]
 		}
+		// A table that describes the log up to here (checked by the
+		// record at its end, which a cut could have replaced) takes the
+		// appended records too, so that a roll costs no reading.
+		fits := r.producers != nil && r.producers.end == l.NextOffset() && r.producers.fits(l)
 		if err := l.AppendRecords(recs); err != nil {
 			return res, err
+		}
+		if fits && len(recs) > 0 {
+			r.producers.apply(recs)
 		}
 		m.c.snapshotAsFollower(m, r, l, pm.LeaderEpoch)
 	}

@@ -360,21 +360,30 @@ func buildProducerTable(ll *segment.Log, leaderEpoch uint64, t *producerTable) (
 		if len(recs) == 0 {
 			break
 		}
-		for _, rec := range recs {
-			id, ok := envelope.IdentityOf(rec.Payload)
-			switch {
-			case !ok:
-			case id.Marker != envelope.NoMarker:
-				t.mark(id.Producer, id.Marker, id.MarkerVersion, rec.Offset, rec.Timestamp)
-			default:
-				t.entry(id.Producer.ID).add(id.Producer, 1, rec.Offset, rec.Timestamp, id.Transactional)
-			}
-		}
-		t.last, t.hasLast = printOf(recs[len(recs)-1]), true
-		at = recs[len(recs)-1].Offset + 1
+		t.apply(recs)
+		at = t.end
 	}
 	t.end = end
 	return t, nil
+}
+
+// apply adds records read from the log at t's end, in order, to t: a
+// rebuild's reading, or a follower's appends (snapshotAsFollower).
+func (t *producerTable) apply(recs []log.Record) {
+	for _, rec := range recs {
+		id, ok := envelope.IdentityOf(rec.Payload)
+		switch {
+		case !ok:
+		case id.Marker != envelope.NoMarker:
+			t.mark(id.Producer, id.Marker, id.MarkerVersion, rec.Offset, rec.Timestamp)
+		default:
+			t.entry(id.Producer.ID).add(id.Producer, 1, rec.Offset, rec.Timestamp, id.Transactional)
+		}
+	}
+	if n := len(recs); n > 0 {
+		t.end = recs[n-1].Offset + 1
+		t.last, t.hasLast = printOf(recs[n-1]), true
+	}
 }
 
 // producerTableOf returns the producer table of replica r, whose log is

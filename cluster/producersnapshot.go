@@ -402,8 +402,10 @@ func (c *Cluster) snapshotProducersAtClose(m *member) {
 // when its log rolls, as its leader does, so that the follower, become
 // leader, reads only the records past its last snapshot (or its table's
 // end) to know its producers. The first append this process sees only
-// notes the segment; each roll after it reads the records since the
-// table's end (or its newest snapshot) and writes a snapshot. A snapshot
+// notes the segment; the first roll after it builds the table (from the
+// newest snapshot and the log past it), and the appends after that add
+// their records to it as they come (replicate), so that each later roll
+// only writes a snapshot. A snapshot
 // that cannot be written is reported and the append stands. r.fmu must
 // be held; l is the replica's log, leaderEpoch the epoch it follows.
 func (c *Cluster) snapshotAsFollower(m *member, r *replicaState, l *segment.Log, leaderEpoch uint64) {
@@ -417,9 +419,9 @@ func (c *Cluster) snapshotAsFollower(m *member, r *replicaState, l *segment.Log,
 	}
 	r.rollBase = active
 	if !r.producers.fits(l) {
-		// A follower's appends do not note the table, and a leader's cut
-		// may have replaced records at the same epoch: only the record at
-		// its end tells whether it still describes the log.
+		// A leader's cut may have replaced records at the same epoch:
+		// only the record at its end tells whether the table still
+		// describes the log.
 		r.producers = nil
 	}
 	t, err := c.producerTableOf(m, r, l, leaderEpoch)
