@@ -48,6 +48,20 @@ func bigBatch(id int64, seq int32, n int, txn bool) []topic.Message {
 	return msgs
 }
 
+// seqSender returns a sender of bigBatch records to partition 0 through
+// prod, which numbers each producer's records on from where its last
+// batch ended, and those numbers, by producer id.
+func seqSender(t *testing.T, prod *Producer) (map[int64]int32, func(id int64, n int, txn bool) []SendResult) {
+	seq := map[int64]int32{}
+	return seq, func(id int64, n int, txn bool) []SendResult {
+		t.Helper()
+		res, err := prod.SendBatchTo(0, bigBatch(id, seq[id], n, txn))
+		require.NoError(t, err)
+		seq[id] += int32(n)
+		return res
+	}
+}
+
 // TestProducerSnapshotsAtRoll: the leader snapshots its producers once
 // per segment and keeps two; a restart reads the newest snapshot and the
 // log past it, and knows every producer as it did — a retried batch is
@@ -57,13 +71,7 @@ func TestProducerSnapshotsAtRoll(t *testing.T) {
 	c, root := newCluster(t, 1)
 	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 1, smallSegments))
 	prod := NewProducer(c, "orders")
-	seq := map[int64]int32{}
-	send := func(id int64, n int, txn bool) []SendResult {
-		res, err := prod.SendBatchTo(0, bigBatch(id, seq[id], n, txn))
-		require.NoError(t, err)
-		seq[id] += int32(n)
-		return res
-	}
+	seq, send := seqSender(t, prod)
 	send(1, 3, true)
 	require.NoError(t, c.WriteTxnMarker(context.Background(), "orders", 0, 1, 0, false))
 	for i := range 40 {
@@ -407,13 +415,7 @@ func TestProducerSnapshotsOnFollowers(t *testing.T) {
 	c, root := newCluster(t, 3)
 	require.NoError(t, c.CreateTopicWithConfig("orders", 1, 3, smallSegments))
 	prod := NewProducer(c, "orders")
-	seq := map[int64]int32{}
-	send := func(id int64, n int, txn bool) []SendResult {
-		res, err := prod.SendBatchTo(0, bigBatch(id, seq[id], n, txn))
-		require.NoError(t, err)
-		seq[id] += int32(n)
-		return res
-	}
+	seq, send := seqSender(t, prod)
 	for i := range 30 {
 		send(int64(1+i%3), 2, false)
 	}

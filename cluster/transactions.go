@@ -279,6 +279,33 @@ func checkTxnProducer(t Transaction, producerID int64, epoch int16) error {
 	return nil
 }
 
+// txnJoin is a request that adds to a transaction, begun: the id's lock
+// held (unlock releases it), its state (cur; stored false: none), the
+// state to add to (next) and the request's time.
+type txnJoin struct {
+	unlock    func()
+	cur, next Transaction
+	stored    bool
+	now       time.Time
+}
+
+// beginJoin takes id's lock and checks a request of producerID at epoch
+// that adds to its transaction (joinTxn); on an error the lock is not
+// held.
+func (c *Cluster) beginJoin(ctx context.Context, id string, producerID int64, epoch int16) (txnJoin, error) {
+	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	if err != nil {
+		return txnJoin{}, err
+	}
+	now := c.txnNow()
+	next, err := joinTxn(cur, stored, id, producerID, epoch, now)
+	if err != nil {
+		unlock()
+		return txnJoin{}, err
+	}
+	return txnJoin{unlock: unlock, cur: cur, next: next, stored: stored, now: now}, nil
+}
+
 // knownTxn checks that a request of producerID at epoch is id's, whose
 // state is t (stored false: none): an unknown id is ErrProducerIDMapping,
 // another producer or epoch checkTxnProducer's error.
@@ -401,16 +428,12 @@ func (c *Cluster) AddPartitionsToTxn(ctx context.Context, id string, producerID 
 			return fmt.Errorf("cluster: transaction %q: add partition %s/%d: %w", id, p.Topic, p.Partition, err)
 		}
 	}
-	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	j, err := c.beginJoin(ctx, id, producerID, epoch)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	now := c.txnNow()
-	next, err := joinTxn(cur, stored, id, producerID, epoch, now)
-	if err != nil {
-		return err
-	}
+	defer j.unlock()
+	cur, stored, next, now := j.cur, j.stored, j.next, j.now
 	for _, p := range parts {
 		if i, found := slices.BinarySearchFunc(next.Partitions, p, compareTxnPartitions); !found {
 			next.Partitions = slices.Insert(next.Partitions, i, p)
@@ -437,16 +460,12 @@ func (c *Cluster) AddOffsetsToTxn(ctx context.Context, id string, producerID int
 	if err := topic.ValidateName(group); err != nil {
 		return fmt.Errorf("cluster: transaction %q: group id: %w", id, err)
 	}
-	unlock, cur, stored, err := c.beginTxn(ctx, id)
+	j, err := c.beginJoin(ctx, id, producerID, epoch)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	now := c.txnNow()
-	next, err := joinTxn(cur, stored, id, producerID, epoch, now)
-	if err != nil {
-		return err
-	}
+	defer j.unlock()
+	cur, stored, next, now := j.cur, j.stored, j.next, j.now
 	i, found := slices.BinarySearch(next.Groups, group)
 	if found && cur.State == TxnOngoing {
 		return nil
