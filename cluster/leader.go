@@ -187,6 +187,54 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 	return req.err
 }
 
+// enqueue queues req on the partition for its writer, in call order, and
+// returns at once: a writer at work takes it with its next batch, else
+// one is started for it (as unlockIdle starts one). req.done closes when
+// it is acknowledged or has failed. Requests enqueued one after the other
+// are appended in that order, and those that meet in the queue share a
+// batch: one append and one fsync per replica.
+func (c *Cluster) enqueue(p *partition, req *sendRequest) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.goneLocked(); err != nil {
+		return err
+	}
+	p.queue = append(p.queue, req)
+	if !p.writing && !p.held && p.exclusive == 0 {
+		p.writing = true
+		go func() {
+			p.mu.Lock()
+			c.drainLocked(p)
+		}()
+	}
+	return nil
+}
+
+// writeQueued is write in two steps, for a caller with several writes in
+// hand that must reach each partition in order (a Kafka connection's
+// pipelined produce requests): when this process hosts the leader, the
+// payloads are queued now, before writeQueued returns, and wait returns
+// their outcome — a leader that moved meanwhile is followed as write
+// follows it. Otherwise nothing happens until wait, which writes them
+// (forwarded): the caller's waits, called in order, keep the order.
+func (c *Cluster) writeQueued(p *partition, payloads [][]byte) (wait func() (ProduceResponse, error)) {
+	pm, err := c.partitionMeta(p)
+	if err != nil || !c.hosts(pm.Leader) {
+		return func() (ProduceResponse, error) { return c.write(p, payloads) }
+	}
+	req := newSendRequest(payloads)
+	if err := c.enqueue(p, req); err != nil {
+		return func() (ProduceResponse, error) { return ProduceResponse{}, err }
+	}
+	return func() (ProduceResponse, error) {
+		<-req.done
+		if req.err != nil && errors.Is(req.err, ErrNotLeader) {
+			return c.write(p, payloads)
+		}
+		return produceResponseOf(req), req.err
+	}
+}
+
 // drainLocked writes the queued sends batch by batch while it owns the
 // writer slot, stopping when the queue is empty or an operation is
 // waiting, then gives the slot up. Sends queued on a partition of a

@@ -137,6 +137,44 @@ func (p *Producer) SendBatchTo(partition int, msgs []topic.Message) ([]SendResul
 	return results, nil
 }
 
+// SendBatchToQueued is SendBatchTo in two steps: the batch is checked
+// and, where this process hosts the partition's leader, queued for it
+// before SendBatchToQueued returns; wait returns SendBatchTo's results.
+// Batches queued one after the other reach the partition in that order
+// and may share its next append and fsync: what a Kafka connection's
+// pipelined produce requests need (cluster.writeQueued). Call each wait
+// once, in the order the batches were queued.
+func (p *Producer) SendBatchToQueued(partition int, msgs []topic.Message) (wait func() ([]SendResult, error)) {
+	part, err := p.c.partition(p.topic, partition)
+	if err != nil {
+		return func() ([]SendResult, error) { return nil, err }
+	}
+	if err := topic.CheckPayloads(msgs, p.c.MaxPayloadSize()); err != nil {
+		err = fmt.Errorf("cluster: %s: send batch: %w", part, err)
+		return func() ([]SendResult, error) { return nil, err }
+	}
+	if len(msgs) == 0 {
+		return func() ([]SendResult, error) { return nil, nil }
+	}
+	idx := make([]int, len(msgs))
+	for i := range idx {
+		idx[i] = i
+	}
+	written := p.c.writeQueued(part, topic.Payloads(msgs, idx))
+	return func() ([]SendResult, error) {
+		res, err := written()
+		results := make([]SendResult, len(msgs))
+		for i := range results {
+			if err != nil {
+				results[i].Topic, results[i].Partition = p.topic, partition
+				continue
+			}
+			results[i] = resultOf(part, res, i)
+		}
+		return results, err
+	}
+}
+
 // MaxPayloadSize is the largest payload a record may carry: the limit the
 // replica logs of every broker the cluster starts enforce,
 // Options.Broker.MaxPayloadSize after defaults. A broker opened elsewhere and

@@ -50,3 +50,25 @@ func TestProducerSendBatchToOnePartition(t *testing.T) {
 	}
 	require.Empty(t, payloads(t, c, "orders", 1), "nothing acknowledged, nothing served")
 }
+
+// TestSendBatchToQueuedKeepsOrder: batches queued one after the other
+// reach the partition in that order — an idempotent producer's five
+// requests in flight keep their sequence numbers in order — and may
+// share one append; each wait answers its own batch's offsets.
+func TestSendBatchToQueuedKeepsOrder(t *testing.T) {
+	c, _ := newCluster(t, 3)
+	require.NoError(t, c.CreateTopic("orders", 1, 3))
+	prod := NewProducer(c, "orders")
+	var waits []func() ([]SendResult, error)
+	for i := range 20 {
+		waits = append(waits, prod.SendBatchToQueued(0, idempotentBatch(7, 0, int32(2*i), 2)))
+	}
+	for i, wait := range waits {
+		res, err := wait()
+		require.NoError(t, err, "batch %d", i)
+		require.Equal(t, []uint64{uint64(2 * i), uint64(2*i + 1)}, offsetsOf(res), "batch %d", i)
+	}
+	wait := prod.SendBatchToQueued(5, idempotentBatch(7, 0, 40, 1))
+	_, err := wait()
+	require.ErrorIs(t, err, topic.ErrPartitionOutOfRange)
+}

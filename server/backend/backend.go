@@ -40,6 +40,13 @@ type Data interface {
 	// by key otherwise, with cluster.Producer's results and errors. It
 	// returns once every active replica holds them durably.
 	Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error)
+	// SendQueued is Send to one partition in two steps
+	// (cluster.Producer.SendBatchToQueued): the records are queued for
+	// the partition's leader before it returns, and wait returns Send's
+	// results. Records queued one call after the other reach the
+	// partition in that order: a Kafka connection's pipelined produce
+	// requests.
+	SendQueued(topicName string, partition int, msgs []topic.Message) (wait func() ([]cluster.SendResult, error))
 	// ReadCommitted reads up to maxRecords records from start, never
 	// past the high watermark.
 	ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error)

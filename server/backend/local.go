@@ -47,6 +47,11 @@ func (l *Local) Send(topicName string, partition *int, msgs []topic.Message) ([]
 	}
 }
 
+// SendQueued queues through a cluster.Producer.
+func (l *Local) SendQueued(topicName string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+	return cluster.NewProducer(l.Cluster, topicName).SendBatchToQueued(partition, msgs)
+}
+
 // StartBroker starts broker id (cluster.Cluster.StartBroker).
 func (l *Local) StartBroker(id int) error {
 	_, err := l.Cluster.StartBroker(id)

@@ -210,6 +210,12 @@ func (d *discard) Send(_ string, partition *int, msgs []topic.Message) ([]cluste
 	return out, nil
 }
 
+// SendQueued is Send, at once.
+func (d *discard) SendQueued(name string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+	r, err := d.Send(name, &partition, msgs)
+	return func() ([]cluster.SendResult, error) { return r, err }
+}
+
 // timedSend is the embedded cluster timing its Sends.
 type timedSend struct {
 	*backend.Local
@@ -222,4 +228,16 @@ func (t *timedSend) Send(name string, partition *int, msgs []topic.Message) ([]c
 	t.ns.Add(int64(time.Since(s)))
 	t.n.Add(1)
 	return r, err
+}
+
+// SendQueued times a queued send from its queueing to its outcome.
+func (t *timedSend) SendQueued(name string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+	s := time.Now()
+	wait := t.Local.SendQueued(name, partition, msgs)
+	return func() ([]cluster.SendResult, error) {
+		r, err := wait()
+		t.ns.Add(int64(time.Since(s)))
+		t.n.Add(1)
+		return r, err
+	}
 }

@@ -1,8 +1,10 @@
 package kafka
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
@@ -98,13 +100,19 @@ func (c *conn) serve() {
 		_ = c.nc.SetWriteDeadline(time.Time{})
 	}
 	var out []byte
+	br := bufio.NewReaderSize(c, pipelineBuffer)
+	type pending struct {
+		finish func([]byte) ([]byte, error)
+		size   int
+	}
+	var queue []pending
 	for c.ctx.Err() == nil {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 		limit := c.s.cfg.MaxRequestBytes
 		if c.s.cfg.Auth != nil && c.principal == nil {
 			limit = min(limit, maxUnauthenticatedBytes)
 		}
-		size, err := readSize(c, limit)
+		size, err := readSize(br, limit)
 		if err != nil {
 			c.refused(log, err)
 			return
@@ -115,22 +123,49 @@ func (c *conn) serve() {
 			log.Warn("kafka connection closed: server-wide request bytes in flight at their limit", "size", size)
 			return
 		}
-		frame, err := readBody(c, size)
+		frame, err := readBody(br, size)
 		if err != nil {
 			c.s.inflight.release(int64(size))
 			c.refused(log, err)
 			return
 		}
-		out, err = c.handle(out[:0], frame)
-		c.s.inflight.release(int64(size))
-		if err != nil {
-			c.refused(log, err)
-			return
+		queue = append(queue[:0], pending{c.begin(frame), size})
+		// Produce requests the client has already sent behind a produce
+		// request are begun too — queued for their partitions in order —
+		// so that they share the partitions' next appends and fsyncs
+		// (a Kafka client keeps up to five in flight); all are answered
+		// in order. Only frames wholly read already are taken.
+		for len(queue) < maxPipelined && !c.raw && isProduce(frame) {
+			next, ok := bufferedProduce(br, limit)
+			if !ok || !c.s.inflight.acquire(c.ctx, int64(next), time.Now()) {
+				break
+			}
+			if frame, err = readBody(br, next); err != nil {
+				c.s.inflight.release(int64(next))
+				break // cannot happen: the frame is buffered
+			}
+			queue = append(queue, pending{c.begin(frame), next})
 		}
-		if len(out) > 0 {
-			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-			if _, err := c.nc.Write(out); err != nil {
+		for i, p := range queue {
+			out, err = p.finish(out[:0])
+			c.s.inflight.release(int64(p.size))
+			if err != nil {
+				for _, rest := range queue[i+1:] {
+					_, _ = rest.finish(nil)
+					c.s.inflight.release(int64(rest.size))
+				}
+				c.refused(log, err)
 				return
+			}
+			if len(out) > 0 {
+				_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+				if _, err := c.nc.Write(out); err != nil {
+					for _, rest := range queue[i+1:] {
+						_, _ = rest.finish(nil)
+						c.s.inflight.release(int64(rest.size))
+					}
+					return
+				}
 			}
 		}
 		if c.closeAfter {
@@ -140,6 +175,41 @@ func (c *conn) serve() {
 			out = nil // keep no large buffer on an idle connection
 		}
 	}
+}
+
+// maxPipelined is how many produce requests of one connection are begun
+// before the first is answered: what a Kafka client keeps in flight
+// (max.in.flight.requests.per.connection, 5 for an idempotent producer).
+const maxPipelined = 5
+
+// pipelineBuffer is the size of a connection's read buffer: produce
+// requests behind the one being handled are begun with it only when
+// wholly in it.
+const pipelineBuffer = 256 << 10
+
+// isProduce reports whether a frame (without its size) is a produce
+// request.
+func isProduce(frame []byte) bool {
+	return len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == int16(kmsg.Produce)
+}
+
+// bufferedProduce returns the size of the next frame when it is a produce
+// request read wholly into br already, within limit; ok false otherwise.
+// It consumes the size prefix only when ok.
+func bufferedProduce(br *bufio.Reader, limit int) (size int, ok bool) {
+	if br.Buffered() < 6 {
+		return 0, false
+	}
+	b, err := br.Peek(6)
+	if err != nil {
+		return 0, false
+	}
+	n := int64(int32(binary.BigEndian.Uint32(b)))
+	if n < 2 || n > int64(limit) || int64(br.Buffered()) < 4+n || !isProduce(b[4:]) {
+		return 0, false
+	}
+	_, _ = br.Discard(4)
+	return int(n), true
 }
 
 // refused logs why a connection ends, unless it simply closed.
@@ -163,19 +233,32 @@ func (c *conn) refused(log interface{ Warn(string, ...any) }, err error) {
 // error closes the connection (nothing appended). An acks=0 produce
 // appends nothing.
 func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
+	return c.begin(frame)(dst)
+}
+
+// begin is handle in two steps: it decodes the frame and starts its
+// request, and finish appends the response. A produce request is queued
+// for its partitions' leaders before begin returns (produceBegin), so
+// that the produce requests a connection begins one after the other reach
+// each partition in order and may share an append; every other request is
+// answered within begin.
+func (c *conn) begin(frame []byte) (finish func(dst []byte) ([]byte, error)) {
 	if c.raw {
-		return c.handleRawSASL(dst, frame)
+		return func(dst []byte) ([]byte, error) { return c.handleRawSASL(dst, frame) }
+	}
+	failed := func(err error) func([]byte) ([]byte, error) {
+		return func(dst []byte) ([]byte, error) { return dst, err }
 	}
 	r, err := parseHeader(frame)
 	if err != nil {
-		return dst, err
+		return failed(err)
 	}
 	a, known := c.s.apis[r.key]
 	if !known || r.req == nil {
-		return dst, &FrameError{Size: int64(len(frame)), Err: errorf(ErrUnknownAPI, "key %d", r.key)}
+		return failed(&FrameError{Size: int64(len(frame)), Err: errorf(ErrUnknownAPI, "key %d", r.key)})
 	}
 	if c.s.cfg.Auth != nil && c.principal == nil && a.role != auth.RoleOpen {
-		return dst, errorf(ErrUnauthenticated, "%s", a.key.Name())
+		return failed(errorf(ErrUnauthenticated, "%s", a.key.Name()))
 	}
 	if r.key == int16(kmsg.ApiVersions) && r.version > a.max {
 		// Brokers answer a newer ApiVersions with a v0 answer: error 35
@@ -183,13 +266,13 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 		start := time.Now()
 		resp := c.s.apiVersionsResponse(0, kerr.UnsupportedVersion.Code)
 		c.s.metrics.observe(r.key, time.Since(start), []int16{kerr.UnsupportedVersion.Code})
-		return appendResponse(dst, r.correlationID, resp), nil
+		return func(dst []byte) ([]byte, error) { return appendResponse(dst, r.correlationID, resp), nil }
 	}
 	if r.version < 0 || r.version > r.req.MaxVersion() {
-		return dst, &FrameError{Size: int64(len(frame)), Err: errorf(ErrUnsupportedVersion, "%s v%d", kmsg.NameForKey(r.key), r.version)}
+		return failed(&FrameError{Size: int64(len(frame)), Err: errorf(ErrUnsupportedVersion, "%s v%d", kmsg.NameForKey(r.key), r.version)})
 	}
 	if err := r.decodeBody(); err != nil {
-		return dst, err
+		return failed(err)
 	}
 	start := time.Now()
 	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID, c: c}
@@ -206,25 +289,33 @@ func (c *conn) handle(dst []byte, frame []byte) ([]byte, error) {
 	if code == 0 && c.principal != nil {
 		code, after = screen(&a, c.principal, r.req)
 	}
-	var resp kmsg.Response
+	respond := func(resp kmsg.Response) func([]byte) ([]byte, error) {
+		return func(dst []byte) ([]byte, error) {
+			if after != nil && resp != nil {
+				after(resp)
+			}
+			c.s.metrics.observe(r.key, time.Since(start), x.codes)
+			if resp == nil {
+				return dst, nil
+			}
+			resp.SetVersion(r.version)
+			return appendResponse(dst, r.correlationID, resp), nil
+		}
+	}
 	switch {
 	case code != 0:
-		resp = a.fail(r.req, x.code(code))
+		return respond(a.fail(r.req, x.code(code)))
+	case r.key == int16(kmsg.Produce):
+		produced := c.s.produceBegin(x, r.req)
+		return func(dst []byte) ([]byte, error) { return respond(produced())(dst) }
 	case a.waits:
 		var stop func()
 		x.ctx, stop = c.watchGone()
-		resp = a.handle(x, r.req)
+		resp := a.handle(x, r.req)
 		stop()
+		return respond(resp)
 	default:
-		resp = a.handle(x, r.req)
+		return respond(a.handle(x, r.req))
 	}
-	if after != nil && resp != nil {
-		after(resp)
-	}
-	c.s.metrics.observe(r.key, time.Since(start), x.codes)
-	if resp == nil {
-		return dst, nil
-	}
-	resp.SetVersion(r.version)
-	return appendResponse(dst, r.correlationID, resp), nil
 }
+

@@ -32,10 +32,21 @@ import (
 // the partition that passes it) and the server-wide
 // Config.MaxInflightBytes (POLICY_VIOLATION), held until the request is
 // answered. The partitions of a request decode their batches one at a
-// time (decodeConcurrency) and are written in parallel: one request holds
-// at most one decoder's history, charged to both budgets while it decodes
-// (MaxZstdWindow), however many partitions it names.
+// time, each queued for its leader as soon as it is decoded, and are
+// written in parallel: one request holds at most one decoder's history,
+// charged to both budgets while it decodes (MaxZstdWindow), however many
+// partitions it names.
 func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
+	return s.produceBegin(x, r)()
+}
+
+// produceBegin is produce in two steps, for a connection that pipelines
+// its produce requests (conn.serve): it decodes every partition's records
+// and queues them for the partitions' leaders, in the request's order,
+// before it returns (backend.Data.SendQueued); finish waits for them and
+// builds the answer. The requests a connection begins one after the other
+// reach each partition in that order and may share its next append.
+func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.Response) {
 	req := r.(*kmsg.ProduceRequest)
 	var records int64
 	for _, t := range req.Topics {
@@ -52,17 +63,14 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 			}
 		}
 		if req.Acks == 0 {
-			return nil
+			return func() kmsg.Response { return nil }
 		}
-		return resp
+		return func() kmsg.Response { return resp }
 	}
 	inflated := &inflation{server: s.inflight, left: s.cfg.MaxDecompressedBytes}
-	defer inflated.release()
-	decoding := make(chan struct{}, decodeConcurrency)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards x.code across the partitions' goroutines
-	one := len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1
+	var waits []func() (int16, string)
+	var rps []*kmsg.ProduceResponseTopicPartition
 	for _, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic = t.Topic
@@ -71,8 +79,19 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 			rp := &rt.Partitions[i]
 			*rp = kmsg.NewProduceResponseTopicPartition()
 			rp.Partition = p.Partition
-			write := func() {
-				code, msg := s.producePartition(x, t.Topic, p, rp, inflated, decoding)
+			waits = append(waits, s.producePartition(x, t.Topic, p, rp, inflated))
+			rps = append(rps, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return func() kmsg.Response {
+		defer inflated.release()
+		var wg sync.WaitGroup
+		var mu sync.Mutex // guards x.code across the partitions' goroutines
+		for i, wait := range waits {
+			rp := rps[i]
+			done := func() {
+				code, msg := wait()
 				mu.Lock()
 				rp.ErrorCode = x.code(code)
 				mu.Unlock()
@@ -83,77 +102,72 @@ func (s *Server) produce(x *exchange, r kmsg.Request) kmsg.Response {
 					}
 				}
 			}
-			if one {
-				// A lone partition is written by the connection's own
+			if len(waits) == 1 {
+				// A lone partition is waited for by the connection's own
 				// goroutine: no hand-over to wait for.
-				write()
+				done()
 				continue
 			}
-			wg.Go(write)
+			wg.Go(done)
 		}
-		resp.Topics = append(resp.Topics, rt)
+		wg.Wait()
+		if req.Acks == 0 {
+			return nil
+		}
+		return resp
 	}
-	wg.Wait()
-	if req.Acks == 0 {
-		return nil
-	}
-	return resp
 }
 
-// decodeConcurrency is how many partitions of one produce request decode
-// their batches at once. One: decoding is a small part of a produce next
-// to its fsyncs, and one at a time a request holds one decoder's history,
-// not one per partition (BenchmarkKafkaProduceZstdPartitions measures the
-// cost).
-const decodeConcurrency = 1
 
-// producePartition writes one partition's records, filling rp's offsets,
-// and returns the error code (and a message for the client's log). Its
-// batches decode while it holds a slot of decoding.
+// producePartition decodes one partition's records and queues them for
+// its leader; wait fills rp's offsets once they are written and returns
+// the error code (and a message for the client's log).
 func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition,
-	inflated *inflation, decoding chan struct{}) (int16, string) {
+	inflated *inflation) (wait func() (int16, string)) {
+	fail := func(code int16, msg string) func() (int16, string) { return func() (int16, string) { return code, msg } }
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
-		return code, ""
+		return fail(code, "")
 	}
-	decoding <- struct{}{}
 	recs, err := decodeBatches(p.Records, inflated)
-	<-decoding
 	switch {
 	case errors.Is(err, errDecompressedTooLarge):
-		return kerr.MessageTooLarge.Code, fmt.Sprintf("the request's records decompress past %d bytes", s.cfg.MaxDecompressedBytes)
+		return fail(kerr.MessageTooLarge.Code, fmt.Sprintf("the request's records decompress past %d bytes", s.cfg.MaxDecompressedBytes))
 	case errors.Is(err, errWindowTooLarge):
-		return kerr.MessageTooLarge.Code, fmt.Sprintf("a zstd frame's window is above the %d bytes the server decodes with", MaxZstdWindow)
+		return fail(kerr.MessageTooLarge.Code, fmt.Sprintf("a zstd frame's window is above the %d bytes the server decodes with", MaxZstdWindow))
 	case errors.Is(err, errInflightFull):
-		return kerr.PolicyViolation.Code, "the server's in-flight budget (PYSTREAM_MAX_INFLIGHT_BYTES) cannot hold the request's decompressed records now"
+		return fail(kerr.PolicyViolation.Code, "the server's in-flight budget (PYSTREAM_MAX_INFLIGHT_BYTES) cannot hold the request's decompressed records now")
 	case err != nil:
-		return kerr.CorruptMessage.Code, err.Error()
+		return fail(kerr.CorruptMessage.Code, err.Error())
 	}
 	msgs := make([]topic.Message, len(recs))
 	limit := s.c.MaxPayloadSize()
 	for i, rec := range recs {
 		payload := envelope.Payload(rec)
 		if len(payload) > limit {
-			return kerr.MessageTooLarge.Code, "a record's stored payload is above the server's limit"
+			return fail(kerr.MessageTooLarge.Code, "a record's stored payload is above the server's limit")
 		}
 		msgs[i] = topic.Message{Key: rec.Key, Payload: payload}
 	}
 	part := int(p.Partition)
-	res, err := s.c.Send(topicName, &part, msgs)
-	if err != nil {
-		if errors.Is(err, topic.ErrPartitionOutOfRange) {
-			return kerr.UnknownTopicOrPartition.Code, ""
+	sent := s.c.SendQueued(topicName, part, msgs)
+	return func() (int16, string) {
+		res, err := sent()
+		if err != nil {
+			if errors.Is(err, topic.ErrPartitionOutOfRange) {
+				return kerr.UnknownTopicOrPartition.Code, ""
+			}
+			return errorCode(err), err.Error()
 		}
-		return errorCode(err), err.Error()
+		if s.feedAdvances {
+			s.advances.Advanced(topicName, part, res[len(res)-1].Offset+1)
+		}
+		rp.BaseOffset = int64(res[0].Offset)
+		rp.LogAppendTime = -1
+		if ls, _, err := s.c.Bounds(topicName, part); err == nil {
+			rp.LogStartOffset = int64(ls)
+		}
+		return 0, ""
 	}
-	if s.feedAdvances {
-		s.advances.Advanced(topicName, part, res[len(res)-1].Offset+1)
-	}
-	rp.BaseOffset = int64(res[0].Offset)
-	rp.LogAppendTime = -1
-	if ls, _, err := s.c.Bounds(topicName, part); err == nil {
-		rp.LogStartOffset = int64(ls)
-	}
-	return 0, ""
 }
 
 func failProduce(r kmsg.Request, code int16) kmsg.Response {

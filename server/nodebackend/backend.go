@@ -73,6 +73,12 @@ func (b *Backend) Send(topicName string, partition *int, msgs []topic.Message) (
 	return marked(b.local.Send(topicName, partition, msgs))
 }
 
+// SendQueued queues for the partition's leader.
+func (b *Backend) SendQueued(topicName string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+	wait := b.local.SendQueued(topicName, partition, msgs)
+	return func() ([]cluster.SendResult, error) { return marked(wait()) }
+}
+
 // NewProducerID reserves producer ids through the metadata group.
 func (b *Backend) NewProducerID(ctx context.Context) (int64, error) {
 	return marked(b.local.NewProducerID(ctx))
