@@ -318,4 +318,3 @@ func (c *conn) begin(frame []byte) (finish func(dst []byte) ([]byte, error)) {
 		return respond(a.handle(x, r.req))
 	}
 }
-

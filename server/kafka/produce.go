@@ -118,13 +118,14 @@ func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.R
 	}
 }
 
-
 // producePartition decodes one partition's records and queues them for
 // its leader; wait fills rp's offsets once they are written and returns
 // the error code (and a message for the client's log).
 func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition,
 	inflated *inflation) (wait func() (int16, string)) {
-	fail := func(code int16, msg string) func() (int16, string) { return func() (int16, string) { return code, msg } }
+	fail := func(code int16, msg string) func() (int16, string) {
+		return func() (int16, string) { return code, msg }
+	}
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
 		return fail(code, "")
 	}
