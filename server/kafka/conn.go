@@ -18,7 +18,9 @@ import (
 )
 
 // conn is one client connection to one broker's listener. Requests are
-// answered one at a time, in order, as Kafka requires of a connection.
+// answered in order, as Kafka requires of a connection; produce requests
+// the client sent back to back are begun together (serve), every other
+// request alone.
 type conn struct {
 	s      *Server
 	broker int
