@@ -282,12 +282,7 @@ func TestKafkaGroupRawJoinEndsWithItsClient(t *testing.T) {
 	}, time.Second, 5*time.Millisecond)
 	require.Zero(t, rawJoin(t, f.dial(t, 1), 3, "g", memberID, nil, 1000).ErrorCode, "the first member joins again: the join completes")
 	for _, want := range []int32{1, 2} {
-		var size [4]byte
-		_, err := io.ReadFull(alive, size[:])
-		require.NoError(t, err)
-		body := make([]byte, binary.BigEndian.Uint32(size[:]))
-		_, err = io.ReadFull(alive, body)
-		require.NoError(t, err)
+		body := readFrame(t, alive)
 		require.Equal(t, want, int32(binary.BigEndian.Uint32(body)), "the join's answer, then the next request's")
 	}
 }

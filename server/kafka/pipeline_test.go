@@ -2,7 +2,6 @@ package kafka_test
 
 import (
 	"encoding/binary"
-	"io"
 	"testing"
 	"time"
 
@@ -34,12 +33,7 @@ func TestKafkaPipelinedProduce(t *testing.T) {
 	require.NoError(t, err)
 
 	for i := range 6 {
-		var size [4]byte
-		_, err := io.ReadFull(nc, size[:])
-		require.NoError(t, err)
-		body := make([]byte, binary.BigEndian.Uint32(size[:]))
-		_, err = io.ReadFull(nc, body)
-		require.NoError(t, err)
+		body := readFrame(t, nc)
 		require.Equal(t, int32(i+1), int32(binary.BigEndian.Uint32(body)), "answered in the order sent")
 		if i == 5 {
 			break // the ApiVersions answer

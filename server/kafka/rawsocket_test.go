@@ -38,12 +38,7 @@ func roundTrip(t *testing.T, nc net.Conn, req kmsg.Request, resVersion int16) km
 	require.NoError(t, nc.SetDeadline(time.Now().Add(10*time.Second)))
 	_, err := nc.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, 7))
 	require.NoError(t, err)
-	var size [4]byte
-	_, err = io.ReadFull(nc, size[:])
-	require.NoError(t, err)
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	_, err = io.ReadFull(nc, body)
-	require.NoError(t, err)
+	body := readFrame(t, nc)
 	require.Equal(t, int32(7), int32(binary.BigEndian.Uint32(body)), "the correlation id comes back")
 	resp := req.ResponseKind()
 	resp.SetVersion(resVersion)
@@ -54,6 +49,19 @@ func roundTrip(t *testing.T, nc net.Conn, req kmsg.Request, resVersion int16) km
 	}
 	require.NoError(t, resp.ReadFrom(body))
 	return resp
+}
+
+// readFrame reads one response frame from nc and returns it without its
+// size: the correlation id first.
+func readFrame(t *testing.T, nc net.Conn) []byte {
+	t.Helper()
+	var size [4]byte
+	_, err := io.ReadFull(nc, size[:])
+	require.NoError(t, err)
+	body := make([]byte, binary.BigEndian.Uint32(size[:]))
+	_, err = io.ReadFull(nc, body)
+	require.NoError(t, err)
+	return body
 }
 
 // requireClosed asserts the server closes nc without answering.
