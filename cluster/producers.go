@@ -22,12 +22,16 @@ import (
 //
 // The producer identity travels inside each record's envelope
 // (envelope.Producer), so it reaches every follower with the records and
-// the leader needs no state of its own beyond the log: a follower that
-// becomes leader, or a broker that restarts, rebuilds the table from the
-// log before its first write (producerTableLocked). The leader keeps the
-// table up to date with its own appends; anything else that changes the
-// log (a follower's appends, a cut, a reopen) leaves the table at another
-// log end, leader epoch or log, and the next write rebuilds it.
+// the table is only a cache of the log: a follower that becomes leader,
+// or a broker that restarts, rebuilds it from the newest snapshot that
+// fits the log and the records past it (producerTableOf,
+// producersnapshot.go). The leader keeps the table up to date with its
+// own appends, and a follower with its replicated ones while the table
+// still fits its log; anything else that changes the log (a cut, a
+// reopen, a new leader epoch) leaves the table at another log end,
+// record at its end, leader epoch or log, and the next use reads past
+// its end or rebuilds it. The same table tracks each producer's open
+// transaction, for the last stable offset (markers.go).
 
 // ProducerExpiration is how long a producer that writes nothing more is
 // remembered: Kafka's producer.id.expiration.ms default. A producer

@@ -148,24 +148,27 @@ func (c *conn) serve() {
 			}
 			queue = append(queue, pending{c.begin(frame), next})
 		}
+		// settle finishes the requests begun behind one that ends the
+		// connection: their records are queued and must be waited for
+		// before their bytes in flight are released.
+		settle := func(rest []pending) {
+			for _, p := range rest {
+				_, _ = p.finish(nil)
+				c.s.inflight.release(int64(p.size))
+			}
+		}
 		for i, p := range queue {
 			out, err = p.finish(out[:0])
 			c.s.inflight.release(int64(p.size))
 			if err != nil {
-				for _, rest := range queue[i+1:] {
-					_, _ = rest.finish(nil)
-					c.s.inflight.release(int64(rest.size))
-				}
+				settle(queue[i+1:])
 				c.refused(log, err)
 				return
 			}
 			if len(out) > 0 {
 				_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
 				if _, err := c.nc.Write(out); err != nil {
-					for _, rest := range queue[i+1:] {
-						_, _ = rest.finish(nil)
-						c.s.inflight.release(int64(rest.size))
-					}
+					settle(queue[i+1:])
 					return
 				}
 			}
