@@ -109,6 +109,9 @@ type Cluster struct {
 	// txnLocks serialises the transaction coordinator's requests of each
 	// transactional id (transactions.go); it has its own lock.
 	txnLocks txnLocks
+	// writers are the goroutines that write the partitions' queues
+	// (writers.go).
+	writers writers
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -183,7 +186,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 // newCore is a Cluster over store with no broker registered yet.
 func newCore(root string, opts Options, store MetaStore) *Cluster {
 	return &Cluster{root: root, opts: opts, store: store, members: map[int]*member{}, topics: map[string]*topicState{},
-		deleting: map[string]*deletion{}, creating: map[string]*creation{}, producerIDs: newProducerIDs(),
+		deleting: map[string]*deletion{}, creating: map[string]*creation{}, producerIDs: newProducerIDs(), writers: newWriters(),
 		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout, statusWait: defaultStatusWait}
 }
 
@@ -232,6 +235,7 @@ func (c *Cluster) Close() error {
 		return nil
 	}
 	c.closed = true
+	close(c.writers.done)
 	members := maps.Clone(c.members)
 	topics := maps.Clone(c.topics)
 	c.mu.Unlock()

@@ -195,17 +195,18 @@ func (c *Cluster) submit(p *partition, req *sendRequest) error {
 // batch: one append and one fsync per replica.
 func (c *Cluster) enqueue(p *partition, req *sendRequest) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if err := p.goneLocked(); err != nil {
+		p.mu.Unlock()
 		return err
 	}
 	p.queue = append(p.queue, req)
-	if !p.writing && !p.held && p.exclusive == 0 {
+	start := !p.writing && !p.held && p.exclusive == 0
+	if start {
 		p.writing = true
-		go func() {
-			p.mu.Lock()
-			c.drainLocked(p)
-		}()
+	}
+	p.mu.Unlock()
+	if start {
+		c.startWriter(p)
 	}
 	return nil
 }

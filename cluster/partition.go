@@ -124,15 +124,15 @@ func (p *partition) lockBesideWrite() {
 func (c *Cluster) unlockIdle(p *partition) {
 	p.mu.Lock()
 	p.held = false
-	if len(p.queue) > 0 && !p.writing && p.exclusive == 0 {
+	start := len(p.queue) > 0 && !p.writing && p.exclusive == 0
+	if start {
 		p.writing = true
-		go func() {
-			p.mu.Lock()
-			c.drainLocked(p)
-		}()
 	}
 	p.idle.Broadcast()
 	p.mu.Unlock()
+	if start {
+		c.startWriter(p)
+	}
 }
 
 func (p *partition) String() string { return fmt.Sprintf("%s/%d", p.topic, p.index) }
