@@ -112,6 +112,9 @@ type Cluster struct {
 	// writers are the goroutines that write the partitions' queues
 	// (writers.go).
 	writers writers
+	// syncs is the sync group the hosted brokers' appends share
+	// (syncs.go); nil when Options.Broker.Sync was given.
+	syncs *durable.SyncGroup
 }
 
 // Open opens the cluster rooted at root, creating the directory if needed.
@@ -179,6 +182,9 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 	}
 	if err := c.reconcileJournal(); err != nil {
 		return nil, errors.Join(fmt.Errorf("cluster: open %s: %w", root, err), files.close())
+	}
+	if err := c.openSyncs(); err != nil {
+		return nil, errors.Join(err, files.close())
 	}
 	return c, nil
 }
@@ -255,6 +261,7 @@ func (c *Cluster) Close() error {
 	if c.files != nil {
 		errs = append(errs, c.files.close())
 	}
+	errs = append(errs, c.closeSyncs())
 	return errors.Join(errs...)
 }
 

@@ -101,6 +101,18 @@ type BrokerOptions struct {
 	// segments below the log start deleted: segment.Options.Logf). A
 	// server passes its logger.
 	Logf func(format string, args ...any)
+	// Sync makes a replica log's append durable (log.Options.Sync). A
+	// Cluster's brokers (StartBroker, NewMember) left with nil share the
+	// process's sync group: the appends in flight on all of its replicas
+	// share one sync of the file system (durable.SyncGroup: syncfs(2) on
+	// Linux; where the file system cannot, each log syncs its own file
+	// anyway), so that writes spread over a thousand partitions cost
+	// about what writes to three do (docs/design.md § One sync for many
+	// partitions). durable.File.Sync has each log fsync its own file
+	// after each batch, as phase 1's log does. Either way nothing is
+	// acknowledged before it is durable on every active replica. A broker
+	// opened on its own (OpenBroker) with nil syncs each file.
+	Sync func(durable.File) error
 	// TopicConfig gives a topic's effective configuration to whoever
 	// opens its replica logs (Broker.TopicConfig). Nil means
 	// topic.DefaultConfig() for every topic. Cluster.StartBroker sets it
@@ -112,8 +124,10 @@ type BrokerOptions struct {
 // log's, since every field is handed to the replica logs.
 // OpenBrokerWithOptions calls it once, on entry.
 func (o BrokerOptions) withDefaults() BrokerOptions {
+	sync := o.Sync
 	l := o.logOptions().WithDefaults()
 	o.FS, o.MaxPayloadSize, o.Now = l.FS, l.MaxPayloadSize, l.Now
+	o.Sync = sync // nil stays nil: the logs' own default
 	return o
 }
 
@@ -147,5 +161,5 @@ func RetentionPolicy(cfg topic.Config) segment.RetentionPolicy {
 
 // logOptions are the phase-1 options of every replica log of the broker.
 func (o BrokerOptions) logOptions() log.Options {
-	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now}
+	return log.Options{FS: o.FS, MaxPayloadSize: o.MaxPayloadSize, Now: o.Now, Sync: o.Sync}
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -96,13 +97,16 @@ func NewMember(cfg MemberConfig) (*Cluster, error) {
 		c.statusWait = cfg.StatusWait
 	}
 	c.awaitTopic = awaitTopic
-	bopts := opts.Broker
+	if err := c.openSyncs(); err != nil {
+		return nil, err
+	}
+	bopts := c.opts.Broker
 	if bopts.TopicConfig == nil {
 		bopts.TopicConfig = c.TopicConfig
 	}
 	b, err := OpenBrokerWithOptions(cfg.ID, abs, bopts)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, c.closeSyncs())
 	}
 	c.members[cfg.ID] = newMember(c, b)
 	c.follow = &follower{stop: make(chan struct{}), done: make(chan struct{}), applied: map[string]topic.Config{}, removing: map[string]bool{}}

@@ -85,7 +85,7 @@ func (l *Log) writeBatchLocked(self *request) {
 	_, err := l.file.WriteAt(buf, pos)
 	if err != nil {
 		err = fmt.Errorf("write %d bytes at byte %d: %w", len(buf), pos, err)
-	} else if err = l.file.Sync(); err != nil {
+	} else if err = l.sync(l.file); err != nil {
 		err = fmt.Errorf("fsync after writing %d bytes at byte %d: %w", len(buf), pos, err)
 	}
 

@@ -1,8 +1,11 @@
 module github.com/pystream/pystream/log
 
-go 1.26
+go 1.26.0
 
-require github.com/stretchr/testify v1.11.1
+require (
+	github.com/stretchr/testify v1.11.1
+	golang.org/x/sys v0.48.0
+)
 
 require (
 	github.com/davecgh/go-spew v1.1.1 // indirect

@@ -27,6 +27,8 @@ type Log struct {
 	file       durable.File
 	maxPayload int
 	now        func() time.Time
+	// sync makes an append durable: Options.Sync.
+	sync func(durable.File) error
 	// base is the offset of the file's first frame (Options.BaseOffset).
 	base uint64
 
@@ -109,6 +111,7 @@ func OpenWithOptions(path string, opts Options) (*Log, error) {
 		file:       f,
 		maxPayload: opts.MaxPayloadSize,
 		now:        opts.Now,
+		sync:       opts.Sync,
 		base:       opts.BaseOffset,
 		next:       opts.BaseOffset + uint64(len(res.positions)),
 		writeEnd:   res.end,

@@ -26,6 +26,14 @@ type Options struct {
 	FS durable.FS
 	// Now supplies append timestamps. Nil means time.Now.
 	Now func() time.Time
+	// Sync, if set, makes an append's write durable in place of the
+	// file's own fsync. It must return only once what was written to the
+	// file before the call is durable. Nil means the file's Sync. A
+	// broker passes a durable.SyncGroup's Sync, so that the appends of
+	// its many partitions share one sync of the file system
+	// (docs/design.md § One sync for many partitions); a log of its own
+	// needs nothing but its file's fsync.
+	Sync func(durable.File) error
 	// BaseOffset is the offset of the file's first frame: 0 for a log of
 	// its own, the segment's base for a segment of a segmented log
 	// (package log/segment). The file's frames are numbered from it.
@@ -44,6 +52,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Sync == nil {
+		o.Sync = durable.File.Sync
 	}
 	return o
 }

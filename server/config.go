@@ -120,6 +120,16 @@ type Config struct {
 	// (cluster.DefaultMaxOpenLogs).
 	MaxOpenLogs OpenLogs `split_words:"true" default:"0" desc:"Most replica logs (one open file each) of all topics together; a topic past it is refused with 409: 0 = three quarters of the open-file limit, else 1 to 16777216"`
 
+	// SharedSync lets the appends in flight on all of the process's
+	// partitions share one sync of the file system (syncfs on Linux)
+	// instead of one fsync per partition's file (docs/design.md § One
+	// sync for many partitions). Off has each partition's log fsync its
+	// own file, as phase 1's log does: for a data directory on a file
+	// system other programs write a lot to, whose writes a shared sync
+	// would flush too. Either way nothing is acknowledged before it is
+	// durable on every active replica.
+	SharedSync Switch `split_words:"true" default:"on" desc:"Let the appends of all partitions share one sync of the file system (syncfs on Linux): on, or off to fsync each partition's file on its own"`
+
 	// RetentionCheckInterval is how often the retention pass deletes the
 	// segments each topic's retention.ms and retention.bytes let go
 	// (Kafka's log.retention.check.interval.ms).
@@ -225,6 +235,7 @@ func Defaults() Config {
 		FetchMaxBytes:     MaxFetchBytes,
 		FailoverAfter:     FailoverDelay(DefaultFailoverAfter),
 		LeaderRebalance:   true,
+		SharedSync:        true,
 
 		RetentionMs:            topic.DefaultRetentionMs,
 		RetentionBytes:         topic.DefaultRetentionBytes,

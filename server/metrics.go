@@ -24,17 +24,19 @@ type metrics struct {
 	fsyncSeconds *prometheus.HistogramVec
 	fsyncFile    prometheus.Observer
 	fsyncDir     prometheus.Observer
+	fsyncFS      prometheus.Observer
 }
 
 func newMetrics() *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
 	m.fsyncSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "pystream_fsync_duration_seconds",
-		Help:    "Duration of every fsync the storage issues: kind=file for log and metadata data syncs, kind=dir for directory syncs.",
+		Help:    "Duration of every fsync the storage issues: kind=file for log and metadata data syncs, kind=dir for directory syncs, kind=filesystem for the syncs of the whole file system that the replica logs' appends share.",
 		Buckets: httpapi.LatencyBuckets,
 	}, []string{"kind"})
 	m.fsyncFile = m.fsyncSeconds.WithLabelValues("file")
 	m.fsyncDir = m.fsyncSeconds.WithLabelValues("dir")
+	m.fsyncFS = m.fsyncSeconds.WithLabelValues("filesystem")
 	m.registry.MustRegister(
 		m.fsyncSeconds,
 		collectors.NewGoCollector(),

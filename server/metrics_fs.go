@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
@@ -15,10 +17,13 @@ import (
 // an atomic add.
 type timedFS struct {
 	durable.FS
-	file, dir prometheus.Observer
+	file, dir, whole prometheus.Observer
 }
 
-var _ durable.FS = timedFS{}
+var (
+	_ durable.FS          = timedFS{}
+	_ durable.WholeSyncer = timedFS{}
+)
 
 func (t timedFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	f, err := t.FS.OpenFile(name, flag, perm)
@@ -32,6 +37,22 @@ func (t timedFS) SyncDir(dir string) error {
 	start := time.Now()
 	err := t.FS.SyncDir(dir)
 	t.dir.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// SyncFS is the wrapped file system's sync of itself as a whole, timed
+// as kind=filesystem, where it has one.
+func (t timedFS) SyncFS(f durable.File) error {
+	w, ok := t.FS.(durable.WholeSyncer)
+	if !ok {
+		return fmt.Errorf("server: syncfs %s: %w", f.Name(), errors.ErrUnsupported)
+	}
+	if tf, ok := f.(timedFile); ok {
+		f = tf.File
+	}
+	start := time.Now()
+	err := w.SyncFS(f)
+	t.whole.Observe(time.Since(start).Seconds())
 	return err
 }
 

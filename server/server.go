@@ -237,10 +237,15 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 
 // brokerOptions are the options of this server's brokers, in either
 // mode: their files on fsys with every fsync timed for /metrics, their
-// repairs in the server's log.
+// repairs in the server's log, their appends' syncs shared or not
+// (PYSTREAM_SHARED_SYNC).
 func (s *Server) brokerOptions(fsys durable.FS) cluster.BrokerOptions {
-	return cluster.BrokerOptions{FS: timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir},
+	o := cluster.BrokerOptions{FS: timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir, whole: s.metrics.fsyncFS},
 		Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}
+	if !s.cfg.SharedSync {
+		o.Sync = durable.File.Sync // each log its own fsync; nil: the cluster's sync group
+	}
+	return o
 }
 
 // openCluster opens the cluster at the data directory on fsys and starts

@@ -1,6 +1,6 @@
 module github.com/pystream/pystream/topic
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
@@ -10,6 +10,7 @@ require (
 require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -46,6 +48,18 @@ type File interface {
 	Name() string
 }
 
+// WholeSyncer is a file system that can make every write made to it so
+// far durable in one call, whichever file it went to: syncfs(2) on Linux.
+// A SyncGroup uses it to pay one sync for the appends of many logs.
+// Implementations that cannot (another platform, a wrapper over a file
+// system that cannot) return an error wrapping errors.ErrUnsupported.
+type WholeSyncer interface {
+	// SyncFS makes durable every write made so far to the file system
+	// that holds f (an open file or directory of this FS), and reports a
+	// write-back error of any of its files not yet reported through f.
+	SyncFS(f File) error
+}
+
 // OS is the real file system.
 var OS FS = osFS{}
 
@@ -64,6 +78,14 @@ func (osFS) Remove(name string) error                   { return os.Remove(name)
 func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, perm) }
 func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func (osFS) SyncFS(f File) error {
+	o, ok := f.(osFile)
+	if !ok {
+		return fmt.Errorf("durable: syncfs %s: not a file of durable.OS: %w", f.Name(), errors.ErrUnsupported)
+	}
+	return syncfs(o.f)
+}
 
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)

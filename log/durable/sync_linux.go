@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // datasync flushes the file's data and the metadata needed to read it back
@@ -18,6 +20,22 @@ func datasync(f *os.File) error {
 		}
 		if err != nil {
 			return &fs.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+		}
+		return nil
+	}
+}
+
+// syncfs makes durable every write made so far to the file system that
+// holds f: syncfs(2). Since Linux 5.8 it reports the write-back errors of
+// the whole file system not yet reported through f.
+func syncfs(f *os.File) error {
+	for {
+		err := unix.Syncfs(int(f.Fd()))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &fs.PathError{Op: "syncfs", Path: f.Name(), Err: err}
 		}
 		return nil
 	}

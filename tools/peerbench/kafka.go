@@ -66,6 +66,16 @@ func benchKafka(cfg config, base string, kport int) ([]result, error) {
 	httpc := &http.Client{Timeout: 30 * time.Second}
 	var out []result
 	var peak float64
+	if cfg.kafkaSpread > 0 {
+		for _, rf := range cfg.kafkaRF {
+			few, many, err := benchSpread(cfg, httpc, base, seeds, rf)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, few, many)
+		}
+		return out, nil
+	}
 	for _, rf := range cfg.kafkaRF {
 		name := fmt.Sprintf("kbench-rf%d", rf)
 		if err := createTopic(httpc, base, name, cfg.kafkaPartitions, rf); err != nil {
@@ -170,7 +180,7 @@ func benchPaired(cfg config, httpc *http.Client, base string, seeds []string, to
 		if i == cfg.kafkaSlices-1 {
 			one.records = max(1, cfg.records-per*(cfg.kafkaSlices-1))
 		}
-		before, err := fileSyncs(httpc, base)
+		before, err := fileSyncs(httpc, base, rf)
 		if err != nil {
 			return result{}, result{}, 0, err
 		}
@@ -178,11 +188,11 @@ func benchPaired(cfg config, httpc *http.Client, base string, seeds []string, to
 		if err != nil {
 			return result{}, result{}, 0, fmt.Errorf("kgo produce: %w", err)
 		}
-		after, err := fileSyncs(httpc, base)
+		after, err := fileSyncs(httpc, base, rf)
 		if err != nil {
 			return result{}, result{}, 0, err
 		}
-		perReplica := max((after-before)/float64(rf), 1)
+		perReplica := max(after-before, 1)
 		batch := max(1, int(math.Round(float64(len(lat))/perReplica)))
 		minBatch, maxBatch = min(minBatch, batch), max(maxBatch, batch)
 		blat, bd, n, err := loadBare(cfg, committers, batch, len(lat))
@@ -200,7 +210,7 @@ func benchPaired(cfg config, httpc *http.Client, base string, seeds []string, to
 	if err != nil {
 		return result{}, result{}, 0, fmt.Errorf("kgo produce: %w", err)
 	}
-	perFsync := float64(records) / max(syncs/float64(rf), 1)
+	perFsync := float64(records) / max(syncs, 1)
 	prod.kind, prod.pair = kindKafka, rf
 	prod.Note = cmpOrString(prod.Note, fmt.Sprintf("%.1f records per fsync per replica, %s partitioner", perFsync, cfg.kafkaPartitioner))
 	slices.Sort(ratios)
@@ -242,6 +252,14 @@ func cmpOrString(a, b string) string {
 // partition p the leader p mod n).
 func brokerCount(cfg config) int {
 	n := max(cfg.rf, 1)
+	if cfg.kafkaSpread > 0 {
+		// The spread rows' topics share the brokers, as a topic's
+		// partitions do on a server of a few brokers.
+		for _, rf := range cfg.kafkaRF {
+			n = max(n, rf)
+		}
+		return max(n, 3)
+	}
 	for _, rf := range cfg.kafkaRF {
 		n = max(n, rf, cfg.kafkaPartitions)
 	}
@@ -256,26 +274,43 @@ func createTopic(c *http.Client, base, name string, partitions, rf int) error {
 	return nil
 }
 
-// fileSyncs is the server's count of data fsyncs so far, over every
-// replica (pystream_fsync_duration_seconds_count{kind="file"}).
-func fileSyncs(c *http.Client, base string) (float64, error) {
+// fileSyncs is the server's count of data syncs so far, as syncs per
+// replica: its fsyncs of files over every replica
+// (pystream_fsync_duration_seconds_count{kind="file"}) divided by rf, plus
+// its syncs of the whole file system (kind="filesystem"), each of which
+// makes every replica's appends durable at once.
+func fileSyncs(c *http.Client, base string, rf int) (float64, error) {
 	resp, err := c.Get(base + "/metrics")
 	if err != nil {
 		return 0, err
 	}
 	defer resp.Body.Close()
-	const series = `pystream_fsync_duration_seconds_count{kind="file"} `
+	const (
+		fileSeries  = `pystream_fsync_duration_seconds_count{kind="file"} `
+		wholeSeries = `pystream_fsync_duration_seconds_count{kind="filesystem"} `
+	)
+	var file, whole float64
+	found := false
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), series); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		for series, into := range map[string]*float64{fileSeries: &file, wholeSeries: &whole} {
+			if v, ok := strings.CutPrefix(sc.Text(), series); ok {
+				n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil {
+					return 0, err
+				}
+				*into, found = n, true
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, errors.New("no fsync count in /metrics")
+	if !found {
+		return 0, errors.New("no fsync count in /metrics")
+	}
+	return file/float64(rf) + whole, nil
 }
 
 // openBare starts one bare group-commit loop per partition, each over rf

@@ -51,6 +51,7 @@ type config struct {
 	kafkaRF    []int
 
 	kafkaPartitions  int    // partitions of the Kafka rows' topics
+	kafkaSpread      int    // partitions of the spread rows' wide topic; 0: no spread rows
 	kafkaSlices      int    // paired slices of each kgo produce row and its bare row
 	kafkaPartitioner string // how kgo picks a record's partition
 }
@@ -110,6 +111,7 @@ func main() {
 	flag.StringVar(&cfg.only, "only", "", "run only one system: nats, pystream (HTTP and Kafka rows), kafka (PyStream's Kafka rows) or ceiling (the do-nothing HTTP server)")
 	kafkaRF := flag.String("kafka-rf", "1,3", "replication factors of the Kafka rows (kgo produce, bare group commit, kgo consume), comma-separated; empty: no Kafka rows")
 	flag.IntVar(&cfg.kafkaPartitions, "kafka-partitions", 3, "partitions of the Kafka rows' topics; the server gets at least as many brokers, so each partition's leader is a broker of its own")
+	flag.IntVar(&cfg.kafkaSpread, "kafka-spread", 0, "instead of the Kafka rows, the spread rows: kgo produce into -kafka-partitions partitions and into this many, alternating slice by slice on 3 brokers (or -kafka-rf's largest), with their ratio; 0: none")
 	flag.IntVar(&cfg.kafkaSlices, "kafka-slices", 10, "slices each kgo produce row is cut into, each followed by a slice of its bare group-commit row fed the batch size the server wrote in it")
 	flag.StringVar(&cfg.kafkaPartitioner, "kafka-partitioner", partitionerRoundRobin, "how kgo spreads the records over partitions: roundrobin (record by record), worker (goroutine i produces to partition i mod N) or sticky (kgo's default: one partition until 64 KiB are produced)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
@@ -127,8 +129,8 @@ func main() {
 		}
 		cfg.kafkaRF = append(cfg.kafkaRF, rf)
 	}
-	if cfg.kafkaPartitions < 1 || cfg.kafkaPartitions > 64 || cfg.kafkaSlices < 1 {
-		fmt.Fprintln(os.Stderr, "peerbench: -kafka-partitions must be from 1 to 64, -kafka-slices >= 1")
+	if cfg.kafkaPartitions < 1 || cfg.kafkaPartitions > 64 || cfg.kafkaSlices < 1 || cfg.kafkaSpread < 0 || cfg.kafkaSpread > 1024 {
+		fmt.Fprintln(os.Stderr, "peerbench: -kafka-partitions must be from 1 to 64, -kafka-slices >= 1, -kafka-spread from 0 to 1024")
 		os.Exit(2)
 	}
 	switch cfg.kafkaPartitioner {
@@ -218,6 +220,13 @@ func printRatios(results []result) {
 	for _, r := range results {
 		if c, ok := ceilings[r.load]; ok && r.kind == kindPyStream && c.PerSecond > 0 {
 			fmt.Printf("ratio %s / %s: %.2fx\n", r.System, c.System, r.PerSecond/c.PerSecond)
+		}
+	}
+	for i, r := range results {
+		if r.kind == kindSpread && r.Slices > 0 && i > 0 {
+			few := results[i-1]
+			fmt.Printf("ratio %s / %s: %.2fx over the run; per slice median %.2fx (%.2f-%.2f over %d paired slices)\n",
+				r.System, few.System, r.PerSecond/few.PerSecond, r.PairedMedian, r.PairedMin, r.PairedMax, r.Slices)
 		}
 	}
 	for _, r := range results {
