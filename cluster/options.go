@@ -107,8 +107,8 @@ type BrokerOptions struct {
 	// share one sync of the file system (durable.SyncGroup: syncfs(2) on
 	// Linux; where the file system cannot, each log syncs its own file
 	// anyway), so that writes spread over a thousand partitions cost
-	// about what writes to three do (docs/design.md § One sync for many
-	// partitions). durable.File.Sync has each log fsync its own file
+	// about what writes to three do
+	// (docs/design.md § One sync for many partitions). durable.File.Sync has each log fsync its own file
 	// after each batch, as phase 1's log does. Either way nothing is
 	// acknowledged before it is durable on every active replica. A broker
 	// opened on its own (OpenBroker) with nil syncs each file.

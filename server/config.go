@@ -122,8 +122,8 @@ type Config struct {
 
 	// SharedSync lets the appends in flight on all of the process's
 	// partitions share one sync of the file system (syncfs on Linux)
-	// instead of one fsync per partition's file (docs/design.md § One
-	// sync for many partitions). Off has each partition's log fsync its
+	// instead of one fsync per partition's file
+	// (docs/design.md § One sync for many partitions). Off has each partition's log fsync its
 	// own file, as phase 1's log does: for a data directory on a file
 	// system other programs write a lot to, whose writes a shared sync
 	// would flush too. Either way nothing is acknowledged before it is

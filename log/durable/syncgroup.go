@@ -12,8 +12,8 @@ import (
 // syncfs(2) on Linux) pays one sync for every file written since the last
 // one, instead of one fdatasync per file. A broker whose writes are
 // spread over a thousand partitions thus pays about as many syncs as one
-// whose writes go to three (docs/design.md § One sync for many
-// partitions).
+// whose writes go to three
+// (docs/design.md § One sync for many partitions).
 //
 // Sync is group commit over syncs: a caller that finds no sync running
 // starts one; callers that arrive while one runs wait for it to end and
