@@ -209,14 +209,27 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 }
 
 // Run makes a pass at once, then one every Config.Interval or as soon as
-// Wake is called, until ctx is done. A pass that fails (the cluster closed
+// Wake is called, until ctx is done; after a pass that took longer than
+// a tenth of Interval, the next waits ten times as long (at most a
+// second), so that passes over many partitions take at most a tenth of
+// the time (passRest). A pass that fails (the cluster closed
 // under it) is logged and the next one tries again.
 func (k *Controller) Run(ctx context.Context) {
 	t := time.NewTicker(k.cfg.Interval)
 	defer t.Stop()
 	for {
+		start := time.Now()
 		if _, err := k.Step(); err != nil && ctx.Err() == nil {
 			k.log.Warn("controller pass failed", "err", err)
+		}
+		if rest := passRest(time.Since(start)) - k.cfg.Interval; rest > 0 {
+			r := time.NewTimer(rest)
+			select {
+			case <-ctx.Done():
+				r.Stop()
+				return
+			case <-r.C:
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -225,6 +238,23 @@ func (k *Controller) Run(ctx context.Context) {
 		case <-k.wake:
 		}
 	}
+}
+
+// passShare is the most of its time the controller spends in passes: a
+// pass reads every partition's status, so its cost grows with the
+// partitions, and over a thousand of them a pass every Interval would
+// take a share of the CPU that the writes need.
+const passShare = 10
+
+// maxPassRest caps the wait passRest adds, so that a pass slowed by a
+// broker that does not answer does not delay the next by more than this.
+const maxPassRest = time.Second
+
+// passRest is how long after a pass that took spent the next one may
+// start at the earliest (Interval, when longer, still applies): spent
+// times passShare, capped at maxPassRest.
+func passRest(spent time.Duration) time.Duration {
+	return min(passShare*spent, maxPassRest)
 }
 
 // Wake asks Run for a pass now rather than at the next tick.

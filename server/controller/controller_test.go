@@ -466,3 +466,20 @@ func faultyCluster(t *testing.T) (*cluster.Cluster, *logtest.FaultFS) {
 	require.NoError(t, cl.CreateTopic("t", 1, 3))
 	return cl, ffs
 }
+
+// A pass's length sets the rest before the next: ten times as long, at
+// most a second, so that passes over many partitions take at most a tenth
+// of the time; a short pass leaves Interval alone.
+func TestPassRestBoundsTheControllersShare(t *testing.T) {
+	for _, tt := range []struct{ spent, want time.Duration }{
+		{0, 0},
+		{time.Millisecond, 10 * time.Millisecond},
+		{20 * time.Millisecond, 200 * time.Millisecond},
+		{100 * time.Millisecond, time.Second},
+		{5 * time.Second, time.Second},
+	} {
+		if got := passRest(tt.spent); got != tt.want {
+			t.Errorf("passRest(%v) = %v, want %v", tt.spent, got, tt.want)
+		}
+	}
+}

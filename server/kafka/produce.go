@@ -3,7 +3,6 @@ package kafka
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -86,31 +85,21 @@ func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.R
 	}
 	return func() kmsg.Response {
 		defer inflated.release()
-		var wg sync.WaitGroup
-		var mu sync.Mutex // guards x.code across the partitions' goroutines
+		// Every partition's records are queued already; waiting for them
+		// one after the other takes as long as the slowest, without a
+		// goroutine per partition. (A partition whose leader moved since
+		// leaderCheck is written, forwarded, within its wait.)
 		for i, wait := range waits {
 			rp := rps[i]
-			done := func() {
-				code, msg := wait()
-				mu.Lock()
-				rp.ErrorCode = x.code(code)
-				mu.Unlock()
-				if code != 0 {
-					rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-					if msg != "" {
-						rp.ErrorMessage = kmsg.StringPtr(msg)
-					}
+			code, msg := wait()
+			rp.ErrorCode = x.code(code)
+			if code != 0 {
+				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
+				if msg != "" {
+					rp.ErrorMessage = kmsg.StringPtr(msg)
 				}
 			}
-			if len(waits) == 1 {
-				// A lone partition is waited for by the connection's own
-				// goroutine: no hand-over to wait for.
-				done()
-				continue
-			}
-			wg.Go(done)
 		}
-		wg.Wait()
 		if req.Acks == 0 {
 			return nil
 		}
