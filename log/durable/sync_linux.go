@@ -40,3 +40,12 @@ func syncfs(f *os.File) error {
 		return nil
 	}
 }
+
+// deviceOf is the device of the file system that holds a file.
+func deviceOf(info fs.FileInfo) (uint64, bool) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Dev), true //nolint:unconvert // Dev is uint64 on some architectures only
+}

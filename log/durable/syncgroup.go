@@ -32,6 +32,12 @@ type SyncGroup struct {
 	fsys  FS
 	dir   File // held open: write-back errors are reported through it once
 	whole WholeSyncer
+	// dev is the device of dir's file system, when known: a file on
+	// another (a mount inside the directory) is synced on its own.
+	dev      uint64
+	devKnown bool
+	// Logf, if set, is told when the group stops sharing syncs.
+	Logf func(format string, args ...any)
 
 	mu   sync.Mutex
 	cond *sync.Cond
@@ -39,6 +45,10 @@ type SyncGroup struct {
 	// the next sync, not started yet, that callers join.
 	running int
 	pending *round
+	// broken is the first error of a sync of the file system: from then
+	// on every Sync is the file's own (see Sync). closed is set by Close.
+	broken error
+	closed bool
 }
 
 // maxRunning is how many syncs of the file system a group runs at once:
@@ -53,6 +63,9 @@ const maxRunning = 1
 type round struct {
 	done chan struct{}
 	err  error
+	// own says the round did not sync: each of its callers syncs its own
+	// file (the group broke or closed while the round waited).
+	own bool
 }
 
 // NewSyncGroup returns a group over the file system of fsys that holds
@@ -77,6 +90,9 @@ func NewSyncGroup(fsys FS, dir string) (*SyncGroup, error) {
 		return nil, fmt.Errorf("durable: sync group over %s: %w", dir, err)
 	}
 	g.dir, g.whole = d, w
+	if info, err := d.Stat(); err == nil {
+		g.dev, g.devKnown = deviceOf(info)
+	}
 	return g, nil
 }
 
@@ -86,12 +102,27 @@ func (g *SyncGroup) Whole() bool { return g.whole != nil }
 
 // Sync returns once what was written to f before the call is durable:
 // after a sync of the whole file system that started after the call, or
-// f.Sync() where the file system cannot sync as a whole.
+// f.Sync() where the file system cannot sync as a whole, where f is on
+// another file system than the group's directory, and once the group has
+// broken.
+//
+// A sync of the whole file system reports a write-back error once,
+// whichever file it was of, and the error may surface in a sync other
+// than the one the file's writer waits for (a sync under way when the
+// file was written, or write-back in the background): the writer's next
+// sync would then succeed though its data never reached the disk. So the
+// first error breaks the group for good: the callers of that sync get it,
+// and every Sync after it is the file's own, whose descriptor has not
+// seen its file's error yet and reports it to the writer it concerns.
 func (g *SyncGroup) Sync(f File) error {
-	if g.whole == nil {
+	if g.whole == nil || !g.sameFS(f) {
 		return f.Sync()
 	}
 	g.mu.Lock()
+	if g.broken != nil || g.closed {
+		g.mu.Unlock()
+		return f.Sync()
+	}
 	r := g.pending
 	if r != nil {
 		// A sync not started yet: it will start after this call.
@@ -101,15 +132,27 @@ func (g *SyncGroup) Sync(f File) error {
 	}
 	r = &round{done: make(chan struct{})}
 	g.pending = r
-	for g.running >= maxRunning {
+	for g.running >= maxRunning && g.broken == nil && !g.closed {
 		g.cond.Wait() // others join r meanwhile
 	}
 	g.pending = nil // r starts now: later callers need the next one
+	if g.broken != nil || g.closed {
+		g.mu.Unlock()
+		r.own = true
+		close(r.done)
+		return g.outcome(f, r)
+	}
 	g.running++
 	g.mu.Unlock()
 	r.err = g.whole.SyncFS(g.dir)
 	g.mu.Lock()
 	g.running--
+	if r.err != nil && g.broken == nil {
+		g.broken = r.err
+		if g.Logf != nil {
+			g.Logf("durable: a sync of the file system of %s failed (%v): from now on each log fsyncs its own file", g.dir.Name(), r.err)
+		}
+	}
 	g.cond.Broadcast()
 	g.mu.Unlock()
 	close(r.done)
@@ -118,16 +161,53 @@ func (g *SyncGroup) Sync(f File) error {
 
 // outcome is what Sync of f returns once r is done.
 func (g *SyncGroup) outcome(f File, r *round) error {
-	if r.err != nil {
+	switch {
+	case r.own:
+		return f.Sync()
+	case r.err != nil:
 		return fmt.Errorf("durable: sync of %s with its file system: %w", f.Name(), r.err)
 	}
 	return nil
 }
 
-// Close releases the group's directory; Sync must not be called after.
+// sameFS reports whether f is on the file system of the group's
+// directory, or cannot be told apart from it.
+func (g *SyncGroup) sameFS(f File) bool {
+	if !g.devKnown {
+		return true
+	}
+	info, err := f.Stat()
+	if err != nil {
+		return false // cannot tell: its own fsync is always right
+	}
+	dev, ok := deviceOf(info)
+	return !ok || dev == g.dev
+}
+
+// Broken is the error that made the group stop sharing syncs, nil while
+// it shares them.
+func (g *SyncGroup) Broken() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.broken
+}
+
+// Close waits for the sync under way, if any, and releases the group's
+// directory; a Sync after Close is the file's own.
 func (g *SyncGroup) Close() error {
 	if g.dir == nil {
 		return nil
 	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	g.cond.Broadcast()
+	for g.running > 0 {
+		g.cond.Wait()
+	}
+	g.mu.Unlock()
 	return g.dir.Close()
 }
