@@ -83,9 +83,9 @@ func crashedPayloads(t *testing.T, c *logtest.CrashFS, paths []string) [][]strin
 	return out
 }
 
-// TestCrashSharedSyncKeepsAcknowledgedAppends pins docs/design.md § One sync
-// for many partitions under a simulated power loss: logs that share syncs of
-// the file system through a durable.SyncGroup, appended to concurrently,
+// TestCrashSharedSyncKeepsAcknowledgedAppends pins, under a simulated power
+// loss, docs/design.md § One sync for many partitions: logs that share syncs
+// of the file system through a durable.SyncGroup, appended to concurrently,
 // keep after a crash at any moment every record acknowledged before it, in
 // order, and nothing that was never appended.
 func TestCrashSharedSyncKeepsAcknowledgedAppends(t *testing.T) {
