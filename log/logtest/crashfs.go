@@ -32,7 +32,10 @@ var ErrOutsideRoot = errors.New("logtest: path outside the CrashFS root")
 //     out of or removing an entry (a file, or a directory made by Mkdir)
 //     changes only the live set; a crash keeps the synced set. A rename is
 //     thus durable once the destination directory is synced (and the source
-//     name disappears once the source directory is).
+//     name disappears once the source directory is);
+//   - SyncFS (durable.WholeSyncer, what a durable.SyncGroup uses) makes
+//     everything durable at once: every file's content as it is now and
+//     every directory's live entries, as syncfs(2) does.
 //
 // Everything under the root when NewCrashFS is called counts as durable. The
 // root itself always survives. Changes to paths outside the root fail with
@@ -67,7 +70,10 @@ type crashNode struct {
 	live, durable map[string]*crashNode
 }
 
-var _ durable.FS = (*CrashFS)(nil)
+var (
+	_ durable.FS          = (*CrashFS)(nil)
+	_ durable.WholeSyncer = (*CrashFS)(nil)
+)
 
 func newDirNode() *crashNode {
 	return &crashNode{dir: true, live: map[string]*crashNode{}, durable: map[string]*crashNode{}}
@@ -292,6 +298,84 @@ func (c *CrashFS) SyncDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// SyncFS makes everything under the root durable in the model, as
+// syncfs(2) does: every file node's synced content becomes its content on
+// disk now, read by path, and every directory's durable entries its live
+// ones. f is an open file or directory of c; the base file system's SyncFS
+// is called through it, where the base has one that works (where it does
+// not, as on a platform without syncfs, only the model changes: nothing
+// here is meant to outlive the test). As with File.Sync, the content is
+// read before the real sync, so a write racing with SyncFS counts as lost;
+// and if any read or the real sync fails, the model is left as it was.
+func (c *CrashFS) SyncFS(f durable.File) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	contents := map[*crashNode][]byte{}
+	if err := c.readTreeLocked(c.top, c.root, contents); err != nil {
+		return fmt.Errorf("logtest: crash fs syncfs: %w", err)
+	}
+	if w, ok := c.base.(durable.WholeSyncer); ok {
+		through := f
+		if cf, ok := f.(*crashFile); ok {
+			through = cf.f
+		}
+		if err := w.SyncFS(through); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+	}
+	for n, data := range contents {
+		n.synced = data
+	}
+	commitDirsLocked(c.top)
+	return nil
+}
+
+// readTreeLocked reads into contents the content on disk of every file
+// node reachable through the live entries of directory n, which is at dir,
+// from the base file system.
+func (c *CrashFS) readTreeLocked(n *crashNode, dir string, contents map[*crashNode][]byte) error {
+	for name, child := range n.live {
+		p := filepath.Join(dir, name)
+		if child.dir {
+			if err := c.readTreeLocked(child, p, contents); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := c.readFileLocked(p)
+		if err != nil {
+			return err
+		}
+		contents[child] = data
+	}
+	return nil
+}
+
+// readFileLocked reads the whole file at path from the base file system.
+func (c *CrashFS) readFileLocked(path string) ([]byte, error) {
+	f, err := c.base.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readAll(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return data, err
+}
+
+// commitDirsLocked makes the live entries of n and of every directory
+// below it durable.
+func commitDirsLocked(n *crashNode) {
+	n.durable = make(map[string]*crashNode, len(n.live))
+	for name, child := range n.live {
+		n.durable[name] = child
+		if child.dir {
+			commitDirsLocked(child)
+		}
+	}
 }
 
 func (c *CrashFS) Stat(name string) (fs.FileInfo, error)      { return c.base.Stat(name) }

@@ -198,3 +198,71 @@ func TestCrashFSRefuses(t *testing.T) {
 	_, err = logtest.NewCrashFS(filepath.Join(root, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestCrashFSSyncFS: SyncFS (durable.WholeSyncer) makes every change under
+// the root durable at once, as syncfs(2) does: unsynced writes, new files
+// and directories, renames and removals survive a crash after it and are
+// lost without it; a change after it is lost again. A durable.SyncGroup
+// over a CrashFS syncs through it.
+func TestCrashFSSyncFS(t *testing.T) {
+	// change makes, through c, changes no File.Sync or SyncDir vouches for.
+	change := func(t *testing.T, c *logtest.CrashFS, root string) {
+		f, err := c.OpenFile(filepath.Join(root, "old.txt"), os.O_RDWR, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte("OLD, rewritten"), 0)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		require.NoError(t, c.Mkdir(filepath.Join(root, "a"), 0o755))
+		writeFile(t, c, filepath.Join(root, "a", "new.txt"), "new", false)
+		require.NoError(t, c.Rename(filepath.Join(root, "gone.txt"), filepath.Join(root, "a", "moved.txt")))
+		require.NoError(t, c.Remove(filepath.Join(root, "doomed.txt")))
+	}
+	before := map[string]string{"old.txt": "old", "gone.txt": "gone", "doomed.txt": "doomed"}
+	after := map[string]string{"old.txt": "OLD, rewritten", "a/": "", "a/new.txt": "new", "a/moved.txt": "gone"}
+	setup := func(t *testing.T) (*logtest.CrashFS, string) {
+		root := t.TempDir()
+		for name, data := range before {
+			require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(data), 0o644))
+		}
+		c, err := logtest.NewCrashFS(root)
+		require.NoError(t, err)
+		return c, root
+	}
+
+	t.Run("without SyncFS the changes are lost", func(t *testing.T) {
+		c, root := setup(t)
+		change(t, c, root)
+		require.Equal(t, before, crashImage(t, c))
+	})
+
+	t.Run("SyncFS keeps them", func(t *testing.T) {
+		c, root := setup(t)
+		change(t, c, root)
+		d, err := c.OpenFile(root, os.O_RDONLY, 0)
+		require.NoError(t, err)
+		require.NoError(t, c.SyncFS(d))
+		require.Equal(t, after, crashImage(t, c))
+
+		// A write after the sync is lost again; a second SyncFS keeps it.
+		writeFile(t, c, filepath.Join(root, "a", "new.txt"), "NEW", false)
+		require.Equal(t, after, crashImage(t, c))
+		require.NoError(t, c.SyncFS(d))
+		require.Equal(t, "NEW", crashImage(t, c)["a/new.txt"])
+		require.NoError(t, d.Close())
+	})
+
+	t.Run("through a SyncGroup", func(t *testing.T) {
+		c, root := setup(t)
+		g, err := durable.NewSyncGroup(c, root)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, g.Close()) }()
+		require.True(t, g.Whole())
+		change(t, c, root)
+		f, err := c.OpenFile(filepath.Join(root, "a", "new.txt"), os.O_RDWR, 0)
+		require.NoError(t, err)
+		require.Equal(t, before, crashImage(t, c), "nothing synced yet")
+		require.NoError(t, g.Sync(f))
+		require.NoError(t, f.Close())
+		require.Equal(t, after, crashImage(t, c))
+	})
+}

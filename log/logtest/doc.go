@@ -19,7 +19,8 @@
 //
 // CrashFS simulates a power loss. It remembers, for each file, its content at
 // its last Sync and, for each directory, its entries at its last SyncDir;
-// Crash writes that image into an empty directory, where a test reopens it as
+// its SyncFS (durable.WholeSyncer) makes everything durable at once, so a
+// durable.SyncGroup runs over it as over syncfs(2). Crash writes that image into an empty directory, where a test reopens it as
 // a restarted process would. KillBefore combines both: a first life killed
 // before its n-th step, whose unsynced writes stay in the page cache, then a
 // second life on the same files, and then the power cut.
