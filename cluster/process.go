@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -97,6 +98,9 @@ func NewMember(cfg MemberConfig) (*Cluster, error) {
 		c.statusWait = cfg.StatusWait
 	}
 	c.awaitTopic = awaitTopic
+	if _, err := durable.MkdirAll(opts.Broker.FS, abs); err != nil {
+		return nil, fmt.Errorf("cluster: member %d: %w", cfg.ID, err)
+	}
 	if err := c.openSyncs(); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ func (c *Cluster) openSyncs() error {
 	if err != nil {
 		return fmt.Errorf("cluster: open %s: %w", c.root, err)
 	}
+	g.Logf = c.opts.Broker.Logf
 	c.syncs = g
 	c.opts.Broker.Sync = g.Sync
 	return nil

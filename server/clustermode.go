@@ -140,6 +140,7 @@ func (s *Server) openClusterNode(fsys durable.FS) error {
 	if err != nil {
 		return fmt.Errorf("server: start cluster node %d: %w", s.cfg.NodeID, err)
 	}
+	s.logSyncs(node.Cluster())
 	nb := nodebackend.New(node)
 	s.node, s.cluster, s.members = node, nb, nb
 	close(s.nodeOpen)

@@ -270,9 +270,24 @@ func (s *Server) openCluster(fsys durable.FS) error {
 				"broker", b.ID, "brokers", int(s.cfg.Brokers))
 		}
 	}
+	s.logSyncs(c)
 	s.local = &backend.Local{Cluster: c, FailoverAfter: s.cfg.FailoverAfter.Duration(), DefaultFailoverAfter: DefaultFailoverAfter}
 	s.cluster = s.local
 	return nil
+}
+
+// logSyncs says at start how the partitions' appends are made durable:
+// sharing syncs of the file system, or each fsyncing its own file (asked
+// for, or because the file system or kernel does not allow a shared one).
+func (s *Server) logSyncs(c *cluster.Cluster) {
+	switch {
+	case c.SyncsShared():
+		s.logger.Info("partitions' appends share syncs of the file system (PYSTREAM_SHARED_SYNC)", "dir", s.cfg.DataDir)
+	case bool(s.cfg.SharedSync):
+		s.logger.Info("partitions' appends fsync their own files: the data directory's file system or the kernel does not allow a shared sync (docs/design.md § One sync for many partitions)", "dir", s.cfg.DataDir)
+	default:
+		s.logger.Info("partitions' appends fsync their own files (PYSTREAM_SHARED_SYNC=off)", "dir", s.cfg.DataDir)
+	}
 }
 
 // openAPI builds the HTTP API over the cluster: the mode's differences

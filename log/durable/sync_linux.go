@@ -3,8 +3,11 @@
 package durable
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -27,8 +30,13 @@ func datasync(f *os.File) error {
 
 // syncfs makes durable every write made so far to the file system that
 // holds f: syncfs(2). Since Linux 5.8 it reports the write-back errors of
-// the whole file system not yet reported through f.
+// the whole file system not yet reported through f. On an older kernel,
+// or a file system not known to honour it (wholeSyncable), it is
+// errors.ErrUnsupported: a SyncGroup then syncs file by file.
 func syncfs(f *os.File) error {
+	if !syncfsKernel() || !wholeSyncable(f) {
+		return fmt.Errorf("durable: syncfs %s: the kernel or the file system does not vouch for it: %w", f.Name(), errors.ErrUnsupported)
+	}
 	for {
 		err := unix.Syncfs(int(f.Fd()))
 		if err == unix.EINTR {
@@ -48,4 +56,36 @@ func deviceOf(info fs.FileInfo) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(st.Dev), true //nolint:unconvert // Dev is uint64 on some architectures only
+}
+
+// syncfsKernel reports whether the running kernel's syncfs(2) reports
+// write-back errors (Linux 5.8 and later); before, it returned 0 even
+// after one, so a shared sync could not vouch for anything.
+var syncfsKernel = sync.OnceValue(func() bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || major == 5 && minor >= 8
+})
+
+// wholeSyncable reports whether a sync of the file system that holds f is
+// known to make its files durable and to report their write-back errors:
+// the disk file systems whose syncfs does (ext4, XFS, Btrfs). Another —
+// a network or FUSE file system, an overlay, tmpfs — is synced file by
+// file.
+func wholeSyncable(f *os.File) bool {
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
+		return false
+	}
+	switch st.Type {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
+		return true
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -70,7 +71,8 @@ func startLoneNode(t *testing.T, ca *clustertls.CA, id int, logs io.Writer, reg 
 	require.NoError(t, err)
 	ident, err := ca.Identity(id, time.Now())
 	require.NoError(t, err)
-	cfg := clusternode.Config{ID: id, Peers: map[int]string{id: ln.Addr().String()}, DataDir: t.TempDir(), Listener: ln, TLS: ident,
+	// A data directory not made yet: the node makes it.
+	cfg := clusternode.Config{ID: id, Peers: map[int]string{id: ln.Addr().String()}, DataDir: filepath.Join(t.TempDir(), "node", "data"), Listener: ln, TLS: ident,
 		HTTPAddr: "127.0.0.1:1", Registerer: reg}
 	if logs != nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
