@@ -49,6 +49,8 @@ type SyncGroup struct {
 	// on every Sync is the file's own (see Sync). closed is set by Close.
 	broken error
 	closed bool
+	// covered says, by file name, whether a file is on dir's file system.
+	covered map[string]bool
 }
 
 // maxRunning is how many syncs of the file system a group runs at once:
@@ -72,7 +74,7 @@ type round struct {
 // dir. It syncs that file system once to learn whether it can: when it
 // cannot, every Sync is the file's own.
 func NewSyncGroup(fsys FS, dir string) (*SyncGroup, error) {
-	g := &SyncGroup{fsys: fsys}
+	g := &SyncGroup{fsys: fsys, covered: map[string]bool{}}
 	g.cond = sync.NewCond(&g.mu)
 	w, ok := fsys.(WholeSyncer)
 	if !ok {
@@ -115,11 +117,11 @@ func (g *SyncGroup) Whole() bool { return g.whole != nil }
 // and every Sync after it is the file's own, whose descriptor has not
 // seen its file's error yet and reports it to the writer it concerns.
 func (g *SyncGroup) Sync(f File) error {
-	if g.whole == nil || !g.sameFS(f) {
+	if g.whole == nil {
 		return f.Sync()
 	}
 	g.mu.Lock()
-	if g.broken != nil || g.closed {
+	if g.broken != nil || g.closed || !g.coversLocked(f) {
 		g.mu.Unlock()
 		return f.Sync()
 	}
@@ -170,19 +172,32 @@ func (g *SyncGroup) outcome(f File, r *round) error {
 	return nil
 }
 
-// sameFS reports whether f is on the file system of the group's
-// directory, or cannot be told apart from it.
-func (g *SyncGroup) sameFS(f File) bool {
+// coversLocked reports whether f is on the file system of the group's
+// directory, or cannot be told apart from it. The answer is kept by the
+// file's name (a log's file keeps its path), so that an append costs no
+// fstat. g.mu must be held.
+func (g *SyncGroup) coversLocked(f File) bool {
 	if !g.devKnown {
 		return true
 	}
-	info, err := f.Stat()
-	if err != nil {
-		return false // cannot tell: its own fsync is always right
+	name := f.Name()
+	if same, ok := g.covered[name]; ok {
+		return same
 	}
-	dev, ok := deviceOf(info)
-	return !ok || dev == g.dev
+	same := false // cannot tell: its own fsync is always right
+	if info, err := f.Stat(); err == nil {
+		dev, ok := deviceOf(info)
+		same = !ok || dev == g.dev
+	}
+	if len(g.covered) >= maxCovered {
+		clear(g.covered) // files come and go with segments: start afresh
+	}
+	g.covered[name] = same
+	return same
 }
+
+// maxCovered bounds the file names a group remembers.
+const maxCovered = 1 << 16
 
 // Broken is the error that made the group stop sharing syncs, nil while
 // it shares them.

@@ -280,37 +280,54 @@ func createTopic(c *http.Client, base, name string, partitions, rf int) error {
 // its syncs of the whole file system (kind="filesystem"), each of which
 // makes every replica's appends durable at once.
 func fileSyncs(c *http.Client, base string, rf int) (float64, error) {
-	resp, err := c.Get(base + "/metrics")
+	st, err := syncStats(c, base)
 	if err != nil {
 		return 0, err
 	}
+	return st.file/float64(rf) + st.whole, nil
+}
+
+// syncCounts are the server's sync counters so far: the counts of fsyncs
+// of files and of syncs of the whole file system, and the seconds the
+// latter took.
+type syncCounts struct {
+	file, whole, wholeSeconds float64
+}
+
+// syncStats reads the server's sync counters from its /metrics.
+func syncStats(c *http.Client, base string) (syncCounts, error) {
+	resp, err := c.Get(base + "/metrics")
+	if err != nil {
+		return syncCounts{}, err
+	}
 	defer resp.Body.Close()
-	const (
-		fileSeries  = `pystream_fsync_duration_seconds_count{kind="file"} `
-		wholeSeries = `pystream_fsync_duration_seconds_count{kind="filesystem"} `
-	)
-	var file, whole float64
+	var st syncCounts
+	series := map[string]*float64{
+		`pystream_fsync_duration_seconds_count{kind="file"} `:       &st.file,
+		`pystream_fsync_duration_seconds_count{kind="filesystem"} `: &st.whole,
+		`pystream_fsync_duration_seconds_sum{kind="filesystem"} `:   &st.wholeSeconds,
+	}
 	found := false
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		for series, into := range map[string]*float64{fileSeries: &file, wholeSeries: &whole} {
-			if v, ok := strings.CutPrefix(sc.Text(), series); ok {
+		for name, into := range series {
+			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
 				n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 				if err != nil {
-					return 0, err
+					return syncCounts{}, err
 				}
 				*into, found = n, true
 			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return syncCounts{}, err
 	}
 	if !found {
-		return 0, errors.New("no fsync count in /metrics")
+		return syncCounts{}, errors.New("no fsync count in /metrics")
 	}
-	return file/float64(rf) + whole, nil
+	return st, nil
 }
 
 // openBare starts one bare group-commit loop per partition, each over rf

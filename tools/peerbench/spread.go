@@ -73,6 +73,9 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 		dur    [2]time.Duration
 		syncs  [2]float64
 		ratios []float64
+		// whole and wholeSeconds count the syncs of the whole file
+		// system and the time they took.
+		whole, wholeSeconds [2]float64
 	)
 	per := max(1, cfg.records/cfg.kafkaSlices)
 	for s := 0; s < cfg.kafkaSlices && dur[0]+dur[1] < cfg.deadline; s++ {
@@ -80,7 +83,7 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 		for i := range clients {
 			one := cfg
 			one.records = per
-			before, err := fileSyncs(httpc, base, rf)
+			before, err := syncStats(httpc, base)
 			if err != nil {
 				return result{}, result{}, err
 			}
@@ -88,11 +91,14 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 			if err != nil {
 				return result{}, result{}, fmt.Errorf("kgo produce into %s: %w", names[i], err)
 			}
-			after, err := fileSyncs(httpc, base, rf)
+			after, err := syncStats(httpc, base)
 			if err != nil {
 				return result{}, result{}, err
 			}
-			lat[i], dur[i], syncs[i] = append(lat[i], l...), dur[i]+d, syncs[i]+after-before
+			lat[i], dur[i] = append(lat[i], l...), dur[i]+d
+			syncs[i] += (after.file-before.file)/float64(rf) + after.whole - before.whole
+			whole[i] += after.whole - before.whole
+			wholeSeconds[i] += after.wholeSeconds - before.wholeSeconds
 			rate[i] = float64(len(l)) / d.Seconds()
 		}
 		ratios = append(ratios, rate[1]/rate[0])
@@ -104,6 +110,9 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 			return result{}, result{}, fmt.Errorf("kgo produce into %s: %w", names[i], err)
 		}
 		rows[i].Note = fmt.Sprintf("%.1f records per sync per replica, %s partitioner", float64(len(lat[i]))/math.Max(syncs[i], 1), cfg.kafkaPartitioner)
+		if whole[i] > 0 {
+			rows[i].Note += fmt.Sprintf(", %.0f syncs of the file system a second, %.2f ms each", whole[i]/dur[i].Seconds(), 1000*wholeSeconds[i]/whole[i])
+		}
 		rows[i].kind, rows[i].pair = kindSpread, rf
 	}
 	slices.Sort(ratios)
