@@ -217,15 +217,16 @@ func (c *Cluster) enqueue(p *partition, req *sendRequest) error {
 // payloads are queued now, before writeQueued returns, and wait returns
 // their outcome — a leader that moved meanwhile is followed as write
 // follows it. Otherwise nothing happens until wait, which writes them
-// (forwarded): the caller's waits, called in order, keep the order.
-func (c *Cluster) writeQueued(p *partition, payloads [][]byte) (wait func() (ProduceResponse, error)) {
+// (forwarded, reported so): the caller's waits, called in order, keep
+// the order.
+func (c *Cluster) writeQueued(p *partition, payloads [][]byte) (wait func() (ProduceResponse, error), forwarded bool) {
 	pm, err := c.partitionMeta(p)
 	if err != nil || !c.hosts(pm.Leader) {
-		return func() (ProduceResponse, error) { return c.write(p, payloads) }
+		return func() (ProduceResponse, error) { return c.write(p, payloads) }, true
 	}
 	req := newSendRequest(payloads)
 	if err := c.enqueue(p, req); err != nil {
-		return func() (ProduceResponse, error) { return ProduceResponse{}, err }
+		return func() (ProduceResponse, error) { return ProduceResponse{}, err }, false
 	}
 	return func() (ProduceResponse, error) {
 		<-req.done
@@ -233,7 +234,7 @@ func (c *Cluster) writeQueued(p *partition, payloads [][]byte) (wait func() (Pro
 			return c.write(p, payloads)
 		}
 		return produceResponseOf(req), req.err
-	}
+	}, false
 }
 
 // drainLocked writes the queued sends batch by batch while it owns the

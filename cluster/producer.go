@@ -137,31 +137,43 @@ func (p *Producer) SendBatchTo(partition int, msgs []topic.Message) ([]SendResul
 	return results, nil
 }
 
+// Queued is a batch queued for a partition (SendBatchToQueued).
+type Queued struct {
+	// Wait returns the batch's results once it is written. Call it once,
+	// in the order the batches were queued.
+	Wait func() ([]SendResult, error)
+	// Forwarded says the partition's leader is not in this process: Wait
+	// writes the batch itself, a round trip to the leader's process, so
+	// a caller with several batches to wait for waits for such ones
+	// together rather than one after another. (A batch queued here may
+	// still be forwarded within Wait, when the leadership moves meanwhile.)
+	Forwarded bool
+}
+
 // SendBatchToQueued is SendBatchTo in two steps: the batch is checked
 // and, where this process hosts the partition's leader, queued for it
-// before SendBatchToQueued returns; wait returns SendBatchTo's results.
-// Batches queued one after the other reach the partition in that order
-// and may share its next append and fsync: what a Kafka connection's
-// pipelined produce requests need (cluster.writeQueued). Call each wait
-// once, in the order the batches were queued.
-func (p *Producer) SendBatchToQueued(partition int, msgs []topic.Message) (wait func() ([]SendResult, error)) {
+// before SendBatchToQueued returns; Queued.Wait returns SendBatchTo's
+// results. Batches queued one after the other reach the partition in that
+// order and may share its next append and fsync: what a Kafka
+// connection's pipelined produce requests need (cluster.writeQueued).
+func (p *Producer) SendBatchToQueued(partition int, msgs []topic.Message) Queued {
 	part, err := p.c.partition(p.topic, partition)
 	if err != nil {
-		return func() ([]SendResult, error) { return nil, err }
+		return Queued{Wait: func() ([]SendResult, error) { return nil, err }}
 	}
 	if err := topic.CheckPayloads(msgs, p.c.MaxPayloadSize()); err != nil {
 		err = fmt.Errorf("cluster: %s: send batch: %w", part, err)
-		return func() ([]SendResult, error) { return nil, err }
+		return Queued{Wait: func() ([]SendResult, error) { return nil, err }}
 	}
 	if len(msgs) == 0 {
-		return func() ([]SendResult, error) { return nil, nil }
+		return Queued{Wait: func() ([]SendResult, error) { return nil, nil }}
 	}
 	idx := make([]int, len(msgs))
 	for i := range idx {
 		idx[i] = i
 	}
-	written := p.c.writeQueued(part, topic.Payloads(msgs, idx))
-	return func() ([]SendResult, error) {
+	written, forwarded := p.c.writeQueued(part, topic.Payloads(msgs, idx))
+	return Queued{Forwarded: forwarded, Wait: func() ([]SendResult, error) {
 		res, err := written()
 		results := make([]SendResult, len(msgs))
 		for i := range results {
@@ -172,7 +184,7 @@ func (p *Producer) SendBatchToQueued(partition int, msgs []topic.Message) (wait 
 			results[i] = resultOf(part, res, i)
 		}
 		return results, err
-	}
+	}}
 }
 
 // MaxPayloadSize is the largest payload a record may carry: the limit the

@@ -61,14 +61,15 @@ func TestSendBatchToQueuedKeepsOrder(t *testing.T) {
 	prod := NewProducer(c, "orders")
 	var waits []func() ([]SendResult, error)
 	for i := range 20 {
-		waits = append(waits, prod.SendBatchToQueued(0, idempotentBatch(7, 0, int32(2*i), 2)))
+		q := prod.SendBatchToQueued(0, idempotentBatch(7, 0, int32(2*i), 2))
+		require.False(t, q.Forwarded, "the leader is in this process")
+		waits = append(waits, q.Wait)
 	}
 	for i, wait := range waits {
 		res, err := wait()
 		require.NoError(t, err, "batch %d", i)
 		require.Equal(t, []uint64{uint64(2 * i), uint64(2*i + 1)}, offsetsOf(res), "batch %d", i)
 	}
-	wait := prod.SendBatchToQueued(5, idempotentBatch(7, 0, 40, 1))
-	_, err := wait()
+	_, err := prod.SendBatchToQueued(5, idempotentBatch(7, 0, 40, 1)).Wait()
 	require.ErrorIs(t, err, topic.ErrPartitionOutOfRange)
 }

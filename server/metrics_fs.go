@@ -40,6 +40,19 @@ func (t timedFS) SyncDir(dir string) error {
 	return err
 }
 
+// CanSyncFS is the wrapped file system's answer, where it can sync as a
+// whole.
+func (t timedFS) CanSyncFS(f durable.File) error {
+	w, ok := t.FS.(durable.WholeSyncer)
+	if !ok {
+		return fmt.Errorf("server: syncfs %s: %w", f.Name(), errors.ErrUnsupported)
+	}
+	if tf, ok := f.(timedFile); ok {
+		f = tf.File
+	}
+	return w.CanSyncFS(f)
+}
+
 // SyncFS is the wrapped file system's sync of itself as a whole, timed
 // as kind=filesystem, where it has one.
 func (t timedFS) SyncFS(f durable.File) error {

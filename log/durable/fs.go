@@ -54,6 +54,11 @@ type File interface {
 // Implementations that cannot (another platform, a wrapper over a file
 // system that cannot) return an error wrapping errors.ErrUnsupported.
 type WholeSyncer interface {
+	// CanSyncFS is nil when SyncFS on the file system that holds f is
+	// known to make every file on it durable and to report their
+	// write-back errors; else an error wrapping errors.ErrUnsupported
+	// says why not. A SyncGroup asks once, when it opens.
+	CanSyncFS(f File) error
 	// SyncFS makes durable every write made so far to the file system
 	// that holds f (an open file or directory of this FS), and reports a
 	// write-back error of any of its files not yet reported through f.
@@ -78,6 +83,14 @@ func (osFS) Remove(name string) error                   { return os.Remove(name)
 func (osFS) Mkdir(name string, perm fs.FileMode) error  { return os.Mkdir(name, perm) }
 func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
+
+func (osFS) CanSyncFS(f File) error {
+	o, ok := f.(osFile)
+	if !ok {
+		return fmt.Errorf("durable: syncfs %s: not a file of durable.OS: %w", f.Name(), errors.ErrUnsupported)
+	}
+	return canSyncfs(o.f)
+}
 
 func (osFS) SyncFS(f File) error {
 	o, ok := f.(osFile)

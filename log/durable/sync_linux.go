@@ -30,13 +30,9 @@ func datasync(f *os.File) error {
 
 // syncfs makes durable every write made so far to the file system that
 // holds f: syncfs(2). Since Linux 5.8 it reports the write-back errors of
-// the whole file system not yet reported through f. On an older kernel,
-// or a file system not known to honour it (wholeSyncable), it is
-// errors.ErrUnsupported: a SyncGroup then syncs file by file.
+// the whole file system not yet reported through f. canSyncfs says
+// whether to trust it.
 func syncfs(f *os.File) error {
-	if !syncfsKernel() || !wholeSyncable(f) {
-		return fmt.Errorf("durable: syncfs %s: the kernel or the file system does not vouch for it: %w", f.Name(), errors.ErrUnsupported)
-	}
 	for {
 		err := unix.Syncfs(int(f.Fd()))
 		if err == unix.EINTR {
@@ -73,9 +69,23 @@ var syncfsKernel = sync.OnceValue(func() bool {
 	return major > 5 || major == 5 && minor >= 8
 })
 
+// canSyncfs is nil when syncfs(2) on the file system that holds f is
+// known to vouch for its files (syncfsKernel, wholeSyncable); else an
+// error wrapping errors.ErrUnsupported: a SyncGroup then syncs file by file.
+func canSyncfs(f *os.File) error {
+	switch {
+	case !syncfsKernel():
+		return fmt.Errorf("durable: syncfs %s: the kernel is older than Linux 5.8, whose syncfs reports write-back errors: %w", f.Name(), errors.ErrUnsupported)
+	case !wholeSyncable(f):
+		return fmt.Errorf("durable: syncfs %s: not on ext4, XFS or Btrfs: %w", f.Name(), errors.ErrUnsupported)
+	}
+	return nil
+}
+
 // wholeSyncable reports whether a sync of the file system that holds f is
 // known to make its files durable and to report their write-back errors:
-// the disk file systems whose syncfs does (ext4, XFS, Btrfs). Another —
+// the disk file systems whose syncfs does (ext4 — whose magic number
+// ext2 and ext3 share, served by the same driver — XFS, Btrfs). Another —
 // a network or FUSE file system, an overlay, tmpfs — is synced file by
 // file.
 func wholeSyncable(f *os.File) bool {
@@ -83,7 +93,7 @@ func wholeSyncable(f *os.File) bool {
 	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil {
 		return false
 	}
-	switch st.Type {
+	switch uint32(st.Type) { //nolint:unconvert // an int32 on 32-bit platforms
 	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC:
 		return true
 	}

@@ -71,8 +71,9 @@ type round struct {
 }
 
 // NewSyncGroup returns a group over the file system of fsys that holds
-// dir. It syncs that file system once to learn whether it can: when it
-// cannot, every Sync is the file's own.
+// dir. It asks fsys whether a sync of that file system vouches for its
+// files (WholeSyncer.CanSyncFS) and syncs it once: when it cannot, every
+// Sync is the file's own.
 func NewSyncGroup(fsys FS, dir string) (*SyncGroup, error) {
 	g := &SyncGroup{fsys: fsys, covered: map[string]bool{}}
 	g.cond = sync.NewCond(&g.mu)
@@ -84,7 +85,11 @@ func NewSyncGroup(fsys FS, dir string) (*SyncGroup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("durable: sync group over %s: %w", dir, err)
 	}
-	if err := w.SyncFS(d); err != nil {
+	err = w.CanSyncFS(d)
+	if err == nil {
+		err = w.SyncFS(d)
+	}
+	if err != nil {
 		_ = d.Close()
 		if errors.Is(err, errors.ErrUnsupported) {
 			return g, nil

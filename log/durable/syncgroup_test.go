@@ -61,6 +61,9 @@ func (w *wholeFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.Fil
 	return w.dir, nil
 }
 
+// CanSyncFS is nil: the fake's syncs are whatever the test scripts.
+func (w *wholeFS) CanSyncFS(durable.File) error { return nil }
+
 func (w *wholeFS) SyncFS(f durable.File) error {
 	if f != durable.File(w.dir) {
 		return fmt.Errorf("wholeFS: SyncFS through %s, not the group's directory", f.Name())

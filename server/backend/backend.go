@@ -42,11 +42,11 @@ type Data interface {
 	Send(topicName string, partition *int, msgs []topic.Message) ([]cluster.SendResult, error)
 	// SendQueued is Send to one partition in two steps
 	// (cluster.Producer.SendBatchToQueued): the records are queued for
-	// the partition's leader before it returns, and wait returns Send's
+	// the partition's leader before it returns, and Queued.Wait returns Send's
 	// results. Records queued one call after the other reach the
 	// partition in that order: a Kafka connection's pipelined produce
 	// requests.
-	SendQueued(topicName string, partition int, msgs []topic.Message) (wait func() ([]cluster.SendResult, error))
+	SendQueued(topicName string, partition int, msgs []topic.Message) cluster.Queued
 	// ReadCommitted reads up to maxRecords records from start, never
 	// past the high watermark.
 	ReadCommitted(topicName string, partition int, start uint64, maxRecords int) ([]log.Record, error)

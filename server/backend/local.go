@@ -48,7 +48,7 @@ func (l *Local) Send(topicName string, partition *int, msgs []topic.Message) ([]
 }
 
 // SendQueued queues through a cluster.Producer.
-func (l *Local) SendQueued(topicName string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+func (l *Local) SendQueued(topicName string, partition int, msgs []topic.Message) cluster.Queued {
 	return cluster.NewProducer(l.Cluster, topicName).SendBatchToQueued(partition, msgs)
 }
 

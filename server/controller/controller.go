@@ -209,26 +209,31 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 }
 
 // Run makes a pass at once, then one every Config.Interval or as soon as
-// Wake is called, until ctx is done; after a pass that took longer than
-// a tenth of Interval, the next waits ten times as long (at most a
-// second), so that passes over many partitions take at most a tenth of
-// the time (passRest). A pass that fails (the cluster closed
-// under it) is logged and the next one tries again.
+// Wake is called, until ctx is done. A pass that found nothing to do and
+// took longer than a tenth of Interval is followed by a rest of ten times
+// its length (at most a second; Wake ends it), so that passes over many
+// partitions take at most a tenth of the time (passRest); a pass that
+// acted, or failed, is not. A pass that fails (the cluster closed under
+// it) is logged and the next one tries again.
 func (k *Controller) Run(ctx context.Context) {
 	t := time.NewTicker(k.cfg.Interval)
 	defer t.Stop()
 	for {
 		start := time.Now()
-		if _, err := k.Step(); err != nil && ctx.Err() == nil {
+		out, err := k.Step()
+		if err != nil && ctx.Err() == nil {
 			k.log.Warn("controller pass failed", "err", err)
 		}
-		if rest := passRest(time.Since(start)) - k.cfg.Interval; rest > 0 {
+		if rest := passRest(time.Since(start)) - k.cfg.Interval; rest > 0 && err == nil && len(out) == 0 {
 			r := time.NewTimer(rest)
 			select {
 			case <-ctx.Done():
 				r.Stop()
 				return
 			case <-r.C:
+			case <-k.wake:
+				r.Stop()
+				continue // a pass now
 			}
 		}
 		select {

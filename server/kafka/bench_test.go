@@ -211,9 +211,9 @@ func (d *discard) Send(_ string, partition *int, msgs []topic.Message) ([]cluste
 }
 
 // SendQueued is Send, at once.
-func (d *discard) SendQueued(name string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+func (d *discard) SendQueued(name string, partition int, msgs []topic.Message) cluster.Queued {
 	r, err := d.Send(name, &partition, msgs)
-	return func() ([]cluster.SendResult, error) { return r, err }
+	return cluster.Queued{Wait: func() ([]cluster.SendResult, error) { return r, err }}
 }
 
 // timedSend is the embedded cluster timing its Sends.
@@ -231,13 +231,15 @@ func (t *timedSend) Send(name string, partition *int, msgs []topic.Message) ([]c
 }
 
 // SendQueued times a queued send from its queueing to its outcome.
-func (t *timedSend) SendQueued(name string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
+func (t *timedSend) SendQueued(name string, partition int, msgs []topic.Message) cluster.Queued {
 	s := time.Now()
-	wait := t.Local.SendQueued(name, partition, msgs)
-	return func() ([]cluster.SendResult, error) {
+	q := t.Local.SendQueued(name, partition, msgs)
+	wait := q.Wait
+	q.Wait = func() ([]cluster.SendResult, error) {
 		r, err := wait()
 		t.ns.Add(int64(time.Since(s)))
 		t.n.Add(1)
 		return r, err
 	}
+	return q
 }

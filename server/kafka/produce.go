@@ -3,6 +3,7 @@ package kafka
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -19,8 +20,10 @@ import (
 // comes once every active replica has fsynced the records, for acks=1 as
 // for acks=all: PyStream's Kafka path is never weaker than its HTTP path.
 // acks=0 writes the same way and answers nothing. Partitions are written
-// in parallel; a request for one partition (the usual one, with
-// one leader per broker) is written by the connection's own goroutine.
+// in parallel: each is queued for its leader's writer before the first is
+// waited for, and the connection's own goroutine waits for them in turn
+// (a partition whose leader is in another process, forwarded, is waited
+// for on a goroutine of its own).
 //
 // Two bounds hold before anything is written: the records the request's
 // batches say they hold, all partitions together, against
@@ -68,7 +71,7 @@ func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.R
 	}
 	inflated := &inflation{server: s.inflight, left: s.cfg.MaxDecompressedBytes}
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	var waits []func() (int16, string)
+	var waits []partitionWait
 	var rps []*kmsg.ProduceResponseTopicPartition
 	for _, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
@@ -85,18 +88,35 @@ func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.R
 	}
 	return func() kmsg.Response {
 		defer inflated.release()
-		// Every partition's records are queued already; waiting for them
-		// one after the other takes as long as the slowest, without a
-		// goroutine per partition. (A partition whose leader moved since
-		// leaderCheck is written, forwarded, within its wait.)
-		for i, wait := range waits {
+		// Every partition's records are queued already, save those whose
+		// leader is elsewhere (written, forwarded, within their wait):
+		// those are waited for together, on goroutines of their own; the
+		// queued ones one after the other on the connection's goroutine,
+		// which takes as long as the slowest of them.
+		type outcome struct {
+			code int16
+			msg  string
+		}
+		outcomes := make([]outcome, len(waits))
+		var wg sync.WaitGroup
+		for i, w := range waits {
+			if w.forwarded {
+				wg.Go(func() { outcomes[i].code, outcomes[i].msg = w.wait() })
+			}
+		}
+		for i, w := range waits {
+			if !w.forwarded {
+				outcomes[i].code, outcomes[i].msg = w.wait()
+			}
+		}
+		wg.Wait()
+		for i, o := range outcomes {
 			rp := rps[i]
-			code, msg := wait()
-			rp.ErrorCode = x.code(code)
-			if code != 0 {
+			rp.ErrorCode = x.code(o.code)
+			if o.code != 0 {
 				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = -1, -1, -1
-				if msg != "" {
-					rp.ErrorMessage = kmsg.StringPtr(msg)
+				if o.msg != "" {
+					rp.ErrorMessage = kmsg.StringPtr(o.msg)
 				}
 			}
 		}
@@ -107,13 +127,22 @@ func (s *Server) produceBegin(x *exchange, r kmsg.Request) (finish func() kmsg.R
 	}
 }
 
+// partitionWait is one partition's share of a produce request:
+// producePartition's wait, and whether it writes the records itself, to
+// a leader in another process (cluster.Queued.Forwarded).
+type partitionWait struct {
+	wait      func() (int16, string)
+	forwarded bool
+}
+
 // producePartition decodes one partition's records and queues them for
-// its leader; wait fills rp's offsets once they are written and returns
-// the error code (and a message for the client's log).
+// its leader; the wait it returns fills rp's offsets once they are
+// written and returns the error code (and a message for the client's
+// log).
 func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceRequestTopicPartition, rp *kmsg.ProduceResponseTopicPartition,
-	inflated *inflation) (wait func() (int16, string)) {
-	fail := func(code int16, msg string) func() (int16, string) {
-		return func() (int16, string) { return code, msg }
+	inflated *inflation) partitionWait {
+	fail := func(code int16, msg string) partitionWait {
+		return partitionWait{wait: func() (int16, string) { return code, msg }}
 	}
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
 		return fail(code, "")
@@ -140,8 +169,8 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 	}
 	part := int(p.Partition)
 	sent := s.c.SendQueued(topicName, part, msgs)
-	return func() (int16, string) {
-		res, err := sent()
+	return partitionWait{forwarded: sent.Forwarded, wait: func() (int16, string) {
+		res, err := sent.Wait()
 		if err != nil {
 			if errors.Is(err, topic.ErrPartitionOutOfRange) {
 				return kerr.UnknownTopicOrPartition.Code, ""
@@ -157,7 +186,7 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 			rp.LogStartOffset = int64(ls)
 		}
 		return 0, ""
-	}
+	}}
 }
 
 func failProduce(r kmsg.Request, code int16) kmsg.Response {

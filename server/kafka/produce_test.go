@@ -6,15 +6,21 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
+	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/server/kafka"
+	"github.com/pystream/pystream/topic"
 )
 
 // batchOf is a valid uncompressed record batch of one record per value,
@@ -86,4 +92,58 @@ func TestKafkaProduceAcksZero(t *testing.T) {
 	_, err = io.ReadFull(nc, b[:])
 	var ne net.Error
 	require.True(t, errors.As(err, &ne) && ne.Timeout(), "no answer to the acks=0 produce, got %v", err)
+}
+
+// forwarding is the embedded cluster saying every queued write is
+// forwarded to a leader in another process, with a Wait that returns only
+// once the waits of every partition of the request are under way together
+// (or after a bound, failing): a listener that waited for forwarded
+// partitions one after the other would add up their round trips.
+type forwarding struct {
+	*backend.Local
+	partitions int
+	mu         sync.Mutex
+	entered    int
+	together   chan struct{}
+	apart      atomic.Bool // a wait gave up waiting for the others
+}
+
+func (f *forwarding) SendQueued(name string, partition int, msgs []topic.Message) cluster.Queued {
+	q := f.Local.SendQueued(name, partition, msgs)
+	wait := q.Wait
+	q.Forwarded = true
+	q.Wait = func() ([]cluster.SendResult, error) {
+		f.mu.Lock()
+		if f.entered++; f.entered == f.partitions {
+			close(f.together)
+		}
+		f.mu.Unlock()
+		select {
+		case <-f.together:
+		case <-time.After(5 * time.Second):
+			f.apart.Store(true)
+			return nil, errors.New("forwarded partitions waited for one after the other")
+		}
+		return wait()
+	}
+	return q
+}
+
+// TestKafkaProduceWaitsForForwardedPartitionsTogether: the partitions of a
+// produce request whose leaders are in another process are waited for
+// together, not one after the other.
+func TestKafkaProduceWaitsForForwardedPartitionsTogether(t *testing.T) {
+	const partitions = 3
+	fw := &forwarding{partitions: partitions, together: make(chan struct{})}
+	f := startOver(t, func(kc kafka.Cluster) kafka.Cluster { fw.Local = kc.(*backend.Local); return fw }, 1, partitions, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(f.srv.Addr(1)), kgo.DefaultProduceTopic("events"),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(50*time.Millisecond))
+	require.NoError(t, err)
+	defer cl.Close()
+	var recs []*kgo.Record
+	for p := range partitions {
+		recs = append(recs, &kgo.Record{Value: []byte("v"), Partition: int32(p)})
+	}
+	require.NoError(t, cl.ProduceSync(t.Context(), recs...).FirstErr())
+	require.False(t, fw.apart.Load(), "the forwarded partitions were waited for one after the other")
 }

@@ -74,9 +74,11 @@ func (b *Backend) Send(topicName string, partition *int, msgs []topic.Message) (
 }
 
 // SendQueued queues for the partition's leader.
-func (b *Backend) SendQueued(topicName string, partition int, msgs []topic.Message) func() ([]cluster.SendResult, error) {
-	wait := b.local.SendQueued(topicName, partition, msgs)
-	return func() ([]cluster.SendResult, error) { return marked(wait()) }
+func (b *Backend) SendQueued(topicName string, partition int, msgs []topic.Message) cluster.Queued {
+	q := b.local.SendQueued(topicName, partition, msgs)
+	wait := q.Wait
+	q.Wait = func() ([]cluster.SendResult, error) { return marked(wait()) }
+	return q
 }
 
 // NewProducerID reserves producer ids through the metadata group.
