@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +20,10 @@ import (
 // environment variable PYSTREAM_SCALE_ALL=1.
 var scaleAll = flag.Bool("scale-all", false, "BenchmarkScale: also run 10,000 replicas per broker")
 
+// scaleSizes replaces BenchmarkScale's sizes, when given: replicas per
+// broker, separated by commas.
+var scaleSizes = flag.String("scale-sizes", "", "BenchmarkScale: replicas per broker to run instead of 30,300,3000, comma-separated")
+
 // scaleWorkers is how many partitions BenchmarkScale opens or fails over
 // at once: as many as the controller's pass (server/controller,
 // statusReaders).
@@ -26,7 +32,8 @@ const scaleWorkers = 8
 // BenchmarkScale measures the embedded cluster (3 brokers, rf 3, so that
 // every broker holds a replica of every partition) at 30, 300 and 3,000
 // replicas per broker, and 10,000 with -scale-all or PYSTREAM_SCALE_ALL=1.
-// The partitions are spread over topics of at most topic.MaxPartitionCount.
+// -scale-sizes runs other sizes (-scale-sizes 6000). The partitions are
+// spread over topics of at most topic.MaxPartitionCount.
 // Each iteration reports:
 //
 //   - create-s: the creation of every topic, one after another;
@@ -36,6 +43,7 @@ const scaleWorkers = 8
 //   - fds/replica: the entries of /proc/self/fd per replica log, on Linux;
 //   - report-B/replica: the JSON of one broker's replica reports (what a
 //     process of cluster mode sends in each heartbeat) per replica;
+//   - meta-B: the size of cluster.meta, which every failover rewrites;
 //   - close-s: Cluster.Close, every log open;
 //   - open-s: OpenWithOptions and StartBroker of the three brokers, which
 //     open no replica log (logs open on first use, Broker.replica);
@@ -52,11 +60,21 @@ const scaleWorkers = 8
 // if it may) or skips the size, saying why.
 //
 //	go test -run '^$' -bench BenchmarkScale -benchtime 1x -timeout 30m
-//	PYSTREAM_SCALE_ALL=1 go test -run '^$' -bench 'BenchmarkScale/replicas=10000' -benchtime 1x -timeout 60m
+//	go test -run '^$' -bench BenchmarkScale -benchtime 1x -timeout 30m -args -scale-all
 func BenchmarkScale(b *testing.B) {
 	sizes := []int{30, 300, 3000}
 	if *scaleAll || os.Getenv("PYSTREAM_SCALE_ALL") == "1" {
 		sizes = append(sizes, 10000)
+	}
+	if *scaleSizes != "" {
+		sizes = nil
+		for _, f := range strings.Split(*scaleSizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("-scale-sizes %q: want positive numbers separated by commas", *scaleSizes)
+			}
+			sizes = append(sizes, n)
+		}
 	}
 	for _, size := range sizes {
 		b.Run(fmt.Sprintf("replicas=%d", size), func(b *testing.B) {
@@ -134,6 +152,10 @@ func benchScaleOnce(b *testing.B, size int) {
 	if err != nil {
 		b.Fatal(errorsJoinClose(err, c))
 	}
+	meta, err := os.Stat(c.MetaPath())
+	if err != nil {
+		b.Fatal(errorsJoinClose(err, c))
+	}
 	t0 = time.Now()
 	if err := c.Close(); err != nil {
 		b.Fatal(err)
@@ -182,6 +204,7 @@ func benchScaleOnce(b *testing.B, size int) {
 		b.ReportMetric(float64(fds1-fds0)/replicas, "fds/replica")
 	}
 	b.ReportMetric(float64(len(report))/float64(size), "report-B/replica")
+	b.ReportMetric(float64(meta.Size()), "meta-B")
 	b.ReportMetric(closing.Seconds(), "close-s")
 	b.ReportMetric(open.Seconds(), "open-s")
 	b.ReportMetric(openAll.Seconds(), "open-all-s")
