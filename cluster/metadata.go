@@ -447,7 +447,9 @@ func (m Metadata) validate() error {
 			}
 		}
 		for i, p := range t.Partitions {
-			where := fmt.Sprintf("topic %q partition %d", name, i)
+			// Named only on a refusal: a check of every partition runs
+			// at every change of the metadata.
+			where := partitionWhere{name, i}
 			if p.Partition != i {
 				return bad("topic %q: partition entry %d says partition %d", name, i, p.Partition)
 			}
@@ -479,6 +481,16 @@ func (m Metadata) validate() error {
 		}
 	}
 	return nil
+}
+
+// partitionWhere names a partition in a refusal of the metadata.
+type partitionWhere struct {
+	topic     string
+	partition int
+}
+
+func (w partitionWhere) String() string {
+	return fmt.Sprintf("topic %q partition %d", w.topic, w.partition)
 }
 
 // ascendingPositive checks that ids are positive and strictly ascending

@@ -250,9 +250,11 @@ func TestClusterModeRestartAnswersNotReady(t *testing.T) {
 		writer := 1 + restarted%3
 		c.stop(restarted)
 
-		// The load: a producer through another node, all along.
+		// The load: a producer through another node, all along (its
+		// client taken now: c.start writes c.nodes meanwhile).
 		stop := make(chan struct{})
 		wrote := make(chan int)
+		wc := c.nodes[writer].client
 		go func() {
 			n := 0
 			defer func() { wrote <- n }()
@@ -262,7 +264,7 @@ func TestClusterModeRestartAnswersNotReady(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := c.nodes[writer].client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("load")}}); err == nil {
+				if _, err := wc.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: []byte("load")}}); err == nil {
 					n++
 				}
 				time.Sleep(5 * time.Millisecond)
