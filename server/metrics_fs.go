@@ -43,12 +43,9 @@ func (t timedFS) SyncDir(dir string) error {
 // CanSyncFS is the wrapped file system's answer, where it can sync as a
 // whole.
 func (t timedFS) CanSyncFS(f durable.File) error {
-	w, ok := t.FS.(durable.WholeSyncer)
-	if !ok {
-		return fmt.Errorf("server: syncfs %s: %w", f.Name(), errors.ErrUnsupported)
-	}
-	if tf, ok := f.(timedFile); ok {
-		f = tf.File
+	w, f, err := t.wholeOf(f)
+	if err != nil {
+		return err
 	}
 	return w.CanSyncFS(f)
 }
@@ -56,17 +53,28 @@ func (t timedFS) CanSyncFS(f durable.File) error {
 // SyncFS is the wrapped file system's sync of itself as a whole, timed
 // as kind=filesystem, where it has one.
 func (t timedFS) SyncFS(f durable.File) error {
+	w, f, err := t.wholeOf(f)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = w.SyncFS(f)
+	t.whole.Observe(time.Since(start).Seconds())
+	return err
+}
+
+// wholeOf is the wrapped file system as a WholeSyncer, and f as a file of
+// it; an error wrapping errors.ErrUnsupported where it cannot sync as a
+// whole.
+func (t timedFS) wholeOf(f durable.File) (durable.WholeSyncer, durable.File, error) {
 	w, ok := t.FS.(durable.WholeSyncer)
 	if !ok {
-		return fmt.Errorf("server: syncfs %s: %w", f.Name(), errors.ErrUnsupported)
+		return nil, nil, fmt.Errorf("server: syncfs %s: %w", f.Name(), errors.ErrUnsupported)
 	}
 	if tf, ok := f.(timedFile); ok {
 		f = tf.File
 	}
-	start := time.Now()
-	err := w.SyncFS(f)
-	t.whole.Observe(time.Since(start).Seconds())
-	return err
+	return w, f, nil
 }
 
 // timedFile times Sync, the data fsync of a log append or metadata write.

@@ -52,14 +52,20 @@ func (f *fsm) Apply(index uint64, cmd []byte) ([]byte, error) {
 	}
 	f.mu.Lock()
 	res, err := f.state.Apply(c)
-	f.applied = index
-	ch, notify := f.changed, f.notify
-	f.changed = make(chan struct{})
+	notify := f.notify
 	f.mu.Unlock()
-	close(ch)
+	// What follows the state (the controller's failover delay) follows
+	// it before the command counts as applied here: a caller waiting for
+	// its command to be applied on this node then finds both done.
 	if notify != nil {
 		notify()
 	}
+	f.mu.Lock()
+	f.applied = index
+	ch := f.changed
+	f.changed = make(chan struct{})
+	f.mu.Unlock()
+	close(ch)
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +93,16 @@ func (f *fsm) Restore(data []byte) error {
 	}
 	f.mu.Lock()
 	f.state = s
-	ch, notify := f.changed, f.notify
+	notify := f.notify
+	f.mu.Unlock()
+	if notify != nil {
+		notify() // before the change is announced, as in Apply
+	}
+	f.mu.Lock()
+	ch := f.changed
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
 	close(ch)
-	if notify != nil {
-		notify()
-	}
 	return nil
 }
 
