@@ -170,12 +170,26 @@ func EncodeClusterMeta(m Metadata) ([]byte, error) {
 			fmt.Fprintf(&b, "      \"config\": %s,\n", configObject(t.Config))
 		}
 		b.WriteString("      \"partitions\": [")
+		// One line a partition, appended rather than formatted: the file
+		// is written whole at every change of the metadata, and with
+		// thousands of partitions formatting them was most of the cost.
+		line := make([]byte, 0, 128)
 		for j, p := range t.Partitions {
 			if j > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, "\n        {\"partition\": %d, \"leader\": %d, \"leader_epoch\": %d, \"replicas\": %s, \"active\": %s}",
-				p.Partition, p.Leader, p.LeaderEpoch, intList(p.Replicas), intList(p.Active))
+			line = append(line[:0], "\n        {\"partition\": "...)
+			line = strconv.AppendInt(line, int64(p.Partition), 10)
+			line = append(line, ", \"leader\": "...)
+			line = strconv.AppendInt(line, int64(p.Leader), 10)
+			line = append(line, ", \"leader_epoch\": "...)
+			line = strconv.AppendUint(line, p.LeaderEpoch, 10)
+			line = append(line, ", \"replicas\": "...)
+			line = appendIntList(line, p.Replicas)
+			line = append(line, ", \"active\": "...)
+			line = appendIntList(line, p.Active)
+			line = append(line, '}')
+			b.Write(line)
 		}
 		b.WriteString("\n      ]\n    }")
 	}
@@ -200,11 +214,19 @@ func configObject(config map[string]string) string {
 
 // intList renders ids as a one-line JSON array.
 func intList(ids []int) string {
-	parts := make([]string, len(ids))
+	return string(appendIntList(nil, ids))
+}
+
+// appendIntList appends ids to dst as a one-line JSON array.
+func appendIntList(dst []byte, ids []int) []byte {
+	dst = append(dst, '[')
 	for i, id := range ids {
-		parts[i] = strconv.Itoa(id)
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = strconv.AppendInt(dst, int64(id), 10)
 	}
-	return "[" + strings.Join(parts, ", ") + "]"
+	return append(dst, ']')
 }
 
 func nonNil(ids []int) []int {
