@@ -54,6 +54,15 @@ func newWholeFS() *wholeFS {
 	return &wholeFS{dir: &countFile{name: "data"}, rounds: make(chan error)}
 }
 
+// newWholeGroup is a SyncGroup over a new wholeFS, its directory "data".
+func newWholeGroup(t *testing.T) (*wholeFS, *durable.SyncGroup) {
+	t.Helper()
+	w := newWholeFS()
+	g, err := durable.NewSyncGroup(w, "data")
+	require.NoError(t, err)
+	return w, g
+}
+
 func (w *wholeFS) OpenFile(name string, flag int, perm fs.FileMode) (durable.File, error) {
 	if name != w.dir.name || flag != os.O_RDONLY {
 		return nil, fmt.Errorf("wholeFS: unexpected open of %s with flags %#x", name, flag)
@@ -150,9 +159,7 @@ func TestSyncGroupFallback(t *testing.T) {
 func TestSyncGroupSharing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const others = 8
-		w := newWholeFS()
-		g, err := durable.NewSyncGroup(w, "data")
-		require.NoError(t, err)
+		w, g := newWholeGroup(t)
 		require.True(t, g.Whole())
 		f := &countFile{name: "log.bin"}
 
@@ -186,9 +193,7 @@ func TestSyncGroupSharing(t *testing.T) {
 // the next.
 func TestSyncGroupOrdering(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		w := newWholeFS()
-		g, err := durable.NewSyncGroup(w, "data")
-		require.NoError(t, err)
+		w, g := newWholeGroup(t)
 		f := &countFile{name: "log.bin"}
 
 		first := caller(g, f)
@@ -223,9 +228,7 @@ func TestSyncGroupErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const others = 5
 		roundErr := errors.New("write-back error")
-		w := newWholeFS()
-		g, err := durable.NewSyncGroup(w, "data")
-		require.NoError(t, err)
+		w, g := newWholeGroup(t)
 		f := &countFile{name: "log.bin"}
 
 		first := caller(g, f)
@@ -237,7 +240,7 @@ func TestSyncGroupErrors(t *testing.T) {
 		synctest.Wait()
 
 		w.rounds <- roundErr // round 1 fails: its one caller
-		err = <-first
+		err := <-first
 		require.ErrorIs(t, err, roundErr)
 		require.ErrorContains(t, err, "log.bin")
 		require.ErrorIs(t, g.Broken(), roundErr)
