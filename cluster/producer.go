@@ -142,7 +142,8 @@ type Queued struct {
 	// Wait returns the batch's results once it is written. Call it once,
 	// in the order the batches were queued.
 	Wait func() ([]SendResult, error)
-	// Forwarded says the partition's leader is not in this process: Wait
+	// Forwarded says the partition's leader is not in this process (or
+	// its metadata could not be read here): Wait
 	// writes the batch itself, a round trip to the leader's process, so
 	// a caller with several batches to wait for waits for such ones
 	// together rather than one after another. (A batch queued here may

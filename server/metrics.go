@@ -31,7 +31,7 @@ func newMetrics() *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
 	m.fsyncSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "pystream_fsync_duration_seconds",
-		Help:    "Duration of every fsync the storage issues: kind=file for data syncs of one file (metadata, and log appends with PYSTREAM_SHARED_SYNC=off), kind=dir for directory syncs, kind=filesystem for the syncs of the whole file system that the replica logs' appends share.",
+		Help:    "Duration of every fsync the storage issues: kind=file for data syncs of one file (metadata, and log appends whenever their syncs are not shared: see the start-up log line), kind=dir for directory syncs, kind=filesystem for the syncs of the whole file system that the replica logs' appends share.",
 		Buckets: httpapi.LatencyBuckets,
 	}, []string{"kind"})
 	m.fsyncFile = m.fsyncSeconds.WithLabelValues("file")

@@ -20,8 +20,8 @@ import (
 // share the next, since the running one may have started before their
 // write. Nothing waits for a timer. A caller returns only after a sync
 // that began after its call has succeeded, so what it wrote before the
-// call is durable. An error fails every caller of that sync; the next
-// sync is tried afresh, as a file's next fsync is.
+// call is durable. An error fails every caller of that sync and breaks
+// the group: every later Sync is the file's own (see Sync).
 //
 // On a file system that cannot sync as a whole, Sync is f.Sync().
 //
@@ -72,8 +72,10 @@ type round struct {
 
 // NewSyncGroup returns a group over the file system of fsys that holds
 // dir. It asks fsys whether a sync of that file system vouches for its
-// files (WholeSyncer.CanSyncFS) and syncs it once: when it cannot, every
-// Sync is the file's own.
+// files (WholeSyncer.CanSyncFS) and syncs it once: when it cannot (an
+// error wrapping errors.ErrUnsupported), every Sync is the file's own;
+// when that first sync fails otherwise (a write-back error), NewSyncGroup
+// fails with it, and so does the cluster that opens the group.
 func NewSyncGroup(fsys FS, dir string) (*SyncGroup, error) {
 	g := &SyncGroup{fsys: fsys, covered: map[string]bool{}}
 	g.cond = sync.NewCond(&g.mu)

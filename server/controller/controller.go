@@ -211,10 +211,10 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 // Run makes a pass at once, then one every Config.Interval or as soon as
 // Wake is called, until ctx is done. A pass that found nothing to do and
 // took longer than a tenth of Interval is followed by a rest of ten times
-// its length (at most a second; Wake ends it), so that passes over many
-// partitions take at most a tenth of the time (passRest); a pass that
-// acted, or failed, is not. A pass that fails (the cluster closed under
-// it) is logged and the next one tries again.
+// its length instead (at most a second; Wake ends it), so that passes
+// over many partitions take at most an eleventh of the time (passRest); a
+// pass that acted, or failed, is not. A pass that fails (the cluster
+// closed under it) is logged and the next one tries again.
 func (k *Controller) Run(ctx context.Context) {
 	t := time.NewTicker(k.cfg.Interval)
 	defer t.Stop()
@@ -224,7 +224,7 @@ func (k *Controller) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			k.log.Warn("controller pass failed", "err", err)
 		}
-		if rest := passRest(time.Since(start)) - k.cfg.Interval; rest > 0 && err == nil && len(out) == 0 {
+		if rest := passRest(time.Since(start)); rest > k.cfg.Interval && err == nil && len(out) == 0 {
 			r := time.NewTimer(rest)
 			select {
 			case <-ctx.Done():
@@ -233,8 +233,9 @@ func (k *Controller) Run(ctx context.Context) {
 			case <-r.C:
 			case <-k.wake:
 				r.Stop()
-				continue // a pass now
 			}
+			t.Reset(k.cfg.Interval) // a tick of the rest is not a pass
+			continue
 		}
 		select {
 		case <-ctx.Done():
