@@ -23,11 +23,14 @@ const crashBrokers = 3
 // openCrashSim opens a cluster at <base>/cluster on fsys with brokers
 // 1..crashBrokers started. The cluster root is new, so its creation is part
 // of what a crash must keep.
-func openCrashSim(t *testing.T, base string, fsys *logtest.FaultFS, c *logtest.CrashFS) *Cluster {
+func openCrashSim(t *testing.T, base string, fsys *logtest.FaultFS, c *logtest.CrashFS, edit ...func(*Options)) *Cluster {
 	t.Helper()
 	opts := Options{FS: c}
 	if fsys != nil {
 		opts.FS = fsys
+	}
+	for _, e := range edit {
+		e(&opts)
 	}
 	cl, err := OpenWithOptions(filepath.Join(base, "cluster"), opts)
 	require.NoError(t, err)
@@ -75,13 +78,25 @@ func crashInto(t *testing.T, c *logtest.CrashFS) string {
 // active replica holds it durably, and cluster.meta records every decision
 // before it is reported. After a crash, the crashed copy reopens with its
 // brokers, the topic and its placement, and every acknowledged record,
-// byte-identical, on every active replica.
+// byte-identical, on every active replica. It holds whether the replicas'
+// appends share syncs of the file system (the default,
+// docs/design.md § One sync for many partitions) or each fsyncs its file.
 func TestCrashSimClusterKeepsAcknowledgedRecords(t *testing.T) {
+	t.Run("shared syncs", func(t *testing.T) { crashSimKeepsAcknowledged(t, true) })
+	t.Run("one fsync per file", func(t *testing.T) { crashSimKeepsAcknowledged(t, false) })
+}
+
+func crashSimKeepsAcknowledged(t *testing.T, shared bool) {
 	const partitions, sequential, writers, perWriter = 3, 9, 4, 5
 	base := t.TempDir()
 	c, err := logtest.NewCrashFS(base)
 	require.NoError(t, err)
-	cl := openCrashSim(t, base, nil, c)
+	cl := openCrashSim(t, base, nil, c, func(o *Options) {
+		if !shared {
+			o.Broker.Sync = durable.File.Sync
+		}
+	})
+	require.Equal(t, shared, cl.SyncsShared())
 	require.NoError(t, cl.CreateTopic("orders", partitions, crashBrokers))
 	p := NewProducer(cl, "orders")
 
