@@ -114,10 +114,18 @@ func (f *fileStore) signal() {
 // Ready is always true: cluster.meta is read whole at Open.
 func (f *fileStore) Ready() bool { return true }
 
-// decide applies cmd to a copy of the metadata by MetaState.Apply's rules
-// and returns the partition before and after. f.metaMu must be held.
+// decide applies cmd to the metadata by MetaState.Apply's rules, leaving
+// f.meta as it is, and returns the partition before and after. f.metaMu
+// must be held.
 func (f *fileStore) decideLocked(cmd MetaCommand) (before PartitionMetadata, next Metadata, after PartitionMetadata, err error) {
-	s := &MetaState{Meta: f.meta.clone(), Healing: f.healing}
+	meta := f.meta
+	if !leadershipOp(cmd.Op) {
+		// A leadership change builds a changed copy and never writes into
+		// the state's metadata (MetaState.changePartition); any other
+		// command is decided on a copy of its own.
+		meta = f.meta.clone()
+	}
+	s := &MetaState{Meta: meta, Healing: f.healing}
 	if before, err = s.Partition(cmd.Topic, cmd.Partition); err != nil {
 		return before, next, after, err
 	}

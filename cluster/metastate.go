@@ -364,6 +364,9 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		// neither could any snapshot after it.
 		return MetaResult{}, fmt.Errorf("cluster: %s by %q: unknown author: %w", c.Op, c.By, ErrInvalidArgument)
 	}
+	if leadershipOp(c.Op) {
+		return s.changePartition(c)
+	}
 	switch c.Op {
 	case OpRegisterNode:
 		return s.registerNode(c)
@@ -375,8 +378,6 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.topicFilesRemoved(c)
 	case OpAlterConfig:
 		return s.alterConfig(c)
-	case OpFailover, OpMoveLeader, OpDeactivate, OpActivate:
-		return s.changePartition(c)
 	case OpCommitOffset, OpResetOffset:
 		return s.setOffset(c)
 	case OpDeleteOffsets:
@@ -608,6 +609,16 @@ func (s *MetaState) topicFilesRemoved(c MetaCommand) (MetaResult, error) {
 	summary := fmt.Sprintf("%s: replica directories removed from every broker, %d consumer offset(s) removed", c.Topic, d.Offsets)
 	s.journal(c, JournalEntry{Event: EventDeleteTopic, Phase: PhaseDone, By: by(c), Topic: c.Topic, Summary: summary, Intent: &intent})
 	return MetaResult{Summary: summary}, nil
+}
+
+// leadershipOp reports whether op is a change of a partition's leadership
+// or active set, which MetaState.changePartition decides.
+func leadershipOp(op MetaOp) bool {
+	switch op {
+	case OpFailover, OpMoveLeader, OpDeactivate, OpActivate:
+		return true
+	}
+	return false
 }
 
 // changePartition applies the four leadership commands, each refused
