@@ -15,12 +15,11 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// benchCluster is a 3-broker cluster with one single-partition topic of the
-// given replication factor.
-func benchCluster(b *testing.B, rf int, opts Options) *Producer {
+// benchBrokers is a cluster of 3 started brokers in a temporary
+// directory, closed with the benchmark.
+func benchBrokers(b *testing.B, opts Options) *Cluster {
 	b.Helper()
-	root := b.TempDir()
-	c, err := OpenWithOptions(root, opts)
+	c, err := OpenWithOptions(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,6 +29,14 @@ func benchCluster(b *testing.B, rf int, opts Options) *Producer {
 			b.Fatal(err)
 		}
 	}
+	return c
+}
+
+// benchCluster is a 3-broker cluster with one single-partition topic of the
+// given replication factor.
+func benchCluster(b *testing.B, rf int, opts Options) *Producer {
+	b.Helper()
+	c := benchBrokers(b, opts)
 	if err := c.CreateTopic("bench", 1, rf); err != nil {
 		b.Fatal(err)
 	}

@@ -16,17 +16,7 @@ import (
 //	go test -run '^$' -bench BenchmarkSendDuringCreate -benchtime 3x
 func BenchmarkSendDuringCreate(b *testing.B) {
 	const bigPartitions, alone = 1024, 200
-	root := b.TempDir()
-	c, err := OpenWithOptions(root, Options{MaxOpenLogs: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = c.Close() })
-	for id := 1; id <= 3; id++ {
-		if _, err := c.StartBroker(id); err != nil {
-			b.Fatal(err)
-		}
-	}
+	c := benchBrokers(b, Options{MaxOpenLogs: -1})
 	if err := c.CreateTopic("orders", 1, 3); err != nil {
 		b.Fatal(err)
 	}

@@ -36,16 +36,7 @@ func BenchmarkSyncsPaired(b *testing.B) {
 		if s.file {
 			opts.Broker.Sync = durable.File.Sync
 		}
-		c, err := OpenWithOptions(b.TempDir(), opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = c.Close() })
-		for id := 1; id <= 3; id++ {
-			if _, err := c.StartBroker(id); err != nil {
-				b.Fatal(err)
-			}
-		}
+		c := benchBrokers(b, opts)
 		if !s.file && !c.SyncsShared() {
 			b.Skip("the temporary directory's file system does not allow a shared sync")
 		}
