@@ -9,8 +9,8 @@ import (
 // openSyncs opens the process's sync group over its brokers' file system
 // at the root and has the brokers it opens from now on use it, unless
 // Options.Broker.Sync says how they sync: the appends in flight on all of
-// its replicas then share one sync of the file system (docs/design.md §
-// One sync for many partitions).
+// its replicas then share one sync of the file system
+// (docs/design.md § One sync for many partitions).
 func (c *Cluster) openSyncs() error {
 	if c.opts.Broker.Sync != nil {
 		return nil

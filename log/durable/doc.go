@@ -14,4 +14,10 @@
 //
 // All disk access goes through the FS interface. OS is the real file system;
 // tests wrap it to inject failures at any step (package logtest).
+//
+// A log makes its appends durable with an fsync of its own file. A
+// SyncGroup lets the logs of a server share instead one sync of the whole
+// file system (syncfs(2) on Linux, where WholeSyncer says it vouches for
+// every file), so that writes spread over many partitions cost about what
+// writes to a few do.
 package durable

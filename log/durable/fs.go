@@ -85,19 +85,29 @@ func (osFS) Stat(name string) (fs.FileInfo, error)      { return os.Stat(name) }
 func (osFS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) }
 
 func (osFS) CanSyncFS(f File) error {
-	o, ok := f.(osFile)
-	if !ok {
-		return fmt.Errorf("durable: syncfs %s: not a file of durable.OS: %w", f.Name(), errors.ErrUnsupported)
+	o, err := osFileOf(f)
+	if err != nil {
+		return err
 	}
-	return canSyncfs(o.f)
+	return canSyncfs(o)
 }
 
 func (osFS) SyncFS(f File) error {
+	o, err := osFileOf(f)
+	if err != nil {
+		return err
+	}
+	return syncfs(o)
+}
+
+// osFileOf is the *os.File under a file of durable.OS; another file is an
+// error wrapping errors.ErrUnsupported.
+func osFileOf(f File) (*os.File, error) {
 	o, ok := f.(osFile)
 	if !ok {
-		return fmt.Errorf("durable: syncfs %s: not a file of durable.OS: %w", f.Name(), errors.ErrUnsupported)
+		return nil, fmt.Errorf("durable: syncfs %s: not a file of durable.OS: %w", f.Name(), errors.ErrUnsupported)
 	}
-	return syncfs(o.f)
+	return o.f, nil
 }
 
 func (osFS) SyncDir(dir string) error {

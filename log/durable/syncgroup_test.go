@@ -255,7 +255,9 @@ func TestSyncGroupErrors(t *testing.T) {
 	})
 }
 
-// TestSyncGroupReal: on Linux, durable.OS syncs the file system as a whole.
+// TestSyncGroupReal: on Linux, durable.OS shares syncs exactly where it
+// says syncfs vouches for the file system (CanSyncFS), and a Sync through
+// the group works either way.
 func TestSyncGroupReal(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("syncfs(2) is Linux only")
@@ -263,8 +265,13 @@ func TestSyncGroupReal(t *testing.T) {
 	dir := t.TempDir()
 	g, err := durable.NewSyncGroup(durable.OS, dir)
 	require.NoError(t, err)
-	if !g.Whole() {
-		t.Skip("the temporary directory's file system is not one whose syncfs vouches for its files (ext4, XFS, Btrfs)")
+	d, err := durable.OS.OpenFile(dir, os.O_RDONLY, 0)
+	require.NoError(t, err)
+	can := durable.OS.(durable.WholeSyncer).CanSyncFS(d)
+	require.NoError(t, d.Close())
+	require.Equal(t, can == nil, g.Whole(), "shared exactly where syncfs vouches: %v", can)
+	if can != nil {
+		require.ErrorIs(t, can, errors.ErrUnsupported)
 	}
 	f, err := durable.OS.OpenFile(filepath.Join(dir, "log.bin"), os.O_RDWR|os.O_CREATE, 0o644)
 	require.NoError(t, err)
@@ -273,4 +280,31 @@ func TestSyncGroupReal(t *testing.T) {
 	require.NoError(t, g.Sync(f))
 	require.NoError(t, f.Close())
 	require.NoError(t, g.Close())
+}
+
+// TestSyncGroupCloseWaitsAndFallsBack: Close waits for the sync under
+// way, then closes the group's directory; a Sync after Close is the
+// file's own.
+func TestSyncGroupCloseWaitsAndFallsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, g := newWholeGroup(t)
+		f := &countFile{name: "log.bin"}
+		first := caller(g, f)
+		synctest.Wait() // its sync is under way
+		closed := make(chan error, 1)
+		go func() { closed <- g.Close() }()
+		synctest.Wait()
+		require.True(t, blocked(closed), "Close waits for the sync under way")
+		require.Zero(t, w.dir.closes.Load())
+		w.rounds <- nil
+		require.NoError(t, <-first)
+		require.NoError(t, <-closed)
+		require.EqualValues(t, 1, w.dir.closes.Load(), "the directory closed after the sync")
+
+		require.NoError(t, g.Sync(f))
+		require.EqualValues(t, 1, f.syncs.Load(), "after Close a file syncs itself")
+		require.EqualValues(t, 1, w.calls.Load(), "and no sync of the file system runs")
+		require.NoError(t, g.Close(), "closing twice is harmless")
+		require.EqualValues(t, 1, w.dir.closes.Load())
+	})
 }

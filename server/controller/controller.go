@@ -209,22 +209,22 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 }
 
 // Run makes a pass at once, then one every Config.Interval or as soon as
-// Wake is called, until ctx is done. A pass that found nothing to do and
-// took longer than a tenth of Interval is followed by a rest of ten times
-// its length instead (at most a second; Wake ends it), so that passes
-// over many partitions take at most an eleventh of the time (passRest); a
-// pass that acted, or failed, is not. A pass that fails (the cluster
+// Wake is called, until ctx is done. A quiet pass (nothing to do, every
+// broker available, every partition ready: pass) that took longer than a
+// tenth of Interval is followed by a rest of ten times its length instead
+// (at most a second; Wake ends it), so that passes over many partitions
+// take at most an eleventh of the time (passRest); any other pass is not. A pass that fails (the cluster
 // closed under it) is logged and the next one tries again.
 func (k *Controller) Run(ctx context.Context) {
 	t := time.NewTicker(k.cfg.Interval)
 	defer t.Stop()
 	for {
 		start := time.Now()
-		out, err := k.Step()
+		_, quiet, err := k.pass()
 		if err != nil && ctx.Err() == nil {
 			k.log.Warn("controller pass failed", "err", err)
 		}
-		if rest := passRest(time.Since(start)); rest > k.cfg.Interval && err == nil && len(out) == 0 {
+		if rest := passRest(time.Since(start)); rest > k.cfg.Interval && quiet {
 			r := time.NewTimer(rest)
 			select {
 			case <-ctx.Done():
@@ -246,19 +246,20 @@ func (k *Controller) Run(ctx context.Context) {
 	}
 }
 
-// passShare is the most of its time the controller spends in passes: a
-// pass reads every partition's status, so its cost grows with the
-// partitions, and over a thousand of them a pass every Interval would
-// take a share of the CPU that the writes need.
+// passShare is how many times its own length a quiet pass is rested
+// after (when that is longer than Interval), so that passes take at most
+// 1/(passShare+1) of the time: a pass reads every partition's status, so
+// its cost grows with the partitions, and over a thousand of them a pass
+// every Interval would take a share of the CPU that the writes need.
 const passShare = 10
 
 // maxPassRest caps the wait passRest adds, so that a pass slowed by a
 // broker that does not answer does not delay the next by more than this.
 const maxPassRest = time.Second
 
-// passRest is how long after a pass that took spent the next one may
-// start at the earliest (Interval, when longer, still applies): spent
-// times passShare, capped at maxPassRest.
+// passRest is how long Run rests after a quiet pass that took spent:
+// spent times passShare, capped at maxPassRest (Run rests only when that
+// is longer than Interval).
 func passRest(spent time.Duration) time.Duration {
 	return min(passShare*spent, maxPassRest)
 }
@@ -320,22 +321,31 @@ type Outcome struct {
 // means the cluster could not be observed (it is closed); a failed action is
 // not an error of the pass, it is in its Outcome.
 func (k *Controller) Step() ([]Outcome, error) {
+	out, _, err := k.pass()
+	return out, err
+}
+
+// pass is Step, and says whether the pass found the cluster quiet: no
+// action, every broker available, every partition ready. Only after a
+// quiet pass does Run rest (passRest): while a broker is unavailable the
+// controller keeps its pace, so that the failover comes when it is due.
+func (k *Controller) pass() (out []Outcome, quiet bool, _ error) {
 	k.step.Lock()
 	defer k.step.Unlock()
 	in, err := k.observe()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	actions := cluster.Plan(in)
 	k.mu.Lock()
 	first := k.passes == 0
 	k.mu.Unlock()
-	out := k.actAll(in, actions, first)
+	out = k.actAll(in, actions, first)
 	if len(out) > 0 {
 		// Readiness and the gauges describe the cluster as the actions
 		// left it.
 		if in, err = k.observe(); err != nil {
-			return out, err
+			return out, false, err
 		}
 	}
 	notReady := cluster.Readiness(in)
@@ -344,7 +354,8 @@ func (k *Controller) Step() ([]Outcome, error) {
 	k.notReady = notReady
 	k.mu.Unlock()
 	k.metrics.observePass(in, notReady)
-	return out, nil
+	quiet = len(actions) == 0 && len(notReady) == 0 && !slices.ContainsFunc(in.Brokers, func(b cluster.PlanBroker) bool { return !b.Available })
+	return out, quiet, nil
 }
 
 // statusReaders is how many partitions' statuses a pass reads at once,
