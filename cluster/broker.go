@@ -33,8 +33,11 @@ type Broker struct {
 	mu sync.Mutex
 	// closed is set by Close.
 	closed bool
-	// logs holds the replica logs opened so far, by replica key.
-	logs map[replicaKey]*segment.Log
+	// logs holds the replica logs opened so far, by replica key, and
+	// epochs the leader-epoch history of each (epochs.go), read when its
+	// log is opened.
+	logs   map[replicaKey]*segment.Log
+	epochs map[replicaKey]*epochHistory
 	// dropped holds the topics whose logs dropTopic closed: a deleted
 	// topic's files are never opened again, whoever asks late, until a
 	// topic of the name is created (a replica opened with create).
@@ -68,7 +71,8 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	if _, err := durable.MkdirAll(opts.FS, dir); err != nil {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
 	}
-	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{}, dropped: map[string]bool{}}, nil
+	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{},
+		epochs: map[replicaKey]*epochHistory{}, dropped: map[string]bool{}}, nil
 }
 
 // BrokerDir is the directory broker id owns under root:
@@ -119,7 +123,7 @@ func (b *Broker) Close() error {
 	}
 	b.closed = true
 	logs := b.logs
-	b.logs = nil
+	b.logs, b.epochs = nil, nil
 	b.mu.Unlock()
 	var errs []error
 	for _, l := range logs {
@@ -173,6 +177,10 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
 	}
+	h, err := openEpochHistory(b.opts.FS, dir, l.NextOffset(), b.logf)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err), l.Close())
+	}
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
@@ -188,9 +196,48 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 		b.mu.Unlock()
 		return nil, errors.Join(fmt.Errorf("cluster: broker %d: topic %q: deleted: %w", b.id, topicName, ErrUnknownTopic), l.Close())
 	}
-	b.logs[key] = l
+	b.logs[key], b.epochs[key] = l, h
 	b.mu.Unlock()
 	return l, nil
+}
+
+// epochsOf returns the leader-epoch history of the broker's replica of
+// one partition, opening its log if needed (replica).
+func (b *Broker) epochsOf(topicName string, partition int) (*epochHistory, error) {
+	if _, err := b.replica(topicName, partition, false); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h, ok := b.epochs[replicaKey{topicName, partition}]; ok {
+		return h, nil
+	}
+	return nil, fmt.Errorf("cluster: broker %d: replica %s/%d closed meanwhile: %w", b.id, topicName, partition, ErrBrokerUnavailable)
+}
+
+// truncateReplica cuts the broker's replica of one partition back to end
+// (segment.Log.Truncate), then drops the runs of its history that start
+// at or past end. The caller holds the replica's writes back.
+func (b *Broker) truncateReplica(topicName string, partition int, end uint64) error {
+	l, err := b.replica(topicName, partition, false)
+	if err != nil {
+		return err
+	}
+	h, err := b.epochsOf(topicName, partition)
+	if err != nil {
+		return err
+	}
+	if err := l.Truncate(end); err != nil {
+		return err
+	}
+	return h.truncate(end)
+}
+
+// logf tells the broker options' logger, if any, what happened.
+func (b *Broker) logf(format string, args ...any) {
+	if b.opts.Logf != nil {
+		b.opts.Logf(format, args...)
+	}
 }
 
 // unavailable reports whether err means the broker (or the replica's log)
@@ -237,10 +284,16 @@ func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
 	_ = l.Close()
 	opts := b.segmentOptions(key.topic)
 	opts.MustExist = true
-	nl, err := segment.Open(b.ReplicaDir(key.topic, key.partition), opts)
+	delete(b.epochs, key)
+	dir := b.ReplicaDir(key.topic, key.partition)
+	nl, err := segment.Open(dir, opts)
 	if err != nil {
 		return false, fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err)
 	}
-	b.logs[key] = nl
+	h, err := openEpochHistory(b.opts.FS, dir, nl.NextOffset(), b.logf)
+	if err != nil {
+		return false, errors.Join(fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err), nl.Close())
+	}
+	b.logs[key], b.epochs[key] = nl, h
 	return true, nil
 }

@@ -196,7 +196,7 @@ func (c *Cluster) copyTo(ctx context.Context, p *partition, pm PartitionMetadata
 		if err != nil {
 			return copied, err
 		}
-		res, err := c.transport.Replicate(ctx, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
+		res, err := c.sendRecords(ctx, p, pm, id, ReplicateRequest{Topic: p.topic, Partition: p.index, Epoch: pm.LeaderEpoch, Leader: pm.Leader,
 			HighWatermark: p.hw.Load(), LogStart: ll.LogStart(), Records: recs})
 		if err != nil {
 			return copied, err

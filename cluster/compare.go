@@ -46,14 +46,11 @@ func CompareRecords(a, b []log.Record) Mismatch {
 // compareChunk is how many records the I/O helpers read per step.
 const compareChunk = 512
 
-// commonPrefixLogs reads two logs side by side up to (not including) upto
-// and returns the end of the leading run of records they share. Only the range
-// both still hold is compared: from the later of their log starts, since
-// what retention deleted from either can no longer be compared (and was
-// below both high watermarks when it was deleted). When they differ before
-// upto, reason says how; otherwise reason is "".
-func commonPrefixLogs(a, b *segment.Log, upto uint64) (uint64, string, error) {
-	for at := max(a.LogStart(), b.LogStart()); at < upto; {
+// commonPrefixLogs reads two logs side by side over [from, upto) and
+// returns the end of the leading run of records they share there. When
+// they differ before upto, reason says how; otherwise reason is "".
+func commonPrefixLogs(a, b *segment.Log, from, upto uint64) (uint64, string, error) {
+	for at := from; at < upto; {
 		n := int(min(uint64(compareChunk), upto-at))
 		ra, err := a.Read(at, n)
 		if err != nil {
@@ -83,21 +80,72 @@ const digestWindow = 256
 // they share, from the later of their log starts (what retention deleted
 // from either can no longer be compared, and was below both high
 // watermarks when it was deleted). When they differ before upto, reason
-// says how. Two replicas this process hosts are read side by side; when
-// either runs in another process, each broker summarises its own records
-// chunk by chunk (Transport.Digests), and only the first chunk that
-// differs crosses the network record by record.
+// says how. Catch-up, recovery, failover and a leader move all decide
+// with it.
+//
+// It reads the two replicas' leader-epoch histories (epochs.go), not
+// their logs: where both hold records of the same run they hold the same
+// records, and where their runs differ their records do from the first
+// offset on. Only what a history cannot tell — records in an unknown run,
+// written before histories were kept — is compared record by record
+// (compareRange). Then, as a check of the histories themselves, the last
+// chunk of records before the answer is compared too; should it differ,
+// the histories are wrong, which is logged, and the whole range is
+// compared record by record instead.
 func (c *Cluster) commonPrefix(ctx context.Context, p *partition, a, b int, upto uint64) (uint64, string, error) {
-	if la, lb := c.localLog(p, a), c.localLog(p, b); la != nil && lb != nil {
-		return commonPrefixLogs(la, lb, upto)
-	}
-	from := uint64(0)
-	for _, id := range []int{a, b} {
-		res, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index})
+	var views [2]RecordsResponse
+	for i, id := range []int{a, b} {
+		v, err := c.transport.Records(ctx, id, RecordsRequest{Topic: p.topic, Partition: p.index, Runs: true})
 		if err != nil {
 			return 0, "", err
 		}
-		from = max(from, res.LogStart)
+		views[i] = v
+	}
+	from := max(views[0].LogStart, views[1].LogStart)
+	if upto <= from {
+		return upto, "", nil
+	}
+	common, reason, err := c.prefixByRuns(ctx, p, a, b, views[0].Runs, views[1].Runs, from, upto)
+	if err != nil || common == from {
+		return common, reason, err
+	}
+	at, why, err := c.compareRange(ctx, p, a, b, max(from, common-min(common, compareChunk)), common)
+	if err != nil || at == common {
+		return common, reason, err
+	}
+	c.logf("cluster: %s: the leader-epoch histories of brokers %d and %d say they share offsets up to %d, but their records differ at %d (%s); comparing them record by record",
+		p, a, b, common, at, why)
+	return c.compareRange(ctx, p, a, b, from, upto)
+}
+
+// prefixByRuns is commonPrefix's reading of two histories, ra of broker
+// a's replica and rb of b's, over [from, upto).
+func (c *Cluster) prefixByRuns(ctx context.Context, p *partition, a, b int, ra, rb []EpochRun, from, upto uint64) (uint64, string, error) {
+	for _, s := range runSpans(ra, rb, from, upto) {
+		switch {
+		case s.a.Known() && s.b.Known() && sameRun(s.a, s.b):
+			continue
+		case s.a.Known() && s.b.Known():
+			return s.from, fmt.Sprintf("offset %d was written in %s on broker %d, in %s on broker %d", s.from, s.a.describe(), a, s.b.describe(), b), nil
+		}
+		at, why, err := c.compareRange(ctx, p, a, b, s.from, s.to)
+		if err != nil || at < s.to {
+			return at, why, err
+		}
+	}
+	return upto, "", nil
+}
+
+// compareRange compares broker a's replica of p with broker b's over
+// [from, upto), record by record, and returns the end of the leading run
+// of records they share there; reason says how they differ. Two replicas
+// this process hosts are read side by side; when either runs in another
+// process, each broker summarises its own records chunk by chunk
+// (Transport.Digests), and only the first chunk that differs crosses the
+// network record by record.
+func (c *Cluster) compareRange(ctx context.Context, p *partition, a, b int, from, upto uint64) (uint64, string, error) {
+	if la, lb := c.localLog(p, a), c.localLog(p, b); la != nil && lb != nil {
+		return commonPrefixLogs(la, lb, from, upto)
 	}
 	for at := from; at < upto; {
 		window := min(upto-at, uint64(digestWindow*compareChunk))

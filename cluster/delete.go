@@ -269,6 +269,7 @@ func (b *Broker) dropTopic(name string) {
 		if k.topic == name {
 			logs = append(logs, l)
 			delete(b.logs, k)
+			delete(b.epochs, k)
 		}
 	}
 	b.mu.Unlock()

@@ -122,6 +122,17 @@ func (m *member) replicate(ctx context.Context, req ReplicateRequest) (Replicate
 		// record at its end, which a cut could have replaced) takes the
 		// appended records too, so that a roll costs no reading.
 		fits := r.producers != nil && r.producers.end == l.NextOffset() && r.producers.fits(l)
+		if len(recs) > 0 {
+			// The history first: after a crash, no record is found in a
+			// run it was not written in.
+			h, err := m.b.epochsOf(req.Topic, req.Partition)
+			if err == nil {
+				err = h.follow(recs[0].Offset, req.Runs)
+			}
+			if err != nil {
+				return res, err
+			}
+		}
 		if err := l.AppendRecords(recs); err != nil {
 			return res, err
 		}

@@ -369,6 +369,9 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 	if len(fresh) == 0 {
 		return pm, nil, nil, nil, nil
 	}
+	if err := c.leadRun(m, p, pm, ll); err != nil {
+		return pm, fresh, nil, nil, err
+	}
 	if !c.opts.ParallelLeaderWrite || !haveFollowers {
 		recs, err := ll.AppendBatch(payloads)
 		if err != nil {
@@ -395,6 +398,20 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 	ch := make(chan error, 1)
 	go func() { ch <- ll.AppendRecords(recs) }()
 	return pm, fresh, recs, ch, nil
+}
+
+// leadRun makes sure the leader's next records, from ll's end, belong to
+// a run of pm's epoch started since ll was opened, written down in the
+// replica's leader-epoch history before they are appended.
+func (c *Cluster) leadRun(m *member, p *partition, pm PartitionMetadata, ll *segment.Log) error {
+	h, err := m.b.epochsOf(p.topic, p.index)
+	if err == nil {
+		err = h.lead(pm.LeaderEpoch, ll.NextOffset())
+	}
+	if err != nil {
+		return leaderError(p, pm.Leader, err)
+	}
+	return nil
 }
 
 // assignRecords hands each request its share of recs, which hold the
@@ -481,7 +498,7 @@ func (c *Cluster) push(ctx context.Context, p *partition, pm PartitionMetadata, 
 		target = recs[len(recs)-1].Offset + 1
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := c.transport.Replicate(ctx, id, req)
+		res, err := c.sendRecords(ctx, p, pm, id, req)
 		var behind *BehindError
 		switch {
 		case err == nil:
@@ -520,6 +537,24 @@ func (c *Cluster) push(ctx context.Context, p *partition, pm PartitionMetadata, 
 			return ctx.Err()
 		}
 	}
+}
+
+// sendRecords sends req, a leader's write, to follower id with the runs
+// of the leader's history that hold its records, so that the follower's
+// history follows its leader's (epochs.go).
+func (c *Cluster) sendRecords(ctx context.Context, p *partition, pm PartitionMetadata, id int, req ReplicateRequest) (ReplicateResponse, error) {
+	if n := len(req.Records); n > 0 {
+		m, err := c.hosted(pm.Leader)
+		if err != nil {
+			return ReplicateResponse{}, err
+		}
+		h, err := m.b.epochsOf(p.topic, p.index)
+		if err != nil {
+			return ReplicateResponse{}, err
+		}
+		req.Runs = h.cover(req.Records[0].Offset, req.Records[n-1].Offset+1)
+	}
+	return c.transport.Replicate(ctx, id, req)
 }
 
 // failReplication gives every request a *ReplicationError naming the

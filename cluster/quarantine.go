@@ -66,7 +66,7 @@ func (b *Broker) CutReplica(topicName string, partition int, to uint64, at time.
 	if err := quarantineRecords(b.opts.FS, l, path, to, end); err != nil {
 		return "", fmt.Errorf("cluster: broker %d: cut %s/%d: %w", b.id, topicName, partition, err)
 	}
-	if err := l.Truncate(to); err != nil {
+	if err := b.truncateReplica(topicName, partition, to); err != nil {
 		return path, fmt.Errorf("cluster: broker %d: cut %s/%d: %w", b.id, topicName, partition, err)
 	}
 	return path, nil

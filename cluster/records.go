@@ -36,6 +36,13 @@ func (c *Cluster) Records(ctx context.Context, to int, req RecordsRequest) (Reco
 		return RecordsResponse{}, err
 	}
 	res := RecordsResponse{LogStart: l.LogStart(), LogEnd: l.NextOffset(), HighWatermark: m.replica(replicaKey{req.Topic, req.Partition}).hw.Load()}
+	if req.Runs {
+		h, err := m.b.epochsOf(req.Topic, req.Partition)
+		if err != nil {
+			return RecordsResponse{}, err
+		}
+		res.Runs = h.snapshot()
+	}
 	if req.From >= res.LogEnd || req.MaxBytes <= 0 || req.From < res.LogStart {
 		return res, nil
 	}
@@ -149,7 +156,7 @@ func (c *Cluster) Cut(ctx context.Context, to int, req CutRequest) (CutResponse,
 			return res, err
 		}
 	default:
-		if err := l.Truncate(req.To); err != nil {
+		if err := m.b.truncateReplica(req.Topic, req.Partition, req.To); err != nil {
 			return res, err
 		}
 	}

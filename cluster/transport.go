@@ -69,6 +69,11 @@ type ReplicateRequest struct {
 	LogStart uint64
 	// Records are consecutive, from the first one's offset.
 	Records []log.Record
+	// Runs are the runs of the leader's epoch history that hold Records
+	// (the first starting at or before the first record): the follower's
+	// history takes them (epochs.go). With none, the records count as an
+	// unknown run there.
+	Runs []EpochRun
 	// LogStartOnly asks the follower to take LogStart and nothing else:
 	// no proof, no append. A retention pass tells every replica it can
 	// reach, active or not.
@@ -116,6 +121,9 @@ type RecordsRequest struct {
 	// (a read_committed consumer's read, markers.go) and reports the
 	// aborted transactions among the records read.
 	Stable bool
+	// Runs asks for the replica's leader-epoch history too (a
+	// comparison of two replicas, compare.go).
+	Runs bool
 }
 
 // RecordsResponse is a read's records and the replica's bounds when read.
@@ -131,6 +139,9 @@ type RecordsResponse struct {
 	// offset, and the aborted transactions with records among Records.
 	LastStable uint64
 	Aborted    []AbortedTxn
+	// Runs answers a request with Runs: the replica's leader-epoch
+	// history, every run that starts below LogEnd.
+	Runs []EpochRun
 }
 
 // DigestsRequest asks for a replica's records [From, To) summarised in

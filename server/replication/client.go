@@ -145,6 +145,9 @@ func (c *Client) Replicate(ctx context.Context, addr string, req cluster.Replica
 	setFlag(q, "log_start_only", req.LogStartOnly)
 	setFlag(q, "reset", req.Reset)
 	setFlag(q, "reopen", req.Reopen)
+	if len(req.Runs) > 0 {
+		q.Set("runs", cluster.FormatEpochRuns(req.Runs))
+	}
 	var res cluster.ReplicateResponse
 	_, _, err := c.do(ctx, http.MethodPost, addr, PathReplicate, q, encodeFrames(req.Records), &res)
 	return res, err
@@ -160,6 +163,7 @@ func (c *Client) Records(ctx context.Context, addr string, req cluster.RecordsRe
 	}
 	setFlag(q, "committed", req.Committed)
 	setFlag(q, "stable", req.Stable)
+	setFlag(q, "runs", req.Runs)
 	b, h, err := c.do(ctx, http.MethodGet, addr, PathRecords, q, nil, nil)
 	if err != nil {
 		return cluster.RecordsResponse{}, err
@@ -183,6 +187,11 @@ func (c *Client) Records(ctx context.Context, addr string, req cluster.RecordsRe
 			return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: last stable offset: %w", addr, err)
 		}
 		if res.Aborted, err = ParseAborted(h.Get(HeaderAborted)); err != nil {
+			return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: %w", addr, err)
+		}
+	}
+	if req.Runs {
+		if res.Runs, err = cluster.ParseEpochRuns(h.Get(HeaderEpochRuns)); err != nil {
 			return cluster.RecordsResponse{}, fmt.Errorf("replication: records from %s: %w", addr, err)
 		}
 	}

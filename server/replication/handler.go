@@ -73,6 +73,10 @@ const (
 	// aborted transactions among the records (FormatAborted).
 	HeaderLastStable = "X-Pystream-Last-Stable"
 	HeaderAborted    = "X-Pystream-Aborted"
+	// HeaderEpochRuns answers a read that asks for the replica's
+	// leader-epoch history (cluster.RecordsRequest.Runs), in
+	// cluster.FormatEpochRuns' form.
+	HeaderEpochRuns = "X-Pystream-Epoch-Runs"
 )
 
 // Peer is what a node serves to the others: the replica transport's
@@ -229,6 +233,16 @@ func (q *query) optInt(name string) int {
 
 func (q *query) flag(name string) bool { return q.r.URL.Query().Get(name) == "1" }
 
+// runs reads an optional list of leader-epoch runs
+// (cluster.FormatEpochRuns' form).
+func (q *query) runs(name string) []cluster.EpochRun {
+	runs, err := cluster.ParseEpochRuns(q.r.URL.Query().Get(name))
+	if err != nil && q.err == nil {
+		q.err = Errorf(CodeBadRequest, "%s: %v", name, err)
+	}
+	return runs
+}
+
 func (h *handler) body(r *http.Request) ([]byte, error) {
 	if r.ContentLength > h.maxBody {
 		return nil, Errorf(CodeBadRequest, "body of %d bytes: at most %d", r.ContentLength, h.maxBody)
@@ -271,7 +285,7 @@ func (h *handler) replicate(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
 	req := cluster.ReplicateRequest{Topic: q.str("topic"), Partition: q.int("partition"), Epoch: q.uint("epoch"),
 		Leader: q.int("leader"), HighWatermark: q.uint("hw"), LogStart: q.uint("log_start"),
-		LogStartOnly: q.flag("log_start_only"), Reset: q.flag("reset"), Reopen: q.flag("reopen")}
+		LogStartOnly: q.flag("log_start_only"), Reset: q.flag("reset"), Reopen: q.flag("reopen"), Runs: q.runs("runs")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
@@ -310,7 +324,8 @@ func badRequest(err error) error {
 func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	q := &query{r: r}
 	req := cluster.RecordsRequest{Topic: q.str("topic"), Partition: q.int("partition"), From: q.uint("from"),
-		MaxBytes: q.int("max_bytes"), MaxRecords: q.optInt("max_records"), Committed: q.flag("committed"), Stable: q.flag("stable")}
+		MaxBytes: q.int("max_bytes"), MaxRecords: q.optInt("max_records"), Committed: q.flag("committed"), Stable: q.flag("stable"),
+		Runs: q.flag("runs")}
 	if q.err != nil {
 		h.fail(w, q.err)
 		return
@@ -327,6 +342,9 @@ func (h *handler) records(w http.ResponseWriter, r *http.Request) {
 	if req.Stable {
 		w.Header().Set(HeaderLastStable, strconv.FormatUint(res.LastStable, 10))
 		w.Header().Set(HeaderAborted, FormatAborted(res.Aborted))
+	}
+	if req.Runs {
+		w.Header().Set(HeaderEpochRuns, cluster.FormatEpochRuns(res.Runs))
 	}
 	_, _ = w.Write(encodeFrames(res.Records)) // a cut body fails the reader's decode
 }

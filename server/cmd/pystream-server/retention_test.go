@@ -48,6 +48,9 @@ const sidecarAllowance = 128
 type replicaDisk struct {
 	logBytes, sidecarBytes int64
 	segments               int
+	// epochsBytes is the size of the leader-epoch history
+	// (cluster.EpochsFileName): a line per leader run.
+	epochsBytes int64
 	// snapshots counts the producer snapshots (cluster.ProducerSnapshotsKept
 	// at most); others are the names of files that are none of these.
 	snapshots int
@@ -76,6 +79,8 @@ func diskOf(t *testing.T, root string, id int, name string, p int) replicaDisk {
 			d.sidecarBytes += info.Size()
 		case isSnapshotName(e.Name()):
 			d.snapshots++
+		case e.Name() == cluster.EpochsFileName:
+			d.epochsBytes += info.Size()
 		default:
 			d.others = append(d.others, e.Name())
 		}
@@ -95,11 +100,15 @@ func isSnapshotName(name string) bool {
 // segment.bytes, plus a small sidecar per segment.
 func (d replicaDisk) withinBound(retentionBytes, segmentBytes int64) (bool, string) {
 	limit := retentionBytes + segmentBytes
-	why := fmt.Sprintf("%d segment bytes in %d segments (limit %d), %d sidecar bytes, %d producer snapshots, other files %v",
-		d.logBytes, d.segments, limit, d.sidecarBytes, d.snapshots, d.others)
-	return d.logBytes <= limit && d.sidecarBytes <= int64(d.segments)*sidecarAllowance &&
+	why := fmt.Sprintf("%d segment bytes in %d segments (limit %d), %d sidecar bytes, %d producer snapshots, %d bytes of leader-epoch history, other files %v",
+		d.logBytes, d.segments, limit, d.sidecarBytes, d.snapshots, d.epochsBytes, d.others)
+	return d.logBytes <= limit && d.sidecarBytes <= int64(d.segments)*sidecarAllowance && d.epochsBytes <= epochsAllowance &&
 		d.snapshots <= cluster.ProducerSnapshotsKept && len(d.others) == 0, why
 }
+
+// epochsAllowance bounds a replica's leader-epoch history in these tests,
+// which change leaders a few times at most: about a hundred runs.
+const epochsAllowance = 4 << 10
 
 // waitFor is logtest.WaitFor.
 var waitFor = logtest.WaitFor
