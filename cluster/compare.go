@@ -25,8 +25,10 @@ type Mismatch struct {
 
 // CompareRecords compares two runs of records position by position and
 // reports where they first differ. Equal offsets alone are not proof of
-// equal data: every shared record is compared on offset, timestamp and
-// payload. Catch-up, failover and recovery all decide with this function.
+// equal data: every record compared is compared on offset, timestamp and
+// payload. Where two replicas' leader-epoch histories cannot prove what
+// they share (commonPrefix), this function decides; it also checks the
+// last chunk of what they do prove.
 func CompareRecords(a, b []log.Record) Mismatch {
 	n := min(len(a), len(b))
 	for i := 0; i < n; i++ {

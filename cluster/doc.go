@@ -25,6 +25,7 @@
 //	│   ├── 00000000000000004712.log     the active segment
 //	│   ├── log.start                    the log start, when inside a segment
 //	│   ├── 00000000000000004790.producers  its producers as of that offset (producersnapshot.go)
+//	│   ├── leader-epochs                which leader run wrote which records (epochs.go)
 //	│   └── quarantine-<from>-<to>-<ns>.bin  records recovery cut
 //	├── broker-000002/topics/orders/partition-000000/...
 //	└── broker-000003/topics/orders/partition-000001/...
@@ -32,7 +33,8 @@
 // BrokerDir and ReplicaDir spell these paths (the partition part comes
 // from topic.PartitionLogDir, cluster.meta's name is MetaFileName, the
 // files inside a replica's directory are package segment's, but for the
-// producer snapshots, ProducerSnapshotFileName's); nothing else
+// producer snapshots, ProducerSnapshotFileName's, and the leader-epoch
+// history, EpochsFileName); nothing else
 // rebuilds them. A replica directory written before segments holds one
 // log.bin, which its first open renames to the first segment.
 //
