@@ -258,9 +258,9 @@ type epochHistory struct {
 	// leading is the run this replica's leader appends under since its
 	// log was opened; zero until it first appends as leader.
 	leading EpochRun
-	// dirty is set while runs differs from the file: runs past the log's
-	// end were dropped in memory only. The next append writes the file
-	// first, even when it starts no run.
+	// dirty is set while runs may differ from the file: runs past the
+	// log's end were dropped in memory only, or a write failed. The next
+	// append writes the file first, even when it starts no run.
 	dirty bool
 }
 
@@ -360,8 +360,14 @@ func (h *epochHistory) follow(end uint64, leaderRuns []EpochRun) error {
 
 // extendLocked makes the runs from end on those of add, each starting at
 // the later of its start and end, dropping the runs that start at or past
-// end, and writes the history when it changed.
+// end, and writes the history when it changed. Of add's runs that start at
+// or before end only the last, the one holding end, counts: a retry's runs
+// cover records sent again from before end, and the earlier ones hold none
+// of what is appended.
 func (h *epochHistory) extendLocked(add []EpochRun, end uint64) error {
+	for len(add) > 1 && add[1].Start <= end {
+		add = add[1:]
+	}
 	next := slices.Clone(h.runs)
 	next = slices.DeleteFunc(next, func(r EpochRun) bool { return r.Start >= end })
 	for _, r := range add {
@@ -400,12 +406,16 @@ func (h *epochHistory) trimLocked(end uint64) {
 	}
 }
 
-// writeLocked replaces the history with runs, on disk first.
+// writeLocked replaces the history with runs, on disk first. A write that
+// fails leaves the file in doubt (a rename whose directory sync failed has
+// put the new runs in place), so the history is dirty until a write
+// succeeds: the next append writes it first, even when it starts no run.
 func (h *epochHistory) writeLocked(runs []EpochRun) error {
 	if err := ValidateEpochRuns(runs); err != nil {
 		return err
 	}
 	if err := durable.WriteFile(h.fsys, h.path, EncodeEpochsFile(runs)); err != nil {
+		h.dirty = true
 		return fmt.Errorf("cluster: write the leader-epoch history: %w", err)
 	}
 	h.runs, h.dirty = runs, false
