@@ -362,6 +362,9 @@ func (h *epochHistory) follow(end uint64, leaderRuns []EpochRun) error {
 // the later of its start and end, dropping the runs that start at or past
 // end, and writes the history when it changed.
 func (h *epochHistory) extendLocked(add []EpochRun, end uint64) error {
+	if h.continuesLocked(add, end) {
+		return nil // a follower's every batch: no copy of the history
+	}
 	next := slices.Clone(h.runs)
 	next = slices.DeleteFunc(next, func(r EpochRun) bool { return r.Start >= end })
 	for _, r := range add {
@@ -376,6 +379,21 @@ func (h *epochHistory) extendLocked(add []EpochRun, end uint64) error {
 		return nil
 	}
 	return h.writeLocked(next)
+}
+
+// continuesLocked reports whether extendLocked(add, end) would change
+// nothing: the history is written, no run starts at or past end, and
+// each run of add is the one that already holds its first offset from end.
+func (h *epochHistory) continuesLocked(add []EpochRun, end uint64) bool {
+	if h.dirty || (len(h.runs) > 0 && h.runs[len(h.runs)-1].Start >= end) {
+		return false
+	}
+	for _, r := range add {
+		if !sameRun(runAt(h.runs, max(r.Start, end)), r) {
+			return false
+		}
+	}
+	return true
 }
 
 // truncate drops the runs that start at or past end, the log's new end
