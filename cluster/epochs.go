@@ -282,7 +282,10 @@ func openEpochHistory(fsys durable.FS, dir string, end uint64, logf func(string,
 	runs, perr := ParseEpochsFile(data)
 	if err != nil || perr != nil {
 		aside := fmt.Sprintf("%s.damaged-%d", h.path, time.Now().UnixNano())
-		if rerr := fsys.Rename(h.path, aside); rerr != nil {
+		switch rerr := fsys.Rename(h.path, aside); {
+		case errors.Is(rerr, fs.ErrNotExist):
+			return h, nil // a concurrent first open of the replica set it aside
+		case rerr != nil:
 			return nil, fmt.Errorf("cluster: set aside the unreadable %s: %w", h.path, rerr)
 		}
 		if serr := fsys.SyncDir(dir); serr != nil {

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,4 +59,32 @@ func TestFollowAfterTrimWrites(t *testing.T) {
 	r3 := EpochRun{Epoch: 3, ID: 3, Start: 40}
 	require.NoError(t, h.follow(60, []EpochRun{r3}))
 	require.Equal(t, []EpochRun{r1, {Epoch: 3, ID: 3, Start: 60}}, h.snapshot())
+}
+
+// racingFS renames the history aside itself just before its caller does,
+// as a concurrent first open of the same replica would.
+type racingFS struct {
+	durable.FS
+	path string
+}
+
+func (f racingFS) Rename(oldpath, newpath string) error {
+	if oldpath == f.path {
+		if err := f.FS.Rename(oldpath, oldpath+".damaged-other"); err != nil {
+			return err
+		}
+	}
+	return f.FS.Rename(oldpath, newpath)
+}
+
+// TestOpenDamagedHistoryTwice checks that two first opens of one replica
+// that both find its history damaged both open it: the one whose setting
+// aside finds the file gone (the other set it aside) does not fail.
+func TestOpenDamagedHistoryTwice(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EpochsFileName)
+	require.NoError(t, os.WriteFile(path, []byte("not a history\n"), 0o644))
+	h, err := openEpochHistory(racingFS{FS: durable.OS, path: path}, dir, 10, t.Logf)
+	require.NoError(t, err)
+	require.Empty(t, h.snapshot())
 }
