@@ -282,7 +282,10 @@ func openEpochHistory(fsys durable.FS, dir string, end uint64, logf func(string,
 	runs, perr := ParseEpochsFile(data)
 	if err != nil || perr != nil {
 		aside := fmt.Sprintf("%s.damaged-%d", h.path, time.Now().UnixNano())
-		if rerr := fsys.Rename(h.path, aside); rerr != nil {
+		switch rerr := fsys.Rename(h.path, aside); {
+		case errors.Is(rerr, fs.ErrNotExist):
+			return h, nil // a concurrent first open of the replica set it aside
+		case rerr != nil:
 			return nil, fmt.Errorf("cluster: set aside the unreadable %s: %w", h.path, rerr)
 		}
 		if serr := fsys.SyncDir(dir); serr != nil {
@@ -368,6 +371,9 @@ func (h *epochHistory) extendLocked(add []EpochRun, end uint64) error {
 	for len(add) > 1 && add[1].Start <= end {
 		add = add[1:]
 	}
+	if h.continuesLocked(add, end) {
+		return nil // a follower's every batch: no copy of the history
+	}
 	next := slices.Clone(h.runs)
 	next = slices.DeleteFunc(next, func(r EpochRun) bool { return r.Start >= end })
 	for _, r := range add {
@@ -382,6 +388,21 @@ func (h *epochHistory) extendLocked(add []EpochRun, end uint64) error {
 		return nil
 	}
 	return h.writeLocked(next)
+}
+
+// continuesLocked reports whether extendLocked(add, end) would change
+// nothing: the history is written, no run starts at or past end, and
+// each run of add is the one that already holds its first offset from end.
+func (h *epochHistory) continuesLocked(add []EpochRun, end uint64) bool {
+	if h.dirty || (len(h.runs) > 0 && h.runs[len(h.runs)-1].Start >= end) {
+		return false
+	}
+	for _, r := range add {
+		if !sameRun(runAt(h.runs, max(r.Start, end)), r) {
+			return false
+		}
+	}
+	return true
 }
 
 // truncate drops the runs that start at or past end, the log's new end
