@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -363,4 +364,62 @@ func TestRecoverReplicaCutsAtRunBoundary(t *testing.T) {
 	require.Equal(t, leaderRuns, runsOf(t, c, old, "orders", 0))
 	require.Equal(t, readAll(t, replicaPath(root, st.Leader, "orders", 0)), readAll(t, replicaPath(root, old, "orders", 0)))
 	require.Equal(t, []int{1, 2, 3}, mustStatus(t, c).Active)
+}
+
+// A follower reset to start, empty, at its leader's log start keeps no
+// run below it: its old history describes records it no longer holds, and
+// a stale run there (one its leader never held, after the leader's run at
+// its log start began) must not make the leader's runs look repeated and
+// the copy fail.
+func TestEpochHistoryResetToLeaderStart(t *testing.T) {
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
+	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
+	sendSized(t, c, 5, 100)
+	require.NoError(t, c.StopBroker(3))
+	_, err := c.Deactivate("t", 0, 3)
+	require.NoError(t, err)
+	sendSized(t, c, 60, 100)
+	_, err = c.EnforceRetention()
+	require.NoError(t, err)
+	leaderRuns := runsOf(t, c, 1, "t", 0)
+	require.Len(t, leaderRuns, 1)
+	stale := EpochRun{Epoch: leaderRuns[0].Epoch, ID: leaderRuns[0].ID ^ 1, Start: 3}
+	path := filepath.Join(ReplicaDir(root, 3, "t", 0), EpochsFileName)
+	require.NoError(t, durable.WriteFile(durable.OS, path, EncodeEpochsFile([]EpochRun{leaderRuns[0], stale})))
+
+	_, err = c.StartBroker(3)
+	require.NoError(t, err)
+	res, err := c.CatchUp("t", 0, 3)
+	require.NoError(t, err)
+	require.True(t, res.Reset)
+	start := replicaOf(t, c, 1).LogStart()
+	require.Equal(t, []EpochRun{{Epoch: leaderRuns[0].Epoch, ID: leaderRuns[0].ID, Start: start}}, runsOf(t, c, 3, "t", 0))
+}
+
+// Opening a history drops the runs at or past the log's end, and every
+// run when the log is empty: a reset whose history was not cut before a
+// crash leaves no stale run.
+func TestOpenEpochHistoryTrims(t *testing.T) {
+	runs := []EpochRun{{Epoch: 1, ID: 1, Start: 0}, {Epoch: 2, ID: 2, Start: 3}, {Epoch: 2, ID: 3, Start: 9}}
+	for _, tc := range []struct {
+		name       string
+		start, end uint64
+		want       []EpochRun
+	}{
+		{"whole", 0, 10, runs},
+		{"cut", 0, 9, runs[:2]},
+		{"retained past runs", 8, 10, runs},
+		{"empty, reset", 1000, 1000, nil},
+		{"empty at zero", 0, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, durable.WriteFile(durable.OS, filepath.Join(dir, EpochsFileName), EncodeEpochsFile(runs)))
+			h, err := openEpochHistory(durable.OS, dir, tc.start, tc.end, t.Logf)
+			require.NoError(t, err)
+			if got := h.snapshot(); len(tc.want) > 0 || len(got) > 0 {
+				require.Equal(t, tc.want, got)
+			}
+		})
+	}
 }
