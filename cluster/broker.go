@@ -177,7 +177,7 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 	if err != nil {
 		return nil, fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err)
 	}
-	h, err := openEpochHistory(b.opts.FS, dir, l.NextOffset(), b.logf)
+	h, err := openEpochHistory(b.opts.FS, dir, l.LogStart(), l.NextOffset(), b.logf)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("cluster: broker %d: open replica %s/%d: %w", b.id, topicName, partition, err), l.Close())
 	}
@@ -231,6 +231,26 @@ func (b *Broker) truncateReplica(topicName string, partition int, end uint64) er
 		return err
 	}
 	return h.truncate(end)
+}
+
+// resetReplica starts the broker's replica of one partition again, empty,
+// at start (segment.Log.ResetTo), then drops its whole leader-epoch
+// history: its runs describe records the replica no longer holds, and a
+// stale one would stand before the runs its leader sends next. The caller
+// holds the replica's writes back.
+func (b *Broker) resetReplica(topicName string, partition int, start uint64) error {
+	l, err := b.replica(topicName, partition, false)
+	if err != nil {
+		return err
+	}
+	h, err := b.epochsOf(topicName, partition)
+	if err != nil {
+		return err
+	}
+	if err := l.ResetTo(start); err != nil {
+		return err
+	}
+	return h.truncate(0)
 }
 
 // logf tells the broker options' logger, if any, what happened.
@@ -290,7 +310,7 @@ func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err)
 	}
-	h, err := openEpochHistory(b.opts.FS, dir, nl.NextOffset(), b.logf)
+	h, err := openEpochHistory(b.opts.FS, dir, nl.LogStart(), nl.NextOffset(), b.logf)
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("cluster: broker %d: reopen replica %s/%d: %w", b.id, key.topic, key.partition, err), nl.Close())
 	}

@@ -265,12 +265,14 @@ type epochHistory struct {
 }
 
 // openEpochHistory reads dir's history and drops, in memory, the runs
-// that start at or past end, the log's end (the file follows before the
-// next append). A history that cannot be parsed is
+// that start at or past end, the log's end, and every run when the log,
+// from start to end, is empty (a log reset to start again there, then a
+// crash before its history was cut): the file follows before the next
+// append. A history that cannot be parsed is
 // reported through logf and set aside, renamed, never deleted: the
 // replica's records count as unknown runs, compared record by record,
 // until its leader's next run.
-func openEpochHistory(fsys durable.FS, dir string, end uint64, logf func(string, ...any)) (*epochHistory, error) {
+func openEpochHistory(fsys durable.FS, dir string, start, end uint64, logf func(string, ...any)) (*epochHistory, error) {
 	h := &epochHistory{fsys: fsys, path: filepath.Join(dir, EpochsFileName), logf: logf}
 	data, err := durable.ReadSmallFile(fsys, h.path, maxEpochsFileSize)
 	switch {
@@ -296,6 +298,9 @@ func openEpochHistory(fsys durable.FS, dir string, end uint64, logf func(string,
 		return h, nil
 	}
 	h.runs = runs
+	if start >= end {
+		end = 0 // an empty log holds no run
+	}
 	h.trimLocked(end) // written before the next records are appended
 	return h, nil
 }

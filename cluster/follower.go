@@ -71,7 +71,7 @@ func (m *member) replicate(ctx context.Context, req ReplicateRequest) (Replicate
 		// log start: they journal what it changed.
 		switch end := l.NextOffset(); {
 		case end < req.LogStart && req.Reset:
-			if err := l.ResetTo(req.LogStart); err != nil {
+			if err := m.b.resetReplica(req.Topic, req.Partition, req.LogStart); err != nil {
 				return res, fmt.Errorf("cluster: reset replica to the leader's log start %d: %w", req.LogStart, err)
 			}
 			res.Reset, res.ResetFrom = true, end
@@ -257,7 +257,7 @@ func (m *member) takeLogStartLocked(ctx context.Context, k replicaKey, l *segmen
 	topicName, partition := k.topic, k.partition
 	where := fmt.Sprintf("%s/%d", topicName, partition)
 	if end := l.NextOffset(); end < start {
-		if err := l.ResetTo(start); err != nil {
+		if err := m.b.resetReplica(topicName, partition, start); err != nil {
 			return fmt.Errorf("cluster: %s: reset to leader %d's log start %d: %w", where, leader, start, err)
 		}
 		res.Reset, res.ResetFrom = true, end

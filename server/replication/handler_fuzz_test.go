@@ -94,6 +94,9 @@ func checkReached(t *testing.T, req any) {
 		if !cluster.Consecutive(r.Records) {
 			t.Fatalf("records that are not consecutive reached the peer")
 		}
+		if err := cluster.ValidateEpochRuns(r.Runs); err != nil {
+			t.Fatalf("runs that are no history reached the peer: %v", err)
+		}
 	case cluster.RecordsRequest:
 		topic(r.Topic)
 		partition(r.Partition)
