@@ -94,7 +94,7 @@ func openEpochReplica(fsys durable.FS, dir string, logf func(string, ...any)) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	h, err := openEpochHistory(fsys, dir, l.NextOffset(), logf)
+	h, err := openEpochHistory(fsys, dir, l.LogStart(), l.NextOffset(), logf)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (and closing the log: %w)", err, l.Close())
 	}

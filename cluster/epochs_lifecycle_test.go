@@ -14,7 +14,7 @@ import (
 // taken as a follower from offset 0.
 func historyOf(t *testing.T, runs []EpochRun) *epochHistory {
 	t.Helper()
-	h, err := openEpochHistory(durable.OS, t.TempDir(), 0, t.Logf)
+	h, err := openEpochHistory(durable.OS, t.TempDir(), 0, 0, t.Logf)
 	require.NoError(t, err)
 	if len(runs) > 0 {
 		require.NoError(t, h.follow(0, runs))
@@ -84,7 +84,7 @@ func TestEpochHistoryOpenDamagedTwice(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, EpochsFileName)
 	require.NoError(t, os.WriteFile(path, []byte("not a history\n"), 0o644))
-	h, err := openEpochHistory(racingFS{FS: durable.OS, path: path}, dir, 10, t.Logf)
+	h, err := openEpochHistory(racingFS{FS: durable.OS, path: path}, dir, 0, 10, t.Logf)
 	require.NoError(t, err)
 	require.Empty(t, h.snapshot())
 }
@@ -95,7 +95,7 @@ func TestEpochHistoryOpenDamagedTwice(t *testing.T) {
 // was opened again, even at the same epoch.
 func TestEpochHistoryLeadStartsARunPerOpeningAndCut(t *testing.T) {
 	dir := t.TempDir()
-	h, err := openEpochHistory(durable.OS, dir, 0, t.Logf)
+	h, err := openEpochHistory(durable.OS, dir, 0, 0, t.Logf)
 	require.NoError(t, err)
 	require.NoError(t, h.lead(5, 0))
 	require.NoError(t, h.lead(5, 10))
@@ -111,7 +111,7 @@ func TestEpochHistoryLeadStartsARunPerOpeningAndCut(t *testing.T) {
 
 	// Opened again with records 6..7 (unsynced 8.. lost): the runs stay,
 	// the next append at epoch 5 is a run of its own.
-	h2, err := openEpochHistory(durable.OS, dir, 8, t.Logf)
+	h2, err := openEpochHistory(durable.OS, dir, 0, 8, t.Logf)
 	require.NoError(t, err)
 	require.Equal(t, afterCut, h2.snapshot())
 	require.NoError(t, h2.lead(5, 8))
@@ -131,7 +131,7 @@ func TestEpochHistoryOpenDropsARunWrittenJustBeforeACrash(t *testing.T) {
 	dir := t.TempDir()
 	a, b := EpochRun{Epoch: 1, ID: 1, Start: 0}, EpochRun{Epoch: 2, ID: 2, Start: 10}
 	require.NoError(t, durable.WriteFile(durable.OS, filepath.Join(dir, EpochsFileName), EncodeEpochsFile([]EpochRun{a, b})))
-	h, err := openEpochHistory(durable.OS, dir, 10, t.Logf)
+	h, err := openEpochHistory(durable.OS, dir, 0, 10, t.Logf)
 	require.NoError(t, err)
 	require.Equal(t, []EpochRun{a}, h.snapshot())
 	require.NoError(t, h.follow(10, []EpochRun{a}))

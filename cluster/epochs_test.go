@@ -208,7 +208,7 @@ func (l *epochLog) logf(format string, args ...any) {
 func openTestHistory(t *testing.T, dir string, end uint64) (*epochHistory, *epochLog) {
 	t.Helper()
 	l := &epochLog{}
-	h, err := openEpochHistory(durable.OS, dir, end, l.logf)
+	h, err := openEpochHistory(durable.OS, dir, 0, end, l.logf)
 	require.NoError(t, err)
 	return h, l
 }
@@ -465,7 +465,7 @@ func TestEpochHistoryOpenReportsUnreadableFiles(t *testing.T) {
 	fsys := logtest.NewFaultFS(nil)
 	writeEpochsFile(t, dir, []EpochRun{epA})
 	fsys.SetFault(logtest.FailNth(logtest.OpOpen, 1))
-	_, err := openEpochHistory(fsys, dir, 5, t.Logf)
+	_, err := openEpochHistory(fsys, dir, 0, 5, t.Logf)
 	require.ErrorIs(t, err, logtest.ErrInjected, "a read that fails is an error, not damage")
 	require.Equal(t, []EpochRun{epA}, readEpochsFile(t, dir), "and nothing was set aside")
 }
@@ -479,7 +479,7 @@ func TestEpochHistoryFailedWriteIsWrittenAgain(t *testing.T) {
 	dir := t.TempDir()
 	writeEpochsFile(t, dir, []EpochRun{epA})
 	fsys := logtest.NewFaultFS(nil)
-	h, err := openEpochHistory(fsys, dir, 10, t.Logf)
+	h, err := openEpochHistory(fsys, dir, 0, 10, t.Logf)
 	require.NoError(t, err)
 
 	// The leader's new run is renamed into place, but the directory sync
