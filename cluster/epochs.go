@@ -27,9 +27,10 @@ const EpochsFileName = "leader-epochs"
 // epochsHeader is the first line of EpochsFileName, with its version.
 const epochsHeader = "pystream leader epochs 1"
 
-// maxEpochsFileSize bounds the history a reader accepts: about 30,000
-// runs.
-const maxEpochsFileSize = 1 << 20
+// MaxEpochsFileSize bounds the history a reader accepts: about 30,000
+// runs. A larger EpochsFileName is set aside at open, as one
+// ParseEpochsFile refuses is.
+const MaxEpochsFileSize = 1 << 20
 
 // EpochRun is where one run of a leader's appends begins in a replica's
 // log: the records from Start up to the next run's Start were appended by
@@ -274,7 +275,7 @@ type epochHistory struct {
 // until its leader's next run.
 func openEpochHistory(fsys durable.FS, dir string, start, end uint64, logf func(string, ...any)) (*epochHistory, error) {
 	h := &epochHistory{fsys: fsys, path: filepath.Join(dir, EpochsFileName), logf: logf}
-	data, err := durable.ReadSmallFile(fsys, h.path, maxEpochsFileSize)
+	data, err := durable.ReadSmallFile(fsys, h.path, MaxEpochsFileSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return h, nil

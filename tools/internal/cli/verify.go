@@ -24,9 +24,9 @@ func (a *app) logVerifyCommand() *cobra.Command {
 			"from each other; damage is reported on the directory, naming the segment\n" +
 			"file and the byte position in it. A directory that still holds a phase-1\n" +
 			"log.bin is verified as not yet upgraded. Every topic.meta, cluster.meta,\n" +
-			"offset file and quarantine file is checked, and every follower replica is\n" +
-			"compared with its partition's leader (as recorded in cluster.meta) record\n" +
-			"by record, over the offsets both still hold.\n\n" +
+			"offset file, leader-epochs and quarantine file is checked, and every\n" +
+			"follower replica is compared with its partition's leader (as recorded in\n" +
+			"cluster.meta) record by record, over the offsets both still hold.\n\n" +
 			"One line per item: OK, LAG n (a follower behind its leader: not damage),\n" +
 			"DAMAGED, DIVERGED, MISSING, or INACTIVE (a replica outside the active set\n" +
 			"that differs from its leader; recovery reconciles it). Exits 1 if anything\n" +

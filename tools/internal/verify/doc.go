@@ -11,7 +11,9 @@
 //	│   ├── 00000000000000000000.log                    sealed segment, offsets 0..99
 //	│   ├── 00000000000000000000.index                  its sidecar
 //	│   ├── 00000000000000000100.log                    the last segment, which takes appends
-//	│   └── quarantine-100-102-<ns>.bin                 records a recovery cut, offsets 100..101
+//	│   ├── quarantine-100-102-<ns>.bin                 records a recovery cut, offsets 100..101
+//	│   ├── leader-epochs                               who wrote its records: the leader runs
+//	│   └── leader-epochs.damaged-<ns>                  a history the server could not read, set aside
 //	├── broker-000002/topics/orders/partition-000000/   the follower's replica
 //	├── orders/topic.meta                               a stand-alone topic
 //	├── orders/partition-000000/                        its partition's log directory
@@ -37,9 +39,16 @@
 // with offsets from its name (a segment's base) or from 0 (a log.bin).
 //
 // Each metadata file is judged by the parser of the module that owns its
-// format, read-only: topic.ParseMetadata, client.ParseOffsetFile and
-// cluster.ParseClusterMeta, the very functions topic.Open, the OffsetStore
-// and cluster.Open read with. The verifier has no rules of its own about
+// format, read-only: topic.ParseMetadata, client.ParseOffsetFile,
+// cluster.ParseClusterMeta and cluster.ParseEpochsFile, the very functions
+// topic.Open, the OffsetStore, cluster.Open and a broker opening a replica
+// read with (a leader-epochs is read as the broker reads it, at most
+// cluster.MaxEpochsFileSize bytes of a regular file). A leader-epochs the
+// broker would refuse is damage: it sets it aside as
+// leader-epochs.damaged-<ns>, and such a set-aside file is kept, not
+// damage, whatever it holds. Runs that start at or past the replica's log
+// end are not damage either, since opening drops them; they are counted in
+// the item's detail. The verifier has no rules of its own about
 // what such a file may hold, so it refuses exactly the files the product
 // refuses (a test feeds every corpus file to both). Paths and file names
 // come from the same modules (topic.PartitionLogDir, topic.MetadataFile,

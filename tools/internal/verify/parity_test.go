@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,6 +88,49 @@ func TestVerifyParityClusterMeta(t *testing.T) {
 	}, verify.KindClusterMeta)
 }
 
+// TestVerifyParityEpochs: cluster.ParseEpochsFile, what the cluster reads
+// a replica's leader-epochs with when it opens the replica, refuses a
+// history exactly when Verify reports it DAMAGED. The files are inline
+// cases and, when it exists, every file of the cluster's fuzz corpus.
+func TestVerifyParityEpochs(t *testing.T) {
+	const header = "pystream leader epochs 1\n"
+	files := map[string][]byte{
+		"header only":             []byte(header),
+		"two runs":                []byte(header + "3:9f2c1a0b3d4e5f60:0\n7:0123456789abcdef:1200\n"),
+		"an unknown run first":    []byte(header + "0:0000000000000000:0\n4:00000000000000aa:10\n"),
+		"the same epoch, new run": []byte(header + "4:00000000000000aa:0\n4:00000000000000bb:5\n"),
+		"empty":                   {},
+		"no final newline":        []byte(header + "3:9f2c1a0b3d4e5f60:0"),
+		"another header":          []byte("pystream leader epochs 2\n"),
+		"a blank line":            []byte(header + "3:9f2c1a0b3d4e5f60:0\n\n"),
+		"CRLF":                    []byte("pystream leader epochs 1\r\n3:9f2c1a0b3d4e5f60:0\r\n"),
+		"a short id":              []byte(header + "3:9f2c:0\n"),
+		"a negative start":        []byte(header + "3:9f2c1a0b3d4e5f60:-1\n"),
+		"starts not ascending":    []byte(header + "3:9f2c1a0b3d4e5f60:5\n7:0123456789abcdef:5\n"),
+		"epoch going down":        []byte(header + "7:0123456789abcdef:0\n3:9f2c1a0b3d4e5f60:5\n"),
+		"a run twice":             []byte(header + "3:9f2c1a0b3d4e5f60:0\n4:00000000000000aa:5\n3:9f2c1a0b3d4e5f60:9\n"),
+		"an unknown run, epoch":   []byte(header + "3:0000000000000000:0\n"),
+		"one run continued":       []byte(header + "3:9f2c1a0b3d4e5f60:0\n3:9f2c1a0b3d4e5f60:5\n"),
+	}
+	dir := filepath.Join(repoRoot, "cluster/testdata/fuzz/FuzzParseEpochsFile")
+	entries, err := os.ReadDir(dir)
+	if !errors.Is(err, fs.ErrNotExist) {
+		require.NoError(t, err)
+	}
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		files["corpus "+e.Name()] = corpusBytes(t, e.Name(), raw)
+	}
+	t.Logf("%d inline cases and %d corpus files from %s", len(files)-len(entries), len(entries), dir)
+	parity(t, files, func(t *testing.T, root string, data []byte) (string, bool) {
+		path := filepath.Join(cluster.ReplicaDir(root, 1, "orders", 0), cluster.EpochsFileName)
+		write(t, path, data)
+		_, err := cluster.ParseEpochsFile(data)
+		return path, err != nil
+	}, verify.KindEpochs)
+}
+
 // parity writes every file into a fresh data directory with place, which
 // also runs the module's open path and says whether it refused the file,
 // then runs Verify and requires the same verdict on the file. Both verdicts
@@ -146,7 +190,8 @@ func corpus(t *testing.T, dir string, extra ...string) map[string][]byte {
 	return files
 }
 
-// corpusBytes decodes a fuzz corpus file holding one []byte value:
+// corpusBytes decodes a fuzz corpus file holding one []byte (or string)
+// value:
 //
 //	go test fuzz v1
 //	[]byte("...")
@@ -156,7 +201,10 @@ func corpusBytes(t *testing.T, name string, raw []byte) []byte {
 	require.Len(t, lines, 2, "%s: one []byte value", name)
 	require.Equal(t, "go test fuzz v1", lines[0], name)
 	lit, ok := strings.CutPrefix(lines[1], "[]byte(")
-	require.True(t, ok, "%s: a []byte value", name)
+	if !ok {
+		lit, ok = strings.CutPrefix(lines[1], "string(")
+	}
+	require.True(t, ok, "%s: a []byte or string value", name)
 	lit, ok = strings.CutSuffix(lit, ")")
 	require.True(t, ok, "%s: a []byte value", name)
 	s, err := strconv.Unquote(lit)

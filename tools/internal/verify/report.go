@@ -46,6 +46,9 @@ const (
 	KindTopicMeta   Kind = topic.MetadataFile
 	KindClusterMeta Kind = cluster.MetaFileName
 	KindOffset      Kind = "offset"
+	// KindEpochs is a replica's leader-epoch history, or one the server
+	// set aside as unreadable.
+	KindEpochs Kind = cluster.EpochsFileName
 )
 
 // Item is one line of a report.

@@ -37,11 +37,12 @@ type verifier struct {
 // directory (a partition's or replica's segments), a single log file, a
 // topic directory, a broker directory or a whole data directory. Every log
 // directory is scanned as one log, segment after segment; every topic.meta,
-// cluster.meta and *.offset file is parsed and checked; every quarantine
-// file is scanned; a topic.meta's partitions must all exist; and every
-// follower replica in scope is compared with its partition's leader as
-// recorded in the nearest cluster.meta at or above path. The error is only
-// for path itself being unreadable; everything found is in the report.
+// cluster.meta, *.offset and leader-epochs file is parsed and checked;
+// every quarantine file is scanned; a topic.meta's partitions must all
+// exist; and every follower replica in scope is compared with its
+// partition's leader as recorded in the nearest cluster.meta at or above
+// path. The error is only for path itself being unreadable; everything
+// found is in the report.
 func Verify(path string) (Report, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -134,6 +135,10 @@ func (v *verifier) checkFile(p string, explicit bool) {
 		v.checkOffset(p)
 	case quarantine:
 		v.checkQuarantine(p)
+	case name == cluster.EpochsFileName:
+		v.checkEpochs(p)
+	case isEpochsAside(name):
+		v.checkEpochsAside(p)
 	case explicit || isJournalDir(filepath.Dir(p)) && name == segment.LegacyFileName:
 		v.checkLog(p, KindLog)
 	}
@@ -315,6 +320,68 @@ func refused(kind Kind, err error) Item {
 		reason += ": " + cause.Error()
 	}
 	return Item{Status: StatusDamaged, Kind: kind, Detail: reason}
+}
+
+// checkEpochs judges a replica's leader-epoch history as the cluster reads
+// it when it opens the replica: at most cluster.MaxEpochsFileSize bytes of
+// a regular file, parsed by cluster.ParseEpochsFile. A file it refuses is
+// set aside at open, so it is damage. Runs that start at or past the
+// replica's log end hold nothing and are dropped at open: a note, counted
+// when the log beside the file is in scope and whole.
+func (v *verifier) checkEpochs(p string) {
+	data, err := durable.ReadSmallFile(durable.OS, p, cluster.MaxEpochsFileSize)
+	if err != nil {
+		v.add(p, Item{Status: StatusDamaged, Kind: KindEpochs, Detail: "cannot read: " + err.Error()})
+		return
+	}
+	runs, err := cluster.ParseEpochsFile(data)
+	if err != nil {
+		v.add(p, Item{Status: StatusDamaged, Kind: KindEpochs, Detail: err.Error()})
+		return
+	}
+	detail := "no runs"
+	if n := len(runs); n > 0 {
+		last := runs[n-1]
+		detail = fmt.Sprintf("%d runs, the last at epoch %d from offset %d", n, last.Epoch, last.Start)
+	}
+	if dir := filepath.Dir(p); v.inScope(dir) {
+		if r := v.log(dir); r.exists && r.err == nil {
+			past := 0
+			for _, run := range runs {
+				if run.Start >= r.end {
+					past++
+				}
+			}
+			if past > 0 {
+				detail += fmt.Sprintf("; %d runs start at or past the log's end (%d) and are dropped at open", past, r.end)
+			}
+		}
+	}
+	v.add(p, Item{Status: StatusOK, Kind: KindEpochs, Detail: detail})
+}
+
+// epochsAsidePrefix starts the name of a leader-epoch history the cluster
+// could not read and set aside: leader-epochs.damaged-<unix-ns>
+// (docs/design.md § Leader-epoch history).
+const epochsAsidePrefix = cluster.EpochsFileName + ".damaged-"
+
+// isEpochsAside reports whether name is that of a set-aside history.
+func isEpochsAside(name string) bool {
+	ns, ok := strings.CutPrefix(name, epochsAsidePrefix)
+	if !ok || ns == "" {
+		return false
+	}
+	return strings.Trim(ns, "0123456789") == ""
+}
+
+// checkEpochsAside reports a history the cluster set aside: it is kept for
+// inspection and never read again, so it is not damage, whatever it holds.
+func (v *verifier) checkEpochsAside(p string) {
+	detail := "an unreadable history the server set aside at open; kept, never read again"
+	if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+		detail += fmt.Sprintf(" (%d bytes)", info.Size())
+	}
+	v.add(p, Item{Status: StatusOK, Kind: KindEpochs, Detail: detail})
 }
 
 // checkClusterMeta parses the cluster.meta at p with the cluster's own

@@ -281,3 +281,115 @@ func TestVerifySegmentsRealLog(t *testing.T) {
 	require.Contains(t, it.Detail, "sidecar of "+segment.SegmentFileName(segs[2].Base))
 	require.Contains(t, it.Detail, "the next open rebuilds it")
 }
+
+// TestVerifyEpochs: in a data directory the cluster wrote, each replica's
+// leader-epochs is judged by cluster.ParseEpochsFile. A history it refuses
+// is DAMAGED; runs past the log's end are a note, not damage, as opening
+// drops them. Once the cluster has opened the replicas again, the refused
+// history is set aside as leader-epochs.damaged-<ns>, which is reported
+// OK as kept, and nothing is damaged any more.
+func TestVerifyEpochs(t *testing.T) {
+	root := t.TempDir()
+	openCluster := func() *cluster.Cluster {
+		c, err := cluster.Open(root)
+		require.NoError(t, err)
+		for id := 1; id <= 2; id++ {
+			_, err := c.StartBroker(id)
+			require.NoError(t, err)
+		}
+		return c
+	}
+	c := openCluster()
+	require.NoError(t, c.CreateTopic("orders", 1, 2))
+	prod := cluster.NewProducer(c, "orders")
+	for _, p := range []string{"a", "b", "c"} {
+		_, err := prod.Send(nil, []byte(p))
+		require.NoError(t, err)
+	}
+	st, err := c.Status("orders", 0)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.Len(t, st.Followers, 1)
+
+	leaderFile := filepath.Join(cluster.ReplicaDir(root, st.Leader, "orders", 0), cluster.EpochsFileName)
+	followerFile := filepath.Join(cluster.ReplicaDir(root, st.Followers[0], "orders", 0), cluster.EpochsFileName)
+	data, err := os.ReadFile(leaderFile)
+	require.NoError(t, err)
+	runs, err := cluster.ParseEpochsFile(data)
+	require.NoError(t, err)
+	require.NotEmpty(t, runs, "the leader wrote its run down")
+	last := runs[len(runs)-1]
+	// A run written down just before a crash, before its first record:
+	// it starts at the log's end and holds nothing.
+	runs = append(runs, cluster.EpochRun{Epoch: last.Epoch + 1, ID: 0xabc, Start: 3})
+	require.NoError(t, os.WriteFile(leaderFile, cluster.EncodeEpochsFile(runs), 0o644))
+	// The follower's history loses its final newline.
+	data, err = os.ReadFile(followerFile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(followerFile, data[:len(data)-1], 0o644))
+
+	epochItems := func() map[string]verify.Item {
+		t.Helper()
+		report, err := verify.Verify(root)
+		require.NoError(t, err)
+		got := map[string]verify.Item{}
+		for _, it := range report.Items {
+			if it.Kind == verify.KindEpochs {
+				got[it.Path] = it
+			}
+		}
+		return got
+	}
+	got := epochItems()
+	require.Len(t, got, 2, "%+v", got)
+	require.Equal(t, verify.StatusOK, got[leaderFile].Status, got[leaderFile].Detail)
+	require.Contains(t, got[leaderFile].Detail, fmt.Sprintf("%d runs, the last at epoch %d from offset 3", len(runs), last.Epoch+1))
+	require.Contains(t, got[leaderFile].Detail, "1 runs start at or past the log's end (3) and are dropped at open")
+	require.Equal(t, verify.StatusDamaged, got[followerFile].Status, got[followerFile].Detail)
+	require.Contains(t, got[followerFile].Detail, "no final newline")
+
+	// The cluster opens the replicas again, on the next write: it drops
+	// the leader's empty run and sets the follower's history aside.
+	c = openCluster()
+	_, err = cluster.NewProducer(c, "orders").Send(nil, []byte("d"))
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	asides, err := filepath.Glob(followerFile + ".damaged-*")
+	require.NoError(t, err)
+	require.Len(t, asides, 1, "the cluster set the follower's history aside")
+	got = epochItems()
+	require.Equal(t, verify.StatusOK, got[asides[0]].Status, got[asides[0]].Detail)
+	require.Contains(t, got[asides[0]].Detail, "set aside")
+	for path, it := range got {
+		require.Equal(t, verify.StatusOK, it.Status, "%s: %s", path, it.Detail)
+	}
+}
+
+// TestVerifyEpochsNotAHistory: where a leader-epochs belongs, a directory
+// or a file larger than cluster.MaxEpochsFileSize is set aside by the
+// cluster at open, and reported DAMAGED.
+func TestVerifyEpochsNotAHistory(t *testing.T) {
+	huge := append([]byte("pystream leader epochs 1\n"), make([]byte, cluster.MaxEpochsFileSize)...)
+	for name, place := range map[string]func(path string){
+		"a directory": func(path string) { require.NoError(t, os.MkdirAll(path, 0o755)) },
+		"huge":        func(path string) { write(t, path, huge) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "partition-000000")
+			writeSegment(t, dir, 0, "a")
+			path := filepath.Join(dir, cluster.EpochsFileName)
+			place(path)
+			report, err := verify.Verify(dir)
+			require.NoError(t, err)
+			var found bool
+			for _, it := range report.Items {
+				if it.Path == path && it.Kind == verify.KindEpochs {
+					found = true
+					require.Equal(t, verify.StatusDamaged, it.Status, it.Detail)
+					require.Contains(t, it.Detail, "cannot read")
+				}
+			}
+			require.True(t, found, "%+v", report.Items)
+		})
+	}
+}
