@@ -32,6 +32,25 @@ const epochsHeader = "pystream leader epochs 1"
 // ParseEpochsFile refuses is.
 const MaxEpochsFileSize = 1 << 20
 
+// epochsAsidePrefix starts the name of a history set aside at open.
+const epochsAsidePrefix = EpochsFileName + ".damaged-"
+
+// EpochsAsideName names a replica's history that could not be read,
+// set aside at at: leader-epochs.damaged-<unix nanoseconds>.
+func EpochsAsideName(at time.Time) string {
+	return epochsAsidePrefix + strconv.FormatInt(at.UnixNano(), 10)
+}
+
+// IsEpochsAsideName reports whether name is one EpochsAsideName gives.
+func IsEpochsAsideName(name string) bool {
+	ns, ok := strings.CutPrefix(name, epochsAsidePrefix)
+	if !ok || ns == "" || strings.Trim(ns, "0123456789") != "" {
+		return false
+	}
+	_, err := strconv.ParseInt(ns, 10, 64)
+	return err == nil
+}
+
 // EpochRun is where one run of a leader's appends begins in a replica's
 // log: the records from Start up to the next run's Start were appended by
 // the partition's leader at Epoch, between one opening of its log and the
@@ -284,7 +303,7 @@ func openEpochHistory(fsys durable.FS, dir string, start, end uint64, logf func(
 	}
 	runs, perr := ParseEpochsFile(data)
 	if err != nil || perr != nil {
-		aside := fmt.Sprintf("%s.damaged-%d", h.path, time.Now().UnixNano())
+		aside := filepath.Join(dir, EpochsAsideName(time.Now()))
 		switch rerr := fsys.Rename(h.path, aside); {
 		case errors.Is(rerr, fs.ErrNotExist):
 			return h, nil // a concurrent first open of the replica set it aside

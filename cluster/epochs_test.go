@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -427,7 +428,7 @@ func TestEpochHistoryDamagedFileIsSetAside(t *testing.T) {
 		},
 		"over 1 MiB": func(t *testing.T, path string) {
 			data := EncodeEpochsFile([]EpochRun{epA})
-			data = append(data, strings.Repeat("x", maxEpochsFileSize)...)
+			data = append(data, strings.Repeat("x", MaxEpochsFileSize)...)
 			require.NoError(t, os.WriteFile(path, data, 0o644))
 		},
 	} {
@@ -501,4 +502,16 @@ func TestEpochHistoryFailedWriteIsWrittenAgain(t *testing.T) {
 	fsys.SetFault(nil)
 	require.NoError(t, h.follow(10, []EpochRun{epA}))
 	require.Equal(t, []EpochRun{epA}, readEpochsFile(t, dir))
+}
+
+// A set-aside history's name is one EpochsAsideName gives, and nothing
+// else is taken for one.
+func TestEpochsAsideName(t *testing.T) {
+	name := EpochsAsideName(time.Unix(5, 7))
+	require.Equal(t, "leader-epochs.damaged-5000000007", name)
+	require.True(t, IsEpochsAsideName(name))
+	for _, bad := range []string{EpochsFileName, "leader-epochs.damaged-", "leader-epochs.damaged-12a", "leader-epochs.damaged--1",
+		"leader-epochs.damaged-99999999999999999999", "x" + name} {
+		require.False(t, IsEpochsAsideName(bad), bad)
+	}
 }

@@ -137,7 +137,7 @@ func (v *verifier) checkFile(p string, explicit bool) {
 		v.checkQuarantine(p)
 	case name == cluster.EpochsFileName:
 		v.checkEpochs(p)
-	case isEpochsAside(name):
+	case cluster.IsEpochsAsideName(name):
 		v.checkEpochsAside(p)
 	case explicit || isJournalDir(filepath.Dir(p)) && name == segment.LegacyFileName:
 		v.checkLog(p, KindLog)
@@ -358,20 +358,6 @@ func (v *verifier) checkEpochs(p string) {
 		}
 	}
 	v.add(p, Item{Status: StatusOK, Kind: KindEpochs, Detail: detail})
-}
-
-// epochsAsidePrefix starts the name of a leader-epoch history the cluster
-// could not read and set aside: leader-epochs.damaged-<unix-ns>
-// (docs/design.md § Leader-epoch history).
-const epochsAsidePrefix = cluster.EpochsFileName + ".damaged-"
-
-// isEpochsAside reports whether name is that of a set-aside history.
-func isEpochsAside(name string) bool {
-	ns, ok := strings.CutPrefix(name, epochsAsidePrefix)
-	if !ok || ns == "" {
-		return false
-	}
-	return strings.Trim(ns, "0123456789") == ""
 }
 
 // checkEpochsAside reports a history the cluster set aside: it is kept for
