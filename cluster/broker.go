@@ -204,12 +204,19 @@ func (b *Broker) replica(topicName string, partition int, create bool) (*segment
 // epochsOf returns the leader-epoch history of the broker's replica of
 // one partition, opening its log if needed (replica).
 func (b *Broker) epochsOf(topicName string, partition int) (*epochHistory, error) {
+	key := replicaKey{topicName, partition}
+	b.mu.Lock()
+	h, ok := b.epochs[key]
+	b.mu.Unlock()
+	if ok {
+		return h, nil // open: every batch takes this way
+	}
 	if _, err := b.replica(topicName, partition, false); err != nil {
 		return nil, err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if h, ok := b.epochs[replicaKey{topicName, partition}]; ok {
+	if h, ok := b.epochs[key]; ok {
 		return h, nil
 	}
 	return nil, fmt.Errorf("cluster: broker %d: replica %s/%d closed meanwhile: %w", b.id, topicName, partition, ErrBrokerUnavailable)

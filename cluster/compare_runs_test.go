@@ -408,7 +408,7 @@ func TestOpenEpochHistoryTrims(t *testing.T) {
 	}{
 		{"whole", 0, 10, runs},
 		{"cut", 0, 9, runs[:2]},
-		{"retained past runs", 8, 10, runs},
+		{"runs below the log start pruned, the one holding it kept", 8, 10, runs[1:]},
 		{"empty, reset", 1000, 1000, nil},
 		{"empty at zero", 0, 0, nil},
 	} {

@@ -322,7 +322,24 @@ func openEpochHistory(fsys durable.FS, dir string, start, end uint64, logf func(
 		end = 0 // an empty log holds no run
 	}
 	h.trimLocked(end) // written before the next records are appended
+	h.pruneLocked(start)
 	return h, nil
+}
+
+// pruneLocked drops, in memory, the runs that hold no record at or past
+// start, the log start: every run but the last that starts at or before
+// it. Retention deleted their records, and no comparison reads below a log
+// start, so the file stays as long as the log's leader changes, not as
+// long as every leader change the partition ever saw. It is written with
+// the next append.
+func (h *epochHistory) pruneLocked(start uint64) {
+	i := 0
+	for i+1 < len(h.runs) && h.runs[i+1].Start <= start {
+		i++
+	}
+	if i > 0 {
+		h.runs, h.dirty = slices.Clone(h.runs[i:]), true
+	}
 }
 
 // snapshot returns a copy of the runs.

@@ -515,3 +515,28 @@ func TestEpochsAsideName(t *testing.T) {
 		require.False(t, IsEpochsAsideName(bad), bad)
 	}
 }
+
+// Runs that hold nothing at or past the log start are dropped at open and
+// written out with the next append; the run holding the log start stays.
+func TestEpochHistoryOpenPrunesRunsBelowTheLogStart(t *testing.T) {
+	for _, tc := range []struct {
+		start uint64
+		want  []EpochRun
+	}{
+		{start: 0, want: []EpochRun{epA, epB, epC}},
+		{start: epB.Start - 1, want: []EpochRun{epA, epB, epC}},
+		{start: epB.Start, want: []EpochRun{epB, epC}},
+		{start: epC.Start + 1, want: []EpochRun{epC}},
+	} {
+		t.Run(fmt.Sprint(tc.start), func(t *testing.T) {
+			dir := t.TempDir()
+			writeEpochsFile(t, dir, []EpochRun{epA, epB, epC})
+			h, err := openEpochHistory(durable.OS, dir, tc.start, epC.Start+100, t.Logf)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, h.snapshot())
+			require.Equal(t, []EpochRun{epA, epB, epC}, readEpochsFile(t, dir), "opening writes nothing")
+			require.NoError(t, h.follow(epC.Start+100, []EpochRun{epC}))
+			require.Equal(t, tc.want, readEpochsFile(t, dir), "the pruned history is written before the append")
+		})
+	}
+}

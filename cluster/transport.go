@@ -140,7 +140,8 @@ type RecordsResponse struct {
 	LastStable uint64
 	Aborted    []AbortedTxn
 	// Runs answers a request with Runs: the replica's leader-epoch
-	// history, every run that starts below LogEnd.
+	// history (the last run may start at LogEnd, written down just before
+	// its first record).
 	Runs []EpochRun
 }
 
