@@ -29,8 +29,9 @@ type fileStore struct {
 	fsys durable.FS
 
 	// metaMu guards meta, healing and metaFailed and serialises writes of
-	// cluster.meta.
-	metaMu sync.Mutex
+	// cluster.meta. Read shares it: every write, lookup and status reads
+	// the metadata, and they need not wait for one another.
+	metaMu sync.RWMutex
 	// meta is exactly what cluster.meta holds.
 	meta Metadata
 	// healing is automatic healing as last switched (SetHealing), nil when
@@ -89,10 +90,11 @@ func (f *fileStore) metaPath() string { return filepath.Join(f.root, MetaFileNam
 // offsetsDir is where the consumers' offsets live: <root>/offsets.
 func (f *fileStore) offsetsDir() string { return filepath.Join(f.root, "offsets") }
 
-// Read calls fn with the metadata and the healing switch.
+// Read calls fn with the metadata and the healing switch, which fn must
+// not change; calls run side by side.
 func (f *fileStore) Read(fn func(s *MetaState)) {
-	f.metaMu.Lock()
-	defer f.metaMu.Unlock()
+	f.metaMu.RLock()
+	defer f.metaMu.RUnlock()
 	fn(&MetaState{Meta: f.meta, Healing: f.healing})
 }
 
