@@ -226,18 +226,7 @@ func (b *Broker) epochsOf(topicName string, partition int) (*epochHistory, error
 // (segment.Log.Truncate), then drops the runs of its history that start
 // at or past end. The caller holds the replica's writes back.
 func (b *Broker) truncateReplica(topicName string, partition int, end uint64) error {
-	l, err := b.replica(topicName, partition, false)
-	if err != nil {
-		return err
-	}
-	h, err := b.epochsOf(topicName, partition)
-	if err != nil {
-		return err
-	}
-	if err := l.Truncate(end); err != nil {
-		return err
-	}
-	return h.truncate(end)
+	return b.rewriteReplica(topicName, partition, func(l *segment.Log) error { return l.Truncate(end) }, end)
 }
 
 // resetReplica starts the broker's replica of one partition again, empty,
@@ -246,6 +235,14 @@ func (b *Broker) truncateReplica(topicName string, partition int, end uint64) er
 // stale one would stand before the runs its leader sends next. The caller
 // holds the replica's writes back.
 func (b *Broker) resetReplica(topicName string, partition int, start uint64) error {
+	return b.rewriteReplica(topicName, partition, func(l *segment.Log) error { return l.ResetTo(start) }, 0)
+}
+
+// rewriteReplica changes the log of the broker's replica of one
+// partition with change, then drops the runs of its history that start
+// at or past keepBelow: the log first, so that after a crash between the
+// two, opening drops them (openEpochHistory).
+func (b *Broker) rewriteReplica(topicName string, partition int, change func(*segment.Log) error, keepBelow uint64) error {
 	l, err := b.replica(topicName, partition, false)
 	if err != nil {
 		return err
@@ -254,10 +251,10 @@ func (b *Broker) resetReplica(topicName string, partition int, start uint64) err
 	if err != nil {
 		return err
 	}
-	if err := l.ResetTo(start); err != nil {
+	if err := change(l); err != nil {
 		return err
 	}
-	return h.truncate(0)
+	return h.truncate(keepBelow)
 }
 
 // logf tells the broker options' logger, if any, what happened.

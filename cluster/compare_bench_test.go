@@ -28,14 +28,7 @@ func BenchmarkCommonPrefix(b *testing.B) {
 		b.Fatal(err)
 	}
 	fillPartition(b, NewProducer(c, "bench"), *prefixRecords)
-	p, err := c.partition("bench", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pm, err := c.partitionMeta(p)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p, pm := benchPartition(b, c)
 	follower := pm.Followers()[0]
 	end := uint64(*prefixRecords)
 	ctx := context.Background()
@@ -55,6 +48,20 @@ func BenchmarkCommonPrefix(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchPartition is partition 0 of topic "bench" and its metadata.
+func benchPartition(b *testing.B, c *Cluster) (*partition, PartitionMetadata) {
+	b.Helper()
+	p, err := c.partition("bench", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pm, err := c.partitionMeta(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, pm
 }
 
 // fillPartition writes n records of 1 KiB through pr, in batches of
@@ -96,14 +103,7 @@ func BenchmarkLatencyDuringCatchUp(b *testing.B) {
 			}
 			pr := NewProducer(c, "bench")
 			fillPartition(b, pr, n)
-			p, err := c.partition("bench", 0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pm, err := c.partitionMeta(p)
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, pm := benchPartition(b, c)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			catchUps := 0

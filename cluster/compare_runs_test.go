@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -372,22 +371,14 @@ func TestRecoverReplicaCutsAtRunBoundary(t *testing.T) {
 // its log start began) must not make the leader's runs look repeated and
 // the copy fail.
 func TestEpochHistoryResetToLeaderStart(t *testing.T) {
-	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
-	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
-	sendSized(t, c, 5, 100)
-	require.NoError(t, c.StopBroker(3))
-	_, err := c.Deactivate("t", 0, 3)
-	require.NoError(t, err)
-	sendSized(t, c, 60, 100)
-	_, err = c.EnforceRetention()
-	require.NoError(t, err)
+	c, root := followerStoppedWhileRetentionRan(t)
 	leaderRuns := runsOf(t, c, 1, "t", 0)
 	require.Len(t, leaderRuns, 1)
 	stale := EpochRun{Epoch: leaderRuns[0].Epoch, ID: leaderRuns[0].ID ^ 1, Start: 3}
 	path := filepath.Join(ReplicaDir(root, 3, "t", 0), EpochsFileName)
 	require.NoError(t, durable.WriteFile(durable.OS, path, EncodeEpochsFile([]EpochRun{leaderRuns[0], stale})))
 
-	_, err = c.StartBroker(3)
+	_, err := c.StartBroker(3)
 	require.NoError(t, err)
 	res, err := c.CatchUp("t", 0, 3)
 	require.NoError(t, err)

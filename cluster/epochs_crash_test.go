@@ -124,7 +124,7 @@ func prepareEpochReplica(t *testing.T) string {
 // history, so nothing is logged. It returns the log's end.
 func requireEpochsAttributeRecords(t *testing.T, fsys durable.FS, dir string) uint64 {
 	t.Helper()
-	logged := &epochLog{}
+	logged := &logLines{}
 	l, h, err := openEpochReplica(fsys, dir, logged.logf)
 	require.NoError(t, err, "the replica reopens")
 	defer func() { require.NoError(t, l.Close()) }()

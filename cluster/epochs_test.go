@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -192,23 +191,11 @@ func TestEpochRunAtCoveringRunSpans(t *testing.T) {
 	require.Empty(t, runSpans(runs, other, 7, 7))
 }
 
-// epochLog collects what an epochHistory logs.
-type epochLog struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *epochLog) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-}
-
 // openTestHistory opens dir's history over durable.OS with the log's end at
 // end, failing the test on an error.
-func openTestHistory(t *testing.T, dir string, end uint64) (*epochHistory, *epochLog) {
+func openTestHistory(t *testing.T, dir string, end uint64) (*epochHistory, *logLines) {
 	t.Helper()
-	l := &epochLog{}
+	l := &logLines{}
 	h, err := openEpochHistory(durable.OS, dir, 0, end, l.logf)
 	require.NoError(t, err)
 	return h, l

@@ -158,12 +158,15 @@ func TestRetentionByTime(t *testing.T) {
 	require.Empty(t, res)
 }
 
-// A follower whose log ends below the leader's log start (stopped while
-// retention ran) is reset to start, empty, at the leader's start by
-// catch-up, journalled, and then holds exactly the leader's records.
-func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
+// followerStoppedWhileRetentionRan is a cluster of 3 brokers whose topic
+// "t" has small segments and retention by size: broker 3, a follower of
+// partition 0, holds its first 5 records and was stopped and deactivated
+// before 60 more were written and retention moved the leader's log start
+// past 5. It returns the cluster and its root.
+func followerStoppedWhileRetentionRan(t *testing.T) (*Cluster, string) {
+	t.Helper()
 	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
-	c, _ := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
+	c, root := newRetentionCluster(t, clk, map[string]string{"segment.bytes": "1024", "retention.bytes": "1024", "retention.ms": "-1"})
 	sendSized(t, c, 5, 100)
 	require.NoError(t, c.StopBroker(3))
 	_, err := c.Deactivate("t", 0, 3)
@@ -171,6 +174,15 @@ func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
 	sendSized(t, c, 60, 100)
 	_, err = c.EnforceRetention()
 	require.NoError(t, err)
+	return c, root
+}
+
+// A follower whose log ends below the leader's log start (stopped while
+// retention ran) is reset to start, empty, at the leader's start by
+// catch-up, journalled, and then holds exactly the leader's records.
+func TestRetentionFollowerResetToLeaderStart(t *testing.T) {
+	c, _ := followerStoppedWhileRetentionRan(t)
+	var err error
 	leader := replicaOf(t, c, 1)
 	start := leader.LogStart()
 	require.Greater(t, start, uint64(5))
