@@ -122,9 +122,12 @@ func (b *Broker) Close() error {
 		return nil
 	}
 	b.closed = true
-	logs := b.logs
+	logs, epochs := b.logs, b.epochs
 	b.logs, b.epochs = nil, nil
 	b.mu.Unlock()
+	for _, h := range epochs {
+		h.close()
+	}
 	var errs []error
 	for _, l := range logs {
 		errs = append(errs, l.Close())
@@ -308,7 +311,10 @@ func (b *Broker) reopenReplica(key replicaKey) (reopened bool, err error) {
 	_ = l.Close()
 	opts := b.segmentOptions(key.topic)
 	opts.MustExist = true
-	delete(b.epochs, key)
+	if h, ok := b.epochs[key]; ok {
+		h.close()
+		delete(b.epochs, key)
+	}
 	dir := b.ReplicaDir(key.topic, key.partition)
 	nl, err := segment.Open(dir, opts)
 	if err != nil {

@@ -28,9 +28,11 @@ type CatchUpResult struct {
 }
 
 // CatchUp repairs a lagging follower of a partition. It first proves the
-// follower's records are an exact prefix of the leader's — every shared
-// record equal in offset, timestamp and payload, compared chunk by chunk —
-// and then copies the leader's missing records in order. A mismatch, or a
+// follower's records are an exact prefix of the leader's — the two
+// replicas' leader-epoch histories prove the part they share, and what
+// the histories cannot name, with the last chunk before the answer, is
+// compared on offset, timestamp and payload (commonPrefix) — and then
+// copies the leader's missing records in order. A mismatch, or a
 // follower holding more records than the leader, is a
 // *ReplicaDivergenceError and nothing is changed: divergence is reported,
 // never repaired (RecoverReplica is the operation that truncates, and only

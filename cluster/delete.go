@@ -265,14 +265,21 @@ func (b *Broker) dropTopic(name string) {
 	b.mu.Lock()
 	b.dropped[name] = true
 	var logs []*segment.Log
+	var epochs []*epochHistory
 	for k, l := range b.logs {
 		if k.topic == name {
 			logs = append(logs, l)
+			if h := b.epochs[k]; h != nil {
+				epochs = append(epochs, h)
+			}
 			delete(b.logs, k)
 			delete(b.epochs, k)
 		}
 	}
 	b.mu.Unlock()
+	for _, h := range epochs {
+		h.close()
+	}
 	for _, l := range logs {
 		_ = l.Close()
 	}

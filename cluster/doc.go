@@ -152,8 +152,9 @@
 //
 // # Catch-up, failover, recovery
 //
-// CatchUp proves a follower is an exact prefix of its leader (offset,
-// timestamp and payload of every shared record) and copies the rest;
+// CatchUp proves a follower is an exact prefix of its leader (the two
+// replicas' leader-epoch histories, epochs.go, and offset, timestamp and
+// payload where they cannot tell) and copies the rest;
 // divergence is reported, never repaired. Failover promotes the active,
 // available follower with the longest log (ties to the lowest id) after
 // checking every candidate agrees with it, and records the old leader as an

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 )
 
@@ -282,6 +283,10 @@ type epochHistory struct {
 	// log's end were dropped in memory only, or a write failed. The next
 	// append writes the file first, even when it starts no run.
 	dirty bool
+	// closed is set when the Broker let go of the replica's log (close):
+	// a new opening may have read the file already, so this one never
+	// writes it again.
+	closed bool
 }
 
 // openEpochHistory reads dir's history and drops, in memory, the runs
@@ -340,6 +345,16 @@ func (h *epochHistory) pruneLocked(start uint64) {
 	if i > 0 {
 		h.runs, h.dirty = slices.Clone(h.runs[i:]), true
 	}
+}
+
+// close makes the history refuse every later write: its broker closed,
+// dropped or reopened the replica's log, and a batch still in flight with
+// this history must not write a run into the file a new opening of the
+// replica has read.
+func (h *epochHistory) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
 }
 
 // snapshot returns a copy of the runs.
@@ -474,6 +489,9 @@ func (h *epochHistory) trimLocked(end uint64) {
 // put the new runs in place), so the history is dirty until a write
 // succeeds: the next append writes it first, even when it starts no run.
 func (h *epochHistory) writeLocked(runs []EpochRun) error {
+	if h.closed {
+		return fmt.Errorf("cluster: write the leader-epoch history %s: its replica's log was closed: %w", h.path, log.ErrClosed)
+	}
 	if err := ValidateEpochRuns(runs); err != nil {
 		return err
 	}

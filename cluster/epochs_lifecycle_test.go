@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 )
 
@@ -140,4 +141,35 @@ func TestEpochHistoryOpenDropsARunWrittenJustBeforeACrash(t *testing.T) {
 	got, err := ParseEpochsFile(data)
 	require.NoError(t, err)
 	require.Equal(t, []EpochRun{a}, got)
+}
+
+// TestEpochHistoryWritesNothingOnceItsReplicaIsClosed: a history found
+// before its broker closed, its topic was dropped or its log was reopened
+// (a follower's batch in flight) writes nothing afterwards. A late write
+// would land in the file a new opening of the replica has already read,
+// naming a run the log it describes does not hold.
+func TestEpochHistoryWritesNothingOnceItsReplicaIsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		close func(b *Broker)
+	}{
+		{"broker closed", func(b *Broker) { require.NoError(t, b.Close()) }},
+		{"topic dropped", func(b *Broker) { b.dropTopic("t") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := OpenBroker(1, t.TempDir())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = b.Close() })
+			_, err = b.replica("t", 0, true)
+			require.NoError(t, err)
+			h, err := b.epochsOf("t", 0)
+			require.NoError(t, err)
+			require.NoError(t, h.follow(0, []EpochRun{epA}))
+			tc.close(b)
+			require.ErrorIs(t, h.follow(0, []EpochRun{{Epoch: 9, ID: 42, Start: 0}}), log.ErrClosed)
+			require.ErrorIs(t, h.lead(9, 0), log.ErrClosed)
+			require.ErrorIs(t, h.truncate(0), log.ErrClosed)
+			require.Equal(t, []EpochRun{epA}, readEpochsFile(t, b.ReplicaDir("t", 0)))
+		})
+	}
 }

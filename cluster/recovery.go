@@ -36,7 +36,8 @@ type RecoveryResult struct {
 // partition's active set:
 //
 //  1. find the longest common prefix of its log and the current leader's
-//     (offset, timestamp and payload of every record);
+//     (commonPrefix: their leader-epoch histories, and offset, timestamp
+//     and payload where the histories cannot tell);
 //  2. copy the records past that prefix, durably, into a quarantine file
 //     beside the replica's log (QuarantinePath), then truncate the
 //     recovering replica — never the leader — to the prefix; the records
