@@ -484,7 +484,9 @@ func (h *epochHistory) trimLocked(end uint64) {
 	}
 }
 
-// writeLocked replaces the history with runs, on disk first. A write that
+// writeLocked replaces the history with runs, on disk first. A history
+// over MaxEpochsFileSize, which no reader would accept, loses its oldest
+// runs first: the records they held count as an unknown run. A write that
 // fails leaves the file in doubt (a rename whose directory sync failed has
 // put the new runs in place), so the history is dirty until a write
 // succeeds: the next append writes it first, even when it starts no run.
@@ -495,7 +497,14 @@ func (h *epochHistory) writeLocked(runs []EpochRun) error {
 	if err := ValidateEpochRuns(runs); err != nil {
 		return err
 	}
-	if err := durable.WriteFile(h.fsys, h.path, EncodeEpochsFile(runs)); err != nil {
+	data := EncodeEpochsFile(runs)
+	for len(data) > MaxEpochsFileSize && len(runs) > 1 {
+		// Over the size a reader accepts: the oldest runs go, and the
+		// records they held count as unknown, compared record by record.
+		runs = runs[len(runs)/8+1:]
+		data = EncodeEpochsFile(runs)
+	}
+	if err := durable.WriteFile(h.fsys, h.path, data); err != nil {
 		h.dirty = true
 		return fmt.Errorf("cluster: write the leader-epoch history: %w", err)
 	}

@@ -173,3 +173,31 @@ func TestEpochHistoryWritesNothingOnceItsReplicaIsClosed(t *testing.T) {
 		})
 	}
 }
+
+// A history that would outgrow what a reader accepts loses its oldest
+// runs, not its newest, and stays readable: the records of the runs it
+// lost count as unknown.
+func TestEpochHistoryStaysUnderTheReadLimit(t *testing.T) {
+	dir := t.TempDir()
+	var runs []EpochRun
+	for i := range 40_000 {
+		runs = append(runs, EpochRun{Epoch: uint64(i), ID: uint64(i) + 1, Start: uint64(i) * 10})
+	}
+	require.Greater(t, len(EncodeEpochsFile(runs)), MaxEpochsFileSize)
+	h, err := openEpochHistory(durable.OS, dir, 0, 400_000, t.Logf)
+	require.NoError(t, err)
+	h.runs = runs
+	next := EpochRun{Epoch: 50_000, ID: 0xabc, Start: 400_000}
+	require.NoError(t, h.follow(400_000, []EpochRun{next}))
+	data, err := os.ReadFile(filepath.Join(dir, EpochsFileName))
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(data), MaxEpochsFileSize)
+	got, err := ParseEpochsFile(data)
+	require.NoError(t, err)
+	require.Equal(t, next, got[len(got)-1])
+	require.Equal(t, runs[len(runs)-len(got)+1:], got[:len(got)-1], "the newest runs are kept")
+	require.Equal(t, EpochRun{}, runAt(h.snapshot(), 0), "what the oldest runs held is unknown now")
+	reopened, err := openEpochHistory(durable.OS, dir, 0, 400_001, t.Logf)
+	require.NoError(t, err)
+	require.Equal(t, got, reopened.snapshot())
+}
