@@ -75,6 +75,22 @@ type PartitionStatus struct {
 // the controller knows from the brokers' heartbeats, each replica with the
 // time of its report, so that every process tells the same.
 func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, error) {
+	return c.status(topicName, partition, true)
+}
+
+// Observe is Status without moving the high watermark: in one process
+// Status first raises it to what every active replica holds, reading the
+// followers, and Observe reports it as it stands (in cluster mode the two
+// are the same). The controller reads every partition with it on every
+// pass: it plans on leaders, active sets, replicas and log ends, never on
+// the watermark, which the writes raise, and which reads, Status and the
+// operations that move records (catch-up, recovery, failover) refresh.
+func (c *Cluster) Observe(topicName string, partition int) (PartitionStatus, error) {
+	return c.status(topicName, partition, false)
+}
+
+// status is Status, and Observe without refresh.
+func (c *Cluster) status(topicName string, partition int, refresh bool) (PartitionStatus, error) {
 	p, err := c.partition(topicName, partition)
 	if err != nil {
 		return PartitionStatus{}, err
@@ -84,7 +100,7 @@ func (c *Cluster) Status(topicName string, partition int) (PartitionStatus, erro
 		return PartitionStatus{}, err
 	}
 	st := statusOf(p.topic, pm)
-	if c.observer == nil {
+	if c.observer == nil && refresh {
 		st.HighWatermark = c.refreshHW(p)
 	} else {
 		st.HighWatermark = p.hw.Load()

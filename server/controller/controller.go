@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ type Config struct {
 type Cluster interface {
 	Brokers() []cluster.BrokerInfo
 	Topics() []cluster.TopicInfo
-	Status(topicName string, partition int) (cluster.PartitionStatus, error)
+	Observe(topicName string, partition int) (cluster.PartitionStatus, error)
 	Apply(a cluster.Action) (cluster.ApplyResult, error)
 	JournalRefusal(a cluster.Action, refusal error) error
 }
@@ -210,10 +211,11 @@ func New(cl Cluster, cfg Config) (*Controller, error) {
 
 // Run makes a pass at once, then one every Config.Interval or as soon as
 // Wake is called, until ctx is done. A quiet pass (nothing to do, every
-// broker available, every partition ready: pass) that took longer than a
-// tenth of Interval is followed by a rest of ten times its length instead
-// (at most a second; Wake ends it), so that passes over many partitions
-// take at most an eleventh of the time (passRest); any other pass is not. A pass that fails (the cluster
+// broker available, every partition ready: pass) is followed, when that
+// is longer than Interval, by a rest of ten times its length for each
+// processor its status readers keep busy (at most a second; Wake ends
+// it), so that passes over many partitions take at most an eleventh of
+// the CPU (passRest); any other pass is not. A pass that fails (the cluster
 // closed under it) is logged and the next one tries again.
 func (k *Controller) Run(ctx context.Context) {
 	t := time.NewTicker(k.cfg.Interval)
@@ -224,7 +226,7 @@ func (k *Controller) Run(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			k.log.Warn("controller pass failed", "err", err)
 		}
-		if rest := passRest(time.Since(start)); rest > k.cfg.Interval && quiet {
+		if rest := passRest(time.Since(start), passCores()); rest > k.cfg.Interval && quiet {
 			r := time.NewTimer(rest)
 			select {
 			case <-ctx.Done():
@@ -246,9 +248,9 @@ func (k *Controller) Run(ctx context.Context) {
 	}
 }
 
-// passShare is how many times its own length a quiet pass is rested
-// after (when that is longer than Interval), so that passes take at most
-// 1/(passShare+1) of the time: a pass reads every partition's status, so
+// passShare is how many times its own length, for each processor it
+// keeps busy, a quiet pass is rested after (when that is longer than
+// Interval), so that passes take at most 1/(passShare+1) of the CPU: a pass reads every partition's status, so
 // its cost grows with the partitions, and over a thousand of them a pass
 // every Interval would take a share of the CPU that the writes need.
 const passShare = 10
@@ -257,12 +259,18 @@ const passShare = 10
 // broker that does not answer does not delay the next by more than this.
 const maxPassRest = time.Second
 
-// passRest is how long Run rests after a quiet pass that took spent:
-// spent times passShare, capped at maxPassRest (Run rests only when that
-// is longer than Interval).
-func passRest(spent time.Duration) time.Duration {
-	return min(passShare*spent, maxPassRest)
+// passRest is how long Run rests after a quiet pass that took spent on
+// cores processors at once: spent times passShare for each of them,
+// capped at maxPassRest (Run rests only when that is longer than
+// Interval). A pass's statuses are read side by side, so a pass of a
+// given length costs that much CPU on each core it keeps busy.
+func passRest(spent time.Duration, cores int) time.Duration {
+	return min(passShare*spent*time.Duration(max(cores, 1)), maxPassRest)
 }
+
+// passCores is how many processors a pass keeps busy at most: its status
+// readers run side by side, as many as Go runs on.
+func passCores() int { return min(statusReaders, runtime.GOMAXPROCS(0)) }
 
 // Wake asks Run for a pass now rather than at the next tick.
 func (k *Controller) Wake() {
@@ -326,7 +334,8 @@ func (k *Controller) Step() ([]Outcome, error) {
 }
 
 // pass is Step, and says whether the pass found the cluster quiet: no
-// action, every broker available, every partition ready. Only after a
+// action but catch-ups of followers that trail a write in flight (moving),
+// every broker available, every partition ready. Only after a
 // quiet pass does Run rest (passRest): while a broker is unavailable the
 // controller keeps its pace, so that the failover comes when it is due.
 func (k *Controller) pass() (out []Outcome, quiet bool, _ error) {
@@ -341,6 +350,10 @@ func (k *Controller) pass() (out []Outcome, quiet bool, _ error) {
 	first := k.passes == 0
 	k.mu.Unlock()
 	out = k.actAll(in, actions, first)
+	// A catch-up of a follower that trails a write in flight is passed
+	// over (actAll): under writes to many partitions there is one almost
+	// every pass, and the pass is quiet all the same.
+	pending := slices.ContainsFunc(actions, func(a cluster.Action) bool { return !moving(in, a, first) })
 	if len(out) > 0 {
 		// Readiness and the gauges describe the cluster as the actions
 		// left it.
@@ -354,7 +367,7 @@ func (k *Controller) pass() (out []Outcome, quiet bool, _ error) {
 	k.notReady = notReady
 	k.mu.Unlock()
 	k.metrics.observePass(in, notReady)
-	quiet = len(actions) == 0 && len(notReady) == 0 && !slices.ContainsFunc(in.Brokers, func(b cluster.PlanBroker) bool { return !b.Available })
+	quiet = !pending && len(notReady) == 0 && !slices.ContainsFunc(in.Brokers, func(b cluster.PlanBroker) bool { return !b.Available })
 	return out, quiet, nil
 }
 
@@ -387,7 +400,7 @@ func (k *Controller) actAll(in cluster.PlanInput, actions []cluster.Action, firs
 			defer func() { <-sem }()
 			for _, i := range byPartition[pk] {
 				a := actions[i]
-				if a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a) {
+				if moving(in, a, first) {
 					continue // the follower is moving: a write is in flight
 				}
 				if k.backingOff(a) || k.recoveryHeld(a) {
@@ -435,7 +448,7 @@ func (k *Controller) statuses() ([]cluster.PartitionStatus, []string, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			slots[i].st, slots[i].err = k.cl.Status(slots[i].topic, slots[i].partition)
+			slots[i].st, slots[i].err = k.cl.Observe(slots[i].topic, slots[i].partition)
 		})
 	}
 	wg.Wait()
@@ -677,6 +690,14 @@ func (k *Controller) recoveryHeld(a cluster.Action) bool {
 	defer k.mu.Unlock()
 	f, ok := k.flaps[replicaKey{partKey{a.Topic, a.Partition}, a.Broker}]
 	return ok && k.now().Before(f.retryAt)
+}
+
+// moving reports whether a is a catch-up the controller passes over: its
+// follower was behind at another log end on the pass before, so it trails
+// a write in flight rather than having missed one (stuck). The first pass
+// passes over none.
+func moving(in cluster.PlanInput, a cluster.Action, first bool) bool {
+	return a.Kind == cluster.ActionCatchUp && !first && !stuck(in, a)
 }
 
 // stuck reports whether the follower a catch-up action names is stuck: it

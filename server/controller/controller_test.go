@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -467,19 +468,29 @@ func faultyCluster(t *testing.T) (*cluster.Cluster, *logtest.FaultFS) {
 	return cl, ffs
 }
 
-// A pass's length sets the rest before the next: ten times as long, at
-// most a second, so that passes over many partitions take at most a tenth
-// of the time; a short pass leaves Interval alone.
+// A pass's length sets the rest before the next: ten times as long for
+// each processor its status readers keep busy, at most a second, so that
+// passes over many partitions take at most an eleventh of the CPU; a short
+// pass leaves Interval alone.
 func TestPassRestBoundsTheControllersShare(t *testing.T) {
-	for _, tt := range []struct{ spent, want time.Duration }{
-		{0, 0},
-		{time.Millisecond, 10 * time.Millisecond},
-		{20 * time.Millisecond, 200 * time.Millisecond},
-		{100 * time.Millisecond, time.Second},
-		{5 * time.Second, time.Second},
+	for _, tt := range []struct {
+		spent time.Duration
+		cores int
+		want  time.Duration
+	}{
+		{0, 1, 0},
+		{time.Millisecond, 1, 10 * time.Millisecond},
+		{20 * time.Millisecond, 1, 200 * time.Millisecond},
+		{20 * time.Millisecond, 2, 400 * time.Millisecond},
+		{time.Millisecond, 8, 80 * time.Millisecond},
+		{time.Millisecond, 0, 10 * time.Millisecond},
+		{100 * time.Millisecond, 1, time.Second},
+		{60 * time.Millisecond, 2, time.Second},
+		{5 * time.Second, 8, time.Second},
 	} {
-		if got := passRest(tt.spent); got != tt.want {
-			t.Errorf("passRest(%v) = %v, want %v", tt.spent, got, tt.want)
+		if got := passRest(tt.spent, tt.cores); got != tt.want {
+			t.Errorf("passRest(%v, %d) = %v, want %v", tt.spent, tt.cores, got, tt.want)
 		}
 	}
+	require.Equal(t, min(statusReaders, runtime.GOMAXPROCS(0)), passCores())
 }

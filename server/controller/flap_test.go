@@ -30,7 +30,7 @@ func (d *divergingCluster) Topics() []cluster.TopicInfo {
 	return []cluster.TopicInfo{{Name: "t", PartitionCount: 1, ReplicationFactor: 3}}
 }
 
-func (d *divergingCluster) Status(string, int) (cluster.PartitionStatus, error) {
+func (d *divergingCluster) Observe(string, int) (cluster.PartitionStatus, error) {
 	end := uint64(10)
 	return cluster.PartitionStatus{Topic: "t", Partition: 0, Leader: 1, LeaderEpoch: 4, Preferred: 1, Replicas: []cluster.ReplicaStatus{
 		{BrokerID: 1, Active: true, Available: true, LogEnd: &end},

@@ -32,7 +32,7 @@ func (r *reportingCluster) Topics() []cluster.TopicInfo {
 	return []cluster.TopicInfo{{Name: "t", PartitionCount: 1, ReplicationFactor: 3}}
 }
 
-func (r *reportingCluster) Status(string, int) (cluster.PartitionStatus, error) {
+func (r *reportingCluster) Observe(string, int) (cluster.PartitionStatus, error) {
 	leaderEnd := r.leaderEnd
 	st := cluster.PartitionStatus{Topic: "t", Partition: 0, Leader: 1, LeaderEpoch: r.epoch, Preferred: 1,
 		Replicas: []cluster.ReplicaStatus{{BrokerID: 1, Active: true, Available: true, LogEnd: &leaderEnd}}}
@@ -158,4 +158,28 @@ func TestControllerEpochAheadRetriedSoon(t *testing.T) {
 	clk.Advance(EpochAheadRetry)
 	passes(t, k, clk, 1)
 	require.Equal(t, []string{"recover 3"}, r.kinds(), "tried again after EpochAheadRetry")
+}
+
+// A pass whose only actions are catch-ups of followers trailing a write in
+// flight is quiet — the controller passes over them, and under writes to
+// many partitions there is one almost every pass — while one with a
+// follower stuck at the same log end is not.
+func TestPassQuietWithFollowersMoving(t *testing.T) {
+	r, k, clk := newReporting(t)
+	r.leaderEnd, r.ends[2], r.ends[3] = 7, 6, 7
+	clk.Advance(DefaultInterval)
+	r.at[2], r.at[3] = clk.Now(), clk.Now()
+	out, quiet, err := k.pass()
+	require.NoError(t, err)
+	require.Empty(t, out, "a follower seen behind for the first time is moving")
+	require.Empty(t, r.kinds())
+	require.True(t, quiet)
+
+	clk.Advance(DefaultInterval)
+	r.at[2], r.at[3] = clk.Now(), clk.Now()
+	out, quiet, err = k.pass()
+	require.NoError(t, err)
+	require.Equal(t, []string{"catch-up 2"}, r.kinds(), "at the same log end again it is stuck")
+	require.Len(t, out, 1)
+	require.False(t, quiet)
 }

@@ -18,9 +18,9 @@ type slowStatus struct {
 	wait time.Duration
 }
 
-func (s slowStatus) Status(topicName string, partition int) (cluster.PartitionStatus, error) {
+func (s slowStatus) Observe(topicName string, partition int) (cluster.PartitionStatus, error) {
 	time.Sleep(s.wait)
-	return s.Cluster.Status(topicName, partition)
+	return s.Cluster.Observe(topicName, partition)
 }
 
 // threeBrokers is a cluster of brokers 1 to 3 with topic "t" of
