@@ -86,6 +86,7 @@ func (s *Server) startKafka() (stop func()) {
 			FetchMaxBytes:     s.fetchBytes,
 			FetchRecheck:      s.kafkaFetchRecheck,
 			Advances:          s.advances,
+			WriteFailed:       s.cluster.Wake,
 			Logger:            s.logger.With(slog.String("protocol", "kafka")),
 			Registerer:        s.metrics.registry,
 			Groups:            s.classic,

@@ -112,6 +112,11 @@ type Config struct {
 	// makes New build a hub of its own that only this listener's
 	// produces feed.
 	Advances *backend.Hub
+	// WriteFailed, if set, is called when a produced partition's write
+	// fails: the server wakes its controller, since a failed write may
+	// have left a follower behind or found a leader gone, as an HTTP
+	// write's failure does.
+	WriteFailed func()
 	// FetchRecheck is how often a waiting fetch looks again on its own,
 	// for what no rise of a high watermark reports (a leader that
 	// changed) (DefaultFetchRecheck).

@@ -175,6 +175,9 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 			if errors.Is(err, topic.ErrPartitionOutOfRange) {
 				return kerr.UnknownTopicOrPartition.Code, ""
 			}
+			if s.cfg.WriteFailed != nil {
+				s.cfg.WriteFailed()
+			}
 			return errorCode(err), err.Error()
 		}
 		if s.feedAdvances {

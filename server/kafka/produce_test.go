@@ -147,3 +147,22 @@ func TestKafkaProduceWaitsForForwardedPartitionsTogether(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(t.Context(), recs...).FirstErr())
 	require.False(t, fw.apart.Load(), "the forwarded partitions were waited for one after the other")
 }
+
+// A produced partition whose write fails calls Config.WriteFailed (the
+// server wakes its controller, as an HTTP write's failure does); one that
+// succeeds does not.
+func TestKafkaProduceFailureCallsWriteFailed(t *testing.T) {
+	var failed atomic.Int64
+	f := startOver(t, nil, 3, 1, 3, func(cfg *kafka.Config) { cfg.WriteFailed = func() { failed.Add(1) } })
+	st, err := f.c.Status("events", 0)
+	require.NoError(t, err)
+	nc := f.dial(t, st.Leader)
+	resp := roundTrip(t, nc, produceRequest(7, batchOf(t, []byte("ok"))), 7).(*kmsg.ProduceResponse)
+	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
+	require.Zero(t, failed.Load(), "a write that succeeds")
+
+	require.NoError(t, f.c.StopBroker(st.Followers[0]))
+	resp = roundTrip(t, nc, produceRequest(7, batchOf(t, []byte("a follower is stopped"))), 7).(*kmsg.ProduceResponse)
+	require.NotZero(t, resp.Topics[0].Partitions[0].ErrorCode)
+	require.Positive(t, failed.Load(), "a write that fails")
+}
