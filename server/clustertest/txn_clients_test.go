@@ -120,7 +120,7 @@ func startKafkaNodes(t *testing.T) *kafkaNodes {
 			require.NoError(t, <-done)
 		})
 		t.Cleanup(k.stops[id])
-		logtest.WaitFor(t, 5*time.Second, fmt.Sprintf("node %d's Kafka listener", id), func() (bool, string) {
+		logtest.WaitFor(t, 20*time.Second, fmt.Sprintf("node %d's Kafka listener", id), func() (bool, string) {
 			return srv.Addr(id) == k.addrs[id], srv.Addr(id)
 		})
 	}
