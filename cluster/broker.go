@@ -10,6 +10,7 @@ import (
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/log/wal"
 	"github.com/pystream/pystream/topic"
 )
 
@@ -28,6 +29,9 @@ type Broker struct {
 	root string
 	dir  string
 	opts BrokerOptions
+	// journal is the broker's commit journal when BrokerOptions.Journal
+	// asks for one: opts.FS is then the journal (journal.go).
+	journal *wal.FS
 
 	// mu guards closed and logs.
 	mu sync.Mutex
@@ -71,8 +75,12 @@ func OpenBrokerWithOptions(id int, root string, opts BrokerOptions) (*Broker, er
 	if _, err := durable.MkdirAll(opts.FS, dir); err != nil {
 		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
 	}
-	return &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{},
-		epochs: map[replicaKey]*epochHistory{}, dropped: map[string]bool{}}, nil
+	b := &Broker{id: id, root: abs, dir: dir, opts: opts, logs: map[replicaKey]*segment.Log{},
+		epochs: map[replicaKey]*epochHistory{}, dropped: map[string]bool{}}
+	if err := b.openJournal(); err != nil {
+		return nil, fmt.Errorf("cluster: open broker %d: %w", id, err)
+	}
+	return b, nil
 }
 
 // BrokerDir is the directory broker id owns under root:
@@ -132,6 +140,7 @@ func (b *Broker) Close() error {
 	for _, l := range logs {
 		errs = append(errs, l.Close())
 	}
+	errs = append(errs, b.closeJournal())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cluster: close broker %d: %w", b.id, err)
 	}

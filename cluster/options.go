@@ -113,6 +113,13 @@ type BrokerOptions struct {
 	// acknowledged before it is durable on every active replica. A broker
 	// opened on its own (OpenBroker) with nil syncs each file.
 	Sync func(durable.File) error
+	// Journal, if set, has the broker's replica logs make their appends
+	// durable through one commit journal in the broker's directory
+	// (package wal): an append costs one fsync of the journal, shared by
+	// every append in flight on any of the broker's replicas, and the
+	// segment files are synced later, at a checkpoint
+	// (docs/design.md § The commit journal).
+	Journal bool
 	// TopicConfig gives a topic's effective configuration to whoever
 	// opens its replica logs (Broker.TopicConfig). Nil means
 	// topic.DefaultConfig() for every topic. Cluster.StartBroker sets it

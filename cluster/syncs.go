@@ -12,7 +12,7 @@ import (
 // its replicas then share one sync of the file system
 // (docs/design.md § One sync for many partitions).
 func (c *Cluster) openSyncs() error {
-	if c.opts.Broker.Sync != nil {
+	if c.opts.Broker.Sync != nil || c.opts.Broker.Journal {
 		return nil
 	}
 	g, err := durable.NewSyncGroup(c.opts.Broker.FS, c.root)

@@ -27,8 +27,10 @@ func BenchmarkSyncsPaired(b *testing.B) {
 		name       string
 		partitions int
 		file       bool
+		journal    bool
 	}
-	setups := []setup{{"shared-p3", 3, false}, {"file-p3", 3, true}, {"shared-p1000", 1000, false}, {"file-p1000", 1000, true}}
+	setups := []setup{{"shared-p3", 3, false, false}, {"file-p3", 3, true, false}, {"shared-p1000", 1000, false, false}, {"file-p1000", 1000, true, false},
+		{"journal-p3", 3, false, true}, {"journal-p1000", 1000, false, true}}
 	payload := []byte("a record of a hundred bytes, mostly repeated: 0123456789 0123456789 0123456789 0123456789 01234")
 	send := map[string]func() error{}
 	for _, s := range setups {
@@ -36,6 +38,7 @@ func BenchmarkSyncsPaired(b *testing.B) {
 		if s.file {
 			opts.Broker.Sync = durable.File.Sync
 		}
+		opts.Broker.Journal = s.journal
 		c := benchBrokers(b, opts)
 		if !s.file && !c.SyncsShared() {
 			b.Skip("the temporary directory's file system does not allow a shared sync")
@@ -86,4 +89,6 @@ func BenchmarkSyncsPaired(b *testing.B) {
 	b.ReportMetric(rate("shared-p1000")/rate("file-p1000"), "shared/file-p1000")
 	b.ReportMetric(rate("shared-p1000")/rate("shared-p3"), "shared-p1000/p3")
 	b.ReportMetric(rate("file-p1000")/rate("file-p3"), "file-p1000/p3")
+	b.ReportMetric(rate("journal-p1000")/rate("journal-p3"), "journal-p1000/p3")
+	b.ReportMetric(rate("journal-p3")/rate("shared-p3"), "journal/shared-p3")
 }

@@ -1,0 +1,43 @@
+package cluster
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/log/wal"
+)
+
+// openJournal replays the broker's commit journal and, when its options
+// ask for one, routes its files through it: every segment file of its
+// replicas is journaled (docs/design.md § The commit journal).
+func (b *Broker) openJournal() error {
+	topics := filepath.Join(b.dir, brokerTopicsDir) + string(filepath.Separator)
+	opts := wal.Options{Logf: b.opts.Logf, Journaled: func(path string) bool {
+		_, ok := segment.ParseSegmentFileName(filepath.Base(path))
+		return ok && strings.HasPrefix(path, topics)
+	}}
+	if !b.opts.Journal {
+		// A journal left by an earlier run with one is replayed all the
+		// same, before any replica is opened.
+		return wal.Replay(b.opts.FS, b.dir, opts)
+	}
+	j, err := wal.Open(b.opts.FS, b.dir, opts)
+	if err != nil {
+		return err
+	}
+	b.journal = j
+	b.opts.FS = j
+	b.opts.Sync = durable.File.Sync
+	return nil
+}
+
+// closeJournal checkpoints and closes the journal, once the logs are
+// closed.
+func (b *Broker) closeJournal() error {
+	if b.journal == nil {
+		return nil
+	}
+	return b.journal.Close()
+}

@@ -1,0 +1,117 @@
+package wal
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/pystream/pystream/log/durable"
+)
+
+// file is a journaled file: its writes are staged as journal entries, and
+// its Sync commits them to the journal instead of fsyncing the file.
+type file struct {
+	durable.File
+	j   *FS
+	rel string
+
+	mu sync.Mutex
+	// staged are the entries of the writes since the last Sync.
+	staged []byte
+	// cut is set by Truncate: the next Sync fsyncs the file itself, since
+	// a journal replays writes, not cuts.
+	cut bool
+
+	// own guards closed against a checkpoint's fsync.
+	own    sync.Mutex
+	closed bool
+	// written says the file was written through the journal since it was
+	// opened: Close fsyncs it, since no checkpoint will.
+	written bool
+}
+
+// WriteAt writes to the file and stages the write for the next Sync.
+func (f *file) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	if n > 0 {
+		f.mu.Lock()
+		f.staged = appendEntry(f.staged, f.rel, off, p[:n])
+		f.mu.Unlock()
+	}
+	return n, err
+}
+
+// Sync makes what was written to the file before the call durable: by
+// the journal when it was written through WriteAt since the last Sync,
+// else (nothing staged, or a cut since) by an fsync of the file itself.
+func (f *file) Sync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cut || len(f.staged) == 0 {
+		f.staged, f.cut = f.staged[:0], false
+		return f.File.Sync()
+	}
+	err := f.j.commit(f, f.staged)
+	if cap(f.staged) > maxStaged {
+		f.staged = nil
+	} else {
+		f.staged = f.staged[:0]
+	}
+	if err != nil {
+		return err
+	}
+	f.own.Lock()
+	f.written = true
+	f.own.Unlock()
+	return nil
+}
+
+// maxStaged bounds the staging buffer a file keeps between syncs.
+const maxStaged = 1 << 20
+
+// Truncate cuts the file, after a checkpoint if the journal holds writes
+// to it (a replay would write them back past the cut). The writes staged
+// and not yet synced are dropped: the next Sync fsyncs the file itself.
+func (f *file) Truncate(size int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.staged, f.cut = f.staged[:0], true
+	f.j.mu.Lock()
+	_, held := f.j.newest[f.rel]
+	f.j.mu.Unlock()
+	if held {
+		if err := f.j.Checkpoint(); err != nil {
+			return fmt.Errorf("wal: truncate %s: %w", f.Name(), err)
+		}
+	}
+	return f.File.Truncate(size)
+}
+
+// syncOwn fsyncs the file for a checkpoint, unless it is closed (Close
+// synced it).
+func (f *file) syncOwn() error {
+	f.own.Lock()
+	defer f.own.Unlock()
+	if f.closed {
+		return nil
+	}
+	return f.File.Sync()
+}
+
+// Close fsyncs the file if it was written through the journal, since no
+// checkpoint will once it is closed, then closes it.
+func (f *file) Close() error {
+	f.own.Lock()
+	defer f.own.Unlock()
+	if f.closed {
+		return f.File.Close()
+	}
+	f.closed = true
+	var err error
+	if f.written {
+		err = f.File.Sync()
+	}
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

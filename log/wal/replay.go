@@ -1,0 +1,174 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/pystream/pystream/log/durable"
+)
+
+// AsideSuffix marks a generation file replay kept rather than removed: it
+// held bytes replay could not use (a write cut short by a crash, or
+// damage), or writes to a file that no longer exists. Such a file is kept
+// for whoever investigates, never replayed again.
+const AsideSuffix = ".aside-"
+
+// replay writes every entry of every generation file, oldest first, into
+// the file it names, fsyncs those files, and removes the generation files
+// (or sets aside one it could not use whole). It returns the newest
+// generation number it saw, 0 if none.
+func (j *FS) replay() (uint64, error) {
+	entries, err := j.base.ReadDir(j.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	var gens []uint64
+	for _, e := range entries {
+		if g, ok := ParseGenerationFileName(e.Name()); ok {
+			gens = append(gens, g)
+			last = max(last, g)
+		} else if g, ok := parseAsideName(e.Name()); ok {
+			last = max(last, g)
+		}
+	}
+	files := map[string]durable.File{}
+	closeAll := func() error {
+		var errs []error
+		for _, f := range files {
+			errs = append(errs, f.Close())
+		}
+		return errors.Join(errs...)
+	}
+	var aside []uint64
+	for _, g := range gens {
+		keep, err := j.replayGeneration(g, files)
+		if err != nil {
+			return 0, errors.Join(err, closeAll())
+		}
+		if keep {
+			aside = append(aside, g)
+		}
+	}
+	for rel, f := range files {
+		if err := f.Sync(); err != nil {
+			return 0, errors.Join(fmt.Errorf("fsync %s after replaying the journal into it: %w", rel, err), closeAll())
+		}
+	}
+	if err := closeAll(); err != nil {
+		return 0, err
+	}
+	for _, g := range aside {
+		name := filepath.Join(j.dir, GenerationFileName(g))
+		to := name + AsideSuffix + strconv.FormatInt(time.Now().UnixNano(), 10)
+		if err := j.base.Rename(name, to); err != nil {
+			return 0, err
+		}
+	}
+	if len(gens) > 0 {
+		for _, g := range gens {
+			if !contains(aside, g) {
+				if err := j.base.Remove(filepath.Join(j.dir, GenerationFileName(g))); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if err := j.base.SyncDir(j.dir); err != nil {
+			return 0, err
+		}
+	}
+	return last, nil
+}
+
+func contains(s []uint64, v uint64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// replayGeneration writes generation g's entries into their files, opened
+// once each and kept in files. keep says the generation file must be set
+// aside rather than removed.
+func (j *FS) replayGeneration(g uint64, files map[string]durable.File) (keep bool, err error) {
+	name := filepath.Join(j.dir, GenerationFileName(g))
+	data, err := durable.ReadFile(j.base, name)
+	if err != nil {
+		return false, err
+	}
+	if err := parseHeader(data, g); err != nil {
+		j.logf("wal: %s: %v; nothing in it replayed, the file is kept", name, err)
+		return true, nil
+	}
+	at, n := headerSize, 0
+	for at < len(data) {
+		if zeros(data[at:min(len(data), at+entryHead)]) && zeros(data[at:]) {
+			break // the zeros a generation is filled with ahead of its entries
+		}
+		e, size, err := decodeEntry(data[at:])
+		if err != nil {
+			j.logf("wal: %s: %d entries replayed; the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage; the file is kept", name, n, len(data)-at, at, err)
+			return true, nil
+		}
+		if j.opts.Journaled == nil || !j.opts.Journaled(filepath.Join(j.root, filepath.FromSlash(e.path))) {
+			j.logf("wal: %s: entry %d names %s, which is not a journaled file; the file is kept", name, n, e.path)
+			return true, nil
+		}
+		f, ok := files[e.path]
+		if !ok {
+			f, err = j.base.OpenFile(filepath.Join(j.root, filepath.FromSlash(e.path)), os.O_RDWR, 0)
+			if errors.Is(err, fs.ErrNotExist) {
+				j.logf("wal: %s: entry %d writes to %s, which no longer exists; skipped, and the file is kept", name, n, e.path)
+				keep = true
+				at += size
+				n++
+				continue
+			}
+			if err != nil {
+				return false, fmt.Errorf("replay %s: %w", name, err)
+			}
+			files[e.path] = f
+		}
+		if _, err := f.WriteAt(e.data, e.pos); err != nil {
+			return false, fmt.Errorf("replay %s: entry %d: write %d bytes to %s at byte %d: %w", name, n, len(e.data), e.path, e.pos, err)
+		}
+		at += size
+		n++
+	}
+	return keep, nil
+}
+
+func (j *FS) logf(format string, args ...any) {
+	if j.opts.Logf != nil {
+		j.opts.Logf(format, args...)
+	}
+}
+
+// parseAsideName reads the generation number of a file replay set aside.
+func parseAsideName(name string) (uint64, bool) {
+	i := len(GenerationFileName(0))
+	if len(name) <= i || name[i:min(len(name), i+len(AsideSuffix))] != AsideSuffix {
+		return 0, false
+	}
+	return ParseGenerationFileName(name[:i])
+}
+
+// zeros reports whether b holds only zero bytes.
+func zeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
