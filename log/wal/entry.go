@@ -143,9 +143,9 @@ func decodeEntry(b []byte) (entry, int, error) {
 }
 
 // validRel reports whether rel is a clean relative slash path that stays
-// inside the root.
+// inside the root and names something below it, not the root itself.
 func validRel(rel string) bool {
-	return rel != "" && rel == path.Clean(rel) && !path.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, "../") &&
+	return rel != "" && rel != "." && rel == path.Clean(rel) && !path.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, "../") &&
 		!strings.ContainsRune(rel, 0) && !strings.ContainsRune(rel, '\\')
 }
 
