@@ -1,0 +1,191 @@
+package wal_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/log/wal"
+)
+
+// failOnce is a Fault that fails the n-th operation of kind op on a path
+// match accepts with err, once.
+func failOnce(op logtest.Op, n int, match func(string) bool, err error) logtest.Fault {
+	var mu sync.Mutex
+	seen := 0
+	return func(o logtest.Op, path string) error {
+		if o != op || !match(path) {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		seen++
+		if seen == n {
+			return err
+		}
+		return nil
+	}
+}
+
+func inJournal(root string) func(string) bool {
+	dir := filepath.Join(root, wal.DirName) + string(filepath.Separator)
+	return func(p string) bool { return strings.HasPrefix(p, dir) }
+}
+
+// copyJournal copies root/wal to image/wal: what a crash would leave of
+// the journal, the data files being created empty by the caller.
+func copyJournal(t *testing.T, root, image string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(image, wal.DirName), 0o755))
+	for _, n := range walDir(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, wal.DirName, n))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(image, wal.DirName, n), b, 0o644))
+	}
+}
+
+// TestFailedJournalWrite: a write of the journal that fails (half of it
+// written) fails that Sync; the journal is cut back and works on, and a
+// replay of it holds only the writes whose Sync succeeded.
+func TestFailedJournalWrite(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int // which write of the journal fails: 1 the zeros ahead, 2 the entries
+	}{{"zero fill", 1}, {"entries", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			ffs := logtest.NewFaultFS(durable.OS)
+			j := openJournal(t, ffs, root, wal.Options{})
+			p := filepath.Join(root, "p", "log.bin")
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			f, err := j.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+			require.NoError(t, err)
+
+			ffs.SetFault(failOnce(logtest.OpWrite, tc.n, inJournal(root), logtest.ErrShortWrite))
+			_, err = f.WriteAt([]byte("lost"), 0)
+			require.NoError(t, err)
+			err = f.Sync()
+			require.ErrorIs(t, err, logtest.ErrShortWrite)
+			require.NoError(t, j.Broken(), "a failed write is cut back; it does not break the journal")
+
+			_, err = f.WriteAt([]byte("kept"), 4)
+			require.NoError(t, err)
+			require.NoError(t, f.Sync())
+
+			image := t.TempDir()
+			copyJournal(t, root, image)
+			makeFile(t, image, "p/log.bin", "")
+			require.NoError(t, wal.Replay(durable.OS, image, wal.Options{Journaled: journaledLogs}))
+			require.Equal(t, "\x00\x00\x00\x00kept", readString(t, filepath.Join(image, "p", "log.bin")),
+				"only the write whose Sync succeeded is replayed")
+			require.Empty(t, walDir(t, image), "the cut-back journal replays whole: nothing is set aside")
+
+			require.NoError(t, f.Close())
+			require.NoError(t, j.Close())
+		})
+	}
+}
+
+// TestFailedJournalFsyncBreaks: a failed fsync of the journal breaks it:
+// that Sync and every later journaled one fail, Close fails and removes
+// nothing, and the next Open replays what the journal holds.
+func TestFailedJournalFsyncBreaks(t *testing.T) {
+	root := t.TempDir()
+	ffs := logtest.NewFaultFS(durable.OS)
+	j := openJournal(t, ffs, root, wal.Options{})
+	p := filepath.Join(root, "p", "log.bin")
+	f := journaledWrite(t, j, root, "p/log.bin", "first") // the zeros ahead are written and synced
+	require.NoError(t, j.Broken())
+
+	ffs.SetFault(failOnce(logtest.OpSync, 1, inJournal(root), logtest.ErrInjected))
+	_, err := f.WriteAt([]byte("second"), 5)
+	require.NoError(t, err)
+	require.ErrorIs(t, f.Sync(), logtest.ErrInjected)
+	require.ErrorIs(t, j.Broken(), logtest.ErrInjected)
+
+	// The fault was one-shot: the journal stays broken all the same.
+	_, err = f.WriteAt([]byte("third"), 11)
+	require.NoError(t, err)
+	require.ErrorIs(t, f.Sync(), logtest.ErrInjected)
+	g := journaledWriteErr(t, j, root, "q/log.bin", "other file")
+	require.ErrorIs(t, g, logtest.ErrInjected, "every journaled file's Sync fails")
+	require.ErrorIs(t, j.Checkpoint(), logtest.ErrInjected)
+
+	require.NoError(t, f.Close())
+	before := walDir(t, root)
+	require.Equal(t, []string{wal.GenerationFileName(1)}, before)
+	require.Error(t, j.Close())
+	require.Equal(t, before, walDir(t, root), "a broken journal's Close removes nothing")
+
+	// A crash now would leave the data file empty: the journal brings back
+	// what it holds (the failed fsync's entries may or may not be in it).
+	require.NoError(t, os.WriteFile(p, nil, 0o644))
+	j = openJournal(t, durable.OS, root, wal.Options{})
+	require.True(t, strings.HasPrefix(readString(t, p), "first"), readString(t, p))
+	require.NotContains(t, readString(t, p), "third", "a Sync refused by the broken journal wrote nothing to it")
+	require.Empty(t, asides(t, root))
+	require.NoError(t, j.Close())
+}
+
+// journaledWriteErr is journaledWrite's Sync error, the file closed.
+func journaledWriteErr(t *testing.T, j *wal.FS, root, rel, data string) error {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	f, err := j.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(data), 0)
+	require.NoError(t, err)
+	serr := f.Sync()
+	require.NoError(t, f.Close())
+	return serr
+}
+
+// TestFailedCheckpointFsyncBreaks: a checkpoint whose fsync of a data
+// file fails breaks the journal and keeps the generation that holds the
+// file's writes.
+func TestFailedCheckpointFsyncBreaks(t *testing.T) {
+	root := t.TempDir()
+	ffs := logtest.NewFaultFS(durable.OS)
+	j := openJournal(t, ffs, root, wal.Options{})
+	p := filepath.Join(root, "p", "log.bin")
+	f := journaledWrite(t, j, root, "p/log.bin", "abc")
+
+	ffs.SetFault(failOnce(logtest.OpSync, 1, func(path string) bool { return path == p }, logtest.ErrInjected))
+	err := j.Checkpoint()
+	require.ErrorIs(t, err, logtest.ErrInjected)
+	require.ErrorIs(t, j.Broken(), logtest.ErrInjected)
+	require.Contains(t, walDir(t, root), wal.GenerationFileName(1), "the generation holding the unsynced writes stays")
+
+	_, err = f.WriteAt([]byte("def"), 3)
+	require.NoError(t, err)
+	require.ErrorIs(t, f.Sync(), logtest.ErrInjected)
+	require.NoError(t, f.Close())
+	require.Error(t, j.Close())
+	require.Contains(t, walDir(t, root), wal.GenerationFileName(1))
+
+	// The journal replays what it holds into a file that lost it.
+	require.NoError(t, os.WriteFile(p, nil, 0o644))
+	j = openJournal(t, durable.OS, root, wal.Options{})
+	require.Equal(t, "abc", readString(t, p)[:3])
+	require.NoError(t, j.Close())
+}
+
+// TestSyncAfterClose: a journaled Sync after Close fails with ErrClosed.
+func TestSyncAfterClose(t *testing.T) {
+	root := t.TempDir()
+	j := openJournal(t, durable.OS, root, wal.Options{})
+	f := journaledWrite(t, j, root, "p/log.bin", "abc")
+	require.NoError(t, j.Close())
+	_, err := f.WriteAt([]byte("def"), 3)
+	require.NoError(t, err)
+	require.True(t, errors.Is(f.Sync(), wal.ErrClosed))
+	require.NoError(t, f.Close())
+}
