@@ -13,11 +13,7 @@ import (
 // ask for one, routes its files through it: every segment file of its
 // replicas is journaled (docs/design.md § The commit journal).
 func (b *Broker) openJournal() error {
-	topics := filepath.Join(b.dir, brokerTopicsDir) + string(filepath.Separator)
-	opts := wal.Options{Logf: b.opts.Logf, Journaled: func(path string) bool {
-		_, ok := segment.ParseSegmentFileName(filepath.Base(path))
-		return ok && strings.HasPrefix(path, topics)
-	}}
+	opts := wal.Options{Logf: b.opts.Logf, Journaled: func(path string) bool { return JournaledFile(b.dir, path) }}
 	if !b.opts.Journal {
 		// A journal left by an earlier run with one is replayed all the
 		// same, before any replica is opened.
@@ -40,4 +36,12 @@ func (b *Broker) closeJournal() error {
 		return nil
 	}
 	return b.journal.Close()
+}
+
+// JournaledFile reports whether the file at path goes through the commit
+// journal of the broker whose directory is brokerDir: a segment file of
+// one of its replicas (docs/design.md § The commit journal).
+func JournaledFile(brokerDir, path string) bool {
+	_, ok := segment.ParseSegmentFileName(filepath.Base(path))
+	return ok && strings.HasPrefix(path, filepath.Join(brokerDir, brokerTopicsDir)+string(filepath.Separator))
 }

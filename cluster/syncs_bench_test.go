@@ -40,7 +40,7 @@ func BenchmarkSyncsPaired(b *testing.B) {
 		}
 		opts.Broker.Journal = s.journal
 		c := benchBrokers(b, opts)
-		if !s.file && !c.SyncsShared() {
+		if !s.file && !s.journal && !c.SyncsShared() {
 			b.Skip("the temporary directory's file system does not allow a shared sync")
 		}
 		if err := c.CreateTopic("bench", s.partitions, 3); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pystream/pystream/log/logtest"
+	"github.com/pystream/pystream/log/wal"
 	"github.com/pystream/pystream/server/apiclient"
 	"github.com/pystream/pystream/server/apitest"
 )
@@ -30,9 +31,18 @@ type faultServer struct {
 }
 
 func newFaultServer(t *testing.T) *faultServer {
+	return newFaultServerSyncing(t, Defaults().SharedSync)
+}
+
+// newFaultServerSyncing is newFaultServer whose appends are made durable
+// as mode says (PYSTREAM_SHARED_SYNC): a fault aimed at a replica log's own
+// fsync needs SyncOwnFile, since through the commit journal an append
+// fsyncs the journal's file instead.
+func newFaultServerSyncing(t *testing.T, mode SyncMode) *faultServer {
 	t.Helper()
 	f := &faultServer{dir: t.TempDir(), logs: &apitest.SyncBuffer{}}
 	cfg := Defaults()
+	cfg.SharedSync = mode
 	cfg.DataDir = f.dir
 	cfg.FailoverAfter = 0
 	cfg.LogFormat = FormatJSON
@@ -179,7 +189,7 @@ func TestAPIError5xxLeaderUnavailable(t *testing.T) {
 // A follower whose fsync fails refuses the write: 503 naming it, the
 // record not acknowledged.
 func TestAPIError5xxFollowerRefusesWrite(t *testing.T) {
-	f := newFaultServer(t)
+	f := newFaultServerSyncing(t, SyncOwnFile)
 	f.ok(t, "POST", "/api/topics", createOrders)
 	f.failOn(logtest.OpSync, "broker-000002/topics/orders/partition-000000/00000000000000000000.log")
 	defer f.clear()
@@ -193,7 +203,7 @@ func TestAPIError5xxFollowerRefusesWrite(t *testing.T) {
 // The leader's fsync fails: 500 naming the replica log; the log then
 // refuses every write until its broker is restarted, and says so.
 func TestAPIError5xxLeaderFsyncFails(t *testing.T) {
-	f := newFaultServer(t)
+	f := newFaultServerSyncing(t, SyncOwnFile)
 	f.ok(t, "POST", "/api/topics", createOrders)
 	leaderLog := filepath.Join(f.dir, "broker-000001", "topics", "orders", "partition-000000", "00000000000000000000.log")
 	f.failOn(logtest.OpSync, "broker-000001/topics/orders/partition-000000/00000000000000000000.log")
@@ -205,6 +215,41 @@ func TestAPIError5xxLeaderFsyncFails(t *testing.T) {
 		"orders/0: broker 1's replica log refuses writes since an earlier write failed (fsync failed); stop and start broker 1 to reopen it",
 		leaderLog)
 	// As the message says.
+	f.ok(t, "POST", "/api/brokers/1/stop", "")
+	f.ok(t, "POST", "/api/brokers/1/start", "")
+	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`)
+}
+
+// Through the commit journal (the default), the follower's append is made
+// durable by an fsync of its broker's journal: its failure is the
+// follower's failed write, as above.
+func TestAPIError5xxFollowerJournalFsyncFails(t *testing.T) {
+	f := newFaultServer(t)
+	f.ok(t, "POST", "/api/topics", createOrders)
+	f.failOn(logtest.OpSync, "broker-000002/wal/"+wal.GenerationFileName(1))
+	defer f.clear()
+	body := f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
+		503, apiclient.CodeUnavailable,
+		"orders/0: broker 2's replica did not take record 0 (fsync failed); not acknowledged: the leader holds it, broker 2 lags until a catch-up",
+		filepath.Join(f.dir, "broker-000002", "wal", wal.GenerationFileName(1)))
+	require.Equal(t, []int{2}, body.BrokerIDs)
+}
+
+// The leader's journal fsync fails: the write is refused, the journal
+// (and every log that met its failure) refuses writes until the broker is
+// restarted, and the restart replays the journal.
+func TestAPIError5xxLeaderJournalFsyncFails(t *testing.T) {
+	f := newFaultServer(t)
+	f.ok(t, "POST", "/api/topics", createOrders)
+	journal := filepath.Join(f.dir, "broker-000001", "wal", wal.GenerationFileName(1))
+	f.failOn(logtest.OpSync, "broker-000001/wal/"+wal.GenerationFileName(1))
+	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"YQ=="}]}`),
+		500, apiclient.CodeInternal, "broker 1's commit journal: fsync failed", journal)
+	f.clear()
+	f.failed(t, f.do(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yg=="}]}`),
+		500, apiclient.CodeInternal,
+		"broker 1's commit journal refuses writes since an earlier write failed (fsync failed); stop and start broker 1 to reopen it",
+		journal)
 	f.ok(t, "POST", "/api/brokers/1/stop", "")
 	f.ok(t, "POST", "/api/brokers/1/start", "")
 	f.ok(t, "POST", "/api/topics/orders/records", `{"records":[{"value":"Yw=="}]}`)

@@ -120,15 +120,15 @@ type Config struct {
 	// (cluster.DefaultMaxOpenLogs).
 	MaxOpenLogs OpenLogs `split_words:"true" default:"0" desc:"Most replica logs (one open file each) of all topics together; a topic past it is refused with 409: 0 = three quarters of the open-file limit, else 1 to 16777216"`
 
-	// SharedSync lets the appends in flight on all of the process's
-	// partitions share one sync of the file system (syncfs on Linux)
-	// instead of one fsync per partition's file
-	// (docs/design.md § One sync for many partitions). Off has each partition's log fsync its
-	// own file, as phase 1's log does: for a data directory on a file
-	// system other programs write a lot to, whose writes a shared sync
-	// would flush too. Either way nothing is acknowledged before it is
-	// durable on every active replica.
-	SharedSync Switch `split_words:"true" default:"on" desc:"Let the appends of all partitions share one sync of the file system (syncfs on Linux): on, or off to fsync each partition's file on its own"`
+	// SharedSync is how the partitions' appends are made durable: by
+	// default through each broker's commit journal, one fsync of one file
+	// for every append in flight on any of its replicas
+	// (docs/design.md § The commit journal); syncfs shares one sync of the
+	// whole file system instead (docs/design.md § One sync for many partitions); off has each
+	// partition's log fsync its own file, as phase 1's log does. Whichever,
+	// nothing is acknowledged before it is durable on every active
+	// replica, and a broker replays any journal it finds.
+	SharedSync SyncMode `split_words:"true" default:"journal" desc:"How the partitions' appends are made durable: journal (one fsync of each broker's commit journal for every append in flight), syncfs (one sync of the file system), or off (each partition's file its own fsync)"`
 
 	// RetentionCheckInterval is how often the retention pass deletes the
 	// segments each topic's retention.ms and retention.bytes let go
@@ -235,7 +235,7 @@ func Defaults() Config {
 		FetchMaxBytes:     MaxFetchBytes,
 		FailoverAfter:     FailoverDelay(DefaultFailoverAfter),
 		LeaderRebalance:   true,
-		SharedSync:        true,
+		SharedSync:        SyncJournal,
 
 		RetentionMs:            topic.DefaultRetentionMs,
 		RetentionBytes:         topic.DefaultRetentionBytes,

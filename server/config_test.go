@@ -137,7 +137,9 @@ func TestConfigOverrides(t *testing.T) {
 		{"failover longest", []string{"PYSTREAM_FAILOVER_AFTER=1h"}, withDefaults(func(c *Config) { c.FailoverAfter = FailoverDelay(time.Hour) })},
 		{"rebalance off", []string{"PYSTREAM_LEADER_REBALANCE=off"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
 		{"rebalance FALSE", []string{"PYSTREAM_LEADER_REBALANCE=FALSE"}, withDefaults(func(c *Config) { c.LeaderRebalance = false })},
-		{"shared sync off", []string{"PYSTREAM_SHARED_SYNC=off"}, withDefaults(func(c *Config) { c.SharedSync = false })},
+		{"shared sync off", []string{"PYSTREAM_SHARED_SYNC=off"}, withDefaults(func(c *Config) { c.SharedSync = SyncOwnFile })},
+		{"shared sync of the file system", []string{"PYSTREAM_SHARED_SYNC=syncfs"}, withDefaults(func(c *Config) { c.SharedSync = SyncFileSystem })},
+		{"shared sync on is the journal", []string{"PYSTREAM_SHARED_SYNC=on"}, withDefaults(func(c *Config) { c.SharedSync = SyncJournal })},
 		{"rebalance on", []string{"PYSTREAM_LEADER_REBALANCE=on"}, Defaults()},
 		{"group timeouts", []string{"PYSTREAM_GROUP_SESSION_TIMEOUT=1s", "PYSTREAM_GROUP_HEARTBEAT_INTERVAL=100ms"},
 			withDefaults(func(c *Config) {
@@ -180,7 +182,7 @@ func TestConfigOverrides(t *testing.T) {
 			MaxRequestRecords: 5, MaxInflightBytes: 1 << 20, FetchMaxBytes: 1024,
 			FailoverAfter: FailoverDelay(2 * time.Second), RetentionMs: 3600000, RetentionBytes: 1 << 20, SegmentBytes: 65536, SegmentMs: 60000,
 			RetentionCheckInterval: CheckInterval(30 * time.Second), GroupMinSessionTimeout: GroupSessionTimeout(6 * time.Second),
-			GroupSessionTimeout: GroupTimeout(45 * time.Second), GroupHeartbeatInterval: GroupTimeout(5 * time.Second), SharedSync: true}},
+			GroupSessionTimeout: GroupTimeout(45 * time.Second), GroupHeartbeatInterval: GroupTimeout(5 * time.Second), SharedSync: SyncJournal}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -438,3 +438,42 @@ func (b *FetchBytes) Decode(s string) error {
 	*b = FetchBytes(n)
 	return nil
 }
+
+// SyncMode is how a server's replica logs make their appends durable
+// (PYSTREAM_SHARED_SYNC): through each broker's commit journal, one shared
+// sync of the file system, or each log's own fsync. Nothing is
+// acknowledged before it is durable on every active replica, whichever.
+type SyncMode string
+
+// The sync modes.
+const (
+	// SyncJournal has each broker append its replicas' writes to one
+	// commit journal and fsync it once for every append in flight
+	// (docs/design.md § The commit journal): the default.
+	SyncJournal SyncMode = "journal"
+	// SyncFileSystem has every append in flight share one sync of the
+	// whole file system (docs/design.md § One sync for many partitions).
+	SyncFileSystem SyncMode = "syncfs"
+	// SyncOwnFile has each log fsync its own file, as phase 1's log does.
+	SyncOwnFile SyncMode = "off"
+)
+
+// String returns the mode's name.
+func (m SyncMode) String() string { return string(m) }
+
+// Decode accepts journal (or on, true, yes, 1, the journal being what
+// "on" has meant since it became the default), syncfs, and off (or false,
+// no, 0), in any case.
+func (m *SyncMode) Decode(v string) error {
+	switch strings.ToLower(v) {
+	case "journal", "on", "true", "yes", "1":
+		*m = SyncJournal
+	case "syncfs":
+		*m = SyncFileSystem
+	case "off", "false", "no", "0":
+		*m = SyncOwnFile
+	default:
+		return &ConfigError{Value: v, Allowed: "journal, syncfs or off"}
+	}
+	return nil
+}

@@ -98,9 +98,9 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	keyed := len(envelope.Payload(envelope.Record{Key: []byte("k"), Value: []byte("f")}))
 	require.Equal(t, float64(3+2+keyed+4), mustValue(t, after, "pystream_appended_bytes_total", nil))
 	require.Equal(t, float64(2), mustValue(t, after, "pystream_append_duration_seconds", nil), "two produce calls")
-	// The appends' syncs are shared syncs of the file system
-	// (PYSTREAM_SHARED_SYNC on, where the file system allows), else
-	// fsyncs of files.
+	// The appends' syncs are fsyncs of each broker's commit journal
+	// (PYSTREAM_SHARED_SYNC=journal, the default), shared syncs of the file
+	// system (syncfs, where the file system allows), else fsyncs of files.
 	wholeBefore := mustValue(t, before, "pystream_fsync_duration_seconds", map[string]string{"kind": "filesystem"})
 	wholeAfter := mustValue(t, after, "pystream_fsync_duration_seconds", map[string]string{"kind": "filesystem"})
 	fileAfter := mustValue(t, after, "pystream_fsync_duration_seconds", map[string]string{"kind": "file"})

@@ -237,13 +237,16 @@ func newServer(cfg Config, logger *slog.Logger, fsys durable.FS, tweaks ...func(
 
 // brokerOptions are the options of this server's brokers, in either
 // mode: their files on fsys with every fsync timed for /metrics, their
-// repairs in the server's log, their appends' syncs shared or not
-// (PYSTREAM_SHARED_SYNC).
+// repairs in the server's log, their appends made durable as
+// PYSTREAM_SHARED_SYNC says.
 func (s *Server) brokerOptions(fsys durable.FS) cluster.BrokerOptions {
 	o := cluster.BrokerOptions{FS: timedFS{FS: fsys, file: s.metrics.fsyncFile, dir: s.metrics.fsyncDir, whole: s.metrics.fsyncFS},
 		Logf: func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) }}
-	if !s.cfg.SharedSync {
-		o.Sync = durable.File.Sync // each log its own fsync; nil: the cluster's sync group
+	switch s.cfg.SharedSync {
+	case SyncJournal:
+		o.Journal = true
+	case SyncOwnFile:
+		o.Sync = durable.File.Sync // nil: the cluster's sync group
 	}
 	return o
 }
@@ -277,13 +280,16 @@ func (s *Server) openCluster(fsys durable.FS) error {
 }
 
 // logSyncs says at start how the partitions' appends are made durable:
-// sharing syncs of the file system, or each fsyncing its own file (asked
-// for, or because the file system or kernel does not allow a shared one).
+// through each broker's commit journal, sharing syncs of the file system,
+// or each fsyncing its own file (asked for, or because the file system or
+// kernel does not allow a shared sync).
 func (s *Server) logSyncs(c *cluster.Cluster) {
 	switch {
+	case s.cfg.SharedSync == SyncJournal:
+		s.logger.Info("partitions' appends are made durable through each broker's commit journal (PYSTREAM_SHARED_SYNC=journal)", "dir", s.cfg.DataDir)
 	case c.SyncsShared():
-		s.logger.Info("partitions' appends share syncs of the file system (PYSTREAM_SHARED_SYNC)", "dir", s.cfg.DataDir)
-	case bool(s.cfg.SharedSync):
+		s.logger.Info("partitions' appends share syncs of the file system (PYSTREAM_SHARED_SYNC=syncfs)", "dir", s.cfg.DataDir)
+	case s.cfg.SharedSync == SyncFileSystem:
 		s.logger.Info("partitions' appends fsync their own files: the data directory's file system or the kernel does not allow a shared sync (docs/design.md § One sync for many partitions)", "dir", s.cfg.DataDir)
 	default:
 		s.logger.Info("partitions' appends fsync their own files (PYSTREAM_SHARED_SYNC=off)", "dir", s.cfg.DataDir)

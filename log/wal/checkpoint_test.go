@@ -14,12 +14,12 @@ import (
 	"github.com/pystream/pystream/log/wal"
 )
 
-// TestGenerationsRotate: with small generations, checkpoints start new
-// ones and remove the old: never more than two generation files at once,
-// one after an explicit checkpoint, and the writes are in their files.
+// TestGenerationsRotate: with small generations the journal moves on to
+// the next (made ahead, filled with zeros) as each fills up, checkpoints
+// remove the old ones, and the writes are in their files.
 func TestGenerationsRotate(t *testing.T) {
 	root := t.TempDir()
-	j := openJournal(t, durable.OS, root, wal.Options{GenerationBytes: 4096})
+	j := openJournal(t, durable.OS, root, wal.Options{GenerationBytes: 4096, CheckpointBytes: 16384})
 	p := filepath.Join(root, "p", "log.bin")
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 	f, err := j.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
@@ -31,13 +31,16 @@ func TestGenerationsRotate(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, f.Sync())
 		gens := generations(t, root)
-		require.LessOrEqual(t, len(gens), 2, "old generations are removed: %v", gens)
+		// 16 KiB between checkpoints of 4 KiB generations, a spare, and
+		// a background checkpoint that may not have removed them yet.
+		require.LessOrEqual(t, len(gens), 12, "old generations are removed: %v", gens)
 		newest = max(newest, gens[len(gens)-1])
 	}
-	require.GreaterOrEqual(t, newest, uint64(2), "a generation past GenerationBytes starts the next without being asked")
+	require.GreaterOrEqual(t, newest, uint64(3), "a full generation moves on to the next without being asked")
 	require.NoError(t, j.Checkpoint()) // waits for a background one, if any
 	gens := generations(t, root)
-	require.Len(t, gens, 1)
+	require.NotEmpty(t, gens)
+	require.LessOrEqual(t, len(gens), 2, "the current generation and perhaps a spare: %v", gens)
 	require.GreaterOrEqual(t, gens[0], newest)
 	info, err := os.Stat(p)
 	require.NoError(t, err)

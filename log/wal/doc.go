@@ -11,13 +11,19 @@
 // as before and stages the write; its Sync appends the staged writes to
 // the current generation file of the journal, and one fsync of that file,
 // shared by every Sync in flight on any journaled file, makes them all
-// durable. The generation file is filled with zeros ahead of its entries,
-// so that its fdatasync has no size to commit.
+// durable.
+//
+// The journal is a series of generation files. Each is made ahead, in the
+// background once the current one is half used, and filled with zeros to
+// Options.GenerationBytes after its header, so that a round overwrites
+// bytes the file already holds and its fdatasync has no size to commit;
+// the journal moves on to it when a round no longer fits. A journal that
+// takes little never makes one: its first file grows as it is written.
 //
 // The journaled files themselves are fsync-ed later, at a checkpoint: a
 // new generation file starts, every file written through the older ones
-// is fsync-ed, and the older ones are removed. A checkpoint runs when a
-// generation passes Options.GenerationBytes, at Close, and before any
+// is fsync-ed, and the older ones are removed. A checkpoint runs every
+// Options.CheckpointBytes of entries, and before any
 // operation a replay would undo: Truncate of a journaled file, Remove or
 // Rename of a path at or above one, or OpenFile with O_TRUNC, when the
 // journal holds writes to it. Open replays every generation, oldest
@@ -33,10 +39,11 @@
 // (AsideSuffix), never replayed again and never deleted.
 //
 // A failed write to the journal fails the Syncs of its round and is cut
-// back; a failed fsync of it, or a failed checkpoint, breaks the journal
+// back; a failed fsync of it, or of a file a checkpoint syncs, breaks the journal
 // for good: every later journaled Sync fails until the journal is opened
 // again, whose replay restores what it holds. Nothing of a broken journal
-// is removed.
+// is removed. Close fsyncs every file written through the journal and
+// removes it, so that the next Open replays nothing.
 //
 // The design and its costs are in docs/design.md § The commit journal.
 package wal

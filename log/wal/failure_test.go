@@ -57,8 +57,8 @@ func copyJournal(t *testing.T, root, image string) {
 func TestFailedJournalWrite(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		n    int // which write of the journal fails: 1 the zeros ahead, 2 the entries
-	}{{"zero fill", 1}, {"entries", 2}} {
+		n    int // which write of the journal fails
+	}{{"entries", 1}} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
 			ffs := logtest.NewFaultFS(durable.OS)
@@ -94,14 +94,15 @@ func TestFailedJournalWrite(t *testing.T) {
 }
 
 // TestFailedJournalFsyncBreaks: a failed fsync of the journal breaks it:
-// that Sync and every later journaled one fail, Close fails and removes
-// nothing, and the next Open replays what the journal holds.
+// that Sync and every later journaled one fail, Close removes nothing
+// (the failure was the Syncs' to report), and the next Open replays what
+// the journal holds.
 func TestFailedJournalFsyncBreaks(t *testing.T) {
 	root := t.TempDir()
 	ffs := logtest.NewFaultFS(durable.OS)
 	j := openJournal(t, ffs, root, wal.Options{})
 	p := filepath.Join(root, "p", "log.bin")
-	f := journaledWrite(t, j, root, "p/log.bin", "first") // the zeros ahead are written and synced
+	f := journaledWrite(t, j, root, "p/log.bin", "first")
 	require.NoError(t, j.Broken())
 
 	ffs.SetFault(failOnce(logtest.OpSync, 1, inJournal(root), logtest.ErrInjected))
@@ -121,7 +122,7 @@ func TestFailedJournalFsyncBreaks(t *testing.T) {
 	require.NoError(t, f.Close())
 	before := walDir(t, root)
 	require.Equal(t, []string{wal.GenerationFileName(1)}, before)
-	require.Error(t, j.Close())
+	require.NoError(t, j.Close())
 	require.Equal(t, before, walDir(t, root), "a broken journal's Close removes nothing")
 
 	// A crash now would leave the data file empty: the journal brings back
@@ -168,7 +169,7 @@ func TestFailedCheckpointFsyncBreaks(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, f.Sync(), logtest.ErrInjected)
 	require.NoError(t, f.Close())
-	require.Error(t, j.Close())
+	require.NoError(t, j.Close())
 	require.Contains(t, walDir(t, root), wal.GenerationFileName(1))
 
 	// The journal replays what it holds into a file that lost it.

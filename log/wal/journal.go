@@ -16,9 +16,13 @@ import (
 // generation files.
 const DirName = "wal"
 
-// DefaultGenerationBytes is how large a generation grows before a
-// checkpoint starts the next one.
-const DefaultGenerationBytes = 64 << 20
+// DefaultGenerationBytes is how large a generation file is made: filled
+// with zeros to that size ahead of its entries.
+const DefaultGenerationBytes = 4 << 20
+
+// DefaultCheckpointBytes is how many bytes of entries the journal takes
+// between checkpoints.
+const DefaultCheckpointBytes = 64 << 20
 
 // Options configure a journal.
 type Options struct {
@@ -26,9 +30,13 @@ type Options struct {
 	// it) is one whose appends go through the journal. Nil journals
 	// nothing: the FS is then its base.
 	Journaled func(path string) bool
-	// GenerationBytes is how large a generation file grows before a
-	// checkpoint; zero means DefaultGenerationBytes.
+	// GenerationBytes is how large a generation file is made, filled
+	// with zeros ahead of its entries, before the journal moves on to the
+	// next; zero means DefaultGenerationBytes.
 	GenerationBytes int64
+	// CheckpointBytes is how many bytes of entries the journal takes
+	// before a checkpoint; zero means DefaultCheckpointBytes.
+	CheckpointBytes int64
 	// Logf, if set, is told what replay did and when the journal fails.
 	Logf func(format string, args ...any)
 }
@@ -58,6 +66,14 @@ type FS struct {
 	mu   sync.Mutex
 	cond *sync.Cond
 	cur  *generation
+	// spare is the next generation, made and filled with zeros in the
+	// background (generation.go); preparing is set while it is made.
+	spare     *generation
+	preparing bool
+	// spareErr is the last failure to make a spare, logged once.
+	spareErr error
+	// since counts the bytes of entries since the last checkpoint.
+	since int64
 	// syncing is set while a round is written and synced; pending is the
 	// next round, which callers join meanwhile.
 	syncing bool
@@ -73,42 +89,13 @@ type FS struct {
 	closed bool
 	// closing is set once Close begins: no background checkpoint starts.
 	closing bool
+	// next is the number the next generation file gets.
+	next uint64
 	// checkpointing is set while a background checkpoint runs.
 	checkpointing bool
 	bg            sync.WaitGroup
 
 	ckpt sync.Mutex // one checkpoint at a time
-}
-
-// generation is the journal file being written.
-type generation struct {
-	n    uint64
-	f    durable.File
-	size int64
-	// zeroed is how far the file has been filled with zeros ahead of
-	// size: a round that stays below it overwrites bytes the file already
-	// holds, and its fdatasync has no size to commit.
-	zeroed int64
-}
-
-// zeroAhead is how far a generation is filled with zeros at a time.
-const zeroAhead = 4 << 20
-
-// ensure fills the file with zeros past size+n, if it is not already,
-// and makes them durable.
-func (g *generation) ensure(n int) error {
-	if g.size+int64(n) <= g.zeroed {
-		return nil
-	}
-	grow := max(int64(zeroAhead), g.size+int64(n)-g.zeroed)
-	if _, err := g.f.WriteAt(make([]byte, grow), g.zeroed); err != nil {
-		return err
-	}
-	if err := g.f.Sync(); err != nil {
-		return err
-	}
-	g.zeroed += grow
-	return nil
 }
 
 // round is one write and sync of the journal and the callers it answers.
@@ -132,11 +119,11 @@ func Open(base durable.FS, root string, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", root, err)
 	}
-	g, err := j.create(last + 1)
+	g, err := j.create(last+1, false)
 	if err != nil {
 		return nil, fmt.Errorf("wal: open %s: %w", root, err)
 	}
-	j.cur = g
+	j.cur, j.next = g, last+2
 	return j, nil
 }
 
@@ -164,35 +151,13 @@ func newFS(base durable.FS, root string, opts Options) (*FS, error) {
 	if opts.GenerationBytes <= 0 {
 		opts.GenerationBytes = DefaultGenerationBytes
 	}
+	if opts.CheckpointBytes <= 0 {
+		opts.CheckpointBytes = DefaultCheckpointBytes
+	}
 	j := &FS{base: base, root: abs, dir: filepath.Join(abs, DirName), opts: opts,
 		dirty: map[*file]struct{}{}, newest: map[string]uint64{}}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
-}
-
-// create makes generation n's file, with its header durable and its
-// directory entry too.
-func (j *FS) create(n uint64) (*generation, error) {
-	if _, err := durable.MkdirAll(j.base, j.dir); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(j.dir, GenerationFileName(n))
-	f, err := j.base.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	hdr := appendHeader(nil, n)
-	_, err = f.WriteAt(hdr, 0)
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = j.base.SyncDir(j.dir)
-	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("create %s: %w", path, err), f.Close())
-	}
-	return &generation{n: n, f: f, size: int64(len(hdr)), zeroed: int64(len(hdr))}, nil
 }
 
 // rel is path relative to the root, with slashes, and whether it lies
@@ -314,13 +279,18 @@ func (j *FS) commit(f *file, entries []byte) error {
 		return err
 	}
 	j.syncing = true
+	old := j.moveOnLocked(len(r.buf))
 	g := j.cur
 	j.mu.Unlock()
 
-	err := g.ensure(len(r.buf))
-	if err == nil {
-		_, err = g.f.WriteAt(r.buf, g.size)
+	if old != nil {
+		// Every round written to it is durable: the handle is no longer
+		// needed, the file is until a checkpoint.
+		if err := old.f.Close(); err != nil {
+			j.logf("wal: close %s: %v", old.f.Name(), err)
+		}
 	}
+	_, err := g.f.WriteAt(r.buf, g.size)
 	if err != nil {
 		err = fmt.Errorf("wal: write %d bytes to %s at byte %d: %w", len(r.buf), g.f.Name(), g.size, err)
 		// Cut the journal back, so that no whole entry of the failed
@@ -344,7 +314,9 @@ func (j *FS) commit(f *file, entries []byte) error {
 			j.dirty[f] = struct{}{}
 			j.newest[f.rel] = g.n
 		}
-		if g.size >= j.opts.GenerationBytes && !j.checkpointing && !j.closing {
+		j.since += int64(len(r.buf))
+		j.prepareLocked()
+		if j.since >= j.opts.CheckpointBytes && !j.checkpointing && !j.closing {
 			j.checkpointing = true
 			j.bg.Go(func() {
 				if err := j.Checkpoint(); err != nil && j.opts.Logf != nil {
@@ -400,30 +372,32 @@ func (j *FS) Checkpoint() error {
 	j.ckpt.Lock()
 	defer j.ckpt.Unlock()
 	j.mu.Lock()
-	for j.syncing {
+	for j.syncing || j.preparing {
 		j.cond.Wait()
 	}
 	if err := j.usableLocked(); err != nil {
 		j.mu.Unlock()
 		return err
 	}
-	old := j.cur
 	if len(j.newest) == 0 && len(j.dirty) == 0 {
 		j.mu.Unlock()
 		return nil
 	}
-	// The next generation is created with j.mu held, so that no round
-	// writes to the old one after its files are synced.
-	next, err := j.create(old.n + 1)
+	// The next generation is taken with j.mu held and no round under
+	// way, so that no round writes to the old ones after their files are
+	// synced.
+	next, err := j.takeLocked()
 	if err != nil {
+		// Nothing changed: the journal still holds every write, and a
+		// later checkpoint tries again (a full disk, say).
 		j.mu.Unlock()
-		err = fmt.Errorf("wal: checkpoint: %w", err)
-		j.breakWith(err)
-		return err
+		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
+	old := j.cur
 	j.cur = next
 	files := j.dirty
 	j.dirty = map[*file]struct{}{}
+	j.since = 0
 	j.mu.Unlock()
 
 	for f := range files {
@@ -434,14 +408,10 @@ func (j *FS) Checkpoint() error {
 		}
 	}
 	if err := old.f.Close(); err != nil {
-		err = fmt.Errorf("wal: checkpoint: close %s: %w", old.f.Name(), err)
-		j.breakWith(err)
-		return err
+		j.logf("wal: close %s: %v", old.f.Name(), err)
 	}
 	if err := j.removeThrough(old.n); err != nil {
-		err = fmt.Errorf("wal: checkpoint: %w", err)
-		j.breakWith(err)
-		return err
+		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
 	j.mu.Lock()
 	for p, n := range j.newest {
@@ -470,9 +440,12 @@ func (j *FS) removeThrough(n uint64) error {
 	return j.base.SyncDir(j.dir)
 }
 
-// Close waits for a background checkpoint, checkpoints what is left so
-// that the next Open replays nothing, and closes the journal: a journaled
-// Sync after Close fails with ErrClosed. Close the files first.
+// Close waits for a background checkpoint, fsyncs every file written
+// through the journal and removes the journal, so that the next Open
+// replays nothing, and closes it: a journaled Sync after Close fails with
+// ErrClosed. Close the files first. A broken journal is closed as it
+// stands, every generation kept for the next Open to replay; its failure
+// was reported to the Syncs it failed, and is not reported again.
 func (j *FS) Close() error {
 	j.mu.Lock()
 	if j.closing {
@@ -482,24 +455,48 @@ func (j *FS) Close() error {
 	j.closing = true
 	j.mu.Unlock()
 	j.bg.Wait()
-	err := j.Checkpoint()
+	j.ckpt.Lock()
+	defer j.ckpt.Unlock()
 	j.mu.Lock()
 	j.closed = true
-	for j.syncing {
+	for j.syncing || j.preparing {
 		j.cond.Wait()
 	}
-	cur := j.cur
-	broken := j.broken
+	cur, spare, files, broken := j.cur, j.spare, j.dirty, j.broken
+	j.dirty, j.spare = map[*file]struct{}{}, nil
 	j.mu.Unlock()
+	last := cur.n
+	if spare != nil {
+		last = spare.n
+	}
+	err := j.finish(last, files, broken)
 	if cerr := cur.f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && broken == nil {
-		// Nothing is left to replay: remove the empty generation too.
-		err = j.removeThrough(cur.n)
+	if spare != nil {
+		if cerr := spare.f.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("wal: close %s: %w", j.dir, err)
 	}
 	return nil
+}
+
+// finish makes the journal's files durable on their own and removes every
+// generation, unless the journal is broken.
+func (j *FS) finish(last uint64, files map[*file]struct{}, broken error) error {
+	if broken != nil {
+		j.logf("wal: closing the journal in %s, broken earlier (%v): its generations are kept and replayed at the next open", j.dir, broken)
+		return nil
+	}
+	for f := range files {
+		if err := f.syncOwn(); err != nil {
+			err = fmt.Errorf("fsync %s: %w", f.Name(), err)
+			j.breakWith(err)
+			return err
+		}
+	}
+	return j.removeThrough(last)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/pystream/pystream/log/durable"
@@ -97,6 +98,56 @@ func contains(s []uint64, v uint64) bool {
 	return false
 }
 
+// Write is one journaled write as a generation file holds it: Data was
+// written to the file at Path (relative to the journal's root, with
+// slashes) at byte Pos.
+type Write struct {
+	Path string
+	Pos  int64
+	Data []byte
+}
+
+// Scan is what a generation file holds, as replay reads it.
+type Scan struct {
+	// Unfinished says the file is shorter than its header and holds only
+	// zeros: a creation cut short, holding no entry.
+	Unfinished bool
+	// Writes are its entries in order, up to the first bytes that are
+	// not one. Their data aliases the scanned bytes.
+	Writes []Write
+	// Rest is how many bytes from RestAt on are neither an entry nor the
+	// zeros a generation is filled with ahead of its entries; Err says
+	// why they are not (a bad header makes the whole file Rest).
+	Rest, RestAt int64
+	Err          error
+}
+
+// ScanGeneration reads generation gen's file, data, as replay does: the
+// one reader of the format, for replay and for whoever inspects a data
+// directory.
+func ScanGeneration(data []byte, gen uint64) Scan {
+	if len(data) < headerSize && zeros(data) {
+		return Scan{Unfinished: true}
+	}
+	if err := parseHeader(data, gen); err != nil {
+		return Scan{Rest: int64(len(data)), Err: err}
+	}
+	var sc Scan
+	for at := headerSize; at < len(data); {
+		if zeros(data[at:min(len(data), at+entryHead)]) && zeros(data[at:]) {
+			break // the zeros a generation is filled with ahead of its entries
+		}
+		e, size, err := decodeEntry(data[at:])
+		if err != nil {
+			sc.Rest, sc.RestAt, sc.Err = int64(len(data)-at), int64(at), err
+			break
+		}
+		sc.Writes = append(sc.Writes, Write{Path: e.path, Pos: e.pos, Data: e.data})
+		at += size
+	}
+	return sc
+}
+
 // replayGeneration writes generation g's entries into their files, opened
 // once each and kept in files. keep says the generation file must be set
 // aside rather than removed.
@@ -106,44 +157,41 @@ func (j *FS) replayGeneration(g uint64, files map[string]durable.File) (keep boo
 	if err != nil {
 		return false, err
 	}
-	if err := parseHeader(data, g); err != nil {
-		j.logf("wal: %s: %v; nothing in it replayed, the file is kept", name, err)
-		return true, nil
+	sc := ScanGeneration(data, g)
+	if sc.Unfinished {
+		j.logf("wal: %s: %d bytes, no header: a generation whose creation was cut short, holding no entry; removed", name, len(data))
+		return false, nil
 	}
-	at, n := headerSize, 0
-	for at < len(data) {
-		if zeros(data[at:min(len(data), at+entryHead)]) && zeros(data[at:]) {
-			break // the zeros a generation is filled with ahead of its entries
-		}
-		e, size, err := decodeEntry(data[at:])
-		if err != nil {
-			j.logf("wal: %s: %d entries replayed; the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage; the file is kept", name, n, len(data)-at, at, err)
+	for n, w := range sc.Writes {
+		if j.opts.Journaled == nil || !j.opts.Journaled(filepath.Join(j.root, filepath.FromSlash(w.Path))) {
+			j.logf("wal: %s: entry %d names %s, which is not a journaled file; it and what follows are not replayed, the file is kept", name, n, w.Path)
 			return true, nil
 		}
-		if j.opts.Journaled == nil || !j.opts.Journaled(filepath.Join(j.root, filepath.FromSlash(e.path))) {
-			j.logf("wal: %s: entry %d names %s, which is not a journaled file; the file is kept", name, n, e.path)
-			return true, nil
-		}
-		f, ok := files[e.path]
+		f, ok := files[w.Path]
 		if !ok {
-			f, err = j.base.OpenFile(filepath.Join(j.root, filepath.FromSlash(e.path)), os.O_RDWR, 0)
+			f, err = j.base.OpenFile(filepath.Join(j.root, filepath.FromSlash(w.Path)), os.O_RDWR, 0)
 			if errors.Is(err, fs.ErrNotExist) {
-				j.logf("wal: %s: entry %d writes to %s, which no longer exists; skipped, and the file is kept", name, n, e.path)
+				j.logf("wal: %s: entry %d writes to %s, which no longer exists; skipped, and the file is kept", name, n, w.Path)
 				keep = true
-				at += size
-				n++
+				continue
+			}
+			if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) {
+				j.logf("wal: %s: entry %d writes to %s, which is not a file (%v); skipped, and the file is kept", name, n, w.Path, err)
+				keep = true
 				continue
 			}
 			if err != nil {
 				return false, fmt.Errorf("replay %s: %w", name, err)
 			}
-			files[e.path] = f
+			files[w.Path] = f
 		}
-		if _, err := f.WriteAt(e.data, e.pos); err != nil {
-			return false, fmt.Errorf("replay %s: entry %d: write %d bytes to %s at byte %d: %w", name, n, len(e.data), e.path, e.pos, err)
+		if _, err := f.WriteAt(w.Data, w.Pos); err != nil {
+			return false, fmt.Errorf("replay %s: entry %d: write %d bytes to %s at byte %d: %w", name, n, len(w.Data), w.Path, w.Pos, err)
 		}
-		at += size
-		n++
+	}
+	if sc.Err != nil {
+		j.logf("wal: %s: %d entries replayed; the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage; the file is kept", name, len(sc.Writes), sc.Rest, sc.RestAt, sc.Err)
+		keep = true
 	}
 	return keep, nil
 }

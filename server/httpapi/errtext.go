@@ -15,6 +15,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
+	"github.com/pystream/pystream/log/wal"
 )
 
 // This file turns what the libraries report into sentences a client
@@ -49,6 +50,7 @@ const (
 	fileJournal
 	fileLock
 	fileBrokerDir
+	fileCommitJournal // a generation file of a broker's commit journal (log/wal)
 	fileReplicaLog
 	fileReplicaOther // a quarantine file, a broken copy
 	fileTopicMeta
@@ -94,6 +96,11 @@ func parseDataFile(path string) dataFile {
 			return dataFile{kind: kind, broker: b, topic: at(3), partition: p}
 		}
 	}
+	if b, ok := num(brokerDirName, at(3)); ok && at(2) == wal.DirName {
+		if _, gen := wal.ParseGenerationFileName(base); gen {
+			return dataFile{kind: fileCommitJournal, broker: b}
+		}
+	}
 	if b, ok := num(brokerDirName, at(4)); ok && at(3) == "topics" && base == "topic.meta" {
 		return dataFile{kind: fileTopicMeta, broker: b, topic: at(2)}
 	}
@@ -131,6 +138,8 @@ func (f dataFile) String() string {
 		return "the data directory's lock file"
 	case fileBrokerDir:
 		return fmt.Sprintf("broker %d's directory", f.broker)
+	case fileCommitJournal:
+		return fmt.Sprintf("broker %d's commit journal", f.broker)
 	case fileReplicaLog:
 		return fmt.Sprintf("%s/%d: broker %d's replica log", f.topic, f.partition, f.broker)
 	case fileReplicaOther:
@@ -240,7 +249,7 @@ func fileFailure(err error) string {
 		if first := ioFailure(err); first != "" {
 			s += " (" + first + ")"
 		}
-		if f.kind == fileReplicaLog {
+		if f.kind == fileReplicaLog || f.kind == fileCommitJournal {
 			s += fmt.Sprintf("; stop and start broker %d to reopen it", f.broker)
 		}
 		return s
@@ -418,13 +427,13 @@ func noSpace(err error) *apiError {
 		f := parseDataFile(strings.TrimSuffix(pe.Path, durable.TempSuffix))
 		e.body.Message = fmt.Sprintf("%s: the disk is full (%s); nothing was acknowledged", f, why)
 		switch f.kind {
-		case fileReplicaLog, fileReplicaOther, fileTopicMeta, fileBrokerDir:
+		case fileReplicaLog, fileReplicaOther, fileTopicMeta, fileBrokerDir, fileCommitJournal:
 			e.body.Message = fmt.Sprintf("%s: broker %d's disk is full (%s); nothing was acknowledged", f, f.broker, why)
 			if f.kind == fileBrokerDir {
 				e.body.Message = fmt.Sprintf("broker %d's disk is full (%s); nothing was acknowledged", f.broker, why)
 			}
 			e.body.BrokerIDs = []int{f.broker}
-			if f.kind == fileReplicaLog {
+			if f.kind == fileReplicaLog || f.kind == fileCommitJournal {
 				e.body.Message += fmt.Sprintf("; once space returns, reopen broker %d's failed logs (stop and start it)", f.broker)
 			}
 		case fileJournal:
