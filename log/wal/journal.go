@@ -303,6 +303,13 @@ func (j *FS) commit(f *file, entries []byte) error {
 		}
 	} else if err = g.f.Sync(); err != nil {
 		err = fmt.Errorf("wal: fsync %s: %w", g.f.Name(), err)
+		// The round is in doubt and nobody was told it is durable: cut it
+		// off, so that a restart without a power loss does not replay
+		// what its logs cut back. What the disk holds of it after a power
+		// loss may or may not come back, as with any unacknowledged write.
+		if terr := g.f.Truncate(g.size); terr != nil {
+			err = errors.Join(err, fmt.Errorf("cut back to byte %d: %w", g.size, terr))
+		}
 		j.breakWith(err)
 	}
 
