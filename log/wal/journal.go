@@ -91,8 +91,9 @@ type generation struct {
 	zeroed int64
 }
 
-// zeroAhead is how far a generation is filled with zeros at a time.
-const zeroAhead = 4 << 20
+// zeroAhead is how far a generation is filled with zeros at a time. A
+// variable only so that tests can make it small (export_test.go).
+var zeroAhead = 4 << 20
 
 // ensure fills the file with zeros past size+n, if it is not already,
 // and makes them durable.
