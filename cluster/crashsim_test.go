@@ -80,23 +80,41 @@ func crashInto(t *testing.T, c *logtest.CrashFS) string {
 // brokers, the topic and its placement, and every acknowledged record,
 // byte-identical, on every active replica. It holds whether the replicas'
 // appends share syncs of the file system (the default,
-// docs/design.md § One sync for many partitions) or each fsyncs its file.
+// docs/design.md § One sync for many partitions), each fsyncs its file,
+// or each broker's go through its commit journal, which the crashed
+// copy's brokers replay when they open
+// (docs/design.md § The commit journal).
 func TestCrashSimClusterKeepsAcknowledgedRecords(t *testing.T) {
-	t.Run("shared syncs", func(t *testing.T) { crashSimKeepsAcknowledged(t, true) })
-	t.Run("one fsync per file", func(t *testing.T) { crashSimKeepsAcknowledged(t, false) })
+	t.Run("shared syncs", func(t *testing.T) { crashSimKeepsAcknowledged(t, syncShared) })
+	t.Run("one fsync per file", func(t *testing.T) { crashSimKeepsAcknowledged(t, syncPerFile) })
+	t.Run("commit journal", func(t *testing.T) { crashSimKeepsAcknowledged(t, syncJournal) })
 }
 
-func crashSimKeepsAcknowledged(t *testing.T, shared bool) {
+// How the replicas of a crash simulation make their appends durable.
+type syncMode int
+
+const (
+	syncShared syncMode = iota
+	syncPerFile
+	syncJournal
+)
+
+func crashSimKeepsAcknowledged(t *testing.T, mode syncMode) {
 	const partitions, sequential, writers, perWriter = 3, 9, 4, 5
 	base := t.TempDir()
 	c, err := logtest.NewCrashFS(base)
 	require.NoError(t, err)
 	cl := openCrashSim(t, base, nil, c, func(o *Options) {
-		if !shared {
+		switch mode {
+		case syncPerFile:
 			o.Broker.Sync = durable.File.Sync
+		case syncJournal:
+			o.Broker.Journal = true
 		}
 	})
-	require.Equal(t, shared, cl.SyncsShared())
+	if mode != syncJournal {
+		require.Equal(t, mode == syncShared, cl.SyncsShared())
+	}
 	require.NoError(t, cl.CreateTopic("orders", partitions, crashBrokers))
 	p := NewProducer(cl, "orders")
 
@@ -155,6 +173,17 @@ func crashSimKeepsAcknowledged(t *testing.T, shared bool) {
 
 	dst := crashInto(t, c)
 	crashedRoot := filepath.Join(dst, "cluster")
+	if mode == syncJournal {
+		// The journals alone hold the records: no checkpoint ran, so no
+		// segment file was synced with any of them in it, and only the
+		// brokers' replay at open brings them back.
+		for part := range partitions {
+			for id := 1; id <= crashBrokers; id++ {
+				require.Empty(t, readAll(t, replicaPath(crashedRoot, id, "orders", part)),
+					"partition %d on broker %d before replay", part, id)
+			}
+		}
+	}
 	{
 		// Before anything is registered: cluster.meta alone knows the brokers.
 		bare, err := Open(crashedRoot)
