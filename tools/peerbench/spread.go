@@ -17,8 +17,9 @@ import (
 // by slice, so that both see the machine as it is within the same second.
 // Their ratio is what spreading writes over many partitions costs: with
 // one fsync per partition's file, every record pays its own fsync once
-// the partitions outnumber the records in flight; with the shared sync of
-// the file system (PYSTREAM_SHARED_SYNC), the appends in flight share it
+// the partitions outnumber the records in flight; through each broker's
+// commit journal (PYSTREAM_SHARED_SYNC=journal, the default) or a shared
+// sync of the file system (syncfs), the appends in flight share one
 // wherever they go.
 
 // kindSpread is a spread row: a kgo produce row into the topic of many
