@@ -26,7 +26,10 @@ func (a *app) logVerifyCommand() *cobra.Command {
 			"log.bin is verified as not yet upgraded. Every topic.meta, cluster.meta,\n" +
 			"offset file, leader-epochs and quarantine file is checked, and every\n" +
 			"follower replica is compared with its partition's leader (as recorded in\n" +
-			"cluster.meta) record by record, over the offsets both still hold.\n\n" +
+			"cluster.meta) record by record, over the offsets both still hold. A\n" +
+			"broker's commit journal (broker-<id>/wal/) is read as the broker replays\n" +
+			"it, and the logs it holds writes for are verified as the replay will\n" +
+			"leave them.\n\n" +
 			"One line per item: OK, LAG n (a follower behind its leader: not damage),\n" +
 			"DAMAGED, DIVERGED, MISSING, or INACTIVE (a replica outside the active set\n" +
 			"that differs from its leader; recovery reconciles it). Exits 1 if anything\n" +

@@ -15,6 +15,9 @@
 //	│   ├── leader-epochs                               who wrote its records: the leader runs
 //	│   └── leader-epochs.damaged-<ns>                  a history the server could not read, set aside
 //	├── broker-000002/topics/orders/partition-000000/   the follower's replica
+//	├── broker-000002/wal/                              the broker's commit journal (log/wal)
+//	│   ├── 00000000000000000002.wal                    a generation: writes replayed at open
+//	│   └── 00000000000000000001.wal.aside-<ns>         a generation replay set aside
 //	├── orders/topic.meta                               a stand-alone topic
 //	├── orders/partition-000000/                        its partition's log directory
 //	└── offsets/worker/orders/partition-000000.offset   {"version": 1, "offset": N}
@@ -58,6 +61,27 @@
 // its directory's, its partitions must all exist and none may lie beyond
 // partition_count, and an offset file's name must be one the client writes.
 //
+// A broker's commit journal (log/wal;
+// docs/design.md § The commit journal) holds, after a crash, writes to its
+// replicas' segment files that the broker replays into them when it opens,
+// before it reads them.
+// Each generation file is read with wal.ScanGeneration, the one reader of
+// the format replay uses, and judged as replay would use it (the rules of
+// its replayGeneration): an unfinished generation holds nothing and is
+// removed; a write to a path cluster.JournaledFile refuses stops the
+// generation, a write to a file that does not exist is skipped, and bytes
+// that are not an entry end it, and each of those keeps the file aside.
+// None of that is damage, since the broker replays what it can and keeps
+// the rest: the item is OK and says in words what replay will do. A file
+// replay set aside (wal.AsideSuffix) is OK too, kept, never replayed
+// again. A log the journal holds writes for is verified as the replay
+// will leave it: its directory is rebuilt in a temporary directory outside
+// the data directory (the files written to copied, with the writes made
+// to the copies in replay's order; every other file linked to), and that
+// is scanned and compared in its place, with a note in the item's detail.
+// So a tail that is only in the journal is neither a torn tail nor a
+// lagging or diverged replica.
+//
 // Replicas are checked against their partition's leader as recorded in the
 // nearest cluster.meta at or above the verified path. The rule is
 // docs/phase-4-replication.md § Catch-up: a follower must be an exact prefix
@@ -75,5 +99,7 @@
 //
 // Decisions are pure functions (the modules' parsers, Compare, Judge),
 // table-tested without a disk; Verify is the I/O around them. Nothing in
-// this package writes a file.
+// this package writes a file in the data directory; the only files it
+// writes are the temporary copies of logs a commit journal holds writes
+// for, removed before Verify returns.
 package verify

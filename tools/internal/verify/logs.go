@@ -42,6 +42,10 @@ type logResult struct {
 	// err is the *log.CorruptionError or I/O error that stopped the scan;
 	// for a directory it names the segment file.
 	err error
+	// path is what was scanned: the log itself, or a temporary copy of it
+	// with the writes its broker's commit journal holds for it made, as
+	// replay will make them. journal says so when it is a copy.
+	path, journal string
 }
 
 // LogDir is what the names in a log directory say about the log in it.

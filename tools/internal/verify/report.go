@@ -49,6 +49,9 @@ const (
 	// KindEpochs is a replica's leader-epoch history, or one the server
 	// set aside as unreadable.
 	KindEpochs Kind = cluster.EpochsFileName
+	// KindCommitJournal is a generation file of a broker's commit
+	// journal (log/wal), or one its replay set aside.
+	KindCommitJournal Kind = "commit journal"
 )
 
 // Item is one line of a report.

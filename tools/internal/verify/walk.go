@@ -31,6 +31,11 @@ type verifier struct {
 	logs map[string]logResult
 	// reported holds absolute paths that already have an item.
 	reported map[string]bool
+	// journals caches the brokers' commit journals by broker directory.
+	journals map[string]*journal
+	// temps are the temporary directories logs were replayed into,
+	// removed when Verify returns.
+	temps []string
 }
 
 // Verify checks everything under path without changing anything: a log
@@ -52,7 +57,8 @@ func Verify(path string) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("verify: %w", err)
 	}
-	v := &verifier{arg: path, scope: abs, logs: make(map[string]logResult), reported: make(map[string]bool)}
+	v := &verifier{arg: path, scope: abs, logs: make(map[string]logResult), reported: make(map[string]bool), journals: make(map[string]*journal)}
+	defer v.removeTemps()
 	if info.IsDir() {
 		err = filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -126,6 +132,7 @@ func (v *verifier) checkDir(p string) {
 func (v *verifier) checkFile(p string, explicit bool) {
 	name := filepath.Base(p)
 	_, _, _, quarantine := cluster.ParseQuarantineName(name)
+	walAside, walFile := isJournalFile(p)
 	switch {
 	case name == cluster.MetaFileName:
 		v.checkClusterMeta(p)
@@ -139,6 +146,12 @@ func (v *verifier) checkFile(p string, explicit bool) {
 		v.checkEpochs(p)
 	case cluster.IsEpochsAsideName(name):
 		v.checkEpochsAside(p)
+	case walFile:
+		if walAside {
+			v.checkJournalAside(p)
+		} else {
+			v.checkJournal(p)
+		}
 	case explicit || isJournalDir(filepath.Dir(p)) && name == segment.LegacyFileName:
 		v.checkLog(p, KindLog)
 	}
@@ -164,10 +177,8 @@ func (v *verifier) log(p string) logResult {
 	var r logResult
 	if info, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		r = logResult{}
-	} else if err == nil && info.IsDir() {
-		r = scanLogDir(p)
 	} else {
-		r = scanLogFile(p)
+		r = v.scanLog(p, err == nil && info.IsDir())
 	}
 	v.logs[p] = r
 	return r
@@ -230,6 +241,9 @@ func wholeLog(r logResult) string {
 	for _, n := range r.notes {
 		detail += "; " + n
 	}
+	if r.journal != "" {
+		detail += "; " + r.journal
+	}
 	return detail
 }
 
@@ -247,6 +261,9 @@ func damagedLog(kind Kind, r logResult) Item {
 		if cerr.TornTail {
 			it.Detail += "; torn tail: `pystream log repair` can cut it"
 		}
+	}
+	if r.journal != "" {
+		it.Detail += "; " + r.journal
 	}
 	return it
 }
@@ -463,12 +480,18 @@ func (v *verifier) leaderUsable(p string) bool {
 func (v *verifier) compare(leaderPath, followerPath string, leader int, active bool) {
 	lr, fr := v.log(leaderPath), v.log(followerPath)
 	var lerr, ferr error
-	c := Compare(Replica{Start: lr.start, Records: records(leaderPath, lr.dir, &lerr)}, Replica{Start: fr.start, Records: records(followerPath, fr.dir, &ferr)})
+	c := Compare(Replica{Start: lr.start, Records: records(lr.path, lr.dir, &lerr)}, Replica{Start: fr.start, Records: records(fr.path, fr.dir, &ferr)})
 	if err := errors.Join(lerr, ferr); err != nil {
 		v.addLog(followerPath, fr, Item{Status: StatusDamaged, Kind: KindReplica, Detail: "changed while being compared: " + err.Error()})
 		return
 	}
 	status, lag, detail := Judge(c, leader, active)
+	if fr.journal != "" {
+		detail += "; " + fr.journal
+	}
+	if lr.journal != "" {
+		detail += "; of the leader's log: " + lr.journal
+	}
 	it := Item{Status: status, Kind: KindReplica, Lag: lag, Records: ptr(fr.records), Detail: detail}
 	if c.Mismatch {
 		it.Offset = ptr(c.MismatchOffset)
