@@ -466,7 +466,6 @@ func TestCrashSegmentedLogAtEveryStep(t *testing.T) {
 	killEveryStep(t, nlogs, segmentLife, openSegments(nlogs))
 }
 
-
 // TestCrashDuringReplay: a first life leaves a journal behind (killed
 // after its last append, or inside a checkpoint, with two generations
 // left); a second life's replay of it is killed before each of its steps;
