@@ -24,9 +24,9 @@
 // new generation file starts, every file written through the older ones
 // is fsync-ed, and the older ones are removed. A checkpoint runs every
 // Options.CheckpointBytes of entries, and before any
-// operation a replay would undo: Truncate of a journaled file, Remove or
-// Rename of a path at or above one, or OpenFile with O_TRUNC, when the
-// journal holds writes to it. Open replays every generation, oldest
+// operation a replay would undo: Truncate of a journaled file below the
+// end of the writes the journal holds to it, Remove or Rename of a path at
+// or above one it holds writes to, or OpenFile with O_TRUNC of one. Open replays every generation, oldest
 // first, into the files it names, fsyncs them and removes the journal, so
 // that nothing reads a file before its acknowledged writes are back.
 //

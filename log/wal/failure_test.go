@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -189,4 +190,39 @@ func TestSyncAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, errors.Is(f.Sync(), wal.ErrClosed))
 	require.NoError(t, f.Close())
+}
+
+// TestCutBackOnFullDisk: a log whose write failed on a full disk cuts its
+// file back to the end of what it acknowledged. The journal holds writes
+// only below that cut, which a replay puts back where they were, so the
+// cut needs no checkpoint — which a full disk could not run, since it
+// cannot make the next generation — and the disk being full does not
+// leave the failed write's bytes in the file. A cut below what the
+// journal holds does need one, and fails on that disk, leaving the file
+// as it was.
+func TestCutBackOnFullDisk(t *testing.T) {
+	root := t.TempDir()
+	ffs := logtest.NewFaultFS(durable.OS)
+	j := openJournal(t, ffs, root, wal.Options{})
+	p := filepath.Join(root, "p", "log.bin")
+	f := journaledWrite(t, j, root, "p/log.bin", "acked")
+	_, err := f.WriteAt([]byte("torn"), 5) // a failed write leaves part of itself
+	require.NoError(t, err)
+
+	ffs.SetFault(logtest.FullDisk(nil))
+	require.NoError(t, f.Truncate(5), "a cut at the end of what the journal holds needs no checkpoint")
+	require.Equal(t, "acked", readString(t, p))
+	require.Equal(t, []uint64{1}, generations(t, root), "no checkpoint ran")
+
+	err = f.Truncate(2)
+	require.ErrorIs(t, err, syscall.ENOSPC, "a cut below what the journal holds needs a checkpoint, which cannot make its next generation")
+	require.Equal(t, "acked", readString(t, p), "a cut that could not be made safe is not made")
+	require.NoError(t, j.Broken(), "a checkpoint that could not start breaks nothing")
+
+	ffs.SetFault(nil) // space returns
+	require.NoError(t, f.Truncate(2))
+	require.Equal(t, "ac", readString(t, p))
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	require.NoError(t, j.Close())
 }

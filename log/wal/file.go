@@ -15,8 +15,10 @@ type file struct {
 	rel string
 
 	mu sync.Mutex
-	// staged are the entries of the writes since the last Sync.
-	staged []byte
+	// staged are the entries of the writes since the last Sync, and
+	// stagedEnd the end of the furthest of them.
+	staged    []byte
+	stagedEnd int64
 	// cut is set by Truncate: the next Sync fsyncs the file itself, since
 	// a journal replays writes, not cuts.
 	cut bool
@@ -35,6 +37,7 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	if n > 0 {
 		f.mu.Lock()
 		f.staged = appendEntry(f.staged, f.rel, off, p[:n])
+		f.stagedEnd = max(f.stagedEnd, off+int64(n))
 		f.mu.Unlock()
 	}
 	return n, err
@@ -47,15 +50,16 @@ func (f *file) Sync() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cut || len(f.staged) == 0 {
-		f.staged, f.cut = f.staged[:0], false
+		f.staged, f.stagedEnd, f.cut = f.staged[:0], 0, false
 		return f.File.Sync()
 	}
-	err := f.j.commit(f, f.staged)
+	err := f.j.commit(f, f.staged, f.stagedEnd)
 	if cap(f.staged) > maxStaged {
 		f.staged = nil
 	} else {
 		f.staged = f.staged[:0]
 	}
+	f.stagedEnd = 0
 	if err != nil {
 		return err
 	}
@@ -69,16 +73,20 @@ func (f *file) Sync() error {
 const maxStaged = 1 << 20
 
 // Truncate cuts the file, after a checkpoint if the journal holds writes
-// to it (a replay would write them back past the cut). The writes staged
-// and not yet synced are dropped: the next Sync fsyncs the file itself.
+// to it past the cut: a replay would write them back. Writes the journal
+// holds below the cut stay: a replay writes them where they were (a log
+// cutting back a failed write cuts at the end of what it acknowledged, so
+// a full disk, on which a checkpoint cannot make its next generation,
+// does not stop it). The writes staged and not yet synced are dropped:
+// the next Sync fsyncs the file itself.
 func (f *file) Truncate(size int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.staged, f.cut = f.staged[:0], true
+	f.staged, f.stagedEnd, f.cut = f.staged[:0], 0, true
 	f.j.mu.Lock()
-	_, held := f.j.newest[f.rel]
+	h, ok := f.j.newest[f.rel]
 	f.j.mu.Unlock()
-	if held {
+	if ok && h.end > size {
 		if err := f.j.Checkpoint(); err != nil {
 			return fmt.Errorf("wal: truncate %s: %w", f.Name(), err)
 		}

@@ -79,10 +79,10 @@ type FS struct {
 	syncing bool
 	pending *round
 	// dirty are the files written through the current generation and
-	// not yet synced by a checkpoint; older holds, by path, the newest
+	// not yet synced by a checkpoint; newest holds, by path, the newest
 	// generation each path has writes in, until a checkpoint covers it.
 	dirty  map[*file]struct{}
-	newest map[string]uint64
+	newest map[string]held
 	// broken is the first failure that leaves the journal in doubt: from
 	// then on every journaled Sync fails with it.
 	broken error
@@ -98,10 +98,19 @@ type FS struct {
 	ckpt sync.Mutex // one checkpoint at a time
 }
 
+// held is what the journal holds of one file until a checkpoint: the
+// newest generation with writes to it, and the end of the furthest of
+// them (the byte after it).
+type held struct {
+	gen uint64
+	end int64
+}
+
 // round is one write and sync of the journal and the callers it answers.
 type round struct {
 	buf   []byte
 	files []*file
+	ends  []int64 // the end of each file's furthest write in the round
 	done  chan struct{}
 	err   error
 }
@@ -155,7 +164,7 @@ func newFS(base durable.FS, root string, opts Options) (*FS, error) {
 		opts.CheckpointBytes = DefaultCheckpointBytes
 	}
 	j := &FS{base: base, root: abs, dir: filepath.Join(abs, DirName), opts: opts,
-		dirty: map[*file]struct{}{}, newest: map[string]uint64{}}
+		dirty: map[*file]struct{}{}, newest: map[string]held{}}
 	j.cond = sync.NewCond(&j.mu)
 	return j, nil
 }
@@ -253,7 +262,7 @@ func (j *FS) holdsLocked(rel string) bool {
 // commit appends f's staged entries to the journal and returns once they
 // are durable: group commit, one round at a time, a caller that arrives
 // while one is written joining the next.
-func (j *FS) commit(f *file, entries []byte) error {
+func (j *FS) commit(f *file, entries []byte, end int64) error {
 	j.mu.Lock()
 	if err := j.usableLocked(); err != nil {
 		j.mu.Unlock()
@@ -261,12 +270,12 @@ func (j *FS) commit(f *file, entries []byte) error {
 	}
 	if r := j.pending; r != nil {
 		r.buf = append(r.buf, entries...)
-		r.files = append(r.files, f)
+		r.files, r.ends = append(r.files, f), append(r.ends, end)
 		j.mu.Unlock()
 		<-r.done
 		return r.err
 	}
-	r := &round{buf: append([]byte(nil), entries...), files: []*file{f}, done: make(chan struct{})}
+	r := &round{buf: append([]byte(nil), entries...), files: []*file{f}, ends: []int64{end}, done: make(chan struct{})}
 	j.pending = r
 	for j.syncing {
 		j.cond.Wait() // others join r meanwhile
@@ -317,9 +326,10 @@ func (j *FS) commit(f *file, entries []byte) error {
 	j.syncing = false
 	if err == nil {
 		g.size += int64(len(r.buf))
-		for _, f := range r.files {
+		for i, f := range r.files {
 			j.dirty[f] = struct{}{}
-			j.newest[f.rel] = g.n
+			h := j.newest[f.rel]
+			j.newest[f.rel] = held{gen: g.n, end: max(h.end, r.ends[i])}
 		}
 		j.since += int64(len(r.buf))
 		j.prepareLocked()
@@ -421,8 +431,8 @@ func (j *FS) Checkpoint() error {
 		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
 	j.mu.Lock()
-	for p, n := range j.newest {
-		if n <= old.n {
+	for p, h := range j.newest {
+		if h.gen <= old.n {
 			delete(j.newest, p)
 		}
 	}
