@@ -211,11 +211,7 @@ func (v *verifier) checkJournal(p string) {
 // checkJournalAside reports a generation file replay set aside: kept for
 // inspection and never replayed again, so not damage, whatever it holds.
 func (v *verifier) checkJournalAside(p string) {
-	detail := "set aside by replay; kept, never replayed again"
-	if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-		detail += fmt.Sprintf(" (%d bytes)", info.Size())
-	}
-	v.add(p, Item{Status: StatusOK, Kind: KindCommitJournal, Detail: detail})
+	v.addKept(p, KindCommitJournal, "set aside by replay; kept, never replayed again")
 }
 
 // pendingFor returns the writes replay would make to the log at p (a log

@@ -380,11 +380,17 @@ func (v *verifier) checkEpochs(p string) {
 // checkEpochsAside reports a history the cluster set aside: it is kept for
 // inspection and never read again, so it is not damage, whatever it holds.
 func (v *verifier) checkEpochsAside(p string) {
-	detail := "an unreadable history the server set aside at open; kept, never read again"
+	v.addKept(p, KindEpochs, "an unreadable history the server set aside at open; kept, never read again")
+}
+
+// addKept reports a file the server set aside, with its size when it is
+// a regular file: kept for inspection and never read again, so not damage,
+// whatever it holds.
+func (v *verifier) addKept(p string, kind Kind, detail string) {
 	if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
 		detail += fmt.Sprintf(" (%d bytes)", info.Size())
 	}
-	v.add(p, Item{Status: StatusOK, Kind: KindEpochs, Detail: detail})
+	v.add(p, Item{Status: StatusOK, Kind: kind, Detail: detail})
 }
 
 // checkClusterMeta parses the cluster.meta at p with the cluster's own
