@@ -357,6 +357,18 @@ func (j *journal) append(e JournalEntry) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if durable.NoSpace(l.Failed()) {
+		// An earlier entry failed on a full disk. This one may find space
+		// again: the log is opened anew from disk first, as ReopenBroker
+		// does (the failed entry is not retried). Without it, nothing the
+		// controller does could be journaled until an operator reopened
+		// a broker, including what it does to heal after the disk.
+		_ = l.Close() // the scan below is what counts
+		j.l = nil
+		if l, err = j.logLocked(true); err != nil {
+			return 0, err
+		}
+	}
 	rec, err := l.Append(payload)
 	if err != nil {
 		return 0, fmt.Errorf("cluster: journal: %w", err)

@@ -197,15 +197,18 @@ func TestNoSpaceJournal(t *testing.T) {
 	require.True(t, durable.NoSpace(err), "%v", err)
 	require.Len(t, mustStatus(t, c).Active, 3, "nothing changed: the intent comes first")
 	ffs.SetFault(nil)
-	_, err = c.Deactivate("orders", 0, follower)
-	require.True(t, durable.NoSpace(err), "the journal's failure is sticky: %v", err)
-
-	res, err := c.ReopenBroker(1)
-	require.NoError(t, err)
-	require.True(t, res.Journal)
+	// Space is back: the next entry opens the journal anew from disk and
+	// is written, without an operator reopening anything (the controller
+	// journals what it does to heal after the disk).
 	_, err = c.Deactivate("orders", 0, follower)
 	require.NoError(t, err)
 	require.Len(t, mustStatus(t, c).Active, 2)
+	res, err := c.ReopenBroker(1)
+	require.NoError(t, err)
+	require.False(t, res.Journal, "nothing left to reopen")
+	entries, err := c.Journal(0, 100)
+	require.NoError(t, err)
+	require.Equal(t, EventDeactivate, entries[len(entries)-1].Event, "the entry written after the disk came back is read back")
 }
 
 func TestNoSpaceCreateTopic(t *testing.T) {

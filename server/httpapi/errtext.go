@@ -437,7 +437,7 @@ func noSpace(err error) *apiError {
 				e.body.Message += fmt.Sprintf("; once space returns, reopen broker %d's failed logs (stop and start it)", f.broker)
 			}
 		case fileJournal:
-			e.body.Message += "; once space returns, starting a stopped broker reopens the journal"
+			e.body.Message += "; once space returns, the next journaled operation reopens the journal"
 		case fileOffset:
 			e.body.Message += fmt.Sprintf("; consumer %s's commits are refused until the offset store is reopened (a server restart); other consumers' are not", f.consumer)
 		}
