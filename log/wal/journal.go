@@ -18,7 +18,7 @@ const DirName = "wal"
 
 // DefaultGenerationBytes is how large a generation file is made: filled
 // with zeros to that size ahead of its entries.
-const DefaultGenerationBytes = 4 << 20
+const DefaultGenerationBytes = 1 << 20
 
 // DefaultCheckpointBytes is how many bytes of entries the journal takes
 // between checkpoints.
