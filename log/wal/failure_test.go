@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/durable"
 	"github.com/pystream/pystream/log/logtest"
 	"github.com/pystream/pystream/log/wal"
@@ -225,4 +226,56 @@ func TestCutBackOnFullDisk(t *testing.T) {
 	require.NoError(t, f.Sync())
 	require.NoError(t, f.Close())
 	require.NoError(t, j.Close())
+}
+
+// TestFailedCloseFsyncBreaks: a journaled file whose own fsync fails as it
+// closes breaks the journal: no later checkpoint or Close may count it as
+// synced and remove the only durable copy of its acknowledged writes, which
+// a power loss and the next Open's replay bring back.
+func TestFailedCloseFsyncBreaks(t *testing.T) {
+	for _, then := range []string{"close", "checkpoint, then close"} {
+		t.Run(then, func(t *testing.T) {
+			root := t.TempDir()
+			p := filepath.Join(root, "p", log.FileName)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, nil, 0o644))
+			c, err := logtest.NewCrashFS(root)
+			require.NoError(t, err)
+			ffs := logtest.NewFaultFS(c)
+			j, err := wal.Open(ffs, root, wal.Options{Journaled: journaledLogs})
+			require.NoError(t, err)
+			f, err := j.OpenFile(p, os.O_RDWR, 0)
+			require.NoError(t, err)
+			_, err = f.WriteAt([]byte("acked"), 0)
+			require.NoError(t, err)
+			require.NoError(t, f.Sync(), "acknowledged through the journal")
+
+			ffs.SetFault(failOnce(logtest.OpSync, 1, func(s string) bool { return s == p }, logtest.ErrInjected))
+			require.ErrorIs(t, f.Close(), logtest.ErrInjected)
+			ffs.SetFault(nil)
+			require.ErrorIs(t, j.Broken(), logtest.ErrInjected)
+			if then != "close" {
+				require.ErrorIs(t, j.Checkpoint(), logtest.ErrInjected, "a broken journal does not checkpoint")
+			}
+			require.NoError(t, j.Close())
+			require.NotEmpty(t, generations(t, root), "nothing of a broken journal is removed")
+
+			image := filepath.Join(t.TempDir(), "image")
+			require.NoError(t, c.Crash(image))
+			require.NoError(t, wal.Replay(durable.OS, image, wal.Options{Journaled: journaledLogs}))
+			require.Equal(t, "acked", readString(t, filepath.Join(image, "p", log.FileName)))
+		})
+	}
+}
+
+// TestRemoveAfterClose: a clean Close leaves nothing to replay, so what is
+// removed through the FS afterwards needs no checkpoint (which a closed
+// journal could not run).
+func TestRemoveAfterClose(t *testing.T) {
+	root := t.TempDir()
+	j := openJournal(t, durable.OS, root, wal.Options{})
+	f := journaledWrite(t, j, root, "p/log.bin", "x")
+	require.NoError(t, f.Close())
+	require.NoError(t, j.Close())
+	require.NoError(t, j.Remove(filepath.Join(root, "p", log.FileName)))
 }

@@ -51,7 +51,7 @@ func (f *file) Sync() error {
 	defer f.mu.Unlock()
 	if f.cut || len(f.staged) == 0 {
 		f.staged, f.stagedEnd, f.cut = f.staged[:0], 0, false
-		return f.File.Sync()
+		return f.j.ownSync(f)
 	}
 	err := f.j.commit(f, f.staged, f.stagedEnd)
 	if cap(f.staged) > maxStaged {
@@ -116,10 +116,29 @@ func (f *file) Close() error {
 	f.closed = true
 	var err error
 	if f.written {
-		err = f.File.Sync()
+		err = f.j.ownSync(f)
 	}
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// ownSync fsyncs f itself. When that fails while the journal holds writes
+// to f, the journal breaks: the failed fsync may have dropped pages it
+// never reports again, so a later checkpoint's fsync of f could succeed
+// and remove the only durable copy of them. Broken, the journal keeps
+// every generation for the next Open to replay.
+func (j *FS) ownSync(f *file) error {
+	err := f.File.Sync()
+	if err == nil {
+		return nil
+	}
+	j.mu.Lock()
+	_, held := j.newest[f.rel]
+	j.mu.Unlock()
+	if held {
+		j.breakWith(fmt.Errorf("wal: fsync %s, which the journal holds writes to: %w", f.Name(), err))
 	}
 	return err
 }

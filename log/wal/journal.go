@@ -305,7 +305,15 @@ func (j *FS) commit(f *file, entries []byte, end int64) error {
 		// Cut the journal back, so that no whole entry of the failed
 		// write is left for a replay; a journal that cannot be cut is in
 		// doubt.
-		if terr := g.f.Truncate(g.size); terr != nil {
+		// The cut is fsync-ed too: otherwise a power loss could bring
+		// back whole entries of the failed write past the journal's end,
+		// in a generation whose zeros ahead need no size to reach the
+		// disk.
+		terr := g.f.Truncate(g.size)
+		if terr == nil {
+			terr = g.f.Sync()
+		}
+		if terr != nil {
 			j.breakWith(errors.Join(err, terr))
 		} else {
 			g.zeroed = g.size
@@ -427,6 +435,14 @@ func (j *FS) Checkpoint() error {
 	if err := old.f.Close(); err != nil {
 		j.logf("wal: close %s: %v", old.f.Name(), err)
 	}
+	j.mu.Lock()
+	broken := j.broken
+	j.mu.Unlock()
+	if broken != nil {
+		// It broke while the files were synced (a file's own fsync, say):
+		// nothing of a broken journal is removed.
+		return fmt.Errorf("wal: checkpoint: journal in %s failed: %w", j.dir, broken)
+	}
 	if err := j.removeThrough(old.n); err != nil {
 		return fmt.Errorf("wal: checkpoint: %w", err)
 	}
@@ -515,5 +531,17 @@ func (j *FS) finish(last uint64, files map[*file]struct{}, broken error) error {
 			return err
 		}
 	}
-	return j.removeThrough(last)
+	if err := j.Broken(); err != nil {
+		j.logf("wal: closing the journal in %s, broken as it closed (%v): its generations are kept and replayed at the next open", j.dir, err)
+		return nil
+	}
+	if err := j.removeThrough(last); err != nil {
+		return err
+	}
+	// Nothing is held any more: what is removed or cut after Close needs
+	// no checkpoint.
+	j.mu.Lock()
+	clear(j.newest)
+	j.mu.Unlock()
+	return nil
 }

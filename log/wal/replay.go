@@ -109,8 +109,8 @@ type Write struct {
 
 // Scan is what a generation file holds, as replay reads it.
 type Scan struct {
-	// Unfinished says the file is shorter than its header and holds only
-	// zeros: a creation cut short, holding no entry.
+	// Unfinished says the file holds only zeros, not even its header: a
+	// creation cut short, holding no entry.
 	Unfinished bool
 	// Writes are its entries in order, up to the first bytes that are
 	// not one. Their data aliases the scanned bytes.
@@ -126,7 +126,9 @@ type Scan struct {
 // one reader of the format, for replay and for whoever inspects a data
 // directory.
 func ScanGeneration(data []byte, gen uint64) Scan {
-	if len(data) < headerSize && zeros(data) {
+	if zeros(data) {
+		// A creation cut short: a file system may keep a size whose data
+		// never reached the disk, which reads as zeros.
 		return Scan{Unfinished: true}
 	}
 	if err := parseHeader(data, gen); err != nil {
@@ -159,7 +161,7 @@ func (j *FS) replayGeneration(g uint64, files map[string]durable.File) (keep boo
 	}
 	sc := ScanGeneration(data, g)
 	if sc.Unfinished {
-		j.logf("wal: %s: %d bytes, no header: a generation whose creation was cut short, holding no entry; removed", name, len(data))
+		j.logf("wal: %s: %d bytes of zeros, no header: a generation whose creation was cut short, holding no entry; removed", name, len(data))
 		return false, nil
 	}
 	for n, w := range sc.Writes {
