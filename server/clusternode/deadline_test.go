@@ -78,6 +78,9 @@ func TestDeadlineForwardedToHeldLeader(t *testing.T) {
 		require.LessOrEqual(t, took, deadline+deadlineMargin, "the forwarded read was answered after %v", took)
 
 		c.Heal()
+		// The requests the hold kept end now, with their connections:
+		// let them, so that the next write does not go out on one of them.
+		synctest.Wait()
 		send(t, c, via, name, p, "healed")
 	})
 }
