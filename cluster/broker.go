@@ -30,7 +30,7 @@ type Broker struct {
 	dir  string
 	opts BrokerOptions
 	// journal is the broker's commit journal when BrokerOptions.Journal
-	// asks for one: opts.FS is then the journal (journal.go).
+	// asks for one: opts.FS is then the journal (commitjournal.go).
 	journal *wal.FS
 
 	// mu guards closed and logs.

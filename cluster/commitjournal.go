@@ -29,8 +29,9 @@ func (b *Broker) openJournal() error {
 	return nil
 }
 
-// closeJournal checkpoints and closes the journal, once the logs are
-// closed.
+// closeJournal closes the journal once the logs are closed: their files
+// are fsync-ed and the journal removed, unless it broke (then the next
+// open replays it).
 func (b *Broker) closeJournal() error {
 	if b.journal == nil {
 		return nil

@@ -118,7 +118,9 @@ type BrokerOptions struct {
 	// (package wal): an append costs one fsync of the journal, shared by
 	// every append in flight on any of the broker's replicas, and the
 	// segment files are synced later, at a checkpoint
-	// (docs/design.md § The commit journal).
+	// (docs/design.md § The commit journal). Sync is then the journal's
+	// affair and is ignored. Whatever the setting, a broker replays a
+	// journal it finds in its directory before it opens a replica.
 	Journal bool
 	// TopicConfig gives a topic's effective configuration to whoever
 	// opens its replica logs (Broker.TopicConfig). Nil means

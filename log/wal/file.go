@@ -1,7 +1,9 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/pystream/pystream/log/durable"
@@ -26,9 +28,6 @@ type file struct {
 	// own guards closed against a checkpoint's fsync.
 	own    sync.Mutex
 	closed bool
-	// written says the file was written through the journal since it was
-	// opened: Close fsyncs it, since no checkpoint will.
-	written bool
 }
 
 // WriteAt writes to the file and stages the write for the next Sync.
@@ -60,13 +59,7 @@ func (f *file) Sync() error {
 		f.staged = f.staged[:0]
 	}
 	f.stagedEnd = 0
-	if err != nil {
-		return err
-	}
-	f.own.Lock()
-	f.written = true
-	f.own.Unlock()
-	return nil
+	return err
 }
 
 // maxStaged bounds the staging buffer a file keeps between syncs.
@@ -94,34 +87,31 @@ func (f *file) Truncate(size int64) error {
 	return f.File.Truncate(size)
 }
 
-// syncOwn fsyncs the file for a checkpoint, unless it is closed (Close
-// synced it).
+// syncOwn fsyncs the file for a checkpoint; once it is closed, through a
+// descriptor opened for it, as a log that opens an existing file fsyncs
+// it before serving it.
 func (f *file) syncOwn() error {
 	f.own.Lock()
 	defer f.own.Unlock()
-	if f.closed {
-		return nil
+	if !f.closed {
+		return f.File.Sync()
 	}
-	return f.File.Sync()
+	d, err := f.j.base.OpenFile(f.Name(), os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
 }
 
-// Close fsyncs the file if it was written through the journal, since no
-// checkpoint will once it is closed, then closes it.
+// Close closes the file. What the journal holds of it is fsync-ed by the
+// next checkpoint, or the journal's Close, and the journal keeps it until
+// then: a file closed on a full disk, whose own fsync would fail, breaks
+// nothing.
 func (f *file) Close() error {
 	f.own.Lock()
 	defer f.own.Unlock()
-	if f.closed {
-		return f.File.Close()
-	}
 	f.closed = true
-	var err error
-	if f.written {
-		err = f.j.ownSync(f)
-	}
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return f.File.Close()
 }
 
 // ownSync fsyncs f itself. When that fails while the journal holds writes

@@ -54,9 +54,10 @@ var ErrClosed = errors.New("wal: journal closed")
 // reach the disk later, at a checkpoint. A checkpoint starts a new
 // generation file, fsyncs every file written through the older ones and
 // removes them. One also runs before anything that would make a replay
-// wrong: Truncate of a file, or Remove or Rename of a path at or above a
-// file, that the journal holds writes for. Open replays what the journal
-// holds into its files before anything reads them.
+// wrong: Truncate of a file below the end of the writes the journal holds
+// to it, or Remove, Rename or O_TRUNC of a path at or above a file it
+// holds writes to. Open replays what the journal holds into its files
+// before anything reads them.
 type FS struct {
 	base durable.FS
 	root string // absolute, cleaned
@@ -78,9 +79,9 @@ type FS struct {
 	// next round, which callers join meanwhile.
 	syncing bool
 	pending *round
-	// dirty are the files written through the current generation and
-	// not yet synced by a checkpoint; newest holds, by path, the newest
-	// generation each path has writes in, until a checkpoint covers it.
+	// dirty are the files written through the journal since the last
+	// checkpoint, which the next one fsyncs; newest holds, by path, what
+	// the journal holds of each file until a checkpoint covers it.
 	dirty  map[*file]struct{}
 	newest map[string]held
 	// broken is the first failure that leaves the journal in doubt: from
@@ -303,12 +304,10 @@ func (j *FS) commit(f *file, entries []byte, end int64) error {
 	if err != nil {
 		err = fmt.Errorf("wal: write %d bytes to %s at byte %d: %w", len(r.buf), g.f.Name(), g.size, err)
 		// Cut the journal back, so that no whole entry of the failed
-		// write is left for a replay; a journal that cannot be cut is in
-		// doubt.
-		// The cut is fsync-ed too: otherwise a power loss could bring
-		// back whole entries of the failed write past the journal's end,
-		// in a generation whose zeros ahead need no size to reach the
-		// disk.
+		// write is left for a replay, and fsync the cut: otherwise a power
+		// loss could bring such entries back, in a generation whose zeros
+		// ahead need no size to reach the disk. A journal that cannot be
+		// cut is in doubt.
 		terr := g.f.Truncate(g.size)
 		if terr == nil {
 			terr = g.f.Sync()
@@ -344,8 +343,8 @@ func (j *FS) commit(f *file, entries []byte, end int64) error {
 		if j.since >= j.opts.CheckpointBytes && !j.checkpointing && !j.closing {
 			j.checkpointing = true
 			j.bg.Go(func() {
-				if err := j.Checkpoint(); err != nil && j.opts.Logf != nil {
-					j.opts.Logf("wal: checkpoint of %s: %v", j.dir, err)
+				if err := j.Checkpoint(); err != nil {
+					j.logf("wal: checkpoint of %s: %v", j.dir, err)
 				}
 				j.mu.Lock()
 				j.checkpointing = false
@@ -377,9 +376,7 @@ func (j *FS) breakWith(err error) {
 	defer j.mu.Unlock()
 	if j.broken == nil {
 		j.broken = err
-		if j.opts.Logf != nil {
-			j.opts.Logf("wal: the journal in %s failed (%v): every journaled write fails until it is opened again", j.dir, err)
-		}
+		j.logf("wal: the journal in %s failed (%v): every journaled write fails until it is opened again", j.dir, err)
 	}
 }
 
@@ -425,30 +422,37 @@ func (j *FS) Checkpoint() error {
 	j.since = 0
 	j.mu.Unlock()
 
+	if err := old.f.Close(); err != nil {
+		j.logf("wal: close %s: %v", old.f.Name(), err)
+	}
+	if err := j.retire(files, old.n); err != nil {
+		return fmt.Errorf("wal: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// retire fsyncs files on their own, then removes every generation up to
+// and including through and forgets what they held. A failed fsync breaks
+// the journal, and a broken journal removes nothing: its generations are
+// the only durable copy of what it holds.
+func (j *FS) retire(files map[*file]struct{}, through uint64) error {
 	for f := range files {
 		if err := f.syncOwn(); err != nil {
-			err = fmt.Errorf("wal: checkpoint: fsync %s: %w", f.Name(), err)
+			err = fmt.Errorf("fsync %s: %w", f.Name(), err)
 			j.breakWith(err)
 			return err
 		}
 	}
-	if err := old.f.Close(); err != nil {
-		j.logf("wal: close %s: %v", old.f.Name(), err)
+	if err := j.Broken(); err != nil {
+		// It broke meanwhile (a file's own fsync after a cut, say).
+		return fmt.Errorf("journal in %s failed: %w", j.dir, err)
 	}
-	j.mu.Lock()
-	broken := j.broken
-	j.mu.Unlock()
-	if broken != nil {
-		// It broke while the files were synced (a file's own fsync, say):
-		// nothing of a broken journal is removed.
-		return fmt.Errorf("wal: checkpoint: journal in %s failed: %w", j.dir, broken)
-	}
-	if err := j.removeThrough(old.n); err != nil {
-		return fmt.Errorf("wal: checkpoint: %w", err)
+	if err := j.removeThrough(through); err != nil {
+		return err
 	}
 	j.mu.Lock()
 	for p, h := range j.newest {
-		if h.gen <= old.n {
+		if h.gen <= through {
 			delete(j.newest, p)
 		}
 	}
@@ -502,7 +506,12 @@ func (j *FS) Close() error {
 	if spare != nil {
 		last = spare.n
 	}
-	err := j.finish(last, files, broken)
+	var err error
+	if broken != nil {
+		j.logf("wal: closing the journal in %s, broken earlier (%v): its generations are kept and replayed at the next open", j.dir, broken)
+	} else {
+		err = j.retire(files, last)
+	}
 	if cerr := cur.f.Close(); err == nil {
 		err = cerr
 	}
@@ -514,34 +523,5 @@ func (j *FS) Close() error {
 	if err != nil {
 		return fmt.Errorf("wal: close %s: %w", j.dir, err)
 	}
-	return nil
-}
-
-// finish makes the journal's files durable on their own and removes every
-// generation, unless the journal is broken.
-func (j *FS) finish(last uint64, files map[*file]struct{}, broken error) error {
-	if broken != nil {
-		j.logf("wal: closing the journal in %s, broken earlier (%v): its generations are kept and replayed at the next open", j.dir, broken)
-		return nil
-	}
-	for f := range files {
-		if err := f.syncOwn(); err != nil {
-			err = fmt.Errorf("fsync %s: %w", f.Name(), err)
-			j.breakWith(err)
-			return err
-		}
-	}
-	if err := j.Broken(); err != nil {
-		j.logf("wal: closing the journal in %s, broken as it closed (%v): its generations are kept and replayed at the next open", j.dir, err)
-		return nil
-	}
-	if err := j.removeThrough(last); err != nil {
-		return err
-	}
-	// Nothing is held any more: what is removed or cut after Close needs
-	// no checkpoint.
-	j.mu.Lock()
-	clear(j.newest)
-	j.mu.Unlock()
 	return nil
 }

@@ -59,9 +59,9 @@ func (j *FS) replay() (uint64, error) {
 			aside = append(aside, g)
 		}
 	}
-	for rel, f := range files {
+	for path, f := range files {
 		if err := f.Sync(); err != nil {
-			return 0, errors.Join(fmt.Errorf("fsync %s after replaying the journal into it: %w", rel, err), closeAll())
+			return 0, errors.Join(fmt.Errorf("fsync %s after replaying the journal into it: %w", path, err), closeAll())
 		}
 	}
 	if err := closeAll(); err != nil {
@@ -150,6 +150,57 @@ func ScanGeneration(data []byte, gen uint64) Scan {
 	return sc
 }
 
+// ReplayPlan is what replay does with one generation file.
+type ReplayPlan struct {
+	// Writes are the writes replay makes, in order.
+	Writes []Write
+	// Aside says why replay keeps the file aside rather than removes it,
+	// one reason a line; none: it removes it.
+	Aside []string
+	// Err is a failure that stops replay, and the broker's open with it.
+	Err error
+}
+
+// PlanReplay decides, as replay does, what is written of a scanned
+// generation of the journal at root: the one copy of replay's rules, for
+// replay and for whoever inspects a data directory. journaled is the
+// journal's Options.Journaled; reach says whether the file at an absolute
+// path can be written: nil, or an error (wrapping fs.ErrNotExist,
+// syscall.EISDIR or syscall.ENOTDIR for a file that is gone or is not a
+// file, which replay skips).
+//
+// A write to a path journaled refuses ends the plan: that write and what
+// follows are not made. A write to a file that is gone or is not a file
+// is skipped. Either, and bytes after the last entry that are not one,
+// keep the file aside.
+func PlanReplay(sc Scan, root string, journaled func(path string) bool, reach func(path string) error) ReplayPlan {
+	var p ReplayPlan
+	for n, w := range sc.Writes {
+		abs := filepath.Join(root, filepath.FromSlash(w.Path))
+		if journaled == nil || !journaled(abs) {
+			p.Aside = append(p.Aside, fmt.Sprintf("entry %d names %s, which is not a journaled file: it and what follows are not replayed", n, w.Path))
+			return p
+		}
+		err := reach(abs)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			p.Aside = append(p.Aside, fmt.Sprintf("entry %d writes to %s, which no longer exists: skipped", n, w.Path))
+			continue
+		case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR):
+			p.Aside = append(p.Aside, fmt.Sprintf("entry %d writes to %s, which is not a file (%v): skipped", n, w.Path, err))
+			continue
+		case err != nil:
+			p.Err = fmt.Errorf("entry %d writes to %s: %w", n, w.Path, err)
+			return p
+		}
+		p.Writes = append(p.Writes, w)
+	}
+	if sc.Err != nil {
+		p.Aside = append(p.Aside, fmt.Sprintf("the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage", sc.Rest, sc.RestAt, sc.Err))
+	}
+	return p
+}
+
 // replayGeneration writes generation g's entries into their files, opened
 // once each and kept in files. keep says the generation file must be set
 // aside rather than removed.
@@ -164,38 +215,29 @@ func (j *FS) replayGeneration(g uint64, files map[string]durable.File) (keep boo
 		j.logf("wal: %s: %d bytes of zeros, no header: a generation whose creation was cut short, holding no entry; removed", name, len(data))
 		return false, nil
 	}
-	for n, w := range sc.Writes {
-		if j.opts.Journaled == nil || !j.opts.Journaled(filepath.Join(j.root, filepath.FromSlash(w.Path))) {
-			j.logf("wal: %s: entry %d names %s, which is not a journaled file; it and what follows are not replayed, the file is kept", name, n, w.Path)
-			return true, nil
+	plan := PlanReplay(sc, j.root, j.opts.Journaled, func(abs string) error {
+		if _, ok := files[abs]; ok {
+			return nil
 		}
-		f, ok := files[w.Path]
-		if !ok {
-			f, err = j.base.OpenFile(filepath.Join(j.root, filepath.FromSlash(w.Path)), os.O_RDWR, 0)
-			if errors.Is(err, fs.ErrNotExist) {
-				j.logf("wal: %s: entry %d writes to %s, which no longer exists; skipped, and the file is kept", name, n, w.Path)
-				keep = true
-				continue
-			}
-			if errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR) {
-				j.logf("wal: %s: entry %d writes to %s, which is not a file (%v); skipped, and the file is kept", name, n, w.Path, err)
-				keep = true
-				continue
-			}
-			if err != nil {
-				return false, fmt.Errorf("replay %s: %w", name, err)
-			}
-			files[w.Path] = f
+		f, err := j.base.OpenFile(abs, os.O_RDWR, 0)
+		if err == nil {
+			files[abs] = f
 		}
-		if _, err := f.WriteAt(w.Data, w.Pos); err != nil {
-			return false, fmt.Errorf("replay %s: entry %d: write %d bytes to %s at byte %d: %w", name, n, len(w.Data), w.Path, w.Pos, err)
+		return err
+	})
+	if plan.Err != nil {
+		return false, fmt.Errorf("replay %s: %w", name, plan.Err)
+	}
+	for n, w := range plan.Writes {
+		abs := filepath.Join(j.root, filepath.FromSlash(w.Path))
+		if _, err := files[abs].WriteAt(w.Data, w.Pos); err != nil {
+			return false, fmt.Errorf("replay %s: write %d of %d: %d bytes to %s at byte %d: %w", name, n+1, len(plan.Writes), len(w.Data), w.Path, w.Pos, err)
 		}
 	}
-	if sc.Err != nil {
-		j.logf("wal: %s: %d entries replayed; the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage; the file is kept", name, len(sc.Writes), sc.Rest, sc.RestAt, sc.Err)
-		keep = true
+	for _, why := range plan.Aside {
+		j.logf("wal: %s: %s; the file is kept", name, why)
 	}
-	return keep, nil
+	return len(plan.Aside) > 0, nil
 }
 
 func (j *FS) logf(format string, args ...any) {

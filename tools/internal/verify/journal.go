@@ -74,12 +74,11 @@ func (v *verifier) journal(brokerDir string) *journal {
 	return j
 }
 
-// readJournal reads the journal under brokerDir as wal's replay does (its
-// replayGeneration): generations in order of their numbers; an
-// unfinished one holds nothing; a write to a path cluster.JournaledFile
-// refuses stops the generation and keeps it aside; a write to a file that
-// does not exist, or to something that is not a file, is skipped and
-// keeps it aside; bytes that are not an entry keep it aside.
+// readJournal reads the journal under brokerDir as the broker's replay
+// does: generations in order of their numbers, each scanned by
+// wal.ScanGeneration and planned by wal.PlanReplay with the broker's rule
+// (cluster.JournaledFile), so that what it keeps aside and what it writes
+// are replay's own decisions.
 func readJournal(brokerDir string) *journal {
 	j := &journal{gens: map[string]*generation{}, pending: map[string][]wal.Write{}}
 	dir := filepath.Join(brokerDir, wal.DirName)
@@ -131,32 +130,17 @@ func readJournal(brokerDir string) *journal {
 		if g.scan.Unfinished {
 			continue
 		}
-		for n, w := range g.scan.Writes {
+		plan := wal.PlanReplay(g.scan, brokerDir, func(abs string) bool { return cluster.JournaledFile(brokerDir, abs) }, state)
+		g.aside = plan.Aside
+		if plan.Err != nil {
+			g.err = fmt.Errorf("%w; the broker cannot replay its journal", plan.Err)
+			continue
+		}
+		for _, w := range plan.Writes {
 			abs := filepath.Join(brokerDir, filepath.FromSlash(w.Path))
-			if !cluster.JournaledFile(brokerDir, abs) {
-				g.aside = append(g.aside, fmt.Sprintf("entry %d names %s, which is not a journaled file: it and what follows are not replayed", n, w.Path))
-				break
-			}
-			err := state(abs)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				g.aside = append(g.aside, fmt.Sprintf("entry %d writes to %s, which does not exist: replay skips it", n, w.Path))
-				continue
-			case errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENOTDIR):
-				g.aside = append(g.aside, fmt.Sprintf("entry %d writes to %s, which is not a file: replay skips it", n, w.Path))
-				continue
-			case err != nil:
-				g.err = fmt.Errorf("entry %d writes to %s: %w; the broker cannot replay its journal", n, w.Path, err)
-			}
-			if g.err != nil {
-				break
-			}
 			j.pending[abs] = append(j.pending[abs], w)
 			g.writes++
 			g.files[abs] = true
-		}
-		if g.err == nil && g.scan.Rest > 0 {
-			g.aside = append(g.aside, fmt.Sprintf("the %d bytes from byte %d are not an entry (%v): a write cut short by a crash, or damage", g.scan.Rest, g.scan.RestAt, g.scan.Err))
 		}
 	}
 	return j

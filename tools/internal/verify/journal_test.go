@@ -189,7 +189,7 @@ func TestVerifyCommitJournalKept(t *testing.T) {
 		require.NoError(t, os.RemoveAll(filepath.Dir(seg)))
 		jit := items(t, root)[genKey(1, wal.GenerationFileName(1))]
 		require.Equal(t, verify.StatusOK, jit.Status, jit.Detail)
-		require.Contains(t, jit.Detail, "which does not exist: replay skips it")
+		require.Contains(t, jit.Detail, "which no longer exists: skipped")
 		require.Contains(t, jit.Detail, "replay keeps the file aside")
 	})
 	t.Run("unfinished and set aside", func(t *testing.T) {
