@@ -19,8 +19,9 @@ import (
 
 // conn is one client connection to one broker's listener. Requests are
 // answered in order, as Kafka requires of a connection; produce requests
-// the client sent back to back are begun together (serve), every other
-// request alone.
+// are begun as they arrive, while those before them are still written
+// (serve, answerer), every other request once those before it are
+// answered.
 type conn struct {
 	s      *Server
 	broker int
@@ -101,14 +102,11 @@ func (c *conn) serve() {
 		}
 		_ = c.nc.SetWriteDeadline(time.Time{})
 	}
+	br := bufio.NewReader(c)
+	a := c.answer()
+	defer a.close()
 	var out []byte
-	br := bufio.NewReaderSize(c, pipelineBuffer)
-	type pending struct {
-		finish func([]byte) ([]byte, error)
-		size   int
-	}
-	var queue []pending
-	for c.ctx.Err() == nil {
+	for c.ctx.Err() == nil && !a.failed() {
 		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.cfg.IdleTimeout))
 		limit := c.s.cfg.MaxRequestBytes
 		if c.s.cfg.Auth != nil && c.principal == nil {
@@ -116,7 +114,9 @@ func (c *conn) serve() {
 		}
 		size, err := readSize(br, limit)
 		if err != nil {
-			c.refused(log, err)
+			if !a.failed() {
+				c.refused(log, err)
+			}
 			return
 		}
 		deadline := time.Now().Add(c.s.cfg.FrameTimeout)
@@ -128,49 +128,34 @@ func (c *conn) serve() {
 		frame, err := readBody(br, size)
 		if err != nil {
 			c.s.inflight.release(int64(size))
+			if !a.failed() {
+				c.refused(log, err)
+			}
+			return
+		}
+		if !c.raw && isProduce(frame) {
+			// Begun now, in the order sent, and answered in that order
+			// by the answering goroutine while the next requests are read.
+			a.push(pending{c.begin(frame), size})
+			continue
+		}
+		// Any other request is handled once every request before it is
+		// answered: it sees what they wrote, and may change the
+		// connection (SASL).
+		if !a.drain() {
+			c.s.inflight.release(int64(size))
+			return
+		}
+		out, err = c.begin(frame)(out[:0])
+		c.s.inflight.release(int64(size))
+		if err != nil {
 			c.refused(log, err)
 			return
 		}
-		queue = append(queue[:0], pending{c.begin(frame), size})
-		// Produce requests the client has already sent behind a produce
-		// request are begun too — queued for their partitions in order —
-		// so that they share the partitions' next appends and fsyncs
-		// (a Kafka client keeps up to five in flight); all are answered
-		// in order. Only frames wholly read already are taken.
-		for len(queue) < maxPipelined && !c.raw && isProduce(frame) {
-			next, ok := bufferedProduce(br, limit)
-			if !ok || !c.s.inflight.acquire(c.ctx, int64(next), time.Now()) {
-				break
-			}
-			if frame, err = readBody(br, next); err != nil {
-				c.s.inflight.release(int64(next))
-				break // cannot happen: the frame is buffered
-			}
-			queue = append(queue, pending{c.begin(frame), next})
-		}
-		// settle finishes the requests begun behind one that ends the
-		// connection: their records are queued and must be waited for
-		// before their bytes in flight are released.
-		settle := func(rest []pending) {
-			for _, p := range rest {
-				_, _ = p.finish(nil)
-				c.s.inflight.release(int64(p.size))
-			}
-		}
-		for i, p := range queue {
-			out, err = p.finish(out[:0])
-			c.s.inflight.release(int64(p.size))
-			if err != nil {
-				settle(queue[i+1:])
-				c.refused(log, err)
+		if len(out) > 0 {
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+			if _, err := c.nc.Write(out); err != nil {
 				return
-			}
-			if len(out) > 0 {
-				_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
-				if _, err := c.nc.Write(out); err != nil {
-					settle(queue[i+1:])
-					return
-				}
 			}
 		}
 		if c.closeAfter {
@@ -182,39 +167,122 @@ func (c *conn) serve() {
 	}
 }
 
+// pending is a produce request begun and not yet answered, and the bytes
+// in flight it holds.
+type pending struct {
+	finish func([]byte) ([]byte, error)
+	size   int
+}
+
+// answerer answers a connection's produce requests on a goroutine of its
+// own, in the order they were begun, while serve reads the next ones: a
+// Kafka client keeps up to five produce requests in flight, and each is
+// begun — queued for its partitions, where it may share an append and an
+// fsync with the others — as soon as it arrives, not once the requests
+// before it are answered. At most maxPipelined are begun and unanswered.
+type answerer struct {
+	c *conn
+	// queue carries the begun requests to the answering goroutine;
+	// slots holds one token per request begun and not yet answered.
+	queue chan pending
+	slots chan struct{}
+	done  chan struct{}
+	// broken is set when an answer fails or cannot be written: the
+	// connection is closed, and what is still queued is waited for and
+	// not answered.
+	broken chan struct{}
+}
+
+// answer starts the connection's answering goroutine.
+func (c *conn) answer() *answerer {
+	a := &answerer{c: c, queue: make(chan pending, maxPipelined), slots: make(chan struct{}, maxPipelined),
+		done: make(chan struct{}), broken: make(chan struct{})}
+	go a.run()
+	return a
+}
+
+// push queues a begun request for its answer, waiting while maxPipelined
+// are unanswered.
+func (a *answerer) push(p pending) {
+	a.slots <- struct{}{}
+	a.queue <- p
+}
+
+// drain waits until every queued request is answered, and reports
+// whether the connection is still good.
+func (a *answerer) drain() bool {
+	for range maxPipelined {
+		a.slots <- struct{}{}
+	}
+	for range maxPipelined {
+		<-a.slots
+	}
+	return !a.failed()
+}
+
+// failed reports whether an answer failed: the connection is closing.
+func (a *answerer) failed() bool {
+	select {
+	case <-a.broken:
+		return true
+	default:
+		return false
+	}
+}
+
+// close ends the answering goroutine once it has answered (or, the
+// connection broken, waited for) every queued request: their records are
+// queued for their partitions and must be waited for before their bytes
+// in flight are released.
+func (a *answerer) close() {
+	close(a.queue)
+	<-a.done
+}
+
+func (a *answerer) run() {
+	defer close(a.done)
+	c := a.c
+	var out []byte
+	for p := range a.queue {
+		if a.failed() {
+			_, _ = p.finish(nil)
+		} else {
+			var err error
+			out, err = p.finish(out[:0])
+			switch {
+			case err != nil:
+				c.refused(c.log, err)
+				a.fail()
+			case len(out) > 0:
+				_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.cfg.WriteTimeout))
+				if _, err := c.nc.Write(out); err != nil {
+					a.fail()
+				}
+			}
+		}
+		c.s.inflight.release(int64(p.size))
+		<-a.slots
+		if cap(out) > 1<<20 {
+			out = nil
+		}
+	}
+}
+
+// fail marks the connection broken and closes it, which ends serve's read.
+func (a *answerer) fail() {
+	close(a.broken)
+	_ = a.c.nc.Close()
+}
+
 // maxPipelined is how many produce requests of one connection are begun
-// before the first is answered: what a Kafka client keeps in flight
+// and not yet answered: what a Kafka client keeps in flight
 // (max.in.flight.requests.per.connection, 5 for an idempotent producer).
 const maxPipelined = 5
-
-// pipelineBuffer is the size of a connection's read buffer: produce
-// requests behind the one being handled are begun with it only when
-// wholly in it.
-const pipelineBuffer = 256 << 10
 
 // isProduce reports whether a frame (without its size) is a produce
 // request.
 func isProduce(frame []byte) bool {
 	return len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == int16(kmsg.Produce)
-}
-
-// bufferedProduce returns the size of the next frame when it is a produce
-// request read wholly into br already, within limit; ok false otherwise.
-// It consumes the size prefix only when ok.
-func bufferedProduce(br *bufio.Reader, limit int) (size int, ok bool) {
-	if br.Buffered() < 6 {
-		return 0, false
-	}
-	b, err := br.Peek(6)
-	if err != nil {
-		return 0, false
-	}
-	n := int64(int32(binary.BigEndian.Uint32(b)))
-	if n < 2 || n > int64(limit) || int64(br.Buffered()) < 4+n || !isProduce(b[4:]) {
-		return 0, false
-	}
-	_, _ = br.Discard(4)
-	return int(n), true
 }
 
 // refused logs why a connection ends, unless it simply closed.
