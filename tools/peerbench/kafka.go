@@ -68,7 +68,7 @@ func benchKafka(cfg config, base string, kport int) ([]result, error) {
 	var peak float64
 	if cfg.kafkaSpread > 0 {
 		for _, rf := range cfg.kafkaRF {
-			few, many, err := benchSpread(cfg, httpc, base, seeds, rf)
+			few, many, err := benchSpread(cfg, pystreamSpread(httpc, base, seeds), rf)
 			if err != nil {
 				return nil, err
 			}

@@ -53,6 +53,7 @@ type config struct {
 	kafkaPartitions  int    // partitions of the Kafka rows' topics
 	kafkaSpread      int    // partitions of the spread rows' wide topic; 0: no spread rows
 	kafkaSlices      int    // paired slices of each kgo produce row and its bare row
+	kafkaCeiling     bool   // the spread rows' ceiling against kfake too
 	kafkaPartitioner string // how kgo picks a record's partition
 }
 
@@ -90,9 +91,18 @@ type result struct {
 	kind string // kindNATS, kindPyStream, kindCeiling, kindKafka, ...
 	load string // the HTTP load generator, "net/http" or "raw-http"
 	pair int    // a Kafka row's replication factor, shared with its bare row
+	// ceiling marks a spread row of the Kafka ceiling (kfake.go).
+	ceiling bool
 }
 
 func main() {
+	if ports, ok := kfakeArgs(os.Args); ok {
+		if err := serveKfake(ports); err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: kfake cluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if addr, ok := noopArgs(os.Args); ok {
 		if err := serveNoop(addr); err != nil {
 			fmt.Fprintln(os.Stderr, "peerbench: do-nothing server:", err)
@@ -117,6 +127,7 @@ func main() {
 	flag.BoolVar(&cfg.asJSON, "json", false, "print results as JSON")
 	flag.StringVar(&cfg.client, "client", "both", "HTTP load generator for PyStream and the ceiling: nethttp (Go's http.Client), raw (one keep-alive HTTP/1.1 connection per client, like wrk), or both")
 	flag.BoolVar(&cfg.ceiling, "ceiling", true, "when both systems run, also measure the HTTP ceiling: the same load generators against a do-nothing HTTP server")
+	flag.BoolVar(&cfg.kafkaCeiling, "kafka-ceiling", true, "with -kafka-spread, also measure the spread rows' ceiling: the same kgo load against kfake, franz-go's in-memory test cluster, in a process of its own")
 	flag.Parse()
 	for _, f := range strings.Split(*kafkaRF, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -172,6 +183,14 @@ func main() {
 		}
 		results = append(results, rs...)
 	}
+	if cfg.kafkaSpread > 0 && cfg.kafkaCeiling && len(cfg.kafkaRF) > 0 && (cfg.only == "" || cfg.only == kindPyStream || cfg.only == kindKafka) {
+		rs, err := benchKafkaCeiling(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "peerbench: kafka ceiling:", err)
+			os.Exit(1)
+		}
+		results = append(results, rs...)
+	}
 	if (cfg.only == "" && cfg.ceiling) || cfg.only == kindCeiling {
 		rs, err := benchCeiling(cfg)
 		if err != nil {
@@ -222,11 +241,20 @@ func printRatios(results []result) {
 			fmt.Printf("ratio %s / %s: %.2fx\n", r.System, c.System, r.PerSecond/c.PerSecond)
 		}
 	}
+	var ceiling *result
+	for i, r := range results {
+		if r.kind == kindSpread && r.Slices > 0 && r.ceiling {
+			ceiling = &results[i]
+		}
+	}
 	for i, r := range results {
 		if r.kind == kindSpread && r.Slices > 0 && i > 0 {
 			few := results[i-1]
 			fmt.Printf("ratio %s / %s: %.2fx over the run; per slice median %.2fx (%.2f-%.2f over %d paired slices)\n",
 				r.System, few.System, r.PerSecond/few.PerSecond, r.PairedMedian, r.PairedMin, r.PairedMax, r.Slices)
+			if ceiling != nil && !r.ceiling && ceiling.PairedMedian > 0 {
+				fmt.Printf("ratio of the medians, %s's over %s's: %.2fx\n", r.System, ceiling.System, r.PairedMedian/ceiling.PairedMedian)
+			}
 		}
 	}
 	for _, r := range results {

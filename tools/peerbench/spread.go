@@ -26,18 +26,42 @@ import (
 // partitions, paired with its row into the topic of few.
 const kindSpread = "spread"
 
-// benchSpread measures the spread rows for replication factor rf: the
-// produce row into few partitions and the one into cfg.kafkaSpread, in
-// cfg.kafkaSlices alternating slices each.
-func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf int) (few, many result, err error) {
+// spreadTarget is the Kafka cluster the spread rows load: PyStream's
+// brokers, or the ceiling's (kfake.go).
+type spreadTarget struct {
+	// name begins the rows' system: "pystream" or "kafka-ceiling kfake".
+	name  string
+	seeds []string
+	// create makes a topic of partitions partitions and replication
+	// factor rf.
+	create func(topic string, partitions, rf int) error
+	// stats reads the server's sync counters; nil for a server that
+	// keeps none.
+	stats func() (syncCounts, error)
+	// ceiling marks the ceiling's rows.
+	ceiling bool
+}
+
+// pystreamSpread is PyStream's server at base (HTTP) with seeds, its
+// brokers' Kafka listeners, as a spread rows' target.
+func pystreamSpread(httpc *http.Client, base string, seeds []string) spreadTarget {
+	return spreadTarget{name: "pystream", seeds: seeds,
+		create: func(topic string, partitions, rf int) error { return createTopic(httpc, base, topic, partitions, rf) },
+		stats:  func() (syncCounts, error) { return syncStats(httpc, base) }}
+}
+
+// benchSpread measures the spread rows of target for replication factor
+// rf: the produce row into few partitions and the one into
+// cfg.kafkaSpread, in cfg.kafkaSlices alternating slices each.
+func benchSpread(cfg config, target spreadTarget, rf int) (few, many result, err error) {
 	names := [2]string{fmt.Sprintf("kspread-rf%d-p%d", rf, cfg.kafkaPartitions), fmt.Sprintf("kspread-rf%d-p%d", rf, cfg.kafkaSpread)}
 	parts := [2]int{cfg.kafkaPartitions, cfg.kafkaSpread}
 	var clients [2]*kgo.Client
 	for i := range names {
-		if err := createTopic(httpc, base, names[i], parts[i], rf); err != nil {
+		if err := target.create(names[i], parts[i], rf); err != nil {
 			return result{}, result{}, err
 		}
-		cl, err := kgo.NewClient(producerOpts(cfg, seeds, names[i])...)
+		cl, err := kgo.NewClient(producerOpts(cfg, target.seeds, names[i])...)
 		if err != nil {
 			return result{}, result{}, err
 		}
@@ -84,17 +108,20 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 		for i := range clients {
 			one := cfg
 			one.records = per
-			before, err := syncStats(httpc, base)
-			if err != nil {
-				return result{}, result{}, err
+			var before, after syncCounts
+			if target.stats != nil {
+				if before, err = target.stats(); err != nil {
+					return result{}, result{}, err
+				}
 			}
 			l, d, err := load(one, sender(i))
 			if err != nil {
 				return result{}, result{}, fmt.Errorf("kgo produce into %s: %w", names[i], err)
 			}
-			after, err := syncStats(httpc, base)
-			if err != nil {
-				return result{}, result{}, err
+			if target.stats != nil {
+				if after, err = target.stats(); err != nil {
+					return result{}, result{}, err
+				}
 			}
 			lat[i], dur[i] = append(lat[i], l...), dur[i]+d
 			syncs[i] += (after.file-before.file)/float64(rf) + after.whole - before.whole
@@ -106,15 +133,18 @@ func benchSpread(cfg config, httpc *http.Client, base string, seeds []string, rf
 	}
 	var rows [2]result
 	for i := range rows {
-		rows[i], err = summarise(fmt.Sprintf("pystream kgo produce rf=%d p=%d", rf, parts[i]), cfg.clients, cfg.records, lat[i], dur[i])
+		rows[i], err = summarise(fmt.Sprintf("%s kgo produce rf=%d p=%d", target.name, rf, parts[i]), cfg.clients, cfg.records, lat[i], dur[i])
 		if err != nil {
 			return result{}, result{}, fmt.Errorf("kgo produce into %s: %w", names[i], err)
 		}
-		rows[i].Note = fmt.Sprintf("%.1f records per sync per replica, %s partitioner", float64(len(lat[i]))/math.Max(syncs[i], 1), cfg.kafkaPartitioner)
+		rows[i].Note = cfg.kafkaPartitioner + " partitioner"
+		if target.stats != nil {
+			rows[i].Note = fmt.Sprintf("%.1f records per sync per replica, %s", float64(len(lat[i]))/math.Max(syncs[i], 1), rows[i].Note)
+		}
 		if whole[i] > 0 {
 			rows[i].Note += fmt.Sprintf(", %.0f syncs of the file system a second, %.2f ms each", whole[i]/dur[i].Seconds(), 1000*wholeSeconds[i]/whole[i])
 		}
-		rows[i].kind, rows[i].pair = kindSpread, rf
+		rows[i].kind, rows[i].pair, rows[i].ceiling = kindSpread, rf, target.ceiling
 	}
 	slices.Sort(ratios)
 	rows[1].PairedMedian, rows[1].PairedMin, rows[1].PairedMax, rows[1].Slices = median(ratios), ratios[0], ratios[len(ratios)-1], len(ratios)
