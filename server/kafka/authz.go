@@ -12,7 +12,7 @@ import (
 //
 //   - read: Metadata, Fetch, ListOffsets, OffsetFetch, FindCoordinator,
 //     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups,
-//     ListGroups; write: + Produce, OffsetCommit; admin: + CreateTopics,
+//     ListGroups, DescribeCluster; write: + Produce, OffsetCommit; admin: + CreateTopics,
 //     DeleteTopics.
 //   - Topic prefixes apply per topic, each refused item answered
 //     TOPIC_AUTHORIZATION_FAILED while the others are served; Metadata
@@ -382,4 +382,51 @@ func split[T any](items []T, ok func(T) bool) (in, out []T) {
 func keep[T any](items []T, ok func(T) bool) []T {
 	in, _ := split(items, ok)
 	return in
+}
+
+// clusterOperationAPIs lists, for each operation on Kafka's CLUSTER
+// resource, the APIs that need it (KIP-430's authorized operations).
+// CLUSTER_ACTION is a broker's own, never a client's.
+var clusterOperationAPIs = []struct {
+	op   kmsg.ACLOperation
+	keys []kmsg.Key
+}{
+	{kmsg.ACLOperationDescribe, []kmsg.Key{kmsg.DescribeCluster, kmsg.DescribeACLs, kmsg.DescribeLogDirs, kmsg.DescribeUserSCRAMCredentials}},
+	{kmsg.ACLOperationCreate, []kmsg.Key{kmsg.CreateTopics}},
+	{kmsg.ACLOperationIdempotentWrite, []kmsg.Key{kmsg.InitProducerID}},
+	{kmsg.ACLOperationDescribeConfigs, []kmsg.Key{kmsg.DescribeConfigs}},
+	{kmsg.ACLOperationAlterConfigs, []kmsg.Key{kmsg.AlterConfigs, kmsg.IncrementalAlterConfigs}},
+	{kmsg.ACLOperationAlter, []kmsg.Key{kmsg.CreateACLs, kmsg.DeleteACLs, kmsg.AlterReplicaLogDirs, kmsg.ElectLeaders, kmsg.AlterPartitionAssignments, kmsg.AlterUserSCRAMCredentials}},
+}
+
+// clusterOperations is the bitfield of Kafka's authorized operations on
+// the cluster (bit n set for operation code n) that x's principal may do
+// here: each operation some API the listener serves needs, whose row's
+// role the principal has (every role without an auth file). CREATE is
+// also refused to a principal limited to topic prefixes, who may create
+// no topic (scopeCreate).
+func (s *Server) clusterOperations(x *exchange) int32 {
+	var p *auth.Token
+	if x.c != nil {
+		p = x.c.principal
+	}
+	rows := map[kmsg.Key]api{}
+	for _, a := range s.table() {
+		rows[a.key] = a
+	}
+	var ops int32
+	for _, o := range clusterOperationAPIs {
+		for _, k := range o.keys {
+			a, served := rows[k]
+			if !served {
+				continue
+			}
+			if p != nil && (p.Role < a.role || (a.scope == scopeCreate && len(p.Prefixes) > 0)) {
+				continue
+			}
+			ops |= 1 << o.op
+			break
+		}
+	}
+	return ops
 }

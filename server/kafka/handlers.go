@@ -87,6 +87,8 @@ func (s *Server) table() []api {
 		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
 		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
+		// The cluster's id, controller and brokers (describecluster.go).
+		{key: kmsg.DescribeCluster, min: 0, max: 1, handle: s.describeCluster, fail: failDescribeCluster, notReady: kerr.LeaderNotAvailable.Code, role: read, deny: kerr.ClusterAuthorizationFailed.Code},
 	}
 	if s.cfg.Auth != nil {
 		// Authentication (sasl.go): served, and advertised, only with an

@@ -13,48 +13,28 @@ import (
 // ClusterID is the cluster id Metadata reports.
 const ClusterID = "pystream"
 
-// metadata answers Metadata (key 3) v0-v12: every broker with its
-// advertised address (in node mode, the address each node registered in
-// the cluster's metadata; a node without one is left out), and for each topic asked for (all when none is
-// named) each partition's leader, leader epoch, replicas in placement
+// metadata answers Metadata (key 3) v0-v12: the cluster's id, its
+// controller and every broker with its advertised address, as
+// DescribeCluster answers them (clusterFacts); v8-v10's cluster
+// authorized operations when asked for (clusterOperations); and for each
+// topic asked for (all when none is named) each partition's leader, leader epoch, replicas in placement
 // order, the active set as ISR, and the assigned replicas whose broker
 // is down as offline. A topic that does not exist is
 // UNKNOWN_TOPIC_OR_PARTITION: topics are never created by asking.
 func (s *Server) metadata(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	brokers := s.c.Brokers()
-	var dir map[int]string
-	if s.dir != nil {
-		dir = s.dir.KafkaAddrs()
-	}
-	up := map[int]bool{}
-	controller := int32(-1)
-	for _, b := range brokers {
-		host, port, ok := s.advertised(b.ID, dir)
-		if !ok {
-			continue
-		}
+	cl := s.clusterFacts()
+	for _, n := range cl.nodes {
 		mb := kmsg.NewMetadataResponseBroker()
-		mb.NodeID, mb.Host, mb.Port = int32(b.ID), host, port
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = n.id, n.host, n.port, n.rack
 		resp.Brokers = append(resp.Brokers, mb)
-		if b.Available {
-			up[b.ID] = true
-			if controller < 0 {
-				controller = int32(b.ID)
-			}
-		}
 	}
-	if s.dir != nil {
-		// A cluster of processes: the controller runs on the metadata
-		// group's leader, wherever the listener is asked.
-		controller = int32(s.dir.Controller())
-		if controller == 0 {
-			controller = -1
-		}
+	resp.ControllerID = cl.controller
+	resp.ClusterID = kmsg.StringPtr(cl.id)
+	if req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = s.clusterOperations(x)
 	}
-	resp.ControllerID = controller
-	resp.ClusterID = kmsg.StringPtr(ClusterID)
 
 	var names []string
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
@@ -70,9 +50,72 @@ func (s *Server) metadata(x *exchange, r kmsg.Request) kmsg.Response {
 		}
 	}
 	for _, name := range names {
-		resp.Topics = append(resp.Topics, s.topicMetadata(x, name, up))
+		resp.Topics = append(resp.Topics, s.topicMetadata(x, name, cl.up))
 	}
 	return resp
+}
+
+// clusterFacts is what a listener answers of the cluster as a whole,
+// the one copy Metadata and DescribeCluster both answer: its id, its
+// controller, and every broker with the address its listener advertises.
+type clusterFacts struct {
+	// id is the cluster id (ClusterID).
+	id string
+	// nodes is every broker with an advertised address (in node mode,
+	// the address each node registered in the cluster's metadata; a node
+	// without one is left out), in the backend's order, available or not.
+	nodes []node
+	// up holds the ids of the listed brokers that are available.
+	up map[int]bool
+	// controller is the broker a client sends what the controller does
+	// to, -1 while none is known. One process: the
+	// controller (server/controller) runs in the process that hosts
+	// every broker, each of whose listeners reaches it; the lowest
+	// available broker is named. A cluster of processes: the node that
+	// leads the metadata group, which runs the controller, as this node
+	// knows it now.
+	controller int32
+}
+
+// node is one broker of an answer: its id, advertised host and port,
+// and rack (PyStream has no racks: always nil).
+type node struct {
+	id   int32
+	host string
+	port int32
+	rack *string
+}
+
+// clusterFacts reads the cluster's id, controller and brokers as they
+// are now.
+func (s *Server) clusterFacts() clusterFacts {
+	f := clusterFacts{id: ClusterID, up: map[int]bool{}, controller: -1}
+	var dir map[int]string
+	if s.dir != nil {
+		dir = s.dir.KafkaAddrs()
+	}
+	for _, b := range s.c.Brokers() {
+		host, port, ok := s.advertised(b.ID, dir)
+		if !ok {
+			continue
+		}
+		f.nodes = append(f.nodes, node{id: int32(b.ID), host: host, port: port})
+		if b.Available {
+			f.up[b.ID] = true
+			if f.controller < 0 {
+				f.controller = int32(b.ID)
+			}
+		}
+	}
+	if s.dir != nil {
+		// A cluster of processes: the controller runs on the metadata
+		// group's leader, wherever the listener is asked.
+		f.controller = int32(s.dir.Controller())
+		if f.controller == 0 {
+			f.controller = -1
+		}
+	}
+	return f
 }
 
 // topicMetadata is one topic's part of a Metadata answer.

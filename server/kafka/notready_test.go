@@ -28,8 +28,9 @@ func (r replaying) MetadataCurrent() bool { return !r.replay.Load() }
 // loads — LEADER_NOT_AVAILABLE for a leader's requests,
 // COORDINATOR_LOAD_IN_PROGRESS for a coordinator's — never an unknown
 // topic or an empty answer; ApiVersions is answered; once current, the
-// same requests are served. Metadata names the controller the directory
-// names (the metadata group's leader), not the first broker up.
+// same requests are served. Metadata and DescribeCluster name the
+// controller the directory names (the metadata group's leader), not the
+// first broker up.
 func TestKafkaNotReadyWhileReplaying(t *testing.T) {
 	f := start(t, 1, 1, 1)
 	var coordinator atomic.Int32
@@ -60,11 +61,17 @@ func TestKafkaNotReadyWhileReplaying(t *testing.T) {
 		req.Version, req.Group = 5, "g"
 		return roundTrip(t, node, req, 5).(*kmsg.OffsetFetchResponse).ErrorCode
 	}
+	describe := func() *kmsg.DescribeClusterResponse {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version = 1
+		return roundTrip(t, node, req, 1).(*kmsg.DescribeClusterResponse)
+	}
 	versions := kmsg.NewPtrApiVersionsRequest()
 	versions.Version = 3
 	require.Zero(t, roundTrip(t, node, versions, 3).(*kmsg.ApiVersionsResponse).ErrorCode, "ApiVersions needs no metadata")
 	require.Equal(t, kerr.LeaderNotAvailable.Code, metadata().Topics[0].ErrorCode)
 	require.Equal(t, kerr.CoordinatorLoadInProgress.Code, offsetFetch())
+	require.Equal(t, kerr.LeaderNotAvailable.Code, describe().ErrorCode)
 
 	replay.Store(false)
 	m := metadata()
@@ -72,7 +79,9 @@ func TestKafkaNotReadyWhileReplaying(t *testing.T) {
 	require.Equal(t, int32(1), m.ControllerID)
 	coordinator.Store(2)
 	require.Equal(t, int32(2), metadata().ControllerID, "the controller is the metadata group's leader, wherever asked")
+	require.Equal(t, int32(2), describe().ControllerID, "DescribeCluster's as Metadata's")
 	coordinator.Store(0)
 	require.Equal(t, int32(-1), metadata().ControllerID, "none known")
+	require.Equal(t, int32(-1), describe().ControllerID, "none known")
 	require.Zero(t, offsetFetch())
 }

@@ -49,7 +49,8 @@ func (c *testCluster) kafkaTry(ctx context.Context, t *testing.T, id int, req km
 
 // docs/phase-7-processes.md § Kafka: each node serves its own broker's
 // Kafka listener on its own port; Metadata, from any node, lists every
-// node at the address it registered; a request for a partition the node
+// node at the address it registered, and DescribeCluster names the node
+// leading the metadata group as the controller; a request for a partition the node
 // does not lead is NOT_LEADER_OR_FOLLOWER (never forwarded). kgo, seeded
 // with one node, produces to three partitions with replication factor 3
 // and consumes from earliest; the leader of a partition is SIGKILLed
@@ -82,6 +83,21 @@ func TestClusterKafkaProduceConsumeFailover(t *testing.T) {
 				got[b.NodeID] = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
 			}
 			return fmt.Sprint(got) == fmt.Sprint(want), fmt.Sprintf("brokers %v, want %v", got, want)
+		})
+	}
+
+	// DescribeCluster, from any node, names the node that leads the
+	// metadata group as the controller, as the nodes report it over HTTP.
+	ctl := c.controller(ctx, c.ids(), 10*time.Second)
+	for _, via := range c.ids() {
+		c.eventually(ctx, 10*time.Second, fmt.Sprintf("node %d's DescribeCluster names controller %d", via, ctl), func() (bool, string) {
+			r, err := c.kafkaTry(ctx, t, via, kmsg.NewPtrDescribeClusterRequest())
+			if err != nil {
+				return false, err.Error()
+			}
+			resp := r.(*kmsg.DescribeClusterResponse)
+			return resp.ErrorCode == 0 && resp.ControllerID == int32(ctl) && len(resp.Brokers) == len(want),
+				fmt.Sprintf("code %d, controller %d, %d brokers", resp.ErrorCode, resp.ControllerID, len(resp.Brokers))
 		})
 	}
 
