@@ -19,7 +19,7 @@ import (
 // Configurations over Kafka: DescribeConfigs (key 32) v0-v4, AlterConfigs
 // (key 33) v0-v2 and IncrementalAlterConfigs (key 44) v0-v1, for what
 // kafka-configs, kadm, sarama's ClusterAdmin and the Java Admin client ask
-// about (docs/kafka.md § Configurations).
+// about (docs/kafka-admin.md § Configurations).
 //
 //   - A topic (resource type 2) has the keys of package topic
 //     (topic.ConfigKeys), each described with its value, DYNAMIC_TOPIC_CONFIG
