@@ -421,7 +421,8 @@ func TestKafkaConfigsRefusalsRaw(t *testing.T) {
 
 // TestKafkaConfigsSarama: sarama's ClusterAdmin lists topics with their
 // non-default configs (it describes every topic's configuration), and
-// describes, alters and incrementally alters them.
+// describes (with synonyms, types and documentation), alters and
+// incrementally alters them.
 func TestKafkaConfigsSarama(t *testing.T) {
 	f := start(t, 3, 2, 1)
 	_, err := f.c.AlterTopicConfig("events", map[string]string{"retention.ms": "60000"}, nil)
@@ -436,19 +437,32 @@ func TestKafkaConfigsSarama(t *testing.T) {
 	require.Equal(t, int32(2), ev.NumPartitions)
 	require.Equal(t, map[string]*string{"retention.ms": kmsg.StringPtr("60000")}, ev.ConfigEntries, "only the override is not a default")
 
-	entries, err := ca.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: "events"})
+	results, err := ca.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: "events"}, {Type: sarama.TopicResource, Name: "nope"}},
+		sarama.DescribeConfigsOptions{IncludeSynonyms: true, IncludeDocumentation: true})
 	require.NoError(t, err)
-	require.Len(t, entries, len(topic.ConfigKeys()))
-	for _, e := range entries {
-		require.Equal(t, e.Name != "retention.ms", e.Default, e.Name)
+	require.Len(t, results, 2)
+	for _, r := range results {
+		if r.Name == "nope" {
+			require.Equal(t, sarama.ErrUnknownTopicOrPartition, r.ErrorCode)
+			require.NotEmpty(t, r.ErrorMsg)
+			continue
+		}
+		require.Equal(t, sarama.ErrNoError, r.ErrorCode)
+		require.Len(t, r.Configs, len(topic.ConfigKeys()))
+		for _, e := range r.Configs {
+			require.Equal(t, e.Name != "retention.ms", e.Default, e.Name)
+			require.Equal(t, sarama.LongConfigType, e.Type, e.Name)
+			require.NotNil(t, e.Documentation, e.Name)
+			require.NotEmpty(t, e.Synonyms, e.Name)
+		}
 	}
-	_, err = ca.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: "nope"})
-	require.ErrorIs(t, err, sarama.ErrUnknownTopicOrPartition)
 
-	brokerEntries, err := ca.DescribeConfig(sarama.ConfigResource{Type: sarama.BrokerResource, Name: "3"})
+	brokers, err := ca.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.BrokerResource, Name: "3"}}, sarama.DescribeConfigsOptions{})
 	require.NoError(t, err)
+	require.Len(t, brokers, 1)
+	require.Equal(t, sarama.ErrNoError, brokers[0].ErrorCode)
 	found := false
-	for _, e := range brokerEntries {
+	for _, e := range brokers[0].Configs {
 		require.True(t, e.ReadOnly, e.Name)
 		if e.Name == "broker.id" {
 			found = true
