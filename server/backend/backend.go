@@ -125,6 +125,10 @@ type TopicAdmin interface {
 	// TopicConfigOverrides the keys set for it.
 	TopicConfig(name string) (topic.Config, error)
 	TopicConfigOverrides(name string) (map[string]string, error)
+	// TopicDefaults is the server-wide topic configuration a topic's
+	// overrides lie over (cluster.Cluster.TopicDefaults): what a key not
+	// overridden is.
+	TopicDefaults() topic.Config
 	// AlterTopicConfig sets and removes overrides (cluster/topicconfig.go).
 	AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error)
 	// DeleteTopic deletes a topic, its records and its committed offsets.

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -39,6 +41,15 @@ import (
 //     refuses the others, group by group. Its commits and fetches of
 //     offsets are also checked topic by topic. FindCoordinator says only
 //     which broker coordinates a name and is not scoped.
+//   - Configurations: read for DescribeConfigs, admin for AlterConfigs
+//     and IncrementalAlterConfigs. A topic resource is checked as a
+//     topic, each refused one TOPIC_AUTHORIZATION_FAILED while the others
+//     are served; a broker resource (settings of the whole server, no
+//     topic's data) is described to any reader, and altering one by a
+//     principal limited to prefixes is CLUSTER_AUTHORIZATION_FAILED, as
+//     Kafka checks the cluster's rights. A role too small refuses every
+//     resource, a broker's with CLUSTER_AUTHORIZATION_FAILED
+//     (resourceDenied).
 //
 // A role below the API's answers the whole request with the API's deny
 // code through its fail function (per item where it has items).
@@ -60,6 +71,9 @@ const (
 	// scopeTxns: a view of transactional ids (ListTransactions,
 	// DescribeTransactions).
 	scopeTxns
+	// scopeConfigs: each resource of a configuration request, by its
+	// type (screenConfigs).
+	scopeConfigs
 )
 
 // screen applies p's rights to req (a served version, already decoded)
@@ -98,6 +112,8 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		return 0, screenGroups(req, may)
 	case scopeTxns:
 		return 0, screenTxns(req, may)
+	case scopeConfigs:
+		return 0, screenConfigs(req, may)
 	case scopeNone:
 		return 0, nil
 	}
@@ -252,6 +268,76 @@ func transactionalIDOf(req kmsg.Request) (string, bool) {
 		return r.TransactionalID, true
 	}
 	return "", false
+}
+
+// configRefusal is a configuration resource refused by screenConfigs.
+type configRefusal struct {
+	typ  kmsg.ConfigResourceType
+	name string
+	code int16
+	msg  string
+}
+
+// screenConfigs checks each resource of a configuration request for a
+// principal limited to prefixes: a topic it may not reach, and for an
+// alter any broker, are taken out of the request and answered refused.
+func screenConfigs(req kmsg.Request, may func(string) bool) func(kmsg.Response) {
+	refuse := func(typ kmsg.ConfigResourceType, name string, alter bool) (configRefusal, bool) {
+		switch {
+		case typ == kmsg.ConfigResourceTypeTopic && !may(name):
+			return configRefusal{typ, name, kerr.TopicAuthorizationFailed.Code, fmt.Sprintf("the principal may not reach topic %q", name)}, true
+		case typ == kmsg.ConfigResourceTypeBroker && alter:
+			return configRefusal{typ, name, kerr.ClusterAuthorizationFailed.Code, "a principal limited to topic prefixes may not alter a broker's configuration"}, true
+		}
+		return configRefusal{}, false
+	}
+	var out []configRefusal
+	screenOut := func(typ kmsg.ConfigResourceType, name string, alter bool) bool {
+		f, refused := refuse(typ, name, alter)
+		if refused {
+			out = append(out, f)
+		}
+		return !refused
+	}
+	switch r := req.(type) {
+	case *kmsg.DescribeConfigsRequest:
+		r.Resources = keep(r.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+			return screenOut(res.ResourceType, res.ResourceName, false)
+		})
+		return func(resp kmsg.Response) {
+			d := resp.(*kmsg.DescribeConfigsResponse)
+			for _, f := range out {
+				rr := kmsg.NewDescribeConfigsResponseResource()
+				rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = f.typ, f.name, f.code, kmsg.StringPtr(f.msg)
+				d.Resources = append(d.Resources, rr)
+			}
+		}
+	case *kmsg.AlterConfigsRequest:
+		r.Resources = keep(r.Resources, func(res kmsg.AlterConfigsRequestResource) bool {
+			return screenOut(res.ResourceType, res.ResourceName, true)
+		})
+		return func(resp kmsg.Response) {
+			a := resp.(*kmsg.AlterConfigsResponse)
+			for _, f := range out {
+				rr := kmsg.NewAlterConfigsResponseResource()
+				rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = f.typ, f.name, f.code, kmsg.StringPtr(f.msg)
+				a.Resources = append(a.Resources, rr)
+			}
+		}
+	case *kmsg.IncrementalAlterConfigsRequest:
+		r.Resources = keep(r.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+			return screenOut(res.ResourceType, res.ResourceName, true)
+		})
+		return func(resp kmsg.Response) {
+			a := resp.(*kmsg.IncrementalAlterConfigsResponse)
+			for _, f := range out {
+				rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+				rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = f.typ, f.name, f.code, kmsg.StringPtr(f.msg)
+				a.Resources = append(a.Resources, rr)
+			}
+		}
+	}
+	return nil
 }
 
 // screenTxns answers a view of transactional ids to a principal limited

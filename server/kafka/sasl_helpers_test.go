@@ -19,12 +19,14 @@ import (
 
 // The principals of the SASL tests' auth file. writer and reader have a
 // sha256 line (PLAIN) and SCRAM-SHA-256 and -512 lines; payer reads
-// topics starting with "pay" only; ops administers.
+// topics starting with "pay" only; ops administers; payops administers
+// topics starting with "pay" only.
 var saslTokens = map[string]string{
 	"writer": "writer-0123456789abcdef0123456789abcdef",
 	"reader": "reader-0123456789abcdef0123456789abcdef",
 	"payer":  "payer-0123456789abcdef0123456789abcdef",
 	"ops":    "ops-0123456789abcdef0123456789abcdef",
+	"payops": "payops-0123456789abcdef0123456789abcdef",
 }
 
 // saslAuthFile is the auth file of saslTokens, parsed.
@@ -40,7 +42,7 @@ func saslAuthFile(t testing.TB) *auth.Set {
 		}
 		return s
 	}
-	content := line("writer", "write", "") + line("reader", "read", "") + line("payer", "write", " pay") + line("ops", "admin", "")
+	content := line("writer", "write", "") + line("reader", "read", "") + line("payer", "write", " pay") + line("ops", "admin", "") + line("payops", "admin", " pay")
 	toks, n, err := auth.Parse([]byte(content))
 	require.NoError(t, err, "line %d", n)
 	return auth.NewSet(toks)

@@ -194,6 +194,9 @@ func (b *Backend) TopicConfigOverrides(name string) (map[string]string, error) {
 	return marked(b.local.TopicConfigOverrides(name))
 }
 
+// TopicDefaults is the node's server-wide topic configuration.
+func (b *Backend) TopicDefaults() topic.Config { return b.local.TopicDefaults() }
+
 // AlterTopicConfig sets and removes overrides through the metadata group.
 func (b *Backend) AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error) {
 	return marked(b.local.AlterTopicConfig(name, set, remove))
