@@ -76,11 +76,13 @@ func opsBits(ops ...kmsg.ACLOperation) int32 {
 
 // TestKafkaDescribeClusterAuthorizedOperations: asked for, the cluster's
 // authorized operations are what the principal's role allows of what
-// the listener serves — DESCRIBE for read, IDEMPOTENT_WRITE for write,
-// CREATE for admin without prefixes — and, without an auth file, all of
-// them. Metadata v8-v10 answers the same bitfield.
+// the listener serves — DESCRIBE and DESCRIBE_CONFIGS for read,
+// IDEMPOTENT_WRITE for write, CREATE and ALTER_CONFIGS for admin without
+// prefixes — and, without an auth file, all of them. Metadata v8-v10
+// answers the same bitfield.
 func TestKafkaDescribeClusterAuthorizedOperations(t *testing.T) {
-	all := opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationCreate)
+	all := opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite,
+		kmsg.ACLOperationCreate, kmsg.ACLOperationAlterConfigs)
 	f := start(t, 1, 1, 1)
 	require.Equal(t, all, describeCluster(t, f.client(t), true, 1).ClusterAuthorizedOperations)
 	m := kmsg.NewPtrMetadataRequest()
@@ -92,9 +94,9 @@ func TestKafkaDescribeClusterAuthorizedOperations(t *testing.T) {
 
 	s := startSecured(t, false, 1, 1, 1)
 	for who, want := range map[string]int32{
-		"reader": opsBits(kmsg.ACLOperationDescribe),
-		"writer": opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationIdempotentWrite),
-		"payer":  opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationIdempotentWrite),
+		"reader": opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs),
+		"writer": opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite),
+		"payer":  opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite),
 		"ops":    all,
 	} {
 		got := describeCluster(t, s.as(t, auth.MechanismPlain, who), true, 1)
