@@ -134,9 +134,13 @@ func (c *conn) serve() {
 			return
 		}
 		if !c.raw && isProduce(frame) {
-			// Begun now, in the order sent, and answered in that order
+			// Begun now, in the order sent — once fewer than
+			// maxPipelined are unanswered — and answered in that order
 			// by the answering goroutine while the next requests are read.
-			a.push(pending{c.begin(frame), size})
+			if !a.push(size, func() func([]byte) ([]byte, error) { return c.begin(frame) }) {
+				c.s.inflight.release(int64(size))
+				return
+			}
 			continue
 		}
 		// Any other request is handled once every request before it is
@@ -201,11 +205,19 @@ func (c *conn) answer() *answerer {
 	return a
 }
 
-// push queues a begun request for its answer, waiting while maxPipelined
-// are unanswered.
-func (a *answerer) push(p pending) {
+// push begins a produce request of size bytes in flight and queues it for
+// its answer, once fewer than maxPipelined are unanswered. It reports
+// false, begin not called and the bytes still the caller's, when the
+// connection broke meanwhile: a request read behind a failed answer is
+// neither answered nor begun.
+func (a *answerer) push(size int, begin func() func([]byte) ([]byte, error)) bool {
 	a.slots <- struct{}{}
-	a.queue <- p
+	if a.failed() {
+		<-a.slots
+		return false
+	}
+	a.queue <- pending{begin(), size}
+	return true
 }
 
 // drain waits until every queued request is answered, and reports

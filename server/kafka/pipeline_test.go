@@ -65,12 +65,23 @@ type heldAnswers struct {
 	release chan struct{}
 	begun   chan struct{}
 	once    sync.Once
+	// queued, when not nil, receives a value as each write to partition
+	// 0 is queued.
+	queued chan struct{}
+	freed  sync.Once
 }
+
+// free closes release once: a test registers it with t.Cleanup too, so
+// that one that fails while answers are held still ends.
+func (h *heldAnswers) free() { h.freed.Do(func() { close(h.release) }) }
 
 func (h *heldAnswers) SendQueued(name string, partition int, msgs []topic.Message) cluster.Queued {
 	q := h.Local.SendQueued(name, partition, msgs)
 	switch partition {
 	case 0:
+		if h.queued != nil {
+			h.queued <- struct{}{}
+		}
 		wait := q.Wait
 		q.Wait = func() ([]cluster.SendResult, error) {
 			h.once.Do(func() { close(h.waiting) })
@@ -123,3 +134,96 @@ func TestKafkaPipelinedProduceReadAhead(t *testing.T) {
 		require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode, "request %d", i+1)
 	}
 }
+
+// badProduce is a produce request frame (size prefix included) at a
+// version the codec does not know, correlation id corr: begun like any
+// produce request, its answer fails and closes the connection.
+func badProduce(corr byte) []byte {
+	return []byte{0, 0, 0, 10, 0, 0, 0x7f, 0, 0, 0, 0, corr, 0xff, 0xff}
+}
+
+// TestKafkaPipelinedProduceFailedAnswer: a produce request whose answer
+// fails, behind one still unanswered, closes the connection once the one
+// before it is answered; the requests behind it — a produce and an
+// ApiVersions — are never answered.
+func TestKafkaPipelinedProduceFailedAnswer(t *testing.T) {
+	h := &heldAnswers{waiting: make(chan struct{}), release: make(chan struct{}), begun: make(chan struct{})}
+	f := startOver(t, func(kc kafka.Cluster) kafka.Cluster { h.Local = kc.(*backend.Local); return h }, 1, 2, 1)
+	t.Cleanup(h.free)
+	nc := f.dial(t, 1)
+	formatter := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw"))
+	_, err := nc.Write(formatter.AppendRequest(nil, produceRequest(9, batchOf(t, []byte("first"))), 1))
+	require.NoError(t, err)
+	select {
+	case <-h.waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first request was never waited for")
+	}
+	behind := badProduce(2)
+	req := produceRequest(9, batchOf(t, []byte("behind")))
+	req.Topics[0].Partitions[0].Partition = 1
+	behind = append(behind, formatter.AppendRequest(nil, req, 3)...)
+	behind = append(behind, formatter.AppendRequest(nil, kmsg.NewPtrApiVersionsRequest(), 4)...)
+	_, err = nc.Write(behind)
+	require.NoError(t, err)
+	h.free()
+
+	body := readFrame(t, nc)
+	require.Equal(t, int32(1), int32(binary.BigEndian.Uint32(body)), "the request before the failed one is answered")
+	requireClosed(t, nc)
+
+	// Still serving.
+	resp := roundTrip(t, f.dial(t, 1), &kmsg.ApiVersionsRequest{Version: 0}, 0).(*kmsg.ApiVersionsResponse)
+	require.Zero(t, resp.ErrorCode)
+}
+
+// TestKafkaPipelinedProduceBytesReleased: a connection cut while produce
+// requests are begun and unanswered — five queued, a sixth read and
+// waiting for its turn — gives back every byte they held in flight once
+// they are waited for: the next connection's request, as large as the
+// whole server-wide budget, is served.
+func TestKafkaPipelinedProduceBytesReleased(t *testing.T) {
+	const budget = 16 << 10
+	h := &heldAnswers{waiting: make(chan struct{}), release: make(chan struct{}), begun: make(chan struct{}),
+		queued: make(chan struct{}, 8)}
+	f := startOver(t, func(kc kafka.Cluster) kafka.Cluster { h.Local = kc.(*backend.Local); return h }, 1, 2, 1,
+		func(c *kafka.Config) {
+			c.MaxInflightBytes, c.MaxRequestBytes = budget, budget
+			c.FrameTimeout = 5 * time.Second // a leaked byte closes the next connection then
+		})
+	t.Cleanup(h.free)
+	nc := f.dial(t, 1)
+	formatter := kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw"))
+	var out []byte
+	for i := range maxInFlight + 1 {
+		out = append(out, formatter.AppendRequest(nil, produceRequest(9, batchOf(t, []byte{'a' + byte(i)})), int32(i+1))...)
+	}
+	_, err := nc.Write(out)
+	require.NoError(t, err)
+	for range maxInFlight {
+		select {
+		case <-h.queued:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the pipelined requests were not begun")
+		}
+	}
+	require.NoError(t, nc.Close())
+	h.free()
+
+	// A frame of the whole budget, less a few bytes: served only when
+	// what the cut connection held is all given back.
+	value := make([]byte, budget-200)
+	for {
+		frame := formatter.AppendRequest(nil, produceRequest(9, batchOf(t, value)), 7)
+		if len(frame)-4 <= budget-8 {
+			break
+		}
+		value = value[:len(value)-8]
+	}
+	resp := roundTrip(t, f.dial(t, 1), produceRequest(9, batchOf(t, value)), 9).(*kmsg.ProduceResponse)
+	require.Zero(t, resp.Topics[0].Partitions[0].ErrorCode)
+}
+
+// maxInFlight is how many produce requests a Kafka client keeps in flight
+// on one connection (max.in.flight.requests.per.connection, idempotent).
+const maxInFlight = 5
