@@ -87,6 +87,10 @@ func (s *Server) table() []api {
 		{key: kmsg.LeaveGroup, min: 0, max: 5, handle: s.leaveGroup, fail: failLeaveGroup, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, deny: groupDenied},
 		{key: kmsg.DescribeGroups, min: 0, max: 5, handle: s.describeGroups, fail: failDescribeGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
+		// Deleting groups and their offsets (deletegroups.go,
+		// offsetdelete.go): served where groups are coordinated.
+		{key: kmsg.DeleteGroups, min: 0, max: 2, handle: s.deleteGroups, fail: failDeleteGroups, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeGroups, deny: groupDenied},
+		{key: kmsg.OffsetDelete, min: 0, max: 0, handle: s.offsetDelete, fail: failOffsetDelete, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeTopics, deny: groupDenied},
 	}
 	if s.cfg.Auth != nil {
 		// Authentication (sasl.go): served, and advertised, only with an
