@@ -139,12 +139,12 @@ func (c *testCluster) awaitCoordinator(ctx context.Context, t *testing.T, via []
 	}
 }
 
-// docs/kafka.md § Deleting groups: in a cluster of processes the group
-// coordinator deletes a group's offsets (DeleteGroups) and a partition's
-// (OffsetDelete) through the metadata group; another node answers
-// NOT_COORDINATOR and lists no groups, so that a client asking every
-// node lists each group once. The deletions hold after every node is
-// killed and started again.
+// docs/kafka.md § Deleting groups and offsets: in a cluster of processes
+// the group coordinator deletes a group's offsets (DeleteGroups) and a
+// partition's (OffsetDelete) through the metadata group; another node
+// answers NOT_COORDINATOR and lists no groups, so that a client asking
+// every node lists each group once. The deletions hold after every node
+// is killed and started again.
 func TestClusterKafkaDeleteGroups(t *testing.T) {
 	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
