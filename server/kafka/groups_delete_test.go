@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/kafka"
 )
 
@@ -268,4 +269,32 @@ func TestKafkaDeleteGroupsSurviveRestart(t *testing.T) {
 	require.Len(t, list, 1)
 	require.Equal(t, "audit", list[0].ConsumerID)
 	require.Equal(t, 0, list[0].Partition)
+}
+
+// TestKafkaDeleteGroupsSASL: deleting a group or its offsets is an admin
+// request: a writer is answered GROUP_AUTHORIZATION_FAILED and deletes
+// nothing; an admin deletes.
+func TestKafkaDeleteGroupsSASL(t *testing.T) {
+	s := startSecured(t, false, 1, 1, 1)
+	store, err := s.c.OffsetStore()
+	require.NoError(t, err)
+	require.NoError(t, store.Commit("billing", "events", 0, 0))
+
+	writer := kadm.NewClient(s.as(t, auth.MechanismPlain, "writer"))
+	resp, err := writer.DeleteGroups(ctx(t), "billing")
+	require.NoError(t, err)
+	require.ErrorIs(t, resp["billing"].Err, kerr.GroupAuthorizationFailed)
+	_, err = writer.DeleteOffsets(ctx(t), "billing", kadm.TopicsSet{"events": {0: {}}})
+	require.ErrorIs(t, err, kerr.GroupAuthorizationFailed)
+	_, ok, err := s.c.LoadOffset("billing", "events", 0)
+	require.NoError(t, err)
+	require.True(t, ok, "a writer deletes nothing")
+
+	ops := kadm.NewClient(s.as(t, auth.MechanismPlain, "ops"))
+	resp, err = ops.DeleteGroups(ctx(t), "billing")
+	require.NoError(t, err)
+	require.NoError(t, resp["billing"].Err)
+	_, ok, err = s.c.LoadOffset("billing", "events", 0)
+	require.NoError(t, err)
+	require.False(t, ok)
 }
