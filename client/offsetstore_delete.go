@@ -224,3 +224,42 @@ func removeAll(fsys durable.FS, dir string) error {
 	}
 	return nil
 }
+
+// DeleteOffset deletes the offset consumerID committed on one topic
+// partition (Kafka's OffsetDelete) and reports whether there was one. It
+// is durable: the offset file is removed and its directory fsync-ed
+// before it returns, so that no crash brings the offset back; a failed
+// fsync leaves the directory's entries in doubt and fails the store for
+// the consumer, as a failed commit does (ErrStoreFailed). The consumer's
+// other offsets stay. It waits for a commit or reset of the same
+// partition, and a commit after it stores a new offset.
+func (s *OffsetStore) DeleteOffset(consumerID, topicName string, partition int) (bool, error) {
+	path, err := s.path(consumerID, topicName, partition)
+	if err != nil {
+		return false, err
+	}
+	if _, err := s.fs.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil // no lock made for an offset that names nothing
+	}
+	cl := s.consumerLock(consumerID)
+	cl.RLock()
+	defer cl.RUnlock()
+	l := s.lockFor(path)
+	l.Lock()
+	defer l.Unlock()
+	if err := s.failedErr(consumerID); err != nil {
+		return false, fmt.Errorf("client: delete offset %s: %w (%w)", path, ErrStoreFailed, err)
+	}
+	err = s.fs.Remove(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("client: delete offset %s: %w", path, err)
+	}
+	if err := durable.SyncDir(s.fs, filepath.Dir(path)); err != nil {
+		s.fail(consumerID, err)
+		return true, fmt.Errorf("client: delete offset %s: %w", path, err)
+	}
+	return true, nil
+}

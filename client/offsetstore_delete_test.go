@@ -257,3 +257,55 @@ func TestCrashSimDeleteConsumerAtEveryStep(t *testing.T) {
 		})
 	}
 }
+
+// DeleteOffset removes one partition's offset and no other, survives a
+// reopen of the store as gone, and a commit afterwards starts afresh.
+func TestOffsetStoreDeleteOffset(t *testing.T) {
+	s, root := newStore(t)
+	commitAll(t, s)
+
+	ok, err := s.DeleteOffset("billing", "orders", 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = s.DeleteOffset("billing", "orders", 1)
+	require.NoError(t, err)
+	require.False(t, ok, "deleted already")
+	ok, err = s.DeleteOffset("nobody", "orders", 0)
+	require.NoError(t, err)
+	require.False(t, ok)
+	_, err = s.DeleteOffset("billing", "..", 0)
+	require.ErrorIs(t, err, topic.ErrInvalidName)
+
+	reopened, err := OpenOffsetStore(root)
+	require.NoError(t, err)
+	list, err := reopened.List("billing")
+	require.NoError(t, err)
+	require.Equal(t, []CommittedOffset{{Topic: "orders", Partition: 0, Offset: 5}, {Topic: "payments", Partition: 0, Offset: 2}}, list)
+	_, ok, err = reopened.Load("billing", "orders", 1)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.NoError(t, reopened.Commit("billing", "orders", 1, 3), "a deleted offset commits from scratch, lower too")
+	off, ok, err := reopened.Load("billing", "orders", 1)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, uint64(3), off)
+}
+
+// A failed fsync after the removal fails the store for the consumer, as a
+// failed commit does.
+func TestOffsetStoreDeleteOffsetSyncFails(t *testing.T) {
+	ffs := logtest.NewFaultFS(nil)
+	s, err := OpenOffsetStoreWithOptions(filepath.Join(t.TempDir(), "offsets"), OffsetStoreOptions{FS: ffs})
+	require.NoError(t, err)
+	commitAll(t, s)
+	ffs.SetFault(func(op logtest.Op, _ string) error {
+		if op == logtest.OpSyncDir {
+			return logtest.ErrInjected // the removal succeeds, its fsync fails
+		}
+		return nil
+	})
+	_, err = s.DeleteOffset("billing", "orders", 0)
+	ffs.SetFault(nil)
+	require.ErrorIs(t, err, logtest.ErrInjected)
+	require.ErrorIs(t, s.Commit("billing", "orders", 0, 9), ErrStoreFailed)
+}

@@ -152,3 +152,14 @@ func (c *Cluster) DeleteOffsets(consumerID string) (int, error) {
 	defer cancel()
 	return c.store.DeleteOffsets(ctx, consumerID)
 }
+
+// DeleteOffset deletes a consumer's committed offset on one partition
+// (Kafka's OffsetDelete) and reports whether there was one: durable
+// before it returns (client.OffsetStore.DeleteOffset in one process, a
+// command of the metadata group in a cluster of processes). The
+// consumer's other offsets stay; a commit afterwards starts afresh.
+func (c *Cluster) DeleteOffset(consumerID, topicName string, partition int) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	return c.store.DeleteOffset(ctx, consumerID, topicName, partition)
+}

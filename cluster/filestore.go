@@ -312,6 +312,15 @@ func (f *fileStore) DeleteOffsets(ctx context.Context, consumerID string) (int, 
 	return s.DeleteConsumer(consumerID)
 }
 
+// DeleteOffset is client.OffsetStore.DeleteOffset.
+func (f *fileStore) DeleteOffset(ctx context.Context, consumerID, topicName string, partition int) (bool, error) {
+	s, err := f.offsetStore()
+	if err != nil {
+		return false, err
+	}
+	return s.DeleteOffset(consumerID, topicName, partition)
+}
+
 // close closes the journal; the store refuses offsets afterwards.
 func (f *fileStore) close() error {
 	f.offsetsMu.Lock()

@@ -170,6 +170,9 @@ const (
 	// OpDeleteOffsets removes every offset of Consumer (a consumer group
 	// deleted); a consumer without offsets is no error.
 	OpDeleteOffsets MetaOp = "delete-offsets"
+	// OpDeleteOffset removes Consumer's offset on Topic/Partition (Kafka's
+	// OffsetDelete); an offset never committed is no error (Count 0).
+	OpDeleteOffset MetaOp = "delete-offset"
 	// OpSaveGroupLeases replaces consumer group Consumer's saved leases
 	// with Leases (at most MaxGroupLeases bytes); none removes them.
 	OpSaveGroupLeases MetaOp = "save-group-leases"
@@ -382,6 +385,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.setOffset(c)
 	case OpDeleteOffsets:
 		return s.deleteOffsets(c)
+	case OpDeleteOffset:
+		return s.deleteOffset(c)
 	case OpSaveGroupLeases:
 		return s.saveGroupLeases(c)
 	case OpSetHealing:
@@ -751,6 +756,24 @@ func (s *MetaState) deleteOffsets(c MetaCommand) (MetaResult, error) {
 		}
 	}
 	return MetaResult{Summary: fmt.Sprintf("consumer %q: %d offset(s) deleted", c.Consumer, n), Count: n}, nil
+}
+
+func (s *MetaState) deleteOffset(c MetaCommand) (MetaResult, error) {
+	if err := topic.ValidateName(c.Consumer); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: %s: consumer id: %w", c.Op, err)
+	}
+	if err := topic.ValidateName(c.Topic); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: %s: topic: %w", c.Op, err)
+	}
+	if c.Partition < 0 {
+		return MetaResult{}, fmt.Errorf("cluster: %s: partition %d: %w", c.Op, c.Partition, topic.ErrPartitionOutOfRange)
+	}
+	k := OffsetKey{Consumer: c.Consumer, Topic: c.Topic, Partition: c.Partition}
+	if _, ok := s.Offsets[k]; !ok {
+		return MetaResult{Summary: fmt.Sprintf("consumer %q: no offset of %s/%d to delete", c.Consumer, c.Topic, c.Partition)}, nil
+	}
+	delete(s.Offsets, k)
+	return MetaResult{Summary: fmt.Sprintf("consumer %q: offset of %s/%d deleted", c.Consumer, c.Topic, c.Partition), Count: 1}, nil
 }
 
 // HealingSummary is what a healing entry says switching automatic

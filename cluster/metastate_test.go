@@ -640,6 +640,33 @@ func TestMetaStateDeleteOffsets(t *testing.T) {
 	require.Equal(t, end, s.JournalEnd(), "offsets are not journaled")
 }
 
+// Rule (OpDeleteOffset): the consumer's offset on the partition goes, no
+// other; one never committed is no error (Count 0); invalid names are
+// refused; nothing is journaled.
+func TestMetaStateDeleteOffset(t *testing.T) {
+	s := newMetaState(t, 2)
+	mustApply(t, s, MetaCommand{Op: OpCreateTopic, Time: metaT0, Topic: "orders", Partitions: 2, ReplicationFactor: 2})
+	for _, c := range []MetaCommand{
+		{Op: OpCommitOffset, Consumer: "billing", Topic: "orders", Partition: 0, Offset: 3},
+		{Op: OpCommitOffset, Consumer: "billing", Topic: "orders", Partition: 1, Offset: 4},
+		{Op: OpCommitOffset, Consumer: "audit", Topic: "orders", Partition: 0, Offset: 5},
+	} {
+		c.Time = metaT0
+		mustApply(t, s, c)
+	}
+	end := s.JournalEnd()
+	res := mustApply(t, s, MetaCommand{Op: OpDeleteOffset, Time: metaT0, Consumer: "billing", Topic: "orders", Partition: 0})
+	require.Equal(t, 1, res.Count)
+	require.Equal(t, map[OffsetKey]uint64{{Consumer: "billing", Topic: "orders", Partition: 1}: 4, {Consumer: "audit", Topic: "orders", Partition: 0}: 5}, s.Offsets)
+	res = mustApply(t, s, MetaCommand{Op: OpDeleteOffset, Time: metaT0, Consumer: "billing", Topic: "orders", Partition: 0})
+	require.Zero(t, res.Count)
+	require.ErrorIs(t, applyRefused(t, s, MetaCommand{Op: OpDeleteOffset, Time: metaT0, Consumer: "../x", Topic: "orders"}), topic.ErrInvalidName)
+	require.ErrorIs(t, applyRefused(t, s, MetaCommand{Op: OpDeleteOffset, Time: metaT0, Consumer: "billing", Topic: "../x"}), topic.ErrInvalidName)
+	require.ErrorIs(t, applyRefused(t, s, MetaCommand{Op: OpDeleteOffset, Time: metaT0, Consumer: "billing", Topic: "orders", Partition: -1}), topic.ErrPartitionOutOfRange)
+	require.Len(t, s.Offsets, 2)
+	require.Equal(t, end, s.JournalEnd(), "offsets are not journaled")
+}
+
 // Rule (OpJournal): the entry is validated and appended, stamped with the
 // next journal offset and the command's time (whatever the entry itself
 // says); an invalid entry, or none, is ErrInvalidArgument and changes

@@ -64,8 +64,8 @@ type MetaStore interface {
 	JournalEntries(since uint64, max int) ([]JournalEntry, error)
 	JournalEnd() (uint64, error)
 
-	// CommitOffset, ResetOffset, LoadOffset, ListOffsets, ListAllOffsets
-	// and DeleteOffsets are phase 3's offset store
+	// CommitOffset, ResetOffset, LoadOffset, ListOffsets, ListAllOffsets,
+	// DeleteOffsets and DeleteOffset are phase 3's offset store
 	// (client.OffsetStore's rules: a commit never goes backwards, a reset
 	// may).
 	CommitOffset(ctx context.Context, consumerID, topicName string, partition int, offset uint64) error
@@ -74,6 +74,9 @@ type MetaStore interface {
 	ListOffsets(consumerID string) ([]client.CommittedOffset, error)
 	ListAllOffsets() ([]client.StoredOffset, error)
 	DeleteOffsets(ctx context.Context, consumerID string) (int, error)
+	// DeleteOffset deletes a consumer's offset on one partition, durably,
+	// and reports whether there was one.
+	DeleteOffset(ctx context.Context, consumerID, topicName string, partition int) (bool, error)
 
 	// SaveGroupLeases durably replaces what a consumer group's
 	// coordinator keeps of the group across restarts (its leases, opaque

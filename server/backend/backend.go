@@ -114,6 +114,9 @@ type Offsets interface {
 	// DeleteOffsets deletes every committed offset of a consumer (a
 	// consumer group deleted) and returns how many there were.
 	DeleteOffsets(consumerID string) (int, error)
+	// DeleteOffset deletes a consumer's offset on one partition and
+	// reports whether there was one.
+	DeleteOffset(consumerID, topicName string, partition int) (bool, error)
 }
 
 // TopicAdmin creates, configures and deletes topics.

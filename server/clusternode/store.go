@@ -171,6 +171,14 @@ func (st raftStore) DeleteOffsets(ctx context.Context, consumerID string) (int, 
 	return res.Count, err
 }
 
+func (st raftStore) DeleteOffset(ctx context.Context, consumerID, topicName string, partition int) (bool, error) {
+	if err := topic.ValidateName(consumerID); err != nil {
+		return false, fmt.Errorf("cluster: delete offset: consumer id: %w", err)
+	}
+	res, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpDeleteOffset, Consumer: consumerID, Topic: topicName, Partition: partition})
+	return res.Count > 0, err
+}
+
 func (st raftStore) SaveGroupLeases(ctx context.Context, group string, leases []byte) error {
 	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpSaveGroupLeases, Consumer: group, Leases: leases})
 	return err

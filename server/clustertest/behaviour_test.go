@@ -328,7 +328,8 @@ func TestBehaviourRestartKeepsEverything(t *testing.T) {
 
 // Committed offsets are read back through any broker; a commit past the
 // high watermark, or below the committed offset, is refused and changes
-// nothing; a reset may go back; a consumer's offsets are deleted whole.
+// nothing; a reset may go back; a consumer's offsets are deleted whole,
+// or one partition's.
 func TestBehaviourOffsets(t *testing.T) {
 	eachMode(t, func(t *testing.T, s system) {
 		require.NoError(t, s.Via(1).CreateTopic("orders", 1, 3))
@@ -353,6 +354,17 @@ func TestBehaviourOffsets(t *testing.T) {
 		list, err := s.Via(3).ListOffsets("billing")
 		require.NoError(t, err)
 		require.Equal(t, []client.CommittedOffset{{Topic: "orders", Partition: 0, Offset: 1}}, list)
+		require.NoError(t, s.Via(1).CommitOffset("audit", "orders", 0, 3))
+		deleted, err := s.Via(2).DeleteOffset("audit", "orders", 0)
+		require.NoError(t, err)
+		require.True(t, deleted)
+		deleted, err = s.Via(3).DeleteOffset("audit", "orders", 0)
+		require.NoError(t, err)
+		require.False(t, deleted, "deleted already")
+		_, ok, err := s.Via(3).LoadOffset("audit", "orders", 0)
+		require.NoError(t, err)
+		require.False(t, ok, "one partition's offset deleted, read through another broker")
+		require.NoError(t, s.Via(1).CommitOffset("audit", "orders", 0, 1), "a deleted offset commits afresh, lower too")
 		n, err := s.Via(2).DeleteOffsets("billing")
 		require.NoError(t, err)
 		require.Equal(t, 1, n)

@@ -123,6 +123,10 @@ func NewClassicCoordinator(reg *Registry, cfg ClassicConfig) *ClassicCoordinator
 	return &ClassicCoordinator{cfg: cfg.withDefaults(), reg: reg, groups: map[string]*classicGroup{}}
 }
 
+// Registry is the registry the coordinator claims its groups in, which
+// a deletion of a group's offsets holds (Registry.Hold).
+func (c *ClassicCoordinator) Registry() *Registry { return c.reg }
+
 // Close stops every group's timers and answers every waiting join and
 // sync with ErrClosed. The coordinator answers nothing afterwards.
 func (c *ClassicCoordinator) Close() {

@@ -68,7 +68,7 @@ func (c *ConsumerCoordinator) Describe(group string) (Description, bool) {
 	d := Description{Group: group, Protocol: Consumer, State: g.state(), ProtocolType: "consumer",
 		Assignor: AssignorName, Generation: g.epoch}
 	for _, m := range g.members {
-		d.Members = append(d.Members, Member{ID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Assigned: m.assigned.list()})
+		d.Members = append(d.Members, Member{ID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, Assigned: m.assigned.list(), Topics: append([]string{}, m.topics...)})
 	}
 	slices.SortFunc(d.Members, func(a, b Member) int { return cmp.Compare(a.ID, b.ID) })
 	return d, true

@@ -50,6 +50,12 @@ type Member struct {
 	// assignment when it is Kafka's consumer protocol, or the
 	// coordinator's assignment of a consumer group.
 	Assigned []TopicPartitions
+	// Topics is what the member subscribes to, ascending: decoded from
+	// a classic member's metadata when it is Kafka's consumer protocol
+	// (every protocol it named), or a consumer group member's
+	// subscription. Nil when not known: a classic member whose metadata
+	// is something else, which may consume any topic.
+	Topics []string
 	// Metadata and Assignment are a classic member's opaque bytes, as
 	// DescribeGroups returns them; nil for consumer groups.
 	Metadata, Assignment []byte

@@ -15,7 +15,8 @@ import (
 //   - read: Metadata, Fetch, ListOffsets, OffsetFetch, FindCoordinator,
 //     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups,
 //     ListGroups, DescribeCluster; write: + Produce, OffsetCommit; admin: + CreateTopics,
-//     DeleteTopics.
+//     DeleteTopics, DeleteGroups, OffsetDelete (a group's name and an
+//     OffsetDelete's topics scoped as below).
 //   - Topic prefixes apply per topic, each refused item answered
 //     TOPIC_AUTHORIZATION_FAILED while the others are served; Metadata
 //     for every topic and OffsetFetch for every committed topic leave out
@@ -199,6 +200,25 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 			a.Topics = append(failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: in}, kerr.OperationNotAttempted.Code).(*kmsg.AddPartitionsToTxnResponse).Topics,
 				failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: out}, denied).(*kmsg.AddPartitionsToTxnResponse).Topics...)
 		}
+	case *kmsg.OffsetDeleteRequest:
+		var out []kmsg.OffsetDeleteRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			o := resp.(*kmsg.OffsetDeleteResponse)
+			if o.ErrorCode != 0 {
+				return // the group's refusal answers the whole request
+			}
+			for _, t := range out {
+				rt := kmsg.NewOffsetDeleteResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p.Partition, denied
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				o.Topics = append(o.Topics, rt)
+			}
+		}
 	case *kmsg.DeleteTopicsRequest:
 		var outNames []string
 		var out []kmsg.DeleteTopicsRequestTopic
@@ -247,6 +267,8 @@ func groupOf(req kmsg.Request) (string, bool) {
 	case *kmsg.AddOffsetsToTxnRequest:
 		return r.Group, true
 	case *kmsg.TxnOffsetCommitRequest:
+		return r.Group, true
+	case *kmsg.OffsetDeleteRequest:
 		return r.Group, true
 	}
 	return "", false
@@ -377,6 +399,13 @@ func screenGroups(req kmsg.Request, may func(string) bool) func(kmsg.Response) {
 		return func(resp kmsg.Response) {
 			f := failDescribeGroups(&kmsg.DescribeGroupsRequest{Version: r.Version, Groups: out}, kerr.GroupAuthorizationFailed.Code).(*kmsg.DescribeGroupsResponse)
 			resp.(*kmsg.DescribeGroupsResponse).Groups = append(resp.(*kmsg.DescribeGroupsResponse).Groups, f.Groups...)
+		}
+	case *kmsg.DeleteGroupsRequest:
+		var out []string
+		r.Groups, out = split(r.Groups, may)
+		return func(resp kmsg.Response) {
+			f := failDeleteGroups(&kmsg.DeleteGroupsRequest{Version: r.Version, Groups: out}, kerr.GroupAuthorizationFailed.Code).(*kmsg.DeleteGroupsResponse)
+			resp.(*kmsg.DeleteGroupsResponse).Groups = append(resp.(*kmsg.DeleteGroupsResponse).Groups, f.Groups...)
 		}
 	}
 	return nil

@@ -83,7 +83,11 @@
 // leader's node in a cluster of processes), and maps the coordinator's
 // errors to Kafka's codes. A JoinGroup or a follower's SyncGroup waits
 // for the rebalance on its connection. OffsetCommit asks the coordinator
-// whether the committer may commit before it stores anything.
+// whether the committer may commit before it stores anything. ListGroups
+// is answered by one broker (listsGroups), so that a client asking every
+// broker lists each group once. DeleteGroups and OffsetDelete delete a
+// group's committed offsets, the whole group's or some partitions', never
+// what a member could still commit to (deletegroups.go, offsetdelete.go).
 //
 // # Authentication and authorization
 //
@@ -96,7 +100,7 @@
 //
 // WriteTxnMarkers and AddPartitionsToTxn v4+ (a broker's requests: the
 // coordinator writes markers itself), fetch sessions (answered with
-// session id 0), Kafka's new consumer group protocol (KIP-848) and
-// DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
+// session id 0), Kafka's new consumer group protocol (KIP-848), Kafka ACLs
+// and re-authentication, and OffsetForLeaderEpoch
 // (so clients skip log truncation checks).
 package kafka

@@ -93,6 +93,10 @@ func (s *Server) table() []api {
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 		// The cluster's id, controller and brokers (describecluster.go).
 		{key: kmsg.DescribeCluster, min: 0, max: 1, handle: s.describeCluster, fail: failDescribeCluster, notReady: kerr.LeaderNotAvailable.Code, role: read, deny: kerr.ClusterAuthorizationFailed.Code},
+		// Deleting groups and their offsets (deletegroups.go,
+		// offsetdelete.go): served where groups are coordinated.
+		{key: kmsg.DeleteGroups, min: 0, max: 2, handle: s.deleteGroups, fail: failDeleteGroups, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeGroups, deny: groupDenied},
+		{key: kmsg.OffsetDelete, min: 0, max: 0, handle: s.offsetDelete, fail: failOffsetDelete, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeTopics, deny: groupDenied},
 	}
 	if s.cfg.Auth != nil {
 		// Authentication (sasl.go): served, and advertised, only with an

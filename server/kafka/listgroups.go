@@ -16,13 +16,14 @@ import (
 // group too (Kafka lists a group that only stores offsets), Empty, of
 // protocol type "" and type classic. v4+ filters by state, v5+ by type
 // ("classic" for Kafka's protocol, "consumer" for the HTTP API's),
-// both ignoring case. In a cluster of processes only the coordinator
-// lists groups; the other nodes answer an empty list, which an admin
-// client asking every broker merges away.
+// both ignoring case. As a Kafka broker lists the groups it coordinates,
+// one broker lists every group and the others answer an empty list
+// (listsGroups), so that a client asking every broker (kadm, sarama,
+// librdkafka) sees each group once.
 func (s *Server) listGroups(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ListGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
-	if s.coordinatorCode() != 0 {
+	if !s.listsGroups(x.broker) {
 		return resp
 	}
 	type listed struct {
@@ -64,6 +65,24 @@ func (s *Server) listGroups(x *exchange, r kmsg.Request) kmsg.Response {
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp
+}
+
+// listsGroups reports whether broker's listener answers ListGroups with
+// the groups. In a cluster of processes it is the group coordinator's
+// (coordinatorCode). In the embedded cluster every broker coordinates
+// every group, and only one lists them: the lowest-numbered available
+// broker, the one Metadata names the controller.
+func (s *Server) listsGroups(broker int) bool {
+	if s.dir != nil {
+		return s.coordinatorCode() == 0
+	}
+	lowest := 0
+	for _, b := range s.c.Brokers() {
+		if b.Available && (lowest == 0 || b.ID < lowest) {
+			lowest = b.ID
+		}
+	}
+	return broker == lowest
 }
 
 // matchesAny reports whether v is one of filter, ignoring case; an empty

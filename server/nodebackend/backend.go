@@ -177,6 +177,12 @@ func (b *Backend) DeleteOffsets(consumerID string) (int, error) {
 	return marked(b.local.DeleteOffsets(consumerID))
 }
 
+// DeleteOffset deletes a consumer's offset on one partition through the
+// metadata group.
+func (b *Backend) DeleteOffset(consumerID, topicName string, partition int) (bool, error) {
+	return marked(b.local.DeleteOffset(consumerID, topicName, partition))
+}
+
 // --- TopicAdmin ---
 
 // CreateTopicWithConfig creates a topic through the metadata group.

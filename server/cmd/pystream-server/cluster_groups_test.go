@@ -138,3 +138,80 @@ func (c *testCluster) awaitCoordinator(ctx context.Context, t *testing.T, via []
 		})
 	}
 }
+
+// docs/kafka.md § Deleting groups and offsets: in a cluster of processes
+// the group coordinator deletes a group's offsets (DeleteGroups) and a
+// partition's (OffsetDelete) through the metadata group; another node
+// answers NOT_COORDINATOR and lists no groups, so that a client asking
+// every node lists each group once. The deletions hold after every node
+// is killed and started again.
+func TestClusterKafkaDeleteGroups(t *testing.T) {
+	c := startCluster(t, clusterOptions{failoverAfter: failoverAfter})
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	c.createTopic(ctx, 1, "events", 2, 3)
+	leader := c.controller(ctx, c.ids(), 30*time.Second)
+	c.awaitCoordinator(ctx, t, c.ids(), leader)
+	other := c.ids(leader)[0]
+
+	cl := c.kafkaClient(t, c.ids(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "events", Partition: 0, Value: []byte("a")},
+		&kgo.Record{Topic: "events", Partition: 1, Value: []byte("b")}).FirstErr())
+	adm := kadm.NewClient(cl)
+	var os kadm.Offsets
+	os.AddOffset("events", 0, 1, -1)
+	os.AddOffset("events", 1, 1, -1)
+	for _, g := range []string{"billing", "audit"} {
+		resp, err := adm.CommitOffsets(ctx, g, os)
+		require.NoError(t, err)
+		require.NoError(t, resp.Error())
+	}
+
+	counts := map[string]int{}
+	for _, s := range cl.RequestSharded(ctx, kmsg.NewPtrListGroupsRequest()) {
+		require.NoError(t, s.Err)
+		for _, g := range s.Resp.(*kmsg.ListGroupsResponse).Groups {
+			counts[g.Group]++
+		}
+	}
+	require.Equal(t, map[string]int{"billing": 1, "audit": 1}, counts)
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version, del.Groups = 2, []string{"billing"}
+	require.Equal(t, kerr.NotCoordinator.Code, c.kafkaRequest(ctx, t, other, del).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode)
+	deleted, err := adm.DeleteGroups(ctx, "billing")
+	require.NoError(t, err)
+	require.NoError(t, deleted["billing"].Err)
+	offs, err := adm.DeleteOffsets(ctx, "audit", kadm.TopicsSet{"events": {1: {}}})
+	require.NoError(t, err)
+	require.NoError(t, offs.Error())
+
+	for _, id := range c.ids() {
+		c.kill(id)
+	}
+	for _, id := range c.ids() { // all up before any is ready: readiness needs a majority
+		require.NoError(t, c.spawn(c.node(id)))
+		require.NoError(t, c.waitListening(c.node(id)))
+	}
+	for _, id := range c.ids() {
+		c.waitReady(ctx, id)
+	}
+	leader = c.controller(ctx, c.ids(), 30*time.Second)
+	c.awaitCoordinator(ctx, t, c.ids(), leader)
+	after := kadm.NewClient(c.kafkaClient(t, []int{leader}))
+	var billing, audit kadm.OffsetResponses
+	c.eventually(ctx, 20*time.Second, "the coordinator answers OffsetFetch", func() (bool, string) {
+		billing, err = after.FetchOffsets(ctx, "billing")
+		if err == nil {
+			audit, err = after.FetchOffsets(ctx, "audit")
+		}
+		return err == nil, fmt.Sprint(err)
+	})
+	_, ok := billing.Lookup("events", 0)
+	require.False(t, ok, "the deleted group's offsets stay gone: %v", billing)
+	_, ok = audit.Lookup("events", 1)
+	require.False(t, ok, "the deleted partition's offset stays gone: %v", audit)
+	o, ok := audit.Lookup("events", 0)
+	require.True(t, ok)
+	require.Equal(t, int64(1), o.At)
+}
