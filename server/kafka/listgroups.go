@@ -68,10 +68,11 @@ func (s *Server) listGroups(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // listsGroups reports whether broker's listener answers ListGroups with
-// the groups. In a cluster of processes it is the group coordinator's
-// (coordinatorCode). In the embedded cluster every broker coordinates
-// every group, and only one lists them: the lowest-numbered available
-// broker, the one Metadata names the controller.
+// the groups, and ListTransactions with the transactions. In a cluster of
+// processes it is the coordinator's (coordinatorCode). In the embedded
+// cluster every broker coordinates every group and transaction, and only
+// one lists them: the lowest-numbered available broker, the one Metadata
+// names the controller.
 func (s *Server) listsGroups(broker int) bool {
 	if s.dir != nil {
 		return s.coordinatorCode() == 0

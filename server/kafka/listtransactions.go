@@ -42,8 +42,8 @@ func txnStateName(st cluster.TxnState) string {
 func (s *Server) listTransactions(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.ListTransactionsRequest)
 	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
-	if s.coordinatorCode() != 0 {
-		return resp
+	if !s.listsGroups(x.broker) {
+		return resp // another broker lists them (listsGroups)
 	}
 	var states []string
 	for _, f := range req.StateFilters {

@@ -85,13 +85,21 @@ func TestKafkaTxnRaw(t *testing.T) {
 	require.Equal(t, []int32{0}, described[0].Topics[0].Partitions)
 	require.Equal(t, kerr.TransactionalIDNotFound.Code, described[1].ErrorCode)
 
-	listed := listTxns(t, nc, []string{"Ongoing", "Bogus"}, nil, -1)
+	// One broker lists the transactions, so a client asking every broker
+	// sees each once: the lowest-numbered available.
+	for _, id := range []int{2, 3} {
+		other := listTxns(t, f.dial(t, id), nil, nil, -1)
+		require.Zero(t, other.ErrorCode)
+		require.Empty(t, other.TransactionStates, "broker %d lists nothing", id)
+	}
+	lister := f.dial(t, 1)
+	listed := listTxns(t, lister, []string{"Ongoing", "Bogus"}, nil, -1)
 	require.Zero(t, listed.ErrorCode)
 	require.Equal(t, []string{"Bogus"}, listed.UnknownStateFilters)
 	require.Len(t, listed.TransactionStates, 1)
 	require.Equal(t, "tx", listed.TransactionStates[0].TransactionalID)
-	require.Empty(t, listTxns(t, nc, nil, []int64{p.pid + 1000}, -1).TransactionStates, "filtered by producer id")
-	require.Empty(t, listTxns(t, nc, nil, nil, time.Hour.Milliseconds()).TransactionStates, "none has run for an hour")
+	require.Empty(t, listTxns(t, lister, nil, []int64{p.pid + 1000}, -1).TransactionStates, "filtered by producer id")
+	require.Empty(t, listTxns(t, lister, nil, nil, time.Hour.Milliseconds()).TransactionStates, "none has run for an hour")
 
 	require.Zero(t, p.end(true))
 	done := fetchAt(t, leader, 1, 0, 0)
