@@ -420,11 +420,10 @@ func (s *Server) configCode(err error, name string) (int16, string) {
 		return kerr.InvalidConfig.Code, fmt.Sprintf("config %q = %q: %s", ce.Key, ce.Value, ce.Reason)
 	case errors.Is(err, cluster.ErrUnknownTopic), errors.Is(err, topic.ErrInvalidName):
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("no topic %q", name)
-	case errors.Is(err, cluster.ErrClosed), errors.Is(err, backend.ErrNodeClosed), errors.Is(err, backend.ErrNoController),
-		errors.Is(err, backend.ErrLeaderMoved), errors.Is(err, backend.ErrPeerUnavailable):
-		return kerr.NotController.Code, "the cluster cannot take the change now: try again"
 	case errors.Is(err, backend.ErrOutcomeUnknown):
 		return kerr.RequestTimedOut.Code, "the change's outcome is unknown: describe the topic's configuration to see whether it was made"
+	case unavailableNow(err):
+		return kerr.NotController.Code, "the cluster cannot take the change now: try again"
 	}
 	s.cfg.Logger.Warn("kafka topic config failed", "topic", name, "err", err)
 	return kerr.UnknownServerError.Code, "the topic's configuration could not be read or changed; the server's log says why"

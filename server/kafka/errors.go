@@ -127,8 +127,7 @@ func txnCode(err error, key kmsg.Key, version int16) int16 {
 			return kerr.ProducerFenced.Code
 		}
 		return kerr.InvalidProducerEpoch.Code
-	case errors.Is(err, cluster.ErrClosed), errors.Is(err, backend.ErrNodeClosed), errors.Is(err, backend.ErrNoController),
-		errors.Is(err, backend.ErrLeaderMoved), errors.Is(err, backend.ErrOutcomeUnknown), errors.Is(err, backend.ErrPeerUnavailable):
+	case unavailableNow(err):
 		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, cluster.ErrNotReady):
 		return kerr.CoordinatorLoadInProgress.Code
@@ -147,4 +146,19 @@ func txnCode(err error, key kmsg.Key, version int16) int16 {
 // errorf wraps sentinel with a formatted detail.
 func errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}
+
+// unavailableNow reports whether err says the cluster cannot take a
+// change now but may in a moment: this node closing, the metadata group
+// without a leader or its leadership moving (a coordinator change in a
+// cluster of processes), a peer that cannot serve now, or a change whose
+// outcome is unknown. Each API answers it with its own retriable code.
+func unavailableNow(err error) bool {
+	for _, e := range []error{cluster.ErrClosed, backend.ErrNodeClosed, backend.ErrNoController, backend.ErrLeaderMoved,
+		backend.ErrOutcomeUnknown, backend.ErrPeerUnavailable} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }

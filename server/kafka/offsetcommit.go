@@ -106,7 +106,12 @@ func offsetCode(err error) int16 {
 		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, client.ErrStoreFailed), errors.As(err, &corrupt):
 		return kerr.KafkaStorageError.Code
-	case errors.Is(err, cluster.ErrClosed):
+	case unavailableNow(err):
+		// The node closing, or the metadata group changing leaders (the
+		// coordinator moving, in a cluster of processes): the client
+		// finds the coordinator again and commits again. A commit whose
+		// outcome is unknown is safe to repeat: the same offset again is
+		// no regression.
 		return kerr.CoordinatorNotAvailable.Code
 	}
 	return kerr.UnknownServerError.Code
