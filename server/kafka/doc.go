@@ -97,6 +97,5 @@
 // WriteTxnMarkers and AddPartitionsToTxn v4+ (a broker's requests: the
 // coordinator writes markers itself), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848) and
-// DeleteGroups, Kafka ACLs and re-authentication, and OffsetForLeaderEpoch
-// (so clients skip log truncation checks).
+// DeleteGroups, Kafka ACLs and re-authentication.
 package kafka
