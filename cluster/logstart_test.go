@@ -125,3 +125,20 @@ func TestLeaderEpochsAfterMove(t *testing.T) {
 	_, err = c.LeaderEpochs("t", 3)
 	require.Error(t, err)
 }
+
+// An OperateLogStart sent to the leader's process raises the log start
+// there, journaled by whoever the request names: how another process's
+// AdvanceLogStart reaches the leader in cluster mode.
+func TestOperateLogStart(t *testing.T) {
+	clk := logtest.NewClock(time.Unix(1_700_000_000, 0))
+	c, _ := newRetentionCluster(t, clk, nil)
+	sendSized(t, c, 6, 10)
+	res, err := c.Operate(t.Context(), 1, OperateRequest{Op: OperateLogStart, Topic: "t", Partition: 0, Offset: 4, By: ByOperator, Reason: "forwarded"})
+	require.NoError(t, err)
+	require.Contains(t, string(res.Result), `"To":4`)
+	for id := 1; id <= 3; id++ {
+		require.Equal(t, uint64(4), replicaOf(t, c, id).LogStart(), "broker %d", id)
+	}
+	_, err = c.Operate(t.Context(), 1, OperateRequest{Op: OperateLogStart, Topic: "t", Partition: 0, Offset: 7})
+	require.ErrorIs(t, err, ErrPastHighWatermark)
+}
