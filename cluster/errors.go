@@ -124,6 +124,9 @@ var (
 	// its metadata after a start): an answer from it could say a topic
 	// or an offset does not exist when it does.
 	ErrNotReady = errors.New("cluster: the metadata is not replayed yet")
+	// ErrPastHighWatermark refuses to raise a log start past the high
+	// watermark (AdvanceLogStart): records above it are not committed.
+	ErrPastHighWatermark = errors.New("cluster: offset past the high watermark")
 	// ErrProducerIDsExhausted refuses a reservation of producer ids past
 	// 2^63-1: every id was handed out, and none is ever reused.
 	ErrProducerIDsExhausted = errors.New("cluster: producer ids exhausted")

@@ -36,7 +36,9 @@ const (
 	// before and after: the change is the topic leaving cluster.meta.
 	EventDeleteTopic JournalEvent = "delete-topic"
 	// EventRetention is a retention pass that deleted segments of a
-	// partition's replicas (EnforceRetention); Removed lists them.
+	// partition's replicas (EnforceRetention), or a raise of its log start
+	// by hand (AdvanceLogStart, a Kafka DeleteRecords); Removed lists the
+	// segments deleted.
 	EventRetention JournalEvent = "retention"
 	// EventAlterConfig is a change of a topic's configuration overrides
 	// (AlterTopicConfig). Its entries name the topic; ConfigBefore and
@@ -651,9 +653,14 @@ func (c *Cluster) reconcileJournal() error {
 		}
 		if e.Event == EventRetention {
 			// Each segment's deletion is crash-safe on its own; what the
-			// pass had not deleted yet, the next pass deletes.
+			// pass (or a raise of the log start, AdvanceLogStart) had not
+			// deleted yet, the next pass deletes.
+			summary := "the process stopped during the retention pass"
+			if e.By != ByRetention {
+				summary = "the process stopped while the log start was being raised"
+			}
 			out := JournalEntry{Event: e.Event, By: ByStartup, Topic: e.Topic, Partition: e.Partition, Broker: e.Broker, Intent: &off,
-				Phase: PhaseFailed, Summary: "the process stopped during the retention pass",
+				Phase: PhaseFailed, Summary: summary,
 				Error: "interrupted; the next retention pass deletes what it had not deleted yet"}
 			if _, err := c.files.journal.append(out); err != nil {
 				return err

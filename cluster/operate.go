@@ -40,6 +40,8 @@ func (c *Cluster) Operate(ctx context.Context, to int, req OperateRequest) (Oper
 		v, err = c.moveLeader(req.Topic, req.Partition, req.Broker, cs, req.Epoch)
 	case OperateFailover:
 		v, err = c.failover(req.Topic, req.Partition, cs, req.Epoch)
+	case OperateLogStart:
+		v, err = c.advanceLogStart(req.Topic, req.Partition, req.Offset, cs)
 	case OperateReopen:
 		v, err = c.reopenHosted(to)
 	case OperateStatus:

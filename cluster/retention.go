@@ -104,16 +104,29 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 	if drop == 0 {
 		return res, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
-	defer cancel()
 	o := c.newOp(cause{by: ByRetention, reason: DescribePolicy(policy)}, EventRetention, p, pm.Leader)
 	// The intent comes first, so that a deletion a crash interrupts is in
 	// the journal too (reconcileJournal gives it its outcome).
-	intent := o.entry(PhaseIntent, fmt.Sprintf("%s: log start %d -> %d (high watermark %d): %d segment(s) of leader %d to delete, and what lies below on its followers",
-		p, res.From, start, hw, drop, pm.Leader))
-	off, err := o.append(ctx, intent)
+	intent := fmt.Sprintf("%s: log start %d -> %d (high watermark %d): %d segment(s) of leader %d to delete, and what lies below on its followers",
+		p, res.From, start, hw, drop, pm.Leader)
+	err = c.raiseLogStartLocked(p, pm, ll, o, "retention", intent, start, hw, &res)
+	return res, err
+}
+
+// raiseLogStartLocked raises the log start of p's leader, ll, to start,
+// deleting its segments wholly below it, and has every available follower
+// take the same log start (takeLogStartLocked): the path both retention
+// and AdvanceLogStart take. It journals o's intent, then its outcome, with
+// the segments removed, which it adds to res (whose From the caller set;
+// To is the leader's log start after). what names the operation in its
+// errors. The caller holds p's writes back (p.lockIdle) and checked that
+// start is at most the high watermark hw.
+func (c *Cluster) raiseLogStartLocked(p *partition, pm PartitionMetadata, ll *segment.Log, o *op, what, intent string, start, hw uint64, res *RetentionResult) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.requestTimeout)
+	defer cancel()
+	off, err := o.append(ctx, o.entry(PhaseIntent, intent))
 	if err != nil {
-		return res, fmt.Errorf("cluster: retention of %s: nothing deleted: %w", p, err)
+		return fmt.Errorf("cluster: %s of %s: nothing deleted: %w", what, p, err)
 	}
 	o.intent = &off
 	removed, err := ll.AdvanceStart(start)
@@ -146,14 +159,14 @@ func (c *Cluster) retainPartition(p *partition, policy segment.RetentionPolicy) 
 		if _, jerr := o.append(ctx, e); jerr != nil {
 			err = errors.Join(err, fmt.Errorf("%w: %w", ErrJournalFailed, jerr))
 		}
-		return res, fmt.Errorf("cluster: retention of %s: %w", p, err)
+		return fmt.Errorf("cluster: %s of %s: %w", what, p, err)
 	}
 	e := o.entry(PhaseDone, summary)
 	e.Removed = res.Removed
 	if _, err := o.append(ctx, e); err != nil {
-		return res, fmt.Errorf("%w: %w", ErrJournalFailed, err)
+		return fmt.Errorf("%w: %w", ErrJournalFailed, err)
 	}
-	return res, nil
+	return nil
 }
 
 // PlanRetentionOn is segment.PlanRetention on a leader's log, after rolling

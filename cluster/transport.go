@@ -283,6 +283,9 @@ const (
 	OperateFailover   = "failover"
 	OperateReopen     = "reopen-broker"
 	OperateStatus     = "status"
+	// OperateLogStart raises a partition's log start (AdvanceLogStart),
+	// on its leader's process.
+	OperateLogStart = "log-start"
 	// OperateVersion runs nothing: its answer says how far the process's
 	// copy of the metadata has come (OperateResponse.Version).
 	OperateVersion = "version"
@@ -301,11 +304,13 @@ type OperateRequest struct {
 	Epoch     *uint64 `json:"epoch,omitempty"`
 	By        string  `json:"by,omitempty"`
 	Reason    string  `json:"reason,omitempty"`
+	// Offset is the new log start of an OperateLogStart.
+	Offset uint64 `json:"offset,omitempty"`
 }
 
 // OperateResponse carries the operation's result, the JSON of its result
 // type (CatchUpResult, RecoveryResult, MoveResult, FailoverResult,
-// ReopenResult, PartitionStatus).
+// ReopenResult, PartitionStatus, RetentionResult).
 type OperateResponse struct {
 	Result json.RawMessage `json:"result"`
 	// Version is the running process's MetaStore.Version once the

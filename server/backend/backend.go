@@ -61,6 +61,10 @@ type Data interface {
 	// false, and the high watermark, when none below it is
 	// (cluster.Cluster.OffsetForTime).
 	OffsetForTime(topicName string, partition int, ts int64) (offset uint64, found bool, err error)
+	// LeaderEpochs is a partition's leader's leader-epoch history, log
+	// start and log end (cluster.Cluster.LeaderEpochs): what a Kafka
+	// OffsetForLeaderEpoch answers from.
+	LeaderEpochs(topicName string, partition int) (cluster.LeaderEpochs, error)
 	// NewProducerID is a producer id never handed out before in the
 	// cluster, for an idempotent producer (cluster.Cluster.NewProducerID).
 	NewProducerID(ctx context.Context) (int64, error)
@@ -136,6 +140,10 @@ type TopicAdmin interface {
 	AlterTopicConfig(name string, set map[string]string, remove []string) (topic.Config, error)
 	// DeleteTopic deletes a topic, its records and its committed offsets.
 	DeleteTopic(name string) (cluster.DeleteTopicResult, error)
+	// AdvanceLogStart raises a partition's log start on its leader and
+	// followers, as retention does (cluster.Cluster.AdvanceLogStart): a
+	// Kafka DeleteRecords.
+	AdvanceLogStart(topicName string, partition int, offset uint64, reason string) (cluster.RetentionResult, error)
 }
 
 // Operator is what an operator does to the cluster by hand, and the

@@ -12,11 +12,9 @@ import (
 // Authorization of every API, by server/auth's one rule (auth.Decide),
 // the same as over HTTP (docs/security.md § Authentication and roles):
 //
-//   - read: Metadata, Fetch, ListOffsets, OffsetFetch, FindCoordinator,
-//     JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups,
-//     ListGroups, DescribeCluster; write: + Produce, OffsetCommit; admin: + CreateTopics,
-//     DeleteTopics, DeleteGroups, OffsetDelete (a group's name and an
-//     OffsetDelete's topics scoped as below).
+//   - read, write, admin: each API's role is its row's in the handler
+//     table (handlers.go), each role taking what the roles below it take;
+//     docs/kafka.md lists them.
 //   - Topic prefixes apply per topic, each refused item answered
 //     TOPIC_AUTHORIZATION_FAILED while the others are served; Metadata
 //     for every topic and OffsetFetch for every committed topic leave out
@@ -170,6 +168,20 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		return 0, func(resp kmsg.Response) {
 			f := failListOffsets(&kmsg.ListOffsetsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.ListOffsetsResponse)
 			resp.(*kmsg.ListOffsetsResponse).Topics = append(resp.(*kmsg.ListOffsetsResponse).Topics, f.Topics...)
+		}
+	case *kmsg.OffsetForLeaderEpochRequest:
+		var out []kmsg.OffsetForLeaderEpochRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failOffsetForLeaderEpoch(&kmsg.OffsetForLeaderEpochRequest{Version: r.Version, Topics: out}, denied).(*kmsg.OffsetForLeaderEpochResponse)
+			resp.(*kmsg.OffsetForLeaderEpochResponse).Topics = append(resp.(*kmsg.OffsetForLeaderEpochResponse).Topics, f.Topics...)
+		}
+	case *kmsg.DeleteRecordsRequest:
+		var out []kmsg.DeleteRecordsRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failDeleteRecords(&kmsg.DeleteRecordsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.DeleteRecordsResponse)
+			resp.(*kmsg.DeleteRecordsResponse).Topics = append(resp.(*kmsg.DeleteRecordsResponse).Topics, f.Topics...)
 		}
 	case *kmsg.OffsetCommitRequest:
 		var out []kmsg.OffsetCommitRequestTopic

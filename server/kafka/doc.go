@@ -101,6 +101,5 @@
 // WriteTxnMarkers and AddPartitionsToTxn v4+ (a broker's requests: the
 // coordinator writes markers itself), fetch sessions (answered with
 // session id 0), Kafka's new consumer group protocol (KIP-848), Kafka ACLs
-// and re-authentication, and OffsetForLeaderEpoch
-// (so clients skip log truncation checks).
+// and re-authentication.
 package kafka

@@ -58,6 +58,9 @@ func (s *Server) table() []api {
 		{key: kmsg.Produce, min: 3, max: 9, handle: s.produce, fail: failProduce, notReady: kerr.LeaderNotAvailable.Code, role: write, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.Fetch, min: 4, max: 12, handle: s.fetch, fail: failFetch, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.ListOffsets, min: 1, max: 7, handle: s.listOffsets, fail: failListOffsets, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
+		// The end of a leader epoch (offsetforleaderepoch.go): a consumer's
+		// check for lost records after a leader change.
+		{key: kmsg.OffsetForLeaderEpoch, min: 0, max: 4, handle: s.offsetForLeaderEpoch, fail: failOffsetForLeaderEpoch, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.Metadata, min: 0, max: 12, handle: s.metadata, fail: failMetadata, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: topicDenied},
 		{key: kmsg.ApiVersions, min: 0, max: 3, handle: s.apiVersions, fail: failApiVersions, role: auth.RoleOpen},
 		// Idempotent producers (initproducerid.go): advertising it turns
@@ -77,6 +80,9 @@ func (s *Server) table() []api {
 		// membership).
 		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
 		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
+		// Records below an offset (deleterecords.go): Kafka checks DELETE
+		// on the topic, which is PyStream's admin role.
+		{key: kmsg.DeleteRecords, min: 0, max: 2, handle: s.deleteRecords, fail: failDeleteRecords, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
 		// Configurations (configs.go): topics' per topic, brokers' read-only.
 		{key: kmsg.DescribeConfigs, min: 0, max: 4, handle: s.describeConfigs, fail: failDescribeConfigs, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeConfigs, deny: topicDenied},
 		{key: kmsg.AlterConfigs, min: 0, max: 2, handle: s.alterConfigs, fail: failAlterConfigs, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeConfigs, deny: topicDenied},

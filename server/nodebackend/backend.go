@@ -146,6 +146,11 @@ func (b *Backend) OffsetForTime(topicName string, partition int, ts int64) (uint
 	return off, found, mark(err)
 }
 
+// LeaderEpochs reads the leader-epoch history of the partition's leader.
+func (b *Backend) LeaderEpochs(topicName string, partition int) (cluster.LeaderEpochs, error) {
+	return marked(b.local.LeaderEpochs(topicName, partition))
+}
+
 // ListOffsets lists a consumer's committed offsets.
 func (b *Backend) ListOffsets(consumerID string) ([]client.CommittedOffset, error) {
 	return marked(b.local.ListOffsets(consumerID))
@@ -212,6 +217,12 @@ func (b *Backend) AlterTopicConfig(name string, set map[string]string, remove []
 // holding its replicas removes their files as it learns of it.
 func (b *Backend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
 	return marked(b.local.DeleteTopic(name))
+}
+
+// AdvanceLogStart raises a partition's log start, on its leader's
+// process.
+func (b *Backend) AdvanceLogStart(topicName string, partition int, offset uint64, reason string) (cluster.RetentionResult, error) {
+	return marked(b.local.AdvanceLogStart(topicName, partition, offset, reason))
 }
 
 // --- Operator ---

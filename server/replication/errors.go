@@ -206,6 +206,7 @@ var sentinels = []struct {
 	{"replica-missing", CodeRefused, cluster.ErrReplicaMissing},
 	{"invalid-argument", CodeRefused, cluster.ErrInvalidArgument},
 	{"journal-failed", CodeRefused, cluster.ErrJournalFailed},
+	{"past-high-watermark", CodeRefused, cluster.ErrPastHighWatermark},
 	{"partition-out-of-range", CodeRefused, topic.ErrPartitionOutOfRange},
 	{"invalid-name", CodeRefused, topic.ErrInvalidName},
 	{"invalid-config", CodeRefused, topic.ErrInvalidConfig},

@@ -387,6 +387,8 @@ func TestReplicationRoundTripOperate(t *testing.T) {
 			`{ "NewLeader" : 3, "Epoch" : 13, "Note" : "<a & b>" }`},
 		{"status", cluster.OperateRequest{Op: cluster.OperateStatus, Topic: "t"}, `[1,2,"three",null,{"x":[]}]`},
 		{"reopen", cluster.OperateRequest{Op: cluster.OperateReopen, Broker: 4}, `"reopened"`},
+		{"log-start", cluster.OperateRequest{Op: cluster.OperateLogStart, Topic: "orders", Partition: 1, Offset: 42, By: "operator", Reason: "Kafka DeleteRecords"},
+			`{"Topic":"orders","Partition":1,"From":0,"To":42,"Removed":null}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
