@@ -31,6 +31,7 @@ func New(node *clusternode.Node) *Backend {
 var (
 	_ backend.Data       = (*Backend)(nil)
 	_ backend.TopicAdmin = (*Backend)(nil)
+	_ backend.Storage    = (*Backend)(nil)
 	_ backend.Operator   = (*Backend)(nil)
 	_ backend.Membership = (*Backend)(nil)
 )
@@ -206,6 +207,13 @@ func (b *Backend) AlterTopicConfig(name string, set map[string]string, remove []
 // holding its replicas removes their files as it learns of it.
 func (b *Backend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
 	return marked(b.local.DeleteTopic(name))
+}
+
+// --- Storage ---
+
+// BrokerUsage reads the node's own broker's replicas and file system.
+func (b *Backend) BrokerUsage(id int, topics []string) (cluster.BrokerUsage, error) {
+	return marked(b.local.BrokerUsage(id, topics))
 }
 
 // --- Operator ---
