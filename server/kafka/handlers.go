@@ -93,6 +93,10 @@ func (s *Server) table() []api {
 		{key: kmsg.ListGroups, min: 0, max: 5, handle: s.listGroups, fail: failListGroups, notReady: kerr.CoordinatorLoadInProgress.Code, role: read, scope: scopeGroups, deny: groupDenied},
 		// The cluster's id, controller and brokers (describecluster.go).
 		{key: kmsg.DescribeCluster, min: 0, max: 1, handle: s.describeCluster, fail: failDescribeCluster, notReady: kerr.LeaderNotAvailable.Code, role: read, deny: kerr.ClusterAuthorizationFailed.Code},
+		// Each broker's log directory (describelogdirs.go), and leaders
+		// handed back to preferred replicas (electleaders.go).
+		{key: kmsg.DescribeLogDirs, min: 0, max: 4, handle: s.describeLogDirs, fail: failDescribeLogDirs, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: kerr.ClusterAuthorizationFailed.Code},
+		{key: kmsg.ElectLeaders, min: 0, max: 2, handle: s.electLeaders, fail: failElectLeaders, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCluster, deny: kerr.ClusterAuthorizationFailed.Code},
 	}
 	if s.cfg.Auth != nil {
 		// Authentication (sasl.go): served, and advertised, only with an
