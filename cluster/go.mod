@@ -7,12 +7,12 @@ require (
 	github.com/pystream/pystream/log v0.0.0-00010101000000-000000000000
 	github.com/pystream/pystream/topic v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.11.1
+	golang.org/x/sys v0.48.0
 )
 
 require (
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 

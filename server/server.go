@@ -144,6 +144,7 @@ type Server struct {
 type clusterBackend interface {
 	backend.Data
 	backend.TopicAdmin
+	backend.Storage
 	backend.Operator
 	// Root is the data directory; the API never shows it.
 	Root() string

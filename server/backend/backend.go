@@ -146,6 +146,16 @@ type TopicAdmin interface {
 	AdvanceLogStart(topicName string, partition int, offset uint64, reason string) (cluster.RetentionResult, error)
 }
 
+// Storage is what the brokers of this process keep on disk: Kafka's log
+// directories (DescribeLogDirs).
+type Storage interface {
+	// BrokerUsage reads the replicas of broker id, which must run in
+	// this process, and the space of its file system
+	// (cluster.Cluster.BrokerUsage): of every topic when topics is nil,
+	// of those named otherwise.
+	BrokerUsage(id int, topics []string) (cluster.BrokerUsage, error)
+}
+
 // Operator is what an operator does to the cluster by hand, and the
 // controller loop that does the same on its own. An operation a mode does
 // not offer returns an error wrapping ErrNotInThisMode.

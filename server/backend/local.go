@@ -30,6 +30,7 @@ type Local struct {
 var (
 	_ Data       = (*Local)(nil)
 	_ TopicAdmin = (*Local)(nil)
+	_ Storage    = (*Local)(nil)
 	_ Operator   = (*Local)(nil)
 )
 

@@ -40,6 +40,10 @@ import (
 //     refuses the others, group by group. Its commits and fetches of
 //     offsets are also checked topic by topic. FindCoordinator says only
 //     which broker coordinates a name and is not scoped.
+//   - DescribeLogDirs: read (Kafka checks DESCRIBE on the cluster); a
+//     principal limited to prefixes is shown its topics' replicas only.
+//     ElectLeaders: admin without prefixes (Kafka checks ALTER on the
+//     cluster), CLUSTER_AUTHORIZATION_FAILED otherwise.
 //   - Configurations: read for DescribeConfigs, admin for AlterConfigs
 //     and IncrementalAlterConfigs. A topic resource is checked as a
 //     topic, each refused one TOPIC_AUTHORIZATION_FAILED while the others
@@ -73,6 +77,10 @@ const (
 	// scopeConfigs: each resource of a configuration request, by its
 	// type (screenConfigs).
 	scopeConfigs
+	// scopeCluster: the cluster as a whole, which a principal limited to
+	// topic prefixes may not change (ElectLeaders): refused with the
+	// API's deny code.
+	scopeCluster
 )
 
 // screen applies p's rights to req (a served version, already decoded)
@@ -113,6 +121,8 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		return 0, screenTxns(req, may)
 	case scopeConfigs:
 		return 0, screenConfigs(req, may)
+	case scopeCluster:
+		return a.deny, nil
 	case scopeNone:
 		return 0, nil
 	}
@@ -229,6 +239,15 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 					rt.Partitions = append(rt.Partitions, rp)
 				}
 				o.Topics = append(o.Topics, rt)
+			}
+		}
+	case *kmsg.DescribeLogDirsRequest:
+		// Kafka's answer has no refusal per topic: a topic p may not
+		// reach is left out, as one the broker does not hold.
+		return 0, func(resp kmsg.Response) {
+			for i := range resp.(*kmsg.DescribeLogDirsResponse).Dirs {
+				d := &resp.(*kmsg.DescribeLogDirsResponse).Dirs[i]
+				d.Topics = keep(d.Topics, func(t kmsg.DescribeLogDirsResponseDirTopic) bool { return may(t.Topic) })
 			}
 		}
 	case *kmsg.DeleteTopicsRequest:
@@ -548,7 +567,7 @@ func (s *Server) clusterOperations(x *exchange) int32 {
 			if !served {
 				continue
 			}
-			if p != nil && (p.Role < a.role || (a.scope == scopeCreate && len(p.Prefixes) > 0)) {
+			if p != nil && (p.Role < a.role || ((a.scope == scopeCreate || a.scope == scopeCluster) && len(p.Prefixes) > 0)) {
 				continue
 			}
 			ops |= 1 << o.op

@@ -1,6 +1,9 @@
 package kafka
 
-import "github.com/pystream/pystream/server/backend"
+import (
+	"github.com/pystream/pystream/cluster"
+	"github.com/pystream/pystream/server/backend"
+)
 
 // Cluster is what the Kafka listener serves: the backend's data
 // (brokers, topics, records, committed offsets) and its topic
@@ -13,6 +16,12 @@ import "github.com/pystream/pystream/server/backend"
 type Cluster interface {
 	backend.Data
 	backend.TopicAdmin
+	backend.Storage
+	// MoveLeader is the operator's leader move (backend.Operator's), by
+	// which ElectLeaders hands a partition back to its preferred replica;
+	// Wake has the controller plan again after it.
+	MoveLeader(topicName string, partition, brokerID int) (cluster.MoveResult, error)
+	Wake()
 }
 
 // Directory is what a node of a cluster of processes adds to Cluster

@@ -77,12 +77,13 @@ func opsBits(ops ...kmsg.ACLOperation) int32 {
 // TestKafkaDescribeClusterAuthorizedOperations: asked for, the cluster's
 // authorized operations are what the principal's role allows of what
 // the listener serves — DESCRIBE and DESCRIBE_CONFIGS for read,
-// IDEMPOTENT_WRITE for write, CREATE and ALTER_CONFIGS for admin without
-// prefixes — and, without an auth file, all of them. Metadata v8-v10
-// answers the same bitfield.
+// IDEMPOTENT_WRITE for write, CREATE, ALTER_CONFIGS and ALTER
+// (ElectLeaders) for admin without prefixes, ALTER_CONFIGS alone for one
+// limited to prefixes — and, without an auth file, all of them. Metadata
+// v8-v10 answers the same bitfield.
 func TestKafkaDescribeClusterAuthorizedOperations(t *testing.T) {
 	all := opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite,
-		kmsg.ACLOperationCreate, kmsg.ACLOperationAlterConfigs)
+		kmsg.ACLOperationCreate, kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationAlter)
 	f := start(t, 1, 1, 1)
 	require.Equal(t, all, describeCluster(t, f.client(t), true, 1).ClusterAuthorizedOperations)
 	m := kmsg.NewPtrMetadataRequest()
@@ -98,6 +99,7 @@ func TestKafkaDescribeClusterAuthorizedOperations(t *testing.T) {
 		"writer": opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite),
 		"payer":  opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite),
 		"ops":    all,
+		"payops": opsBits(kmsg.ACLOperationDescribe, kmsg.ACLOperationDescribeConfigs, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationAlterConfigs),
 	} {
 		got := describeCluster(t, s.as(t, auth.MechanismPlain, who), true, 1)
 		require.Zero(t, got.ErrorCode, who)

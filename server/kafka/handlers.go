@@ -103,6 +103,10 @@ func (s *Server) table() []api {
 		// offsetdelete.go): served where groups are coordinated.
 		{key: kmsg.DeleteGroups, min: 0, max: 2, handle: s.deleteGroups, fail: failDeleteGroups, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeGroups, deny: groupDenied},
 		{key: kmsg.OffsetDelete, min: 0, max: 0, handle: s.offsetDelete, fail: failOffsetDelete, coordinated: true, notReady: kerr.CoordinatorLoadInProgress.Code, role: admin, scope: scopeTopics, deny: groupDenied},
+		// Each broker's log directory (describelogdirs.go), and leaders
+		// handed back to preferred replicas (electleaders.go).
+		{key: kmsg.DescribeLogDirs, min: 0, max: 4, handle: s.describeLogDirs, fail: failDescribeLogDirs, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeTopics, deny: kerr.ClusterAuthorizationFailed.Code},
+		{key: kmsg.ElectLeaders, min: 0, max: 2, handle: s.electLeaders, fail: failElectLeaders, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCluster, deny: kerr.ClusterAuthorizationFailed.Code},
 	}
 	if s.cfg.Auth != nil {
 		// Authentication (sasl.go): served, and advertised, only with an

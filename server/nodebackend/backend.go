@@ -31,6 +31,7 @@ func New(node *clusternode.Node) *Backend {
 var (
 	_ backend.Data       = (*Backend)(nil)
 	_ backend.TopicAdmin = (*Backend)(nil)
+	_ backend.Storage    = (*Backend)(nil)
 	_ backend.Operator   = (*Backend)(nil)
 	_ backend.Membership = (*Backend)(nil)
 )
@@ -223,6 +224,13 @@ func (b *Backend) DeleteTopic(name string) (cluster.DeleteTopicResult, error) {
 // process.
 func (b *Backend) AdvanceLogStart(topicName string, partition int, offset uint64, reason string) (cluster.RetentionResult, error) {
 	return marked(b.local.AdvanceLogStart(topicName, partition, offset, reason))
+}
+
+// --- Storage ---
+
+// BrokerUsage reads the node's own broker's replicas and file system.
+func (b *Backend) BrokerUsage(id int, topics []string) (cluster.BrokerUsage, error) {
+	return marked(b.local.BrokerUsage(id, topics))
 }
 
 // --- Operator ---
