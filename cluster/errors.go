@@ -87,6 +87,8 @@ var (
 
 	// ErrReplicationFailed is matched by *ReplicationError.
 	ErrReplicationFailed = errors.New("cluster: replication failed")
+	// ErrNotEnoughReplicas is matched by *NotEnoughReplicasError.
+	ErrNotEnoughReplicas = errors.New("cluster: not enough in-sync replicas")
 	// ErrLeaderUnavailable is matched by *LeaderUnavailableError.
 	ErrLeaderUnavailable = errors.New("cluster: leader unavailable")
 	// ErrReplicaDivergence is matched by *ReplicaDivergenceError.
@@ -252,6 +254,28 @@ func (e *ReplicationError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrReplicationFailed) true.
 func (e *ReplicationError) Is(target error) bool { return target == ErrReplicationFailed }
+
+// NotEnoughReplicasError refuses a write to a partition whose active
+// replicas (its in-sync set, the leader included) are fewer than the
+// topic's min.insync.replicas. It is returned before anything is
+// appended: nothing of the write is stored, and it can be sent again once
+// enough replicas are active. errors.Is(err, ErrNotEnoughReplicas) is true.
+type NotEnoughReplicasError struct {
+	Topic     string
+	Partition int
+	// Active is how many replicas are active; MinInsync the topic's
+	// min.insync.replicas.
+	Active    int
+	MinInsync int
+}
+
+func (e *NotEnoughReplicasError) Error() string {
+	return fmt.Sprintf("cluster: %s/%d: %d active replica(s), fewer than min.insync.replicas=%d; nothing was written",
+		e.Topic, e.Partition, e.Active, e.MinInsync)
+}
+
+// Is makes errors.Is(err, ErrNotEnoughReplicas) true.
+func (e *NotEnoughReplicasError) Is(target error) bool { return target == ErrNotEnoughReplicas }
 
 // LeaderUnavailableError reports that a partition's recorded leader cannot be
 // reached (its broker is closed or not registered). Nothing fails over on its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/log/segment"
+	"github.com/pystream/pystream/topic"
 )
 
 // This file is the leader's write path — the one in PyStream, for a
@@ -364,6 +365,9 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 	if pm.Leader != m.id() {
 		return pm, reqs, nil, nil, &NotLeaderError{Topic: p.topic, Partition: p.index, Broker: m.id(), Leader: pm.Leader}
 	}
+	if err := c.checkMinInsync(p, pm); err != nil {
+		return pm, reqs, nil, nil, err
+	}
 	now := m.b.opts.Now().UnixNano()
 	fresh, table, verdicts, counts, payloads := c.screenLocked(m, r, p, pm, ll, reqs, now)
 	if len(fresh) == 0 {
@@ -398,6 +402,27 @@ func (c *Cluster) appendOnLeader(m *member, p *partition, ll *segment.Log, reqs 
 	ch := make(chan error, 1)
 	go func() { ch <- ll.AppendRecords(recs) }()
 	return pm, fresh, recs, ch, nil
+}
+
+// checkMinInsync refuses a write to p, led at pm, with a
+// *NotEnoughReplicasError when its active replicas (the leader included)
+// are fewer than the topic's min.insync.replicas: the one check of both
+// modes, made before anything is appended (and before a batch sent again
+// is answered, as Kafka checks it before its log's duplicate screen).
+func (c *Cluster) checkMinInsync(p *partition, pm PartitionMetadata) error {
+	minInsync := c.opts.TopicDefaults.MinInsyncReplicas
+	var override string
+	c.store.Read(func(s *MetaState) { override = s.Meta.Topics[p.topic].Config[topic.MinInsyncReplicasKey] })
+	if override != "" {
+		// Canonical since it was stored (topic.ParseConfigOverrides).
+		if v, err := topic.ConfigInt(topic.MinInsyncReplicasKey, override); err == nil {
+			minInsync = v
+		}
+	}
+	if int64(len(pm.Active)) < minInsync {
+		return &NotEnoughReplicasError{Topic: p.topic, Partition: p.index, Active: len(pm.Active), MinInsync: int(minInsync)}
+	}
+	return nil
 }
 
 // leadRun makes sure the leader's next records, from ll's end, belong to

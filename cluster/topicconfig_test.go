@@ -135,7 +135,10 @@ func TestTopicConfigRefusals(t *testing.T) {
 	var ce *topic.ConfigError
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "segment.ms", ce.Key)
-	_, err = c.AlterTopicConfig("t", nil, []string{"cleanup.policy"})
+	_, err = c.AlterTopicConfig("t", nil, []string{"compression.type"})
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "compression.type", ce.Key)
+	_, err = c.AlterTopicConfig("t", map[string]string{"cleanup.policy": "compact"}, nil)
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "cleanup.policy", ce.Key)
 	require.Equal(t, before, snapshot(t, root))

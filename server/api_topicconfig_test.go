@@ -36,7 +36,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	detail, created, err := c.CreateTopicWithConfig(ctx, "orders", 1, 2, map[string]string{"retention.ms": "3600000", "segment.bytes": "01048576"})
 	require.NoError(t, err)
 	require.True(t, created)
-	want := map[string]string{"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "1048576", "segment.ms": "60000"}
+	want := map[string]string{"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "1048576", "segment.ms": "60000",
+		"min.insync.replicas": "1", "cleanup.policy": "delete"}
 	require.Equal(t, want, detail.Config)
 	require.Equal(t, []string{"retention.ms", "segment.bytes"}, detail.ConfigOverrides)
 
@@ -51,7 +52,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	// its own.
 	plain, _, err := c.CreateTopic(ctx, "plain", 1, 1)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "60000"}, plain.Config)
+	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "60000",
+		"min.insync.replicas": "1", "cleanup.policy": "delete"}, plain.Config)
 	require.Equal(t, []string{}, plain.ConfigOverrides)
 
 	got, err := c.Topic(ctx, "orders")
@@ -74,17 +76,22 @@ func TestE2ETopicConfig(t *testing.T) {
 	require.Equal(t, "604800000", cfg.Config["retention.ms"])
 
 	// Refused as a whole, naming the key: nothing changes.
-	for _, bad := range []struct{ body, key string }{
-		{`{"retention.ms":"1","segment.bytes":"12"}`, "segment.bytes"},
-		{`{"retention.ms":"1","cleanup.policy":"delete"}`, "cleanup.policy"},
-		{`{"retention.ms":3600000}`, "retention.ms"},
-		{`{"segment.ms":" 5"}`, "segment.ms"},
+	for _, bad := range []struct{ body, key, says string }{
+		{`{"retention.ms":"1","segment.bytes":"12"}`, "segment.bytes", "bytes from 1024"},
+		{`{"retention.ms":"1","cleanup.policy":"compact"}`, "cleanup.policy", "log compaction does not exist in PyStream yet"},
+		{`{"cleanup.policy":"compact,delete"}`, "cleanup.policy", "log compaction does not exist in PyStream yet"},
+		{`{"cleanup.policy":"none"}`, "cleanup.policy", "not a cleanup policy"},
+		{`{"min.insync.replicas":"0"}`, "min.insync.replicas", "replicas from 1"},
+		{`{"retention.ms":"1","compression.type":"zstd"}`, "compression.type", "unknown key"},
+		{`{"retention.ms":3600000}`, "retention.ms", "JSON string"},
+		{`{"segment.ms":" 5"}`, "segment.ms", "decimal integer"},
 	} {
 		resp := patchJSON(t, r, "/api/topics/orders/config", bad.body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad.body)
 		e := apitest.DecodeError(t, resp)
 		require.Equal(t, apiclient.CodeInvalidArgument, e.Code)
 		require.Contains(t, e.Message, `"`+bad.key+`"`, bad.body)
+		require.Contains(t, e.Message, bad.says, bad.body)
 	}
 	after, err := c.TopicConfig(ctx, "orders")
 	require.NoError(t, err)
@@ -94,6 +101,10 @@ func TestE2ETopicConfig(t *testing.T) {
 	_, _, err = c.CreateTopicWithConfig(ctx, "nope", 1, 1, map[string]string{"segment.bytes": "+1024"})
 	e := apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
 	require.Contains(t, e.Message, `"segment.bytes"`)
+	_, _, err = c.CreateTopicWithConfig(ctx, "nope", 1, 1, map[string]string{"cleanup.policy": "compact"})
+	e = apitest.APIErr(t, err, http.StatusBadRequest, apiclient.CodeInvalidArgument)
+	require.Contains(t, e.Message, `"cleanup.policy"`)
+	require.Contains(t, e.Message, "log compaction does not exist in PyStream yet")
 	_, err = c.Topic(ctx, "nope")
 	apitest.APIErr(t, err, http.StatusNotFound, apiclient.CodeNotFound)
 

@@ -131,7 +131,8 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 		with(topicJSON(`{"partitions":1,"replication_factor":1}`), "name missing"),
 		// A topic's configuration: Kafka's keys, string values, each
 		// checked by the topic layer's rule; nothing is created.
-		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"cleanup.policy":"delete"}}`), "unknown config key"),
+		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"compression.type":"zstd"}}`), "unknown config key"),
+		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"cleanup.policy":"compact"}}`), "config cleanup.policy compact"),
 		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"retention.ms":3600000}}`), "config value a number"),
 		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"retention.ms":null}}`), "config value null"),
 		with(topicJSON(`{"name":"c","partitions":1,"replication_factor":1,"config":{"segment.bytes":"12"}}`), "config value out of range"),

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // This file is the one rule for a topic's configuration: the keys a topic
@@ -14,7 +15,8 @@ import (
 // functions; where the values are stored (cluster.meta, the metadata
 // group) and who uses them (the segmented logs) is for the layers above.
 // The names and meanings are Kafka's, and as in Kafka every value travels
-// as a string.
+// as a string: a decimal integer for most keys, a list of policies for
+// cleanup.policy.
 
 // The configuration keys of a topic.
 const (
@@ -30,6 +32,23 @@ const (
 	// SegmentMsKey is the age at which a partition's log starts a new
 	// segment, in milliseconds.
 	SegmentMsKey = "segment.ms"
+	// MinInsyncReplicasKey is how many replicas of a partition, the
+	// leader included, must be active (in sync) for a write to it to be
+	// taken; with fewer, writes are refused before anything is appended.
+	MinInsyncReplicasKey = "min.insync.replicas"
+	// CleanupPolicyKey is what happens to old segments: delete (the
+	// only policy PyStream has; Kafka's compact does not exist yet).
+	CleanupPolicyKey = "cleanup.policy"
+)
+
+// The cleanup policies Kafka names.
+const (
+	// CleanupPolicyDelete deletes old segments by retention.ms and
+	// retention.bytes: the default, and PyStream's only policy.
+	CleanupPolicyDelete = "delete"
+	// CleanupPolicyCompact is Kafka's log compaction, which PyStream does
+	// not have yet: a value naming it is refused.
+	CleanupPolicyCompact = "compact"
 )
 
 // Bounds and defaults of the configuration values.
@@ -46,21 +65,54 @@ const (
 	MaxSegmentBytes = 1 << 30
 	// DefaultSegmentMs is seven days.
 	DefaultSegmentMs = 7 * 24 * 60 * 60 * 1000
+	// DefaultMinInsyncReplicas is 1: a write needs only its leader to be
+	// taken, as in Kafka.
+	DefaultMinInsyncReplicas = 1
+	// DefaultCleanupPolicy is delete.
+	DefaultCleanupPolicy = CleanupPolicyDelete
 )
 
-// configRule is what one key accepts: a decimal integer from min to max.
+// configRule is what one key accepts: a decimal integer from min to max,
+// or, when text is set, what text accepts.
 type configRule struct {
 	min, max int64
 	// allowed says it in words, for errors and help texts.
 	allowed string
+	// text, for a key whose value is not an integer, checks a value and
+	// returns its canonical form, or the reason it is refused.
+	text func(value string) (string, string)
 }
 
 // configRules is the rule of every key a topic may set.
 var configRules = map[string]configRule{
-	RetentionMsKey:    {-1, math.MaxInt64, "-1 (keep for ever) or milliseconds from 0"},
-	RetentionBytesKey: {-1, math.MaxInt64, "-1 (no limit) or bytes from 0"},
-	SegmentBytesKey:   {MinSegmentBytes, MaxSegmentBytes, fmt.Sprintf("bytes from %d to %d", MinSegmentBytes, MaxSegmentBytes)},
-	SegmentMsKey:      {1, math.MaxInt64, "milliseconds from 1"},
+	RetentionMsKey:    {min: -1, max: math.MaxInt64, allowed: "-1 (keep for ever) or milliseconds from 0"},
+	RetentionBytesKey: {min: -1, max: math.MaxInt64, allowed: "-1 (no limit) or bytes from 0"},
+	SegmentBytesKey:   {min: MinSegmentBytes, max: MaxSegmentBytes, allowed: fmt.Sprintf("bytes from %d to %d", MinSegmentBytes, MaxSegmentBytes)},
+	SegmentMsKey:      {min: 1, max: math.MaxInt64, allowed: "milliseconds from 1"},
+	// As Kafka's: any integer from 1, even above a topic's replication
+	// factor (Kafka takes that too; writes are then refused).
+	MinInsyncReplicasKey: {min: 1, max: math.MaxInt32, allowed: "replicas from 1"},
+	CleanupPolicyKey:     {allowed: "delete (compact does not exist yet)", text: parseCleanupPolicy},
+}
+
+// parseCleanupPolicy checks a cleanup.policy: Kafka's list of policies,
+// comma-separated (spaces around each are ignored, as Kafka ignores
+// them). Every policy must be delete, canonically "delete"; compact is
+// refused as a policy that does not exist yet, anything else as no
+// policy at all.
+func parseCleanupPolicy(value string) (string, string) {
+	items := strings.Split(value, ",")
+	for _, item := range items {
+		if strings.TrimSpace(item) == CleanupPolicyCompact {
+			return "", "log compaction does not exist in PyStream yet; allowed: delete"
+		}
+	}
+	for _, item := range items {
+		if strings.TrimSpace(item) != CleanupPolicyDelete {
+			return "", "not a cleanup policy; allowed: delete (compact does not exist yet)"
+		}
+	}
+	return CleanupPolicyDelete, ""
 }
 
 // ConfigKeys returns every configuration key, sorted.
@@ -87,16 +139,25 @@ type Config struct {
 	// SegmentMs is segment.ms: the age at which a log rolls to a new
 	// segment, in milliseconds, from 1. Default 604800000 (seven days).
 	SegmentMs int64
+	// MinInsyncReplicas is min.insync.replicas: the fewest active
+	// replicas of a partition, the leader included, with which a write
+	// to it is taken. Default 1.
+	MinInsyncReplicas int64
+	// CleanupPolicy is cleanup.policy: "delete", the only policy there
+	// is. Default "delete".
+	CleanupPolicy string
 }
 
 // DefaultConfig returns Kafka's defaults, which PyStream's are too.
 func DefaultConfig() Config {
 	return Config{RetentionMs: DefaultRetentionMs, RetentionBytes: DefaultRetentionBytes,
-		SegmentBytes: DefaultSegmentBytes, SegmentMs: DefaultSegmentMs}
+		SegmentBytes: DefaultSegmentBytes, SegmentMs: DefaultSegmentMs,
+		MinInsyncReplicas: DefaultMinInsyncReplicas, CleanupPolicy: DefaultCleanupPolicy}
 }
 
-// field returns the address of key's field in c, or nil for an unknown key.
-func (c *Config) field(key string) *int64 {
+// intField returns the address of integer key's field in c, or nil for a
+// key that is unknown or not an integer.
+func (c *Config) intField(key string) *int64 {
 	switch key {
 	case RetentionMsKey:
 		return &c.RetentionMs
@@ -106,31 +167,88 @@ func (c *Config) field(key string) *int64 {
 		return &c.SegmentBytes
 	case SegmentMsKey:
 		return &c.SegmentMs
+	case MinInsyncReplicasKey:
+		return &c.MinInsyncReplicas
 	}
 	return nil
 }
 
+// textField returns the address of text key's field in c, or nil for a
+// key that is unknown or an integer.
+func (c *Config) textField(key string) *string {
+	if key == CleanupPolicyKey {
+		return &c.CleanupPolicy
+	}
+	return nil
+}
+
+// value is key's value in c as a string (Kafka's form).
+func (c *Config) value(key string) string {
+	if p := c.intField(key); p != nil {
+		return strconv.FormatInt(*p, 10)
+	}
+	return *c.textField(key)
+}
+
+// set stores the canonical value v of key in c.
+func (c *Config) set(key, v string) {
+	if p := c.intField(key); p != nil {
+		*p, _ = strconv.ParseInt(v, 10, 64)
+		return
+	}
+	*c.textField(key) = v
+}
+
 // Validate checks every field against its key's rule, reporting the first
-// key (in ConfigKeys order) out of range as a *ConfigError.
+// key (in ConfigKeys order) it refuses as a *ConfigError.
 func (c Config) Validate() error {
 	for _, key := range ConfigKeys() {
-		v := *c.field(key)
-		if r := configRules[key]; v < r.min || v > r.max {
-			return &ConfigError{Key: key, Value: strconv.FormatInt(v, 10), Reason: "allowed: " + r.allowed}
+		v := c.value(key)
+		if got, err := ParseConfigValue(key, v); err != nil || got != v {
+			return &ConfigError{Key: key, Value: v, Reason: "allowed: " + configRules[key].allowed}
 		}
 	}
 	return nil
 }
 
-// ParseConfigValue parses one value of key: a decimal integer (an
-// optional '-' and digits, nothing else: no '+', no spaces, no
-// underscores) within the key's range. An unknown key, or a value it does
-// not accept, is a *ConfigError.
-func ParseConfigValue(key, value string) (int64, error) {
+// ParseConfigValue checks one value of key and returns it in canonical
+// form. An integer key takes a decimal integer (an optional '-' and
+// digits, nothing else: no '+', no spaces, no underscores) within its
+// range, canonically strconv.FormatInt's ("007" is "7", "-0" is "0");
+// cleanup.policy takes Kafka's list of policies, of which only delete
+// exists (canonically "delete"). An unknown key, or a value it does not
+// accept, is a *ConfigError.
+func ParseConfigValue(key, value string) (string, error) {
 	r, ok := configRules[key]
 	if !ok {
-		return 0, &ConfigError{Key: key, Value: value, Reason: "unknown key (known: " + fmt.Sprint(ConfigKeys()) + ")"}
+		return "", &ConfigError{Key: key, Value: value, Reason: "unknown key (known: " + fmt.Sprint(ConfigKeys()) + ")"}
 	}
+	if r.text != nil {
+		v, reason := r.text(value)
+		if reason != "" {
+			return "", &ConfigError{Key: key, Value: value, Reason: reason}
+		}
+		return v, nil
+	}
+	v, err := parseConfigInt(r, key, value)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(v, 10), nil
+}
+
+// ConfigInt returns the integer of a canonical value of integer key (as
+// ParseConfigValue returns it), checking it again.
+func ConfigInt(key, value string) (int64, error) {
+	r, ok := configRules[key]
+	if !ok || r.text != nil {
+		return 0, &ConfigError{Key: key, Value: value, Reason: "not an integer key"}
+	}
+	return parseConfigInt(r, key, value)
+}
+
+// parseConfigInt parses a value of the integer key whose rule is r.
+func parseConfigInt(r configRule, key, value string) (int64, error) {
 	digits := value
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
@@ -152,8 +270,8 @@ func ParseConfigValue(key, value string) (int64, error) {
 
 // ParseConfigOverrides checks a set of overrides, key by key in sorted
 // order (so the first bad key is the same every time), and returns them
-// with every value in canonical form (strconv.FormatInt's: "007" is "7",
-// "-0" is "0"). The first key that is unknown or whose value its rule
+// with every value in canonical form (ParseConfigValue's: "007" is "7",
+// "-0" is "0", " delete" is "delete"). The first key that is unknown or whose value its rule
 // refuses is a *ConfigError naming it. An empty or nil set is valid and
 // returns nil.
 func ParseConfigOverrides(overrides map[string]string) (map[string]string, error) {
@@ -166,7 +284,7 @@ func ParseConfigOverrides(overrides map[string]string) (map[string]string, error
 		if err != nil {
 			return nil, err
 		}
-		out[key] = strconv.FormatInt(v, 10)
+		out[key] = v
 	}
 	return out, nil
 }
@@ -210,17 +328,24 @@ func (c Config) With(overrides map[string]string) (Config, error) {
 		if err != nil {
 			return c, err
 		}
-		*out.field(key) = v
+		out.set(key, v)
 	}
 	return out, nil
 }
 
 // Strings returns c as Kafka shows a configuration: every key with its
-// value as a decimal string.
+// value as a string (a decimal one for an integer key).
 func (c Config) Strings() map[string]string {
 	out := make(map[string]string, len(configRules))
 	for _, key := range ConfigKeys() {
-		out[key] = strconv.FormatInt(*c.field(key), 10)
+		out[key] = c.value(key)
 	}
 	return out
+}
+
+// IsIntegerKey reports whether key's values are decimal integers (every
+// known key but cleanup.policy).
+func IsIntegerKey(key string) bool {
+	r, ok := configRules[key]
+	return ok && r.text == nil
 }

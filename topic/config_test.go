@@ -15,46 +15,69 @@ func TestConfigDefaults(t *testing.T) {
 	d := DefaultConfig()
 	require.NoError(t, d.Validate())
 	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1",
-		"segment.bytes": "134217728", "segment.ms": "604800000"}, d.Strings())
-	require.Equal(t, []string{"retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
+		"segment.bytes": "134217728", "segment.ms": "604800000",
+		"min.insync.replicas": "1", "cleanup.policy": "delete"}, d.Strings())
+	require.Equal(t, []string{"cleanup.policy", "min.insync.replicas", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
+	require.True(t, IsIntegerKey(MinInsyncReplicasKey))
+	require.False(t, IsIntegerKey(CleanupPolicyKey))
+	require.False(t, IsIntegerKey("nope"))
 }
 
 func TestConfigParseValue(t *testing.T) {
 	cases := []struct {
 		key, value string
-		want       int64
+		want       string
 		ok         bool
+		reason     string
 	}{
-		{RetentionMsKey, "-1", -1, true},
-		{RetentionMsKey, "0", 0, true},
-		{RetentionMsKey, "3600000", 3600000, true},
-		{RetentionMsKey, "9223372036854775807", 9223372036854775807, true},
-		{RetentionMsKey, "9223372036854775808", 0, false},
-		{RetentionMsKey, "-2", 0, false},
-		{RetentionMsKey, "007", 7, true},
-		{RetentionMsKey, "-0", 0, true},
-		{RetentionMsKey, "+5", 0, false},
-		{RetentionMsKey, " 5", 0, false},
-		{RetentionMsKey, "5 ", 0, false},
-		{RetentionMsKey, "1_000", 0, false},
-		{RetentionMsKey, "1e3", 0, false},
-		{RetentionMsKey, "0x10", 0, false},
-		{RetentionMsKey, "1.5", 0, false},
-		{RetentionMsKey, "", 0, false},
-		{RetentionMsKey, "-", 0, false},
-		{RetentionBytesKey, "-1", -1, true},
-		{RetentionBytesKey, "1073741824", 1073741824, true},
-		{RetentionBytesKey, "-5", 0, false},
-		{SegmentBytesKey, "1024", 1024, true},
-		{SegmentBytesKey, "1023", 0, false},
-		{SegmentBytesKey, "1073741824", 1073741824, true},
-		{SegmentBytesKey, "1073741825", 0, false},
-		{SegmentBytesKey, "-1", 0, false},
-		{SegmentMsKey, "1", 1, true},
-		{SegmentMsKey, "0", 0, false},
-		{SegmentMsKey, "-1", 0, false},
-		{"cleanup.policy", "delete", 0, false},
-		{"Retention.ms", "1", 0, false},
+		{RetentionMsKey, "-1", "-1", true, ""},
+		{RetentionMsKey, "0", "0", true, ""},
+		{RetentionMsKey, "3600000", "3600000", true, ""},
+		{RetentionMsKey, "9223372036854775807", "9223372036854775807", true, ""},
+		{RetentionMsKey, "9223372036854775808", "", false, ""},
+		{RetentionMsKey, "-2", "", false, ""},
+		{RetentionMsKey, "007", "7", true, ""},
+		{RetentionMsKey, "-0", "0", true, ""},
+		{RetentionMsKey, "+5", "", false, ""},
+		{RetentionMsKey, " 5", "", false, ""},
+		{RetentionMsKey, "5 ", "", false, ""},
+		{RetentionMsKey, "1_000", "", false, ""},
+		{RetentionMsKey, "1e3", "", false, ""},
+		{RetentionMsKey, "0x10", "", false, ""},
+		{RetentionMsKey, "1.5", "", false, ""},
+		{RetentionMsKey, "", "", false, ""},
+		{RetentionMsKey, "-", "", false, ""},
+		{RetentionBytesKey, "-1", "-1", true, ""},
+		{RetentionBytesKey, "1073741824", "1073741824", true, ""},
+		{RetentionBytesKey, "-5", "", false, ""},
+		{SegmentBytesKey, "1024", "1024", true, ""},
+		{SegmentBytesKey, "1023", "", false, ""},
+		{SegmentBytesKey, "1073741824", "1073741824", true, ""},
+		{SegmentBytesKey, "1073741825", "", false, ""},
+		{SegmentBytesKey, "-1", "", false, ""},
+		{SegmentMsKey, "1", "1", true, ""},
+		{SegmentMsKey, "0", "", false, ""},
+		{SegmentMsKey, "-1", "", false, ""},
+		{MinInsyncReplicasKey, "1", "1", true, ""},
+		{MinInsyncReplicasKey, "2", "2", true, ""},
+		{MinInsyncReplicasKey, "02", "2", true, ""},
+		{MinInsyncReplicasKey, "2147483647", "2147483647", true, ""},
+		{MinInsyncReplicasKey, "2147483648", "", false, "out of range"},
+		{MinInsyncReplicasKey, "0", "", false, "out of range"},
+		{MinInsyncReplicasKey, "-1", "", false, "out of range"},
+		{MinInsyncReplicasKey, "two", "", false, "not a decimal integer"},
+		{CleanupPolicyKey, "delete", "delete", true, ""},
+		{CleanupPolicyKey, " delete ", "delete", true, ""},
+		{CleanupPolicyKey, "delete,delete", "delete", true, ""},
+		{CleanupPolicyKey, "compact", "", false, "compaction does not exist"},
+		{CleanupPolicyKey, "compact,delete", "", false, "compaction does not exist"},
+		{CleanupPolicyKey, "delete, compact", "", false, "compaction does not exist"},
+		{CleanupPolicyKey, "Delete", "", false, "not a cleanup policy"},
+		{CleanupPolicyKey, "", "", false, "not a cleanup policy"},
+		{CleanupPolicyKey, "delete,", "", false, "not a cleanup policy"},
+		{CleanupPolicyKey, "1", "", false, "not a cleanup policy"},
+		{"cleanup.policies", "delete", "", false, "unknown key"},
+		{"Retention.ms", "1", "", false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.key+"="+strconv.Quote(c.value), func(t *testing.T) {
@@ -65,6 +88,7 @@ func TestConfigParseValue(t *testing.T) {
 				require.ErrorIs(t, err, ErrInvalidConfig)
 				require.Equal(t, c.key, ce.Key)
 				require.Contains(t, err.Error(), strconv.Quote(c.key))
+				require.Contains(t, err.Error(), c.reason)
 				return
 			}
 			require.NoError(t, err)
@@ -153,4 +177,41 @@ func TestConfigValidate(t *testing.T) {
 	require.ErrorAs(t, c.Validate(), &ce)
 	require.Equal(t, SegmentMsKey, ce.Key)
 	require.True(t, errors.Is(c.Validate(), ErrInvalidConfig))
+}
+
+// cleanup.policy and min.insync.replicas travel through overrides, With
+// and AlterConfigOverrides as every key does; compact is refused with a
+// reason that says compaction does not exist yet, and changes nothing.
+func TestConfigPolicyAndMinInsync(t *testing.T) {
+	got, err := ParseConfigOverrides(map[string]string{"cleanup.policy": " delete", "min.insync.replicas": "003"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"cleanup.policy": "delete", "min.insync.replicas": "3"}, got)
+	c, err := DefaultConfig().With(got)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), c.MinInsyncReplicas)
+	require.Equal(t, "delete", c.CleanupPolicy)
+	require.NoError(t, c.Validate())
+
+	cur := map[string]string{"min.insync.replicas": "2"}
+	_, err = AlterConfigOverrides(cur, map[string]string{"cleanup.policy": "compact"}, nil)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, CleanupPolicyKey, ce.Key)
+	require.Contains(t, ce.Reason, "compaction does not exist in PyStream yet")
+	require.Equal(t, map[string]string{"min.insync.replicas": "2"}, cur)
+
+	bad := DefaultConfig()
+	bad.CleanupPolicy = "compact"
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, CleanupPolicyKey, ce.Key)
+	bad = DefaultConfig()
+	bad.MinInsyncReplicas = 0
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, MinInsyncReplicasKey, ce.Key)
+
+	n, err := ConfigInt(MinInsyncReplicasKey, "2")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	_, err = ConfigInt(CleanupPolicyKey, "delete")
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }

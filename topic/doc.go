@@ -97,10 +97,13 @@
 // # Configuration
 //
 // A topic's configuration uses Kafka's keys and meanings, its values
-// decimal strings as Kafka's are: retention.ms (default seven days, -1
-// for ever), retention.bytes (per partition replica, default -1: no
-// limit), segment.bytes (default 128 MiB, 1 KiB to 1 GiB) and segment.ms
-// (default seven days, from 1). config.go is the one rule:
+// strings as Kafka's are: retention.ms (default seven days, -1 for ever),
+// retention.bytes (per partition replica, default -1: no limit),
+// segment.bytes (default 128 MiB, 1 KiB to 1 GiB), segment.ms (default
+// seven days, from 1), min.insync.replicas (default 1: the fewest active
+// replicas a partition takes writes with; the cluster layer enforces it)
+// and cleanup.policy (delete only: compact does not exist yet).
+// config.go is the one rule:
 // ParseConfigOverrides checks the keys a topic sets (its overrides) and
 // makes their values canonical, AlterConfigOverrides sets and removes
 // overrides as one change, and Config.With lays them over a server's

@@ -54,6 +54,9 @@ func FuzzParseConfigOverrides(f *testing.F) {
 	f.Add("retention.bytes", "-00")
 	f.Add("retention.ms", "99999999999999999999")
 	f.Add("nope", "1")
+	f.Add("cleanup.policy", "compact, delete")
+	f.Add("cleanup.policy", " delete")
+	f.Add("min.insync.replicas", "02")
 	f.Fuzz(func(t *testing.T, key, value string) {
 		in := map[string]string{key: value}
 		got, err := ParseConfigOverrides(in)

@@ -102,3 +102,40 @@ func TestNodeTopicConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeMinInsyncReplicas: in cluster mode the leader's process checks
+// min.insync.replicas (cluster/leader.go, the one write path), and the
+// refusal comes back through a node that forwarded the write as the same
+// *cluster.NotEnoughReplicasError; nothing is appended, and the write
+// goes on once the setting is lowered. (Above the replication factor, as
+// Kafka allows, it refuses every write.)
+func TestNodeMinInsyncReplicas(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const name = "guarded"
+		c := start(t, 3, clustertest.Options{})
+		require.NoError(t, c.Via(c.Controller()).CreateTopicWithConfig(name, 1, 3, map[string]string{topic.MinInsyncReplicasKey: "4"}))
+		leader := statusVia(t, c, c.Controller(), name, 0).Leader
+		for _, via := range c.IDs() {
+			_, err := cluster.NewProducer(c.Via(via), name).SendBatchTo(0, msgs("refused"))
+			var ne *cluster.NotEnoughReplicasError
+			require.ErrorAs(t, err, &ne, "through node %d (leader %d)", via, leader)
+			require.Equal(t, cluster.NotEnoughReplicasError{Topic: name, Partition: 0, Active: 3, MinInsync: 4}, *ne)
+			require.ErrorIs(t, err, cluster.ErrNotEnoughReplicas)
+		}
+		require.Empty(t, replicaRecords(t, c, leader, name, 0), "nothing appended on the leader")
+		_, err := c.Via(c.Controller()).AlterTopicConfig(name, map[string]string{topic.MinInsyncReplicasKey: "3"}, nil)
+		require.NoError(t, err)
+		c.Await("every node has min.insync.replicas=3", func() (bool, string) {
+			for _, id := range c.IDs() {
+				o, err := c.Via(id).TopicConfigOverrides(name)
+				if err != nil || o[topic.MinInsyncReplicasKey] != "3" {
+					return false, fmt.Sprintf("node %d: %v, %v", id, o, err)
+				}
+			}
+			return true, ""
+		})
+		for _, via := range c.IDs() {
+			send(t, c, via, name, 0, "taken")
+		}
+	})
+}

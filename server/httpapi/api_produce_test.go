@@ -136,3 +136,31 @@ func TestAPIProduceToPartition(t *testing.T) {
 		require.Empty(t, got.Records, "partition %d", p)
 	}
 }
+
+// A write to a partition with fewer active replicas than the topic's
+// min.insync.replicas is 503, its message naming the setting and saying
+// nothing was written; with the setting removed the write goes on. (A
+// setting above the replication factor is taken, as Kafka takes it.)
+func TestAPIProduceMinInsyncReplicas(t *testing.T) {
+	r := startServer(t, t.TempDir(), 2)
+	ctx := t.Context()
+	_, _, err := r.client.CreateTopic(ctx, "orders", 1, 2)
+	require.NoError(t, err)
+	_, err = r.client.AlterTopicConfig(ctx, "orders", map[string]string{"min.insync.replicas": "3"}, nil)
+	require.NoError(t, err)
+
+	_, err = r.client.ProduceTo(ctx, "orders", 0, []apiclient.ProduceRecord{{Value: []byte("refused")}})
+	e := apitest.APIErr(t, err, http.StatusServiceUnavailable, CodeUnavailable)
+	require.Contains(t, e.Message, "min.insync.replicas (3)")
+	require.Contains(t, e.Message, "orders/0: 2 active replica(s)")
+	require.Contains(t, e.Message, "nothing was written")
+	got, err := r.client.Fetch(ctx, "orders", 0, 0, 10)
+	require.NoError(t, err)
+	require.Empty(t, got.Records)
+
+	_, err = r.client.AlterTopicConfig(ctx, "orders", nil, []string{"min.insync.replicas"})
+	require.NoError(t, err)
+	res, err := r.client.ProduceTo(ctx, "orders", 0, []apiclient.ProduceRecord{{Value: []byte("taken")}})
+	require.NoError(t, err)
+	require.Equal(t, uint64(0), res.Records[0].Offset)
+}

@@ -74,6 +74,7 @@ func classifyCause(err error) *apiError {
 		still    *cluster.LeaderStillAvailableError
 		lu       *cluster.LeaderUnavailableError
 		re       *cluster.ReplicationError
+		few      *cluster.NotEnoughReplicasError
 		ne       *cluster.NoEligibleReplicaError
 		div      *cluster.ReplicaDivergenceError
 		clMeta   *cluster.MetadataError
@@ -112,6 +113,10 @@ func classifyCause(err error) *apiError {
 	switch {
 	case durable.NoSpace(err):
 		return noSpace(err)
+	case errors.As(err, &few):
+		return newAPIError(http.StatusServiceUnavailable, CodeUnavailable,
+			"%s/%d: %d active replica(s), fewer than the topic's min.insync.replicas (%d): nothing was written; try again once enough replicas are back in sync",
+			few.Topic, few.Partition, few.Active, few.MinInsync)
 	case errors.As(err, &lu):
 		e := newAPIError(http.StatusServiceUnavailable, CodeUnavailable, "%s/%d: leader broker %d is unavailable", lu.Topic, lu.Partition, lu.BrokerID)
 		if c := causeOf(lu.Err); c != "" {

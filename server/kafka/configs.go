@@ -42,6 +42,9 @@ var configDocs = map[string]string{
 	topic.RetentionBytesKey:    "How many bytes each replica of a partition keeps before its oldest segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionBytesKey) + ".",
 	topic.SegmentBytesKey:      "The size at which a partition's log starts a new segment. Allowed: " + topic.ConfigAllowed(topic.SegmentBytesKey) + ".",
 	topic.SegmentMsKey:         "The age at which a partition's log starts a new segment, even if it is not full. Allowed: " + topic.ConfigAllowed(topic.SegmentMsKey) + ".",
+	topic.MinInsyncReplicasKey: "The fewest active (in-sync) replicas of a partition, the leader included, with which a write to it is taken; with fewer, a write is refused with NOT_ENOUGH_REPLICAS before anything is appended. Allowed: " + topic.ConfigAllowed(topic.MinInsyncReplicasKey) + " (a value above the replication factor is taken, as Kafka takes it, and refuses every write). As a broker config: the default of every topic that sets none, fixed when the server starts.",
+	topic.CleanupPolicyKey:     "What happens to a partition's old segments: delete, by retention.ms and retention.bytes. Allowed: " + topic.ConfigAllowed(topic.CleanupPolicyKey) + "; PyStream has no log compaction yet.",
+	"log.cleanup.policy":       "The cleanup.policy of every topic that sets none, fixed when the server starts.",
 	"log.retention.ms":         "The retention.ms of every topic that sets none, fixed when the server starts.",
 	"log.retention.bytes":      "The retention.bytes of every topic that sets none, fixed when the server starts.",
 	"log.segment.bytes":        "The segment.bytes of every topic that sets none, fixed when the server starts.",
@@ -59,6 +62,20 @@ var topicDefaultKeys = map[string]string{
 	topic.RetentionBytesKey: "log.retention.bytes",
 	topic.SegmentBytesKey:   "log.segment.bytes",
 	topic.SegmentMsKey:      "log.roll.ms",
+	// Kafka's broker setting has the topic key's name.
+	topic.MinInsyncReplicasKey: "min.insync.replicas",
+	topic.CleanupPolicyKey:     "log.cleanup.policy",
+}
+
+// topicConfigTypes is each topic key's type as DescribeConfigs (v3+)
+// shows it.
+var topicConfigTypes = map[string]kmsg.ConfigType{
+	topic.RetentionMsKey:       kmsg.ConfigTypeLong,
+	topic.RetentionBytesKey:    kmsg.ConfigTypeLong,
+	topic.SegmentBytesKey:      kmsg.ConfigTypeLong,
+	topic.SegmentMsKey:         kmsg.ConfigTypeLong,
+	topic.MinInsyncReplicasKey: kmsg.ConfigTypeInt,
+	topic.CleanupPolicyKey:     kmsg.ConfigTypeList,
 }
 
 // configEntry is one key as DescribeConfigs shows it.
@@ -82,7 +99,7 @@ type configSynonym struct {
 // when it is PyStream's built-in one, STATIC_BROKER_CONFIG when the
 // server was started with another (Kafka's answer for a key set in
 // server.properties).
-func configDefaultSource(value, builtIn int64) kmsg.ConfigSource {
+func configDefaultSource(value, builtIn string) kmsg.ConfigSource {
 	if value == builtIn {
 		return kmsg.ConfigSourceDefaultConfig
 	}
@@ -108,10 +125,8 @@ func (s *Server) topicConfigEntries(name string) ([]configEntry, int16, string) 
 	values, defaults, builtIn := effective.Strings(), s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
 	var out []configEntry
 	for _, key := range topic.ConfigKeys() {
-		def, _ := strconv.ParseInt(defaults[key], 10, 64)
-		fixed, _ := strconv.ParseInt(builtIn[key], 10, 64)
-		fallback := configSynonym{name: topicDefaultKeys[key], value: defaults[key], source: configDefaultSource(def, fixed)}
-		e := configEntry{name: key, value: values[key], source: fallback.source, typ: kmsg.ConfigTypeLong, synonyms: []configSynonym{fallback}}
+		fallback := configSynonym{name: topicDefaultKeys[key], value: defaults[key], source: configDefaultSource(defaults[key], builtIn[key])}
+		e := configEntry{name: key, value: values[key], source: fallback.source, typ: topicConfigTypes[key], synonyms: []configSynonym{fallback}}
 		if _, ok := overrides[key]; ok {
 			e.source = kmsg.ConfigSourceDynamicTopicConfig
 			e.synonyms = []configSynonym{{name: key, value: values[key], source: e.source}, fallback}
@@ -130,24 +145,22 @@ func (s *Server) brokerConfigs(id int, name string) ([]configEntry, int16, strin
 	if code, msg := checkBrokerName(id, name); code != 0 {
 		return nil, code, msg
 	}
-	static := func(key string, value, builtIn int64, typ kmsg.ConfigType) configEntry {
-		v := strconv.FormatInt(value, 10)
+	static := func(key, value, builtIn string, typ kmsg.ConfigType) configEntry {
 		src := configDefaultSource(value, builtIn)
-		return configEntry{name: key, value: v, source: src, readOnly: true, typ: typ, synonyms: []configSynonym{{name: key, value: v, source: src}}}
+		return configEntry{name: key, value: value, source: src, readOnly: true, typ: typ, synonyms: []configSynonym{{name: key, value: value, source: src}}}
 	}
+	itoa := strconv.Itoa
 	var out []configEntry
 	if name != "" {
-		e := static("broker.id", int64(id), -1, kmsg.ConfigTypeInt)
+		e := static("broker.id", itoa(id), "-1", kmsg.ConfigTypeInt)
 		out = append(out, e)
 	}
 	out = append(out,
-		static("message.max.bytes", int64(s.c.MaxPayloadSize()), log.DefaultMaxPayloadSize, kmsg.ConfigTypeInt),
-		static("socket.request.max.bytes", int64(s.cfg.MaxRequestBytes), DefaultMaxRequestBytes, kmsg.ConfigTypeInt))
+		static("message.max.bytes", itoa(s.c.MaxPayloadSize()), itoa(log.DefaultMaxPayloadSize), kmsg.ConfigTypeInt),
+		static("socket.request.max.bytes", strconv.FormatInt(int64(s.cfg.MaxRequestBytes), 10), strconv.FormatInt(int64(DefaultMaxRequestBytes), 10), kmsg.ConfigTypeInt))
 	defaults, builtIn := s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
 	for _, key := range topic.ConfigKeys() {
-		v, _ := strconv.ParseInt(defaults[key], 10, 64)
-		b, _ := strconv.ParseInt(builtIn[key], 10, 64)
-		out = append(out, static(topicDefaultKeys[key], v, b, kmsg.ConfigTypeLong))
+		out = append(out, static(topicDefaultKeys[key], defaults[key], builtIn[key], topicConfigTypes[key]))
 	}
 	slices.SortFunc(out, func(a, b configEntry) int {
 		switch {
@@ -342,7 +355,7 @@ func (s *Server) incrementalAlterConfigs(x *exchange, r kmsg.Request) kmsg.Respo
 			case kmsg.IncrementalAlterConfigOpDelete:
 				ch.remove = append(ch.remove, c.Name)
 			case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-				ch.code, ch.msg = kerr.InvalidConfig.Code, fmt.Sprintf("config %q: %s is for list-valued keys, and PyStream's keys (%v) each hold one number: use SET or DELETE", c.Name, c.Op, topic.ConfigKeys())
+				ch.code, ch.msg = kerr.InvalidConfig.Code, fmt.Sprintf("config %q: %s is for list-valued keys, and PyStream's keys (%v) each hold one value (cleanup.policy's only policy is delete): use SET or DELETE", c.Name, c.Op, topic.ConfigKeys())
 			default:
 				ch.code, ch.msg = kerr.InvalidRequest.Code, fmt.Sprintf("config %q: unknown operation %d", c.Name, int8(c.Op))
 			}

@@ -101,7 +101,7 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 		return resp.Resources[0]
 	}
 	v0 := describe(0, nil, false)
-	require.Len(t, v0.Configs, 4)
+	require.Len(t, v0.Configs, len(topic.ConfigKeys()))
 	for _, c := range v0.Configs {
 		require.Equal(t, c.Name != "segment.ms", c.IsDefault, c.Name)
 		require.False(t, c.ReadOnly)
@@ -110,16 +110,21 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 	require.Len(t, v1.Configs, 1)
 	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, v1.Configs[0].Source)
 	require.Empty(t, v1.Configs[0].ConfigSynonyms, "synonyms only when asked")
-	v3 := describe(3, []string{"retention.bytes", "cleanup.policy", "segment.ms"}, true)
-	require.Len(t, v3.Configs, 2, "cleanup.policy is not PyStream's: left out")
+	v3 := describe(3, []string{"retention.bytes", "compression.type", "segment.ms", "cleanup.policy", "min.insync.replicas"}, true)
+	require.Len(t, v3.Configs, 4, "compression.type is not PyStream's: left out")
+	types := map[string]kmsg.ConfigType{}
 	for _, c := range v3.Configs {
-		require.Equal(t, kmsg.ConfigTypeLong, c.ConfigType)
+		types[c.Name] = c.ConfigType
 		require.NotNil(t, c.Documentation)
 		require.NotEmpty(t, *c.Documentation, c.Name)
 	}
-	require.Equal(t, "5000", *v3.Configs[1].Value)
+	require.Equal(t, map[string]kmsg.ConfigType{"retention.bytes": kmsg.ConfigTypeLong, "segment.ms": kmsg.ConfigTypeLong,
+		"cleanup.policy": kmsg.ConfigTypeList, "min.insync.replicas": kmsg.ConfigTypeInt}, types, "Kafka's types")
+	require.Equal(t, "delete", *v3.Configs[0].Value)
+	require.Equal(t, "1", *v3.Configs[1].Value)
+	require.Equal(t, "5000", *v3.Configs[3].Value)
 	v4 := describe(4, nil, false)
-	require.Len(t, v4.Configs, 4)
+	require.Len(t, v4.Configs, len(topic.ConfigKeys()))
 	require.Nil(t, v4.Configs[0].Documentation, "documentation only when asked")
 }
 
@@ -140,6 +145,7 @@ func TestKafkaConfigsDescribeBroker(t *testing.T) {
 	want := map[string]string{
 		"broker.id": "2", "message.max.bytes": strconv.Itoa(log.DefaultMaxPayloadSize), "socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
 		"log.retention.ms": "1209600000", "log.retention.bytes": "-1", "log.segment.bytes": strconv.Itoa(topic.DefaultSegmentBytes), "log.roll.ms": strconv.Itoa(topic.DefaultSegmentMs),
+		"min.insync.replicas": "1", "log.cleanup.policy": "delete",
 	}
 	require.Len(t, got, len(want))
 	for k, v := range want {
@@ -261,9 +267,21 @@ func TestKafkaConfigsAlterKadm(t *testing.T) {
 		want    *kerr.Error
 		mention string
 	}{
-		{"unknown key", func() (kadm.AlterConfigsResponses, error) {
+		{"compact", func() (kadm.AlterConfigsResponses, error) {
 			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "1"), set("cleanup.policy", "compact")}, "events")
-		}, kerr.InvalidConfig, "cleanup.policy"},
+		}, kerr.InvalidConfig, `"cleanup.policy" = "compact": log compaction does not exist in PyStream yet`},
+		{"compact,delete", func() (kadm.AlterConfigsResponses, error) {
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("cleanup.policy", "compact,delete")}, "events")
+		}, kerr.InvalidConfig, "compaction does not exist"},
+		{"unknown policy", func() (kadm.AlterConfigsResponses, error) {
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("cleanup.policy", "shred")}, "events")
+		}, kerr.InvalidConfig, "not a cleanup policy"},
+		{"min.insync.replicas 0", func() (kadm.AlterConfigsResponses, error) {
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("min.insync.replicas", "0")}, "events")
+		}, kerr.InvalidConfig, "min.insync.replicas"},
+		{"unknown key", func() (kadm.AlterConfigsResponses, error) {
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "1"), set("unclean.leader.election.enable", "true")}, "events")
+		}, kerr.InvalidConfig, "unclean.leader.election.enable"},
 		{"bad value", func() (kadm.AlterConfigsResponses, error) {
 			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "1"), set("segment.bytes", "12")}, "events")
 		}, kerr.InvalidConfig, "segment.bytes"},
@@ -271,8 +289,8 @@ func TestKafkaConfigsAlterKadm(t *testing.T) {
 			return adm.ValidateAlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "soon")}, "events")
 		}, kerr.InvalidConfig, "retention.ms"},
 		{"delete unknown key", func() (kadm.AlterConfigsResponses, error) {
-			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{del("retention.ms"), del("min.insync.replicas")}, "events")
-		}, kerr.InvalidConfig, "min.insync.replicas"},
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{del("retention.ms"), del("max.message.bytes")}, "events")
+		}, kerr.InvalidConfig, "max.message.bytes"},
 		{"append", func() (kadm.AlterConfigsResponses, error) {
 			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{{Op: kadm.AppendConfig, Name: "retention.ms", Value: kmsg.StringPtr("1")}}, "events")
 		}, kerr.InvalidConfig, "retention.ms"},
@@ -451,7 +469,14 @@ func TestKafkaConfigsSarama(t *testing.T) {
 		require.Len(t, r.Configs, len(topic.ConfigKeys()))
 		for _, e := range r.Configs {
 			require.Equal(t, e.Name != "retention.ms", e.Default, e.Name)
-			require.Equal(t, sarama.LongConfigType, e.Type, e.Name)
+			want := sarama.LongConfigType
+			switch e.Name {
+			case "min.insync.replicas":
+				want = sarama.IntConfigType
+			case "cleanup.policy":
+				want = sarama.ListConfigType
+			}
+			require.Equal(t, want, e.Type, e.Name)
 			require.NotNil(t, e.Documentation, e.Name)
 			require.NotEmpty(t, e.Synonyms, e.Name)
 		}
@@ -509,7 +534,7 @@ func TestKafkaConfigsAuthz(t *testing.T) {
 	require.NoError(t, err)
 	for _, rc := range rcs {
 		require.NoError(t, rc.Err, rc.Name)
-		require.Len(t, rc.Configs, 4)
+		require.Len(t, rc.Configs, len(topic.ConfigKeys()))
 	}
 	ars, err := reader.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "1")}, "events")
 	require.NoError(t, err)

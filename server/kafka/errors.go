@@ -73,6 +73,11 @@ func errorCode(err error) int16 {
 		return kerr.UnknownProducerID.Code
 	case errors.Is(err, cluster.ErrInvalidProducerBatch):
 		return kerr.InvalidRecord.Code
+	case errors.Is(err, cluster.ErrNotEnoughReplicas):
+		// Fewer active replicas than the topic's min.insync.replicas:
+		// refused before anything was appended, and retriable, as
+		// Kafka's.
+		return kerr.NotEnoughReplicas.Code
 	case errors.As(err, new(*cluster.DuplicateNotCommittedError)):
 		// Written before, not yet on every active replica: the client
 		// sends it again, and is answered with its offsets once it is.

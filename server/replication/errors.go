@@ -168,6 +168,7 @@ var wireTypes = []wireType{
 	typed[cluster.ReplicaDivergenceError]("diverged", CodeDiverged),
 	typed[cluster.ProducerError]("producer", CodeRefused),
 	typed[cluster.DuplicateNotCommittedError]("duplicate-not-committed", CodeUnavailable),
+	typed[cluster.NotEnoughReplicasError]("not-enough-replicas", CodeUnavailable),
 	typed[cluster.TopicExistsError]("topic-exists", CodeRefused),
 	typed[cluster.TopicNameConflictError]("topic-name-conflict", CodeRefused),
 	typed[cluster.DeletionPendingError]("deletion-pending", CodeRefused),

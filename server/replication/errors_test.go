@@ -55,6 +55,7 @@ func typedSamples() []typedSample {
 		{"", "diverged", &cluster.ReplicaDivergenceError{Topic: "orders", Partition: 0, BrokerID: 3, Offset: 17, Reason: "payloads differ"}},
 		{"", "producer", &cluster.ProducerError{Topic: "orders", Partition: 1, Producer: envelope.Producer{ID: 7, Epoch: 1, Sequence: 9}, Expected: 4, Rule: cluster.RuleOutOfOrder}},
 		{"", "duplicate-not-committed", &cluster.DuplicateNotCommittedError{Topic: "orders", Partition: 1, Producer: envelope.Producer{ID: 7, Sequence: 2}, HW: 40}},
+		{"", "not-enough-replicas", &cluster.NotEnoughReplicasError{Topic: "orders", Partition: 1, Active: 1, MinInsync: 2}},
 		{"same settings", "topic-exists", &cluster.TopicExistsError{Topic: "orders", PartitionCount: 3, ReplicationFactor: 2, SameSettings: true}},
 		{"other settings", "topic-exists", &cluster.TopicExistsError{Topic: "orders", PartitionCount: 3, ReplicationFactor: 2}},
 		{"", "topic-name-conflict", &cluster.TopicNameConflictError{Topic: "Orders", Existing: "orders"}},

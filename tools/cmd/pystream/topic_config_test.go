@@ -20,19 +20,24 @@ func TestCLITopicConfig(t *testing.T) {
 
 	r = ok(t, url, "", "topic", "describe", "orders")
 	require.Contains(t, r.stdout, "  0\n"+
-		"CONFIG           VALUE    SOURCE\n"+
-		"retention.bytes  -1       default\n"+
-		"retention.ms     3600000  topic\n"+
-		"segment.bytes    1048576  topic\n"+
-		"segment.ms       60000    default\n")
+		"CONFIG               VALUE    SOURCE\n"+
+		"cleanup.policy       delete   default\n"+
+		"min.insync.replicas  1        default\n"+
+		"retention.bytes      -1       default\n"+
+		"retention.ms         3600000  topic\n"+
+		"segment.bytes        1048576  topic\n"+
+		"segment.ms           60000    default\n")
 
-	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "--delete-config", "segment.bytes")
+	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "min.insync.replicas=2", "--delete-config", "segment.bytes")
 	require.Equal(t, "altered the configuration of topic orders\n"+
-		"CONFIG           VALUE       SOURCE\n"+
-		"retention.bytes  1073741824  topic\n"+
-		"retention.ms     3600000     topic\n"+
-		"segment.bytes    134217728   default\n"+
-		"segment.ms       60000       default\n", r.stdout)
+		"CONFIG               VALUE       SOURCE\n"+
+		"cleanup.policy       delete      default\n"+
+		"min.insync.replicas  2           topic\n"+
+		"retention.bytes      1073741824  topic\n"+
+		"retention.ms         3600000     topic\n"+
+		"segment.bytes        134217728   default\n"+
+		"segment.ms           60000       default\n", r.stdout)
+	ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "min.insync.replicas")
 
 	r = ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "retention.ms", "--json")
 	var got apiclient.TopicConfigResponse
@@ -42,7 +47,10 @@ func TestCLITopicConfig(t *testing.T) {
 	// Refused by the server, naming the key: exit 1, nothing changed.
 	for _, args := range [][]string{
 		{"topic", "alter-config", "orders", "segment.bytes=12"},
-		{"topic", "alter-config", "orders", "retention.ms=1", "cleanup.policy=delete"},
+		{"topic", "alter-config", "orders", "retention.ms=1", "cleanup.policy=compact"},
+		{"topic", "alter-config", "orders", "min.insync.replicas=0"},
+		{"topic", "alter-config", "orders", "retention.ms=1", "compression.type=zstd"},
+		{"topic", "create", "other", "--config", "cleanup.policy=compact"},
 		{"topic", "create", "other", "--config", "segment.ms=+5"},
 	} {
 		r = pys(t, url, "", args...)
@@ -50,6 +58,7 @@ func TestCLITopicConfig(t *testing.T) {
 		require.Contains(t, r.stderr, "[invalid_argument]")
 	}
 	require.Contains(t, pys(t, url, "", "topic", "create", "other", "--config", "segment.ms=+5").stderr, `"segment.ms"`)
+	require.Contains(t, pys(t, url, "", "topic", "alter-config", "orders", "cleanup.policy=compact").stderr, "log compaction does not exist in PyStream yet")
 	require.Equal(t, []string{"retention.bytes"}, describe(t, url, "orders").ConfigOverrides)
 	r = pys(t, url, "", "topic", "alter-config", "nope", "retention.ms=1")
 	require.Equal(t, 1, r.code)
