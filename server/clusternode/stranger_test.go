@@ -230,9 +230,16 @@ func TestInternalPortRefusesStrangers(t *testing.T) {
 		return s
 	}
 	var before snapshot
+	// Every replica holds both records: one that was not active when they
+	// were written is caught up by the controller, and that change must
+	// be over before the snapshot is taken.
 	c.await("node 1 knows the offset and every replica's log end", func() (bool, string) {
 		before = take()
-		return before.offset == 2 && len(before.logEnds) == 3 && before.ctl == ctl, fmt.Sprintf("%+v", before)
+		caughtUp := len(before.logEnds) == 3
+		for _, end := range before.logEnds {
+			caughtUp = caughtUp && end == 2
+		}
+		return before.offset == 2 && caughtUp && before.ctl == ctl, fmt.Sprintf("%+v", before)
 	})
 	require.True(t, before.healing)
 	frames := log.AppendFrame(nil, log.Record{Offset: st.HighWatermark, Timestamp: time.Now().UnixNano(), Payload: []byte("forged")})
