@@ -77,6 +77,7 @@ func (s *Server) table() []api {
 		// membership).
 		{key: kmsg.CreateTopics, min: 2, max: 7, handle: s.createTopics, fail: failCreateTopics, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeCreate, deny: topicDenied},
 		{key: kmsg.DeleteTopics, min: 0, max: 6, handle: s.deleteTopics, fail: failDeleteTopics, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
+		{key: kmsg.CreatePartitions, min: 0, max: 3, handle: s.createPartitions, fail: failCreatePartitions, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
 		// Configurations (configs.go): topics' per topic, brokers' read-only.
 		{key: kmsg.DescribeConfigs, min: 0, max: 4, handle: s.describeConfigs, fail: failDescribeConfigs, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeConfigs, deny: topicDenied},
 		{key: kmsg.AlterConfigs, min: 0, max: 2, handle: s.alterConfigs, fail: failAlterConfigs, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeConfigs, deny: topicDenied},
