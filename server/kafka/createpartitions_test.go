@@ -2,6 +2,7 @@ package kafka_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
@@ -199,4 +200,39 @@ func TestKafkaCreatePartitionsAuthz(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, info.PartitionCount, name)
 	}
+}
+
+// TestKafkaCreatePartitionsGroupRebalance: a kgo group consumer takes the
+// new partitions without restarting: its leader's metadata refresh sees
+// the count change and the group rebalances, so a record produced to a
+// new partition is consumed. (A short fetch wait only spares the test the
+// 5 s a fetch in flight on the old partition would hold the rejoin.)
+func TestKafkaCreatePartitionsGroupRebalance(t *testing.T) {
+	f := startGroups(t, 1, 1, 1)
+	consumer := f.client(t, kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("events"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMaxAge(100*time.Millisecond),
+		kgo.SessionTimeout(2*time.Second), kgo.HeartbeatInterval(50*time.Millisecond), kgo.RebalanceTimeout(5*time.Second), kgo.FetchMaxWait(100*time.Millisecond))
+	producer := f.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.MetadataMaxAge(100*time.Millisecond))
+	require.NoError(t, producer.ProduceSync(ctx(t), &kgo.Record{Topic: "events", Partition: 0, Value: []byte("old")}).FirstErr())
+	poll := func(want int32) {
+		t.Helper()
+		c := ctx(t)
+		for c.Err() == nil {
+			fs := consumer.PollFetches(c)
+			for _, r := range fs.Records() {
+				if r.Partition == want {
+					return
+				}
+			}
+		}
+		t.Fatalf("no record of partition %d consumed", want)
+	}
+	poll(0)
+
+	res, err := f.admin(t).UpdatePartitions(ctx(t), 2, "events")
+	require.NoError(t, err)
+	require.NoError(t, res["events"].Err)
+	fresh := f.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, fresh.ProduceSync(ctx(t), &kgo.Record{Topic: "events", Partition: 1, Value: []byte("new")}).FirstErr())
+	poll(1)
 }
