@@ -10,7 +10,7 @@ import (
 	"github.com/pystream/pystream/server/apitest"
 )
 
-// docs/phase-6-network-api.md § Adding partitions: PATCH /api/topics/{topic}
+// docs/phase-6-network-api.md § Add partitions: PATCH /api/topics/{topic}
 // grows a topic; the new partitions have leaders and take records, the
 // same count again is 200 unchanged, fewer is 400 and an unknown topic
 // 404, a body without partitions 400; a refusal grows nothing.
