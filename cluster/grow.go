@@ -11,7 +11,8 @@ import (
 	"github.com/pystream/pystream/topic"
 )
 
-// This file is the growth of a topic: partitions added to it. It follows
+// This file is the growth of a topic: partitions added to it
+// (docs/design.md § Adding partitions to a topic). It follows
 // the creation of a topic (create.go) step by step and shares its steps:
 // the new partitions are placed as a creation places them
 // (GrownTopicMetadata, over Placement), their replica logs created by
