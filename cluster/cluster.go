@@ -88,7 +88,7 @@ type Cluster struct {
 	// another process a moment ago); zero in one process.
 	awaitTopic time.Duration
 
-	// mu guards members, topics, closed, deleting and creating.
+	// mu guards members, topics, closed, deleting, creating and growing.
 	mu sync.RWMutex
 	// members are the hosted brokers by id (open or closed).
 	members map[int]*member
@@ -102,6 +102,9 @@ type Cluster struct {
 	// creating holds, by name, the topic creations that reserved their
 	// name and are doing their file I/O without the lock (create.go).
 	creating map[string]*creation
+	// growing holds, by name, the topics whose partitions are being added
+	// to (grow.go): a second growth, and a deletion, of the topic wait.
+	growing map[string]*growth
 
 	// producerIDs is the block of producer ids this process hands out
 	// from (producerids.go); it has its own lock.
@@ -192,7 +195,7 @@ func OpenWithOptions(root string, opts Options) (*Cluster, error) {
 // newCore is a Cluster over store with no broker registered yet.
 func newCore(root string, opts Options, store MetaStore) *Cluster {
 	return &Cluster{root: root, opts: opts, store: store, members: map[int]*member{}, topics: map[string]*topicState{},
-		deleting: map[string]*deletion{}, creating: map[string]*creation{}, producerIDs: newProducerIDs(), writers: newWriters(),
+		deleting: map[string]*deletion{}, creating: map[string]*creation{}, growing: map[string]*growth{}, producerIDs: newProducerIDs(), writers: newWriters(),
 		pushTimeout: DefaultPushTimeout, requestTimeout: DefaultRequestTimeout, probeTimeout: DefaultProbeTimeout, statusWait: defaultStatusWait}
 }
 
@@ -536,7 +539,7 @@ func (c *Cluster) topic(name string) (*topicState, error) {
 		tm, ok = c.waitTopic(name)
 	}
 	switch {
-	case ok && t != nil:
+	case ok && t != nil && len(tm.Partitions) <= len(t.parts):
 		return t, nil
 	case !ok:
 		if t != nil {
@@ -546,8 +549,14 @@ func (c *Cluster) topic(name string) (*topicState, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t = c.topics[name]; t == nil {
+	switch t = c.topics[name]; {
+	case t == nil:
 		t = newTopicState(name, tm)
+		c.topics[name] = t
+	case len(tm.Partitions) > len(t.parts):
+		// Partitions were added (AddPartitions, perhaps through another
+		// process): the topic grows, its partitions kept.
+		t = t.grown(tm)
 		c.topics[name] = t
 	}
 	return t, nil

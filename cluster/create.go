@@ -224,7 +224,8 @@ func (c *Cluster) caseTwinLocked(name string) (string, bool) {
 
 // replicaLogsLocked is the number of replica logs the cluster's topics hold
 // open or may open (every assigned replica in cluster.meta, since each is
-// opened on first use), plus those of the creations in progress. c.mu and
+// opened on first use), plus those of the creations and growths in
+// progress. c.mu and
 // c.files.metaMu must be held.
 func (c *Cluster) replicaLogsLocked() int {
 	n := 0
@@ -235,6 +236,9 @@ func (c *Cluster) replicaLogsLocked() int {
 	}
 	for _, cr := range c.creating {
 		n += cr.logs
+	}
+	for _, g := range c.growing {
+		n += g.cr.logs
 	}
 	return n
 }

@@ -80,20 +80,31 @@ func (c *Cluster) DeleteTopic(name string) (DeleteTopicResult, error) {
 		}
 	}
 	defer unlock()
-	d := &deletion{}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return DeleteTopicResult{}, ErrClosed
 	}
+	if g, now := c.growing[name], c.topics[name]; g != nil || (now != nil && now != t && now.parts[0] == t.parts[0]) {
+		// Partitions are being added, or were while this call waited
+		// (the grown topic keeps the partitions): the deletion is of
+		// the topic as its growth leaves it.
+		c.mu.Unlock()
+		unlock()
+		if g != nil {
+			<-g.cr.done
+		}
+		return c.DeleteTopic(name)
+	}
 	if c.topics[name] != t {
 		// Deleted (and perhaps created again) while this call waited.
 		c.mu.Unlock()
 		return DeleteTopicResult{}, fmt.Errorf("cluster: topic %q: %w", name, ErrUnknownTopic)
 	}
+	d := &deletion{}
+	d.mu.Lock() // nobody else knows d yet: this never waits
+	defer d.mu.Unlock()
 	c.files.metaMu.Lock()
 	tm := c.files.meta.Topics[name]
 	brokers := slices.Clone(c.files.meta.Brokers)

@@ -33,8 +33,9 @@ var (
 	// ErrTopicExists is wrapped by *TopicExistsError.
 	ErrTopicExists = errors.New("cluster: topic exists")
 	// ErrInvalidPartitionCount is returned by CreateTopic for a partition
-	// count below 1.
-	ErrInvalidPartitionCount = errors.New("cluster: partition count must be at least 1")
+	// count below 1 or past topic.MaxPartitionCount, and by AddPartitions
+	// for a count not larger than the topic's.
+	ErrInvalidPartitionCount = errors.New("cluster: invalid partition count")
 	// ErrInvalidReplicationFactor is returned for a replication factor below
 	// 1 or above the number of brokers.
 	ErrInvalidReplicationFactor = errors.New("cluster: invalid replication factor")

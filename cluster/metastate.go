@@ -143,6 +143,10 @@ const (
 	// of Config take their values, those of DeleteConfig go back to the
 	// default (topic.AlterConfigOverrides), checked as a whole.
 	OpAlterConfig MetaOp = "alter-config"
+	// OpAddPartitions grows Topic to Partitions partitions, the new ones
+	// placed over the registered brokers as a creation places them
+	// (GrownTopicMetadata).
+	OpAddPartitions MetaOp = "add-partitions"
 	// OpDeleteTopic removes a topic and its consumer offsets: Topic. The
 	// brokers that held its replicas remove their files next, each
 	// telling so with OpTopicFilesRemoved.
@@ -381,6 +385,8 @@ func (s *MetaState) Apply(c MetaCommand) (MetaResult, error) {
 		return s.topicFilesRemoved(c)
 	case OpAlterConfig:
 		return s.alterConfig(c)
+	case OpAddPartitions:
+		return s.addPartitions(c)
 	case OpCommitOffset, OpResetOffset:
 		return s.setOffset(c)
 	case OpDeleteOffsets:
@@ -538,6 +544,30 @@ func (s *MetaState) createTopic(c MetaCommand) (MetaResult, error) {
 		summary += ", configuration overrides " + describeOverrides(overrides)
 	}
 	return MetaResult{Summary: summary}, nil
+}
+
+// addPartitions grows a topic by the rule both modes share
+// (GrownTopicMetadata). A topic whose deletion committed is unknown, its
+// files removed or not.
+func (s *MetaState) addPartitions(c MetaCommand) (MetaResult, error) {
+	tm, ok := s.Meta.Topics[c.Topic]
+	if !ok {
+		if d, deleting := s.Deleting[c.Topic]; deleting {
+			return MetaResult{}, fmt.Errorf("cluster: add partitions to topic %q: deleted, brokers %v still removing its files: %w", c.Topic, d.Brokers, ErrUnknownTopic)
+		}
+		return MetaResult{}, fmt.Errorf("cluster: add partitions to topic %q: %w", c.Topic, ErrUnknownTopic)
+	}
+	grown, err := GrownTopicMetadata(tm, s.Meta.Brokers, c.Partitions)
+	if err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: add partitions to topic %q: %w", c.Topic, err)
+	}
+	next := s.Meta.clone()
+	next.Topics[c.Topic] = grown
+	if err := next.validate(); err != nil {
+		return MetaResult{}, fmt.Errorf("cluster: add partitions to topic %q: %w", c.Topic, err)
+	}
+	s.Meta = next
+	return MetaResult{Summary: fmt.Sprintf("topic %q grown from %d to %d partitions", c.Topic, len(tm.Partitions), c.Partitions)}, nil
 }
 
 // alterConfig changes a topic's configuration overrides, journaled with

@@ -136,6 +136,7 @@ func FuzzParseMetaCommand(f *testing.F) {
 		{Op: OpRegisterNode, Time: metaT0, Node: metaNode(4)},
 		{Op: OpFailover, Time: metaT0, By: ByController, Reason: "r", Topic: "orders", Partition: 1, Broker: 2, Leave: []int{3}},
 		{Op: OpSetHealing, Time: metaT0, Reason: "maintenance", Automatic: new(bool)},
+		{Op: OpAddPartitions, Time: metaT0, Topic: "orders", Partitions: 3},
 		{Op: OpAllocateProducerIDs, Time: metaT0, ProducerIDs: ProducerIDBlock},
 		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("new", 1)), Expect: &TxnStamp{}},
 		{Op: OpSaveTransaction, Time: metaT0, Transaction: txnPtr(txnSample("tx", 2)), Expect: &TxnStamp{Version: 1, ProducerID: 7}},

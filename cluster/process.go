@@ -53,11 +53,14 @@ type MemberConfig struct {
 }
 
 // TopicStore is what a MetaStore of cluster mode adds: the topics'
-// creation, configuration and deletion, each one command.
+// creation, growth, configuration and deletion, each one command.
 type TopicStore interface {
 	// CreateTopic places a topic over the registered brokers
 	// (OpCreateTopic). The refusals are MetaState.Apply's.
 	CreateTopic(ctx context.Context, name string, partitions, replicationFactor int, config map[string]string) error
+	// AddPartitions grows a topic to partitions partitions
+	// (OpAddPartitions). The refusals are MetaState.Apply's.
+	AddPartitions(ctx context.Context, name string, partitions int) error
 	// AlterTopicConfig changes a topic's overrides (OpAlterConfig).
 	AlterTopicConfig(ctx context.Context, name string, set map[string]string, remove []string) error
 	// DeleteTopic deletes a topic and its consumer offsets

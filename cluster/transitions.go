@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+
+	"github.com/pystream/pystream/topic"
 )
 
 // This file holds the rules that turn one partition's leadership into the
@@ -33,6 +36,37 @@ func NewTopicMetadata(brokers []int, partitions, replicationFactor int) (TopicMe
 		tm.Partitions = append(tm.Partitions, pm)
 	}
 	return tm, nil
+}
+
+// GrownTopicMetadata is tm grown to partitions partitions: its partitions
+// as they are, followed by the new ones placed as a creation places them —
+// partition p of the new ones gets Placement(brokers, partitions, rf)[p],
+// led by its preferred replica at epoch 0 with every replica active. A
+// count not larger than tm's (a topic's partitions are only ever added
+// to: keyed records would route elsewhere, and a partition's records
+// cannot be taken away) or past topic.MaxPartitionCount is
+// ErrInvalidPartitionCount.
+func GrownTopicMetadata(tm TopicMetadata, brokers []int, partitions int) (TopicMetadata, error) {
+	have := len(tm.Partitions)
+	if partitions <= have {
+		return TopicMetadata{}, fmt.Errorf("cluster: the topic has %d partition(s) and a topic's partitions can only be added to: give more than %d: %w", have, have, ErrInvalidPartitionCount)
+	}
+	if partitions > topic.MaxPartitionCount {
+		return TopicMetadata{}, fmt.Errorf("cluster: %d partitions, want at most %d: %w", partitions, topic.MaxPartitionCount, ErrInvalidPartitionCount)
+	}
+	whole, err := NewTopicMetadata(brokers, partitions, tm.ReplicationFactor)
+	if err != nil {
+		return TopicMetadata{}, err
+	}
+	next := tm
+	next.Config = maps.Clone(tm.Config)
+	next.Partitions = make([]PartitionMetadata, 0, partitions)
+	for _, pm := range tm.Partitions {
+		next.Partitions = append(next.Partitions, pm.clone())
+	}
+	next.Partitions = append(next.Partitions, whole.Partitions[have:]...)
+	next.PartitionCount = partitions
+	return next, nil
 }
 
 // withLeader is p led by id at the next epoch, with the replicas in leave

@@ -217,6 +217,15 @@ func (c *Client) AlterTopicConfig(ctx context.Context, name string, set map[stri
 	return &out, c.do(ctx, http.MethodPatch, topicPath(name)+"/config", nil, body, &out)
 }
 
+// AddPartitions calls PATCH /api/topics/{topic} with {"partitions": n}:
+// the topic grows to n partitions, the new ones placed and created before
+// the count changes. The same count again answers the topic as it is; a
+// smaller one is an *Error matching ErrInvalidArgument.
+func (c *Client) AddPartitions(ctx context.Context, name string, n int) (*TopicDetail, error) {
+	var out TopicDetail
+	return &out, c.do(ctx, http.MethodPatch, topicPath(name), nil, UpdateTopicRequest{Partitions: n}, &out)
+}
+
 // Topic calls GET /api/topics/{topic}: the topic and every partition's
 // replication state.
 func (c *Client) Topic(ctx context.Context, name string) (*TopicDetail, error) {

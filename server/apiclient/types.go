@@ -258,7 +258,15 @@ type CreateTopicRequest struct {
 	Config map[string]string `json:"config,omitempty"`
 }
 
-// TopicDetail answers GET /api/topics/{topic} and POST /api/topics.
+// UpdateTopicRequest is the body of PATCH /api/topics/{topic}: the
+// topic's new partition count, more than it has (partitions are only
+// ever added).
+type UpdateTopicRequest struct {
+	Partitions int `json:"partitions"`
+}
+
+// TopicDetail answers GET /api/topics/{topic}, POST /api/topics and
+// PATCH /api/topics/{topic}.
 type TopicDetail struct {
 	Name              string `json:"name"`
 	PartitionCount    int    `json:"partition_count"`

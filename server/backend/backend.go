@@ -123,11 +123,15 @@ type Offsets interface {
 	DeleteOffset(consumerID, topicName string, partition int) (bool, error)
 }
 
-// TopicAdmin creates, configures and deletes topics.
+// TopicAdmin creates, grows, configures and deletes topics.
 type TopicAdmin interface {
 	// CreateTopicWithConfig creates a topic with configuration overrides
 	// (topic.ConfigKeys), checking everything before creating anything.
 	CreateTopicWithConfig(name string, partitions, replicationFactor int, config map[string]string) error
+	// AddPartitions grows a topic to partitions partitions
+	// (cluster.Cluster.AddPartitions): more than it has, each new one
+	// placed and created before the new count is committed.
+	AddPartitions(name string, partitions int) error
 	// TopicConfig is a topic's effective configuration, and
 	// TopicConfigOverrides the keys set for it.
 	TopicConfig(name string) (topic.Config, error)

@@ -282,6 +282,13 @@ func (st raftStore) CreateTopic(ctx context.Context, name string, partitions, re
 	return err
 }
 
+// AddPartitions is checked by the state machine where it is applied; a
+// refusal comes back as the command's error.
+func (st raftStore) AddPartitions(ctx context.Context, name string, partitions int) error {
+	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpAddPartitions, Topic: name, Partitions: partitions})
+	return err
+}
+
 func (st raftStore) AlterTopicConfig(ctx context.Context, name string, set map[string]string, remove []string) error {
 	_, err := st.propose(ctx, cluster.MetaCommand{Op: cluster.OpAlterConfig, Topic: name, Config: set, DeleteConfig: remove})
 	return err

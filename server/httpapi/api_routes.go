@@ -215,6 +215,18 @@ func (a *API) apiRoutes(sc *schemaSet) []route {
 			Responses: errs(map[string]response{"200": okJSON("Leader, assigned, followers, active replicas, log ends, lag (null when unknown) and high watermark per partition.",
 				sc.of(apiclient.TopicDetail{}), detail)}, 400, 404),
 		}},
+		{Method: http.MethodPatch, Path: "/api/topics/{topic}", Handler: a.handleUpdateTopic, Role: RoleAdmin, Operation: &operation{
+			OperationID: "updateTopic", Summary: "Add partitions to a topic", Tags: []string{"topics"},
+			Description: "partitions is the topic's new partition count, more than it has and at most " + strconv.Itoa(bounds.MaxTopicPartitions) + " " +
+				"(a topic's partitions are only ever added to; fewer is 400). The new partitions are placed over the brokers as a creation places them " +
+				"and their replicas created before the count changes; records already written stay where they are, and keyed records sent " +
+				"from then on route by the new count, so a key may land on another partition than before. " +
+				"The topic's current count again answers 200 unchanged (a request sent again). Every broker a new partition is placed on must be up, else 503.",
+			Parameters:  []parameter{paramTopic},
+			RequestBody: jsonBody("The new partition count.", sc.of(apiclient.UpdateTopicRequest{}), apiclient.UpdateTopicRequest{Partitions: 2}),
+			Responses: errs(map[string]response{"200": okJSON("The topic with its partitions.", sc.of(apiclient.TopicDetail{}), detail)},
+				400, 404, 413, 415, 503),
+		}},
 		{Method: http.MethodPost, Path: "/api/topics/{topic}/records", Handler: a.handleProduce, Role: RoleWrite, Operation: &operation{
 			OperationID: "produceRecords", Summary: "Produce records", Tags: []string{"records"},
 			Description: "A JSON body carries 1..N records (key null or omitted = round robin; values and keys base64; optional headers). " +

@@ -196,3 +196,54 @@ func (a *API) withUnavailable(e *apiError) *apiError {
 	e.body.BrokerIDs = ids
 	return e
 }
+
+// updateTopicBody is the body of PATCH /api/topics/{topic} as the server
+// reads it: partitions a pointer, so that a missing field is told from 0.
+type updateTopicBody struct {
+	Partitions *int `json:"partitions"`
+}
+
+// handleUpdateTopic answers PATCH /api/topics/{topic}: the topic grows to
+// "partitions" partitions (cluster.Cluster.AddPartitions) and is answered
+// 200 with its detail. Its current count again is 200 unchanged, so that
+// a request sent again after a lost answer succeeds; fewer is 400, an
+// unknown topic 404, a placed broker down 503.
+func (a *API) handleUpdateTopic(w http.ResponseWriter, r *http.Request) {
+	name, ae := nameParam(r, "topic", "topic")
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	var body updateTopicBody
+	if ae := a.readJSON(w, r, &body); ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	switch {
+	case body.Partitions == nil:
+		writeAPIError(w, badRequest("partitions is required: the topic's new partition count, more than it has (at most %d)", bounds.MaxTopicPartitions))
+		return
+	case *body.Partitions < 1 || *body.Partitions > bounds.MaxTopicPartitions:
+		writeAPIError(w, badRequest("partitions %d: must be from 1 to %d", *body.Partitions, bounds.MaxTopicPartitions))
+		return
+	}
+	n := *body.Partitions
+	err := a.admin.AddPartitions(name, n)
+	if errors.Is(err, cluster.ErrInvalidPartitionCount) {
+		if info, ierr := a.data.Topic(name); ierr == nil && info.PartitionCount == n {
+			err = nil // grown to n already: the same request again
+		}
+	} else if err == nil {
+		a.logger.Info("topic partitions added", "topic", name, "partitions", n)
+	}
+	if err != nil {
+		writeAPIError(w, a.withUnavailable(classify(err)))
+		return
+	}
+	detail, ae := a.topicDetail(name)
+	if ae != nil {
+		writeAPIError(w, ae)
+		return
+	}
+	writeJSON(w, http.StatusOK, detail)
+}

@@ -79,7 +79,7 @@ func TestAPIErrorClassify(t *testing.T) {
 		{"invalid name", fmt.Errorf("topic: name %q: %w", "a b", topic.ErrInvalidName), 400, CodeInvalidArgument, nil,
 			`name "a b": invalid name`},
 		{"partition count", wrap(cluster.ErrInvalidPartitionCount), 400, CodeInvalidArgument, nil,
-			"context: partition count must be at least 1"},
+			"context: invalid partition count"},
 		{"replication factor", wrap(cluster.ErrInvalidReplicationFactor), 400, CodeInvalidArgument, nil,
 			"context: invalid replication factor"},
 		{"cluster argument", wrap(cluster.ErrInvalidArgument), 400, CodeInvalidArgument, nil,

@@ -50,7 +50,7 @@ var wantRoles = map[string]Role{
 	"listClusterNodes": RoleRead, "addClusterNode": RoleAdmin, "removeClusterNode": RoleAdmin,
 	"produceRecords": RoleWrite, "commitConsumerOffset": RoleWrite, "createProducer": RoleWrite,
 	"stopBroker": RoleAdmin, "startBroker": RoleAdmin, "reopenBroker": RoleAdmin, "createTopic": RoleAdmin, "deleteTopicAndRecords": RoleAdmin,
-	"alterTopicConfig":    RoleAdmin,
+	"alterTopicConfig": RoleAdmin, "updateTopic": RoleAdmin,
 	"resetConsumerOffset": RoleAdmin, "failoverPartition": RoleAdmin, "catchUpReplica": RoleAdmin,
 	"recoverReplica": RoleAdmin, "moveLeaderToReplica": RoleAdmin,
 	"heartbeatGroup": RoleWrite, "commitGroupOffset": RoleWrite, "listGroups": RoleRead, "describeGroup": RoleRead,

@@ -172,7 +172,7 @@ func TestHTTPOpenAPI(t *testing.T) {
 	require.NotEmpty(t, info["version"])
 
 	paths := doc["paths"].(map[string]any)
-	require.Len(t, s.routes, 44, "health, ready, 32 API routes, the explorer's 5, metrics, openapi, docs and the two of its pages")
+	require.Len(t, s.routes, 45, "health, ready, 33 API routes, the explorer's 5, metrics, openapi, docs and the two of its pages")
 	ids := map[string]bool{}
 	for _, r := range s.routes {
 		item, ok := paths[openAPIPath(r.Path)].(map[string]any)

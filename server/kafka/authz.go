@@ -250,6 +250,16 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 				d.Topics = keep(d.Topics, func(t kmsg.DescribeLogDirsResponseDirTopic) bool { return may(t.Topic) })
 			}
 		}
+	case *kmsg.CreatePartitionsRequest:
+		var out []kmsg.CreatePartitionsRequestTopic
+		r.Topics, out = split(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return may(t.Topic) })
+		return 0, func(resp kmsg.Response) {
+			f := failCreatePartitions(&kmsg.CreatePartitionsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.CreatePartitionsResponse)
+			for i := range f.Topics {
+				f.Topics[i].ErrorMessage = kmsg.StringPtr(fmt.Sprintf("the principal may not reach topic %q", f.Topics[i].Topic))
+			}
+			resp.(*kmsg.CreatePartitionsResponse).Topics = append(resp.(*kmsg.CreatePartitionsResponse).Topics, f.Topics...)
+		}
 	case *kmsg.DeleteTopicsRequest:
 		var outNames []string
 		var out []kmsg.DeleteTopicsRequestTopic

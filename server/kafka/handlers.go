@@ -83,6 +83,8 @@ func (s *Server) table() []api {
 		// Records below an offset (deleterecords.go): Kafka checks DELETE
 		// on the topic, which is PyStream's admin role.
 		{key: kmsg.DeleteRecords, min: 0, max: 2, handle: s.deleteRecords, fail: failDeleteRecords, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
+		// Growing a topic (createpartitions.go).
+		{key: kmsg.CreatePartitions, min: 0, max: 3, handle: s.createPartitions, fail: failCreatePartitions, waits: true, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeTopics, deny: topicDenied},
 		// Configurations (configs.go): topics' per topic, brokers' read-only.
 		{key: kmsg.DescribeConfigs, min: 0, max: 4, handle: s.describeConfigs, fail: failDescribeConfigs, notReady: kerr.LeaderNotAvailable.Code, role: read, scope: scopeConfigs, deny: topicDenied},
 		{key: kmsg.AlterConfigs, min: 0, max: 2, handle: s.alterConfigs, fail: failAlterConfigs, notReady: kerr.LeaderNotAvailable.Code, role: admin, scope: scopeConfigs, deny: topicDenied},

@@ -196,6 +196,12 @@ func (b *Backend) CreateTopicWithConfig(name string, partitions, replicationFact
 	return mark(b.local.CreateTopicWithConfig(name, partitions, replicationFactor, config))
 }
 
+// AddPartitions grows a topic through the metadata group; each node
+// creates its replicas of the new partitions as it first uses them.
+func (b *Backend) AddPartitions(name string, partitions int) error {
+	return mark(b.local.AddPartitions(name, partitions))
+}
+
 // TopicConfig is a topic's effective configuration.
 func (b *Backend) TopicConfig(name string) (topic.Config, error) {
 	return marked(b.local.TopicConfig(name))

@@ -12,8 +12,8 @@ import (
 )
 
 func (a *app) topicCommand() *cobra.Command {
-	cmd := groupCommand("topic", "Create, list, describe, configure and delete topics")
-	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand(), a.topicAlterConfigCommand(), a.topicDeleteCommand())
+	cmd := groupCommand("topic", "Create, list, describe, grow, configure and delete topics")
+	cmd.AddCommand(a.topicCreateCommand(), a.topicListCommand(), a.topicDescribeCommand(), a.topicAddPartitionsCommand(), a.topicAlterConfigCommand(), a.topicDeleteCommand())
 	return cmd
 }
 
