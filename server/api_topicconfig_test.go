@@ -36,7 +36,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	detail, created, err := c.CreateTopicWithConfig(ctx, "orders", 1, 2, map[string]string{"retention.ms": "3600000", "segment.bytes": "01048576"})
 	require.NoError(t, err)
 	require.True(t, created)
-	want := map[string]string{"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "1048576", "segment.ms": "60000"}
+	want := map[string]string{"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "1048576", "segment.ms": "60000",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}
 	require.Equal(t, want, detail.Config)
 	require.Equal(t, []string{"retention.ms", "segment.bytes"}, detail.ConfigOverrides)
 
@@ -51,7 +52,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	// its own.
 	plain, _, err := c.CreateTopic(ctx, "plain", 1, 1)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "60000"}, plain.Config)
+	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "60000",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}, plain.Config)
 	require.Equal(t, []string{}, plain.ConfigOverrides)
 
 	got, err := c.Topic(ctx, "orders")
@@ -77,6 +79,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	for _, bad := range []struct{ body, key string }{
 		{`{"retention.ms":"1","segment.bytes":"12"}`, "segment.bytes"},
 		{`{"retention.ms":"1","cleanup.policy":"delete"}`, "cleanup.policy"},
+		{`{"message.timestamp.type":"logappendtime"}`, "message.timestamp.type"},
+		{`{"max.message.bytes":"-1"}`, "max.message.bytes"},
 		{`{"retention.ms":3600000}`, "retention.ms"},
 		{`{"segment.ms":" 5"}`, "segment.ms"},
 	} {

@@ -250,8 +250,10 @@ func Defaults() Config {
 // TopicDefaults is the server-wide topic configuration the variables
 // give.
 func (c Config) TopicDefaults() *topic.Config {
-	return &topic.Config{RetentionMs: int64(c.RetentionMs), RetentionBytes: int64(c.RetentionBytes),
-		SegmentBytes: int64(c.SegmentBytes), SegmentMs: int64(c.SegmentMs)}
+	d := topic.DefaultConfig()
+	d.RetentionMs, d.RetentionBytes = int64(c.RetentionMs), int64(c.RetentionBytes)
+	d.SegmentBytes, d.SegmentMs = int64(c.SegmentBytes), int64(c.SegmentMs)
+	return &d
 }
 
 // Addr returns the host:port the server listens on.

@@ -328,7 +328,11 @@ func (v *TopicSegmentMs) Decode(s string) error {
 }
 
 func decodeTopicValue(v *int64, key, s string) error {
-	n, err := topic.ParseConfigValue(key, s)
+	canonical, err := topic.ParseConfigValue(key, s)
+	var n int64
+	if err == nil {
+		n, err = topic.ConfigInt(key, canonical)
+	}
 	if err != nil {
 		return &ConfigError{Value: s, Allowed: "a decimal integer, " + topic.ConfigAllowed(key) + " (the topic setting " + key + ")", Err: err}
 	}

@@ -14,7 +14,8 @@ import (
 // functions; where the values are stored (cluster.meta, the metadata
 // group) and who uses them (the segmented logs) is for the layers above.
 // The names and meanings are Kafka's, and as in Kafka every value travels
-// as a string.
+// as a string: a decimal integer for most keys, a name for
+// message.timestamp.type.
 
 // The configuration keys of a topic.
 const (
@@ -30,6 +31,24 @@ const (
 	// SegmentMsKey is the age at which a partition's log starts a new
 	// segment, in milliseconds.
 	SegmentMsKey = "segment.ms"
+	// MaxMessageBytesKey is the largest record batch, in bytes, the
+	// topic takes from a producer, measured as Kafka measures it: the
+	// batch as sent (compressed when it is), header included.
+	MaxMessageBytesKey = "max.message.bytes"
+	// MessageTimestampTypeKey is which time a record's timestamp is:
+	// the producer's create time (CreateTime) or the broker's append
+	// time (LogAppendTime).
+	MessageTimestampTypeKey = "message.timestamp.type"
+)
+
+// The timestamp types Kafka names, the values of message.timestamp.type.
+const (
+	// TimestampCreateTime: a record's timestamp is the one its producer
+	// gave it. The default.
+	TimestampCreateTime = "CreateTime"
+	// TimestampLogAppendTime: a record's timestamp is the time the
+	// partition's leader appended it.
+	TimestampLogAppendTime = "LogAppendTime"
 )
 
 // Bounds and defaults of the configuration values.
@@ -46,21 +65,46 @@ const (
 	MaxSegmentBytes = 1 << 30
 	// DefaultSegmentMs is seven days.
 	DefaultSegmentMs = 7 * 24 * 60 * 60 * 1000
+	// DefaultMaxMessageBytes is Kafka's: 1 MiB and 12 bytes (a batch's
+	// offset and length fields).
+	DefaultMaxMessageBytes = 1<<20 + 12
+	// MaxMaxMessageBytes is the largest max.message.bytes: the largest
+	// int32, as Kafka's (an int config).
+	MaxMaxMessageBytes = math.MaxInt32
+	// DefaultMessageTimestampType is CreateTime.
+	DefaultMessageTimestampType = TimestampCreateTime
 )
 
-// configRule is what one key accepts: a decimal integer from min to max.
+// configRule is what one key accepts: a decimal integer from min to max,
+// or, when text is set, what text accepts.
 type configRule struct {
 	min, max int64
 	// allowed says it in words, for errors and help texts.
 	allowed string
+	// text, for a key whose value is not an integer, checks a value and
+	// returns its canonical form, or the reason it is refused.
+	text func(value string) (string, string)
 }
 
 // configRules is the rule of every key a topic may set.
 var configRules = map[string]configRule{
-	RetentionMsKey:    {-1, math.MaxInt64, "-1 (keep for ever) or milliseconds from 0"},
-	RetentionBytesKey: {-1, math.MaxInt64, "-1 (no limit) or bytes from 0"},
-	SegmentBytesKey:   {MinSegmentBytes, MaxSegmentBytes, fmt.Sprintf("bytes from %d to %d", MinSegmentBytes, MaxSegmentBytes)},
-	SegmentMsKey:      {1, math.MaxInt64, "milliseconds from 1"},
+	RetentionMsKey:    {min: -1, max: math.MaxInt64, allowed: "-1 (keep for ever) or milliseconds from 0"},
+	RetentionBytesKey: {min: -1, max: math.MaxInt64, allowed: "-1 (no limit) or bytes from 0"},
+	SegmentBytesKey:   {min: MinSegmentBytes, max: MaxSegmentBytes, allowed: fmt.Sprintf("bytes from %d to %d", MinSegmentBytes, MaxSegmentBytes)},
+	SegmentMsKey:      {min: 1, max: math.MaxInt64, allowed: "milliseconds from 1"},
+	// As Kafka's: from 0 (which refuses every batch) to the largest
+	// int32.
+	MaxMessageBytesKey:      {min: 0, max: MaxMaxMessageBytes, allowed: fmt.Sprintf("bytes from 0 to %d", MaxMaxMessageBytes)},
+	MessageTimestampTypeKey: {allowed: TimestampCreateTime + " or " + TimestampLogAppendTime, text: parseTimestampType},
+}
+
+// parseTimestampType checks a message.timestamp.type: CreateTime or
+// LogAppendTime, spelt exactly so, as Kafka takes them.
+func parseTimestampType(value string) (string, string) {
+	if value == TimestampCreateTime || value == TimestampLogAppendTime {
+		return value, ""
+	}
+	return "", "not a timestamp type; allowed: " + TimestampCreateTime + " or " + TimestampLogAppendTime + " (case matters)"
 }
 
 // ConfigKeys returns every configuration key, sorted.
@@ -87,16 +131,25 @@ type Config struct {
 	// SegmentMs is segment.ms: the age at which a log rolls to a new
 	// segment, in milliseconds, from 1. Default 604800000 (seven days).
 	SegmentMs int64
+	// MaxMessageBytes is max.message.bytes: the largest record batch a
+	// producer may send to one of the topic's partitions, in bytes, as
+	// sent (compressed when it is). Default 1048588.
+	MaxMessageBytes int64
+	// MessageTimestampType is message.timestamp.type: TimestampCreateTime
+	// or TimestampLogAppendTime. Default CreateTime.
+	MessageTimestampType string
 }
 
 // DefaultConfig returns Kafka's defaults, which PyStream's are too.
 func DefaultConfig() Config {
 	return Config{RetentionMs: DefaultRetentionMs, RetentionBytes: DefaultRetentionBytes,
-		SegmentBytes: DefaultSegmentBytes, SegmentMs: DefaultSegmentMs}
+		SegmentBytes: DefaultSegmentBytes, SegmentMs: DefaultSegmentMs,
+		MaxMessageBytes: DefaultMaxMessageBytes, MessageTimestampType: DefaultMessageTimestampType}
 }
 
-// field returns the address of key's field in c, or nil for an unknown key.
-func (c *Config) field(key string) *int64 {
+// intField returns the address of integer key's field in c, or nil for a
+// key that is unknown or not an integer.
+func (c *Config) intField(key string) *int64 {
 	switch key {
 	case RetentionMsKey:
 		return &c.RetentionMs
@@ -106,31 +159,87 @@ func (c *Config) field(key string) *int64 {
 		return &c.SegmentBytes
 	case SegmentMsKey:
 		return &c.SegmentMs
+	case MaxMessageBytesKey:
+		return &c.MaxMessageBytes
 	}
 	return nil
 }
 
+// textField returns the address of text key's field in c, or nil for a
+// key that is unknown or an integer.
+func (c *Config) textField(key string) *string {
+	if key == MessageTimestampTypeKey {
+		return &c.MessageTimestampType
+	}
+	return nil
+}
+
+// value is key's value in c as a string (Kafka's form).
+func (c *Config) value(key string) string {
+	if p := c.intField(key); p != nil {
+		return strconv.FormatInt(*p, 10)
+	}
+	return *c.textField(key)
+}
+
+// set stores the canonical value v of key in c.
+func (c *Config) set(key, v string) {
+	if p := c.intField(key); p != nil {
+		*p, _ = strconv.ParseInt(v, 10, 64)
+		return
+	}
+	*c.textField(key) = v
+}
+
 // Validate checks every field against its key's rule, reporting the first
-// key (in ConfigKeys order) out of range as a *ConfigError.
+// key (in ConfigKeys order) it refuses as a *ConfigError.
 func (c Config) Validate() error {
 	for _, key := range ConfigKeys() {
-		v := *c.field(key)
-		if r := configRules[key]; v < r.min || v > r.max {
-			return &ConfigError{Key: key, Value: strconv.FormatInt(v, 10), Reason: "allowed: " + r.allowed}
+		v := c.value(key)
+		if got, err := ParseConfigValue(key, v); err != nil || got != v {
+			return &ConfigError{Key: key, Value: v, Reason: "allowed: " + configRules[key].allowed}
 		}
 	}
 	return nil
 }
 
-// ParseConfigValue parses one value of key: a decimal integer (an
-// optional '-' and digits, nothing else: no '+', no spaces, no
-// underscores) within the key's range. An unknown key, or a value it does
-// not accept, is a *ConfigError.
-func ParseConfigValue(key, value string) (int64, error) {
+// ParseConfigValue checks one value of key and returns it in canonical
+// form. An integer key takes a decimal integer (an optional '-' and
+// digits, nothing else: no '+', no spaces, no underscores) within its
+// range, canonically strconv.FormatInt's ("007" is "7", "-0" is "0");
+// message.timestamp.type takes CreateTime or LogAppendTime. An unknown key, or a value it does not
+// accept, is a *ConfigError.
+func ParseConfigValue(key, value string) (string, error) {
 	r, ok := configRules[key]
 	if !ok {
-		return 0, &ConfigError{Key: key, Value: value, Reason: "unknown key (known: " + fmt.Sprint(ConfigKeys()) + ")"}
+		return "", &ConfigError{Key: key, Value: value, Reason: "unknown key (known: " + fmt.Sprint(ConfigKeys()) + ")"}
 	}
+	if r.text != nil {
+		v, reason := r.text(value)
+		if reason != "" {
+			return "", &ConfigError{Key: key, Value: value, Reason: reason}
+		}
+		return v, nil
+	}
+	v, err := parseConfigInt(r, key, value)
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(v, 10), nil
+}
+
+// ConfigInt returns the integer of a canonical value of integer key (as
+// ParseConfigValue returns it), checking it again.
+func ConfigInt(key, value string) (int64, error) {
+	r, ok := configRules[key]
+	if !ok || r.text != nil {
+		return 0, &ConfigError{Key: key, Value: value, Reason: "not an integer key"}
+	}
+	return parseConfigInt(r, key, value)
+}
+
+// parseConfigInt parses a value of the integer key whose rule is r.
+func parseConfigInt(r configRule, key, value string) (int64, error) {
 	digits := value
 	if len(digits) > 0 && digits[0] == '-' {
 		digits = digits[1:]
@@ -152,7 +261,7 @@ func ParseConfigValue(key, value string) (int64, error) {
 
 // ParseConfigOverrides checks a set of overrides, key by key in sorted
 // order (so the first bad key is the same every time), and returns them
-// with every value in canonical form (strconv.FormatInt's: "007" is "7",
+// with every value in canonical form (ParseConfigValue's: "007" is "7",
 // "-0" is "0"). The first key that is unknown or whose value its rule
 // refuses is a *ConfigError naming it. An empty or nil set is valid and
 // returns nil.
@@ -166,7 +275,7 @@ func ParseConfigOverrides(overrides map[string]string) (map[string]string, error
 		if err != nil {
 			return nil, err
 		}
-		out[key] = strconv.FormatInt(v, 10)
+		out[key] = v
 	}
 	return out, nil
 }
@@ -210,17 +319,24 @@ func (c Config) With(overrides map[string]string) (Config, error) {
 		if err != nil {
 			return c, err
 		}
-		*out.field(key) = v
+		out.set(key, v)
 	}
 	return out, nil
 }
 
 // Strings returns c as Kafka shows a configuration: every key with its
-// value as a decimal string.
+// value as a string (a decimal one for an integer key).
 func (c Config) Strings() map[string]string {
 	out := make(map[string]string, len(configRules))
 	for _, key := range ConfigKeys() {
-		out[key] = strconv.FormatInt(*c.field(key), 10)
+		out[key] = c.value(key)
 	}
 	return out
+}
+
+// IsIntegerKey reports whether key's values are decimal integers (every
+// known key but message.timestamp.type).
+func IsIntegerKey(key string) bool {
+	r, ok := configRules[key]
+	return ok && r.text == nil
 }

@@ -15,46 +15,64 @@ func TestConfigDefaults(t *testing.T) {
 	d := DefaultConfig()
 	require.NoError(t, d.Validate())
 	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1",
-		"segment.bytes": "134217728", "segment.ms": "604800000"}, d.Strings())
-	require.Equal(t, []string{"retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
+		"segment.bytes": "134217728", "segment.ms": "604800000",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}, d.Strings())
+	require.Equal(t, []string{"max.message.bytes", "message.timestamp.type", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
+	require.True(t, IsIntegerKey(MaxMessageBytesKey))
+	require.False(t, IsIntegerKey(MessageTimestampTypeKey))
+	require.False(t, IsIntegerKey("nope"))
 }
 
 func TestConfigParseValue(t *testing.T) {
 	cases := []struct {
 		key, value string
-		want       int64
+		want       string
 		ok         bool
+		reason     string
 	}{
-		{RetentionMsKey, "-1", -1, true},
-		{RetentionMsKey, "0", 0, true},
-		{RetentionMsKey, "3600000", 3600000, true},
-		{RetentionMsKey, "9223372036854775807", 9223372036854775807, true},
-		{RetentionMsKey, "9223372036854775808", 0, false},
-		{RetentionMsKey, "-2", 0, false},
-		{RetentionMsKey, "007", 7, true},
-		{RetentionMsKey, "-0", 0, true},
-		{RetentionMsKey, "+5", 0, false},
-		{RetentionMsKey, " 5", 0, false},
-		{RetentionMsKey, "5 ", 0, false},
-		{RetentionMsKey, "1_000", 0, false},
-		{RetentionMsKey, "1e3", 0, false},
-		{RetentionMsKey, "0x10", 0, false},
-		{RetentionMsKey, "1.5", 0, false},
-		{RetentionMsKey, "", 0, false},
-		{RetentionMsKey, "-", 0, false},
-		{RetentionBytesKey, "-1", -1, true},
-		{RetentionBytesKey, "1073741824", 1073741824, true},
-		{RetentionBytesKey, "-5", 0, false},
-		{SegmentBytesKey, "1024", 1024, true},
-		{SegmentBytesKey, "1023", 0, false},
-		{SegmentBytesKey, "1073741824", 1073741824, true},
-		{SegmentBytesKey, "1073741825", 0, false},
-		{SegmentBytesKey, "-1", 0, false},
-		{SegmentMsKey, "1", 1, true},
-		{SegmentMsKey, "0", 0, false},
-		{SegmentMsKey, "-1", 0, false},
-		{"cleanup.policy", "delete", 0, false},
-		{"Retention.ms", "1", 0, false},
+		{RetentionMsKey, "-1", "-1", true, ""},
+		{RetentionMsKey, "0", "0", true, ""},
+		{RetentionMsKey, "3600000", "3600000", true, ""},
+		{RetentionMsKey, "9223372036854775807", "9223372036854775807", true, ""},
+		{RetentionMsKey, "9223372036854775808", "", false, ""},
+		{RetentionMsKey, "-2", "", false, ""},
+		{RetentionMsKey, "007", "7", true, ""},
+		{RetentionMsKey, "-0", "0", true, ""},
+		{RetentionMsKey, "+5", "", false, ""},
+		{RetentionMsKey, " 5", "", false, ""},
+		{RetentionMsKey, "5 ", "", false, ""},
+		{RetentionMsKey, "1_000", "", false, ""},
+		{RetentionMsKey, "1e3", "", false, ""},
+		{RetentionMsKey, "0x10", "", false, ""},
+		{RetentionMsKey, "1.5", "", false, ""},
+		{RetentionMsKey, "", "", false, ""},
+		{RetentionMsKey, "-", "", false, ""},
+		{RetentionBytesKey, "-1", "-1", true, ""},
+		{RetentionBytesKey, "1073741824", "1073741824", true, ""},
+		{RetentionBytesKey, "-5", "", false, ""},
+		{SegmentBytesKey, "1024", "1024", true, ""},
+		{SegmentBytesKey, "1023", "", false, ""},
+		{SegmentBytesKey, "1073741824", "1073741824", true, ""},
+		{SegmentBytesKey, "1073741825", "", false, ""},
+		{SegmentBytesKey, "-1", "", false, ""},
+		{SegmentMsKey, "1", "1", true, ""},
+		{SegmentMsKey, "0", "", false, ""},
+		{SegmentMsKey, "-1", "", false, ""},
+		{MaxMessageBytesKey, "0", "0", true, ""},
+		{MaxMessageBytesKey, "1048588", "1048588", true, ""},
+		{MaxMessageBytesKey, "0100", "100", true, ""},
+		{MaxMessageBytesKey, "2147483647", "2147483647", true, ""},
+		{MaxMessageBytesKey, "2147483648", "", false, "out of range"},
+		{MaxMessageBytesKey, "-1", "", false, "out of range"},
+		{MaxMessageBytesKey, "1MB", "", false, "not a decimal integer"},
+		{MessageTimestampTypeKey, "CreateTime", "CreateTime", true, ""},
+		{MessageTimestampTypeKey, "LogAppendTime", "LogAppendTime", true, ""},
+		{MessageTimestampTypeKey, "logappendtime", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, " CreateTime", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, "", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, "1", "", false, "not a timestamp type"},
+		{"message.timestamp", "CreateTime", "", false, "unknown key"},
+		{"Retention.ms", "1", "", false, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.key+"="+strconv.Quote(c.value), func(t *testing.T) {
@@ -65,6 +83,7 @@ func TestConfigParseValue(t *testing.T) {
 				require.ErrorIs(t, err, ErrInvalidConfig)
 				require.Equal(t, c.key, ce.Key)
 				require.Contains(t, err.Error(), strconv.Quote(c.key))
+				require.Contains(t, err.Error(), c.reason)
 				return
 			}
 			require.NoError(t, err)
@@ -153,4 +172,45 @@ func TestConfigValidate(t *testing.T) {
 	require.ErrorAs(t, c.Validate(), &ce)
 	require.Equal(t, SegmentMsKey, ce.Key)
 	require.True(t, errors.Is(c.Validate(), ErrInvalidConfig))
+}
+
+// max.message.bytes and message.timestamp.type travel through
+// overrides, With and AlterConfigOverrides as every key does; a bad
+// timestamp type is refused naming the key, and changes nothing.
+func TestConfigMessageBytesAndTimestampType(t *testing.T) {
+	got, err := ParseConfigOverrides(map[string]string{"message.timestamp.type": "LogAppendTime", "max.message.bytes": "004096"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"message.timestamp.type": "LogAppendTime", "max.message.bytes": "4096"}, got)
+	c, err := DefaultConfig().With(got)
+	require.NoError(t, err)
+	require.Equal(t, int64(4096), c.MaxMessageBytes)
+	require.Equal(t, TimestampLogAppendTime, c.MessageTimestampType)
+	require.NoError(t, c.Validate())
+	require.Equal(t, "LogAppendTime", c.Strings()[MessageTimestampTypeKey])
+
+	cur := map[string]string{"max.message.bytes": "4096"}
+	_, err = AlterConfigOverrides(cur, map[string]string{"message.timestamp.type": "AppendTime"}, nil)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, MessageTimestampTypeKey, ce.Key)
+	require.Contains(t, ce.Reason, "CreateTime or LogAppendTime")
+	require.Equal(t, map[string]string{"max.message.bytes": "4096"}, cur)
+	after, err := AlterConfigOverrides(cur, map[string]string{"message.timestamp.type": "CreateTime"}, []string{"max.message.bytes"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"message.timestamp.type": "CreateTime"}, after)
+
+	bad := DefaultConfig()
+	bad.MessageTimestampType = ""
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, MessageTimestampTypeKey, ce.Key)
+	bad = DefaultConfig()
+	bad.MaxMessageBytes = -1
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, MaxMessageBytesKey, ce.Key)
+
+	n, err := ConfigInt(MaxMessageBytesKey, "4096")
+	require.NoError(t, err)
+	require.Equal(t, int64(4096), n)
+	_, err = ConfigInt(MessageTimestampTypeKey, "CreateTime")
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }

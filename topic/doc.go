@@ -97,10 +97,13 @@
 // # Configuration
 //
 // A topic's configuration uses Kafka's keys and meanings, its values
-// decimal strings as Kafka's are: retention.ms (default seven days, -1
-// for ever), retention.bytes (per partition replica, default -1: no
-// limit), segment.bytes (default 128 MiB, 1 KiB to 1 GiB) and segment.ms
-// (default seven days, from 1). config.go is the one rule:
+// strings as Kafka's are: retention.ms (default seven days, -1 for ever),
+// retention.bytes (per partition replica, default -1: no limit),
+// segment.bytes (default 128 MiB, 1 KiB to 1 GiB), segment.ms (default
+// seven days, from 1), max.message.bytes (the largest record batch a
+// producer may send, default 1048588; the layers above enforce it) and
+// message.timestamp.type (CreateTime, the default, or LogAppendTime).
+// config.go is the one rule:
 // ParseConfigOverrides checks the keys a topic sets (its overrides) and
 // makes their values canonical, AlterConfigOverrides sets and removes
 // overrides as one change, and Config.With lays them over a server's

@@ -54,6 +54,9 @@ func FuzzParseConfigOverrides(f *testing.F) {
 	f.Add("retention.bytes", "-00")
 	f.Add("retention.ms", "99999999999999999999")
 	f.Add("nope", "1")
+	f.Add("message.timestamp.type", "LogAppendTime")
+	f.Add("message.timestamp.type", "createtime")
+	f.Add("max.message.bytes", "01048588")
 	f.Fuzz(func(t *testing.T, key, value string) {
 		in := map[string]string{key: value}
 		got, err := ParseConfigOverrides(in)

@@ -49,7 +49,7 @@ func configStrings(raw map[string]json.RawMessage, nullOK bool) (set map[string]
 		}
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, nil, badRequest("config %s: %s is not a JSON string; each value is a decimal number written as a string, e.g. \"3600000\"", quoted(key), quoted(string(v)))
+			return nil, nil, badRequest("config %s: %s is not a JSON string; each value is a string, e.g. \"3600000\" (a number written as a string) or \"delete\"", quoted(key), quoted(string(v)))
 		}
 		set[key] = s
 	}

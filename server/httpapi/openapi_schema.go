@@ -210,17 +210,27 @@ func (s *schemaSet) refine() {
 	}
 }
 
-// configValuePattern is the shape topic.ParseConfigValue accepts: an
-// optional minus and decimal digits (each key's range is in its
-// description).
+// configValuePattern is the shape topic.ParseConfigValue accepts for an
+// integer key: an optional minus and decimal digits (each key's range is
+// in its description). A key that is not an integer (cleanup.policy) has
+// no pattern: its description says what it takes.
 const configValuePattern = `^-?[0-9]+$`
 
-// configSchema is a configuration object: one property per key, a decimal
-// string each; all of them required in an answer (every key is shown).
+// configValueSchema is one key's value in a configuration object.
+func configValueSchema(key string) *schema {
+	if topic.IsIntegerKey(key) {
+		return &schema{Type: "string", Pattern: configValuePattern, Description: topic.ConfigAllowed(key)}
+	}
+	return &schema{Type: "string", Description: topic.ConfigAllowed(key)}
+}
+
+// configSchema is a configuration object: one property per key, a string
+// each (a decimal one for an integer key); all of them required in an
+// answer (every key is shown).
 func configSchema(answer bool, desc string) *schema {
 	sc := &schema{Type: "object", Description: desc, Properties: map[string]*schema{}}
 	for _, key := range topic.ConfigKeys() {
-		sc.Properties[key] = &schema{Type: "string", Pattern: configValuePattern, Description: topic.ConfigAllowed(key)}
+		sc.Properties[key] = configValueSchema(key)
 	}
 	if answer {
 		sc.Required = topic.ConfigKeys()
@@ -229,13 +239,17 @@ func configSchema(answer bool, desc string) *schema {
 }
 
 // alterConfigSchema is PATCH /api/topics/{topic}/config's body: each key a
-// decimal string (set) or null (back to the default).
+// string (set) or null (back to the default).
 func alterConfigSchema() *schema {
-	sc := &schema{Type: "object", Description: "Configuration keys: a decimal string sets one, null removes the topic's value.",
+	sc := &schema{Type: "object", Description: "Configuration keys: a string sets one, null removes the topic's value.",
 		Properties: map[string]*schema{}}
 	for _, key := range topic.ConfigKeys() {
+		what := "a decimal string, "
+		if !topic.IsIntegerKey(key) {
+			what = "a string, "
+		}
 		sc.Properties[key] = &schema{AnyOf: []*schema{{Type: "string"}, {Type: "null"}},
-			Description: "a decimal string, " + topic.ConfigAllowed(key) + "; null: the server's default"}
+			Description: what + topic.ConfigAllowed(key) + "; null: the server's default"}
 	}
 	return sc
 }

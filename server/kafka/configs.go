@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
@@ -38,17 +37,20 @@ import (
 // configDocs is the documentation of every key PyStream describes: one
 // sentence of its own each, DescribeConfigs' Documentation (v3+).
 var configDocs = map[string]string{
-	topic.RetentionMsKey:       "How long the topic keeps a record, in milliseconds; older segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionMsKey) + ".",
-	topic.RetentionBytesKey:    "How many bytes each replica of a partition keeps before its oldest segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionBytesKey) + ".",
-	topic.SegmentBytesKey:      "The size at which a partition's log starts a new segment. Allowed: " + topic.ConfigAllowed(topic.SegmentBytesKey) + ".",
-	topic.SegmentMsKey:         "The age at which a partition's log starts a new segment, even if it is not full. Allowed: " + topic.ConfigAllowed(topic.SegmentMsKey) + ".",
-	"log.retention.ms":         "The retention.ms of every topic that sets none, fixed when the server starts.",
-	"log.retention.bytes":      "The retention.bytes of every topic that sets none, fixed when the server starts.",
-	"log.segment.bytes":        "The segment.bytes of every topic that sets none, fixed when the server starts.",
-	"log.roll.ms":              "The segment.ms of every topic that sets none, fixed when the server starts.",
-	"broker.id":                "The id of this broker in the cluster.",
-	"message.max.bytes":        "The largest payload one record may carry, in bytes: PyStream limits each record, not a batch, and refuses a larger one with MESSAGE_TOO_LARGE.",
-	"socket.request.max.bytes": "The largest request this listener reads, in bytes; a larger one closes the connection.",
+	topic.RetentionMsKey:          "How long the topic keeps a record, in milliseconds; older segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionMsKey) + ".",
+	topic.RetentionBytesKey:       "How many bytes each replica of a partition keeps before its oldest segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionBytesKey) + ".",
+	topic.SegmentBytesKey:         "The size at which a partition's log starts a new segment. Allowed: " + topic.ConfigAllowed(topic.SegmentBytesKey) + ".",
+	topic.SegmentMsKey:            "The age at which a partition's log starts a new segment, even if it is not full. Allowed: " + topic.ConfigAllowed(topic.SegmentMsKey) + ".",
+	topic.MaxMessageBytesKey:      "The largest record batch a producer may send to one of the topic's partitions, in bytes, measured as sent (compressed when it is, its header included); a larger one is refused with MESSAGE_TOO_LARGE. Each record's stored payload is also bounded by the server's per-record limit (1 MiB unless the server says otherwise), whatever this allows. Allowed: " + topic.ConfigAllowed(topic.MaxMessageBytesKey) + ".",
+	topic.MessageTimestampTypeKey: "Which time a record's timestamp is: CreateTime, the producer's, or LogAppendTime, the time the partition's leader appended it (a fetch then answers every batch with the LogAppendTime attribute and the append time, and a produce answer carries the append time). Allowed: " + topic.ConfigAllowed(topic.MessageTimestampTypeKey) + ".",
+	"log.message.timestamp.type":  "The message.timestamp.type of every topic that sets none, fixed when the server starts.",
+	"log.retention.ms":            "The retention.ms of every topic that sets none, fixed when the server starts.",
+	"log.retention.bytes":         "The retention.bytes of every topic that sets none, fixed when the server starts.",
+	"log.segment.bytes":           "The segment.bytes of every topic that sets none, fixed when the server starts.",
+	"log.roll.ms":                 "The segment.ms of every topic that sets none, fixed when the server starts.",
+	"broker.id":                   "The id of this broker in the cluster.",
+	"message.max.bytes":           "The max.message.bytes of every topic that sets none (the largest record batch a producer may send, as sent), fixed when the server starts.",
+	"socket.request.max.bytes":    "The largest request this listener reads, in bytes; a larger one closes the connection.",
 }
 
 // topicDefaultKeys names each topic key's server-wide default as Kafka
@@ -59,6 +61,20 @@ var topicDefaultKeys = map[string]string{
 	topic.RetentionBytesKey: "log.retention.bytes",
 	topic.SegmentBytesKey:   "log.segment.bytes",
 	topic.SegmentMsKey:      "log.roll.ms",
+	// Kafka names the broker setting of max.message.bytes so.
+	topic.MaxMessageBytesKey:      "message.max.bytes",
+	topic.MessageTimestampTypeKey: "log.message.timestamp.type",
+}
+
+// topicConfigTypes is each topic key's type as DescribeConfigs (v3+)
+// shows it.
+var topicConfigTypes = map[string]kmsg.ConfigType{
+	topic.RetentionMsKey:          kmsg.ConfigTypeLong,
+	topic.RetentionBytesKey:       kmsg.ConfigTypeLong,
+	topic.SegmentBytesKey:         kmsg.ConfigTypeLong,
+	topic.SegmentMsKey:            kmsg.ConfigTypeLong,
+	topic.MaxMessageBytesKey:      kmsg.ConfigTypeInt,
+	topic.MessageTimestampTypeKey: kmsg.ConfigTypeString,
 }
 
 // configEntry is one key as DescribeConfigs shows it.
@@ -82,7 +98,7 @@ type configSynonym struct {
 // when it is PyStream's built-in one, STATIC_BROKER_CONFIG when the
 // server was started with another (Kafka's answer for a key set in
 // server.properties).
-func configDefaultSource(value, builtIn int64) kmsg.ConfigSource {
+func configDefaultSource(value, builtIn string) kmsg.ConfigSource {
 	if value == builtIn {
 		return kmsg.ConfigSourceDefaultConfig
 	}
@@ -108,10 +124,8 @@ func (s *Server) topicConfigEntries(name string) ([]configEntry, int16, string) 
 	values, defaults, builtIn := effective.Strings(), s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
 	var out []configEntry
 	for _, key := range topic.ConfigKeys() {
-		def, _ := strconv.ParseInt(defaults[key], 10, 64)
-		fixed, _ := strconv.ParseInt(builtIn[key], 10, 64)
-		fallback := configSynonym{name: topicDefaultKeys[key], value: defaults[key], source: configDefaultSource(def, fixed)}
-		e := configEntry{name: key, value: values[key], source: fallback.source, typ: kmsg.ConfigTypeLong, synonyms: []configSynonym{fallback}}
+		fallback := configSynonym{name: topicDefaultKeys[key], value: defaults[key], source: configDefaultSource(defaults[key], builtIn[key])}
+		e := configEntry{name: key, value: values[key], source: fallback.source, typ: topicConfigTypes[key], synonyms: []configSynonym{fallback}}
 		if _, ok := overrides[key]; ok {
 			e.source = kmsg.ConfigSourceDynamicTopicConfig
 			e.synonyms = []configSynonym{{name: key, value: values[key], source: e.source}, fallback}
@@ -130,24 +144,23 @@ func (s *Server) brokerConfigs(id int, name string) ([]configEntry, int16, strin
 	if code, msg := checkBrokerName(id, name); code != 0 {
 		return nil, code, msg
 	}
-	static := func(key string, value, builtIn int64, typ kmsg.ConfigType) configEntry {
-		v := strconv.FormatInt(value, 10)
+	static := func(key, value, builtIn string, typ kmsg.ConfigType) configEntry {
 		src := configDefaultSource(value, builtIn)
-		return configEntry{name: key, value: v, source: src, readOnly: true, typ: typ, synonyms: []configSynonym{{name: key, value: v, source: src}}}
+		return configEntry{name: key, value: value, source: src, readOnly: true, typ: typ, synonyms: []configSynonym{{name: key, value: value, source: src}}}
 	}
+	itoa := strconv.Itoa
 	var out []configEntry
 	if name != "" {
-		e := static("broker.id", int64(id), -1, kmsg.ConfigTypeInt)
+		e := static("broker.id", itoa(id), "-1", kmsg.ConfigTypeInt)
 		out = append(out, e)
 	}
+	// message.max.bytes is the max.message.bytes of every topic that
+	// sets none (topicDefaultKeys), as in Kafka.
 	out = append(out,
-		static("message.max.bytes", int64(s.c.MaxPayloadSize()), log.DefaultMaxPayloadSize, kmsg.ConfigTypeInt),
-		static("socket.request.max.bytes", int64(s.cfg.MaxRequestBytes), DefaultMaxRequestBytes, kmsg.ConfigTypeInt))
+		static("socket.request.max.bytes", strconv.FormatInt(int64(s.cfg.MaxRequestBytes), 10), strconv.FormatInt(int64(DefaultMaxRequestBytes), 10), kmsg.ConfigTypeInt))
 	defaults, builtIn := s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
 	for _, key := range topic.ConfigKeys() {
-		v, _ := strconv.ParseInt(defaults[key], 10, 64)
-		b, _ := strconv.ParseInt(builtIn[key], 10, 64)
-		out = append(out, static(topicDefaultKeys[key], v, b, kmsg.ConfigTypeLong))
+		out = append(out, static(topicDefaultKeys[key], defaults[key], builtIn[key], topicConfigTypes[key]))
 	}
 	slices.SortFunc(out, func(a, b configEntry) int {
 		switch {
@@ -342,7 +355,7 @@ func (s *Server) incrementalAlterConfigs(x *exchange, r kmsg.Request) kmsg.Respo
 			case kmsg.IncrementalAlterConfigOpDelete:
 				ch.remove = append(ch.remove, c.Name)
 			case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-				ch.code, ch.msg = kerr.InvalidConfig.Code, fmt.Sprintf("config %q: %s is for list-valued keys, and PyStream's keys (%v) each hold one number: use SET or DELETE", c.Name, c.Op, topic.ConfigKeys())
+				ch.code, ch.msg = kerr.InvalidConfig.Code, fmt.Sprintf("config %q: %s is for list-valued keys, and PyStream's keys (%v) each hold one value: use SET or DELETE", c.Name, c.Op, topic.ConfigKeys())
 			default:
 				ch.code, ch.msg = kerr.InvalidRequest.Code, fmt.Sprintf("config %q: unknown operation %d", c.Name, int8(c.Op))
 			}

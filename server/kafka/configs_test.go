@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
@@ -101,7 +100,7 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 		return resp.Resources[0]
 	}
 	v0 := describe(0, nil, false)
-	require.Len(t, v0.Configs, 4)
+	require.Len(t, v0.Configs, len(topic.ConfigKeys()))
 	for _, c := range v0.Configs {
 		require.Equal(t, c.Name != "segment.ms", c.IsDefault, c.Name)
 		require.False(t, c.ReadOnly)
@@ -110,16 +109,21 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 	require.Len(t, v1.Configs, 1)
 	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, v1.Configs[0].Source)
 	require.Empty(t, v1.Configs[0].ConfigSynonyms, "synonyms only when asked")
-	v3 := describe(3, []string{"retention.bytes", "cleanup.policy", "segment.ms"}, true)
-	require.Len(t, v3.Configs, 2, "cleanup.policy is not PyStream's: left out")
+	v3 := describe(3, []string{"retention.bytes", "compression.type", "segment.ms", "max.message.bytes", "message.timestamp.type"}, true)
+	require.Len(t, v3.Configs, 4, "compression.type is not PyStream's: left out")
+	types := map[string]kmsg.ConfigType{}
 	for _, c := range v3.Configs {
-		require.Equal(t, kmsg.ConfigTypeLong, c.ConfigType)
+		types[c.Name] = c.ConfigType
 		require.NotNil(t, c.Documentation)
 		require.NotEmpty(t, *c.Documentation, c.Name)
 	}
-	require.Equal(t, "5000", *v3.Configs[1].Value)
+	require.Equal(t, map[string]kmsg.ConfigType{"retention.bytes": kmsg.ConfigTypeLong, "segment.ms": kmsg.ConfigTypeLong,
+		"max.message.bytes": kmsg.ConfigTypeInt, "message.timestamp.type": kmsg.ConfigTypeString}, types, "Kafka's types")
+	require.Equal(t, "1048588", *v3.Configs[0].Value)
+	require.Equal(t, "CreateTime", *v3.Configs[1].Value)
+	require.Equal(t, "5000", *v3.Configs[3].Value)
 	v4 := describe(4, nil, false)
-	require.Len(t, v4.Configs, 4)
+	require.Len(t, v4.Configs, len(topic.ConfigKeys()))
 	require.Nil(t, v4.Configs[0].Documentation, "documentation only when asked")
 }
 
@@ -138,8 +142,11 @@ func TestKafkaConfigsDescribeBroker(t *testing.T) {
 	require.NoError(t, b2.Err)
 	got := configsByKey(b2)
 	want := map[string]string{
-		"broker.id": "2", "message.max.bytes": strconv.Itoa(log.DefaultMaxPayloadSize), "socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
+		"broker.id": "2", "socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
 		"log.retention.ms": "1209600000", "log.retention.bytes": "-1", "log.segment.bytes": strconv.Itoa(topic.DefaultSegmentBytes), "log.roll.ms": strconv.Itoa(topic.DefaultSegmentMs),
+		// message.max.bytes is the topics' max.message.bytes default, as in
+		// Kafka.
+		"message.max.bytes": "1048588", "log.message.timestamp.type": "CreateTime",
 	}
 	require.Len(t, got, len(want))
 	for k, v := range want {
@@ -451,7 +458,14 @@ func TestKafkaConfigsSarama(t *testing.T) {
 		require.Len(t, r.Configs, len(topic.ConfigKeys()))
 		for _, e := range r.Configs {
 			require.Equal(t, e.Name != "retention.ms", e.Default, e.Name)
-			require.Equal(t, sarama.LongConfigType, e.Type, e.Name)
+			want := sarama.LongConfigType
+			switch e.Name {
+			case "max.message.bytes":
+				want = sarama.IntConfigType
+			case "message.timestamp.type":
+				want = sarama.StringConfigType
+			}
+			require.Equal(t, want, e.Type, e.Name)
 			require.NotNil(t, e.Documentation, e.Name)
 			require.NotEmpty(t, e.Synonyms, e.Name)
 		}
@@ -509,7 +523,7 @@ func TestKafkaConfigsAuthz(t *testing.T) {
 	require.NoError(t, err)
 	for _, rc := range rcs {
 		require.NoError(t, rc.Err, rc.Name)
-		require.Len(t, rc.Configs, 4)
+		require.Len(t, rc.Configs, len(topic.ConfigKeys()))
 	}
 	ars, err := reader.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "1")}, "events")
 	require.NoError(t, err)

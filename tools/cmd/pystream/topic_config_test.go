@@ -20,19 +20,24 @@ func TestCLITopicConfig(t *testing.T) {
 
 	r = ok(t, url, "", "topic", "describe", "orders")
 	require.Contains(t, r.stdout, "  0\n"+
-		"CONFIG           VALUE    SOURCE\n"+
-		"retention.bytes  -1       default\n"+
-		"retention.ms     3600000  topic\n"+
-		"segment.bytes    1048576  topic\n"+
-		"segment.ms       60000    default\n")
+		"CONFIG                  VALUE       SOURCE\n"+
+		"max.message.bytes       1048588     default\n"+
+		"message.timestamp.type  CreateTime  default\n"+
+		"retention.bytes         -1          default\n"+
+		"retention.ms            3600000     topic\n"+
+		"segment.bytes           1048576     topic\n"+
+		"segment.ms              60000       default\n")
 
-	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "--delete-config", "segment.bytes")
+	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "message.timestamp.type=LogAppendTime", "--delete-config", "segment.bytes")
 	require.Equal(t, "altered the configuration of topic orders\n"+
-		"CONFIG           VALUE       SOURCE\n"+
-		"retention.bytes  1073741824  topic\n"+
-		"retention.ms     3600000     topic\n"+
-		"segment.bytes    134217728   default\n"+
-		"segment.ms       60000       default\n", r.stdout)
+		"CONFIG                  VALUE          SOURCE\n"+
+		"max.message.bytes       1048588        default\n"+
+		"message.timestamp.type  LogAppendTime  topic\n"+
+		"retention.bytes         1073741824     topic\n"+
+		"retention.ms            3600000        topic\n"+
+		"segment.bytes           134217728      default\n"+
+		"segment.ms              60000          default\n", r.stdout)
+	ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "message.timestamp.type")
 
 	r = ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "retention.ms", "--json")
 	var got apiclient.TopicConfigResponse
@@ -43,6 +48,7 @@ func TestCLITopicConfig(t *testing.T) {
 	for _, args := range [][]string{
 		{"topic", "alter-config", "orders", "segment.bytes=12"},
 		{"topic", "alter-config", "orders", "retention.ms=1", "cleanup.policy=delete"},
+		{"topic", "alter-config", "orders", "message.timestamp.type=Now"},
 		{"topic", "create", "other", "--config", "segment.ms=+5"},
 	} {
 		r = pys(t, url, "", args...)

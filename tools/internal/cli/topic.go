@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
 	"github.com/spf13/cobra"
 )
 
@@ -61,7 +62,7 @@ func (a *app) topicCreateCommand() *cobra.Command {
 	}
 	cmd.Flags().IntVarP(&partitions, "partitions", "p", 1, "number of partitions")
 	cmd.Flags().IntVarP(&rf, "replication-factor", "r", 1, "replicas per partition (at most the number of brokers)")
-	cmd.Flags().StringArrayVar(&configs, "config", nil, "set a configuration key for the topic, KEY=VALUE (retention.ms, retention.bytes, segment.bytes, segment.ms); repeatable")
+	cmd.Flags().StringArrayVar(&configs, "config", nil, "set a configuration key for the topic, KEY=VALUE ("+strings.Join(topic.ConfigKeys(), ", ")+"); repeatable")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pystream/pystream/server/apiclient"
+	"github.com/pystream/pystream/topic"
 	"github.com/spf13/cobra"
 )
 
@@ -58,14 +59,16 @@ func (a *app) topicAlterConfigCommand() *cobra.Command {
 	var remove []string
 	cmd := &cobra.Command{
 		Use:   "alter-config TOPIC [KEY=VALUE ...] [--delete-config KEY ...]",
-		Short: "Set or remove a topic's configuration keys (retention.ms, retention.bytes, segment.bytes, segment.ms)",
+		Short: "Set or remove a topic's configuration keys (" + strings.Join(topic.ConfigKeys(), ", ") + ")",
 		Long: "Set configuration keys for a topic (KEY=VALUE arguments) and remove others\n" +
 			"(--delete-config KEY, repeatable), which then take the server's defaults. The\n" +
 			"change is checked as a whole: an unknown key or a bad value changes nothing\n" +
 			"(exit 1). Prints the topic's configuration afterwards, as topic describe does.\n\n" +
 			"Keys: retention.ms (ms, -1 = for ever), retention.bytes (per partition\n" +
 			"replica, -1 = no limit), segment.bytes (1024 to 1073741824), segment.ms\n" +
-			"(ms, from 1). Values are decimal integers.",
+			"(ms, from 1), max.message.bytes (the largest record batch a producer may\n" +
+			"send, from 0) and message.timestamp.type (CreateTime or LogAppendTime).\n" +
+			"Values are decimal integers, but for message.timestamp.type.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageErrorf("%s needs a topic (usage: %s)", cmd.CommandPath(), cmd.UseLine())
