@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -169,4 +170,53 @@ func TestKafkaMaxMessageBytesStorageCeiling(t *testing.T) {
 	require.Equal(t, kerr.MessageTooLarge.Code, rp.ErrorCode)
 	require.NotNil(t, rp.ErrorMessage)
 	require.Contains(t, *rp.ErrorMessage, "per-record limit")
+}
+
+// TestKafkaCreateTopicsMessageKeys: kadm creates a topic with
+// max.message.bytes and message.timestamp.type, which the topic then has
+// and which CreateTopics' answer and DescribeConfigs show; bad values are
+// INVALID_CONFIG naming the key, and create nothing; AlterConfigs changes
+// them.
+func TestKafkaCreateTopicsMessageKeys(t *testing.T) {
+	f := start(t, 1, 1, 1)
+	adm := f.admin(t)
+	res, err := adm.CreateTopic(ctx(t), 1, 1, map[string]*string{"max.message.bytes": kmsg.StringPtr("2048"),
+		"message.timestamp.type": kmsg.StringPtr("LogAppendTime")}, "orders")
+	require.NoError(t, err)
+	require.NoError(t, res.Err)
+	cfg, err := f.c.TopicConfig("orders")
+	require.NoError(t, err)
+	require.Equal(t, int64(2048), cfg.MaxMessageBytes)
+	require.Equal(t, topic.TimestampLogAppendTime, cfg.MessageTimestampType)
+
+	rcs, err := adm.DescribeTopicConfigs(ctx(t), "orders")
+	require.NoError(t, err)
+	got := configsByKey(rcs[0])
+	require.Equal(t, "2048", *got["max.message.bytes"].Value)
+	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, got["max.message.bytes"].Source)
+	require.Equal(t, "LogAppendTime", *got["message.timestamp.type"].Value)
+
+	for _, bad := range []map[string]*string{
+		{"max.message.bytes": kmsg.StringPtr("-1")},
+		{"max.message.bytes": kmsg.StringPtr("2147483648")},
+		{"message.timestamp.type": kmsg.StringPtr("logappendtime")},
+	} {
+		all, err := adm.CreateTopics(ctx(t), 1, 1, bad, "t1")
+		require.NoError(t, err)
+		require.ErrorIs(t, all["t1"].Err, kerr.InvalidConfig, "%v", bad)
+		for k := range bad {
+			require.Contains(t, all["t1"].ErrMessage, k)
+		}
+	}
+	_, err = f.c.Topic("t1")
+	require.Error(t, err, "nothing created")
+
+	ars, err := adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("message.timestamp.type", "CreateTime"), set("max.message.bytes", "1048588")}, "orders")
+	require.NoError(t, err)
+	require.NoError(t, ars[0].Err)
+	require.Equal(t, map[string]string{"message.timestamp.type": "CreateTime", "max.message.bytes": "1048588"}, f.overrides(t, "orders"))
+	ars, err = adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("message.timestamp.type", "Now")}, "orders")
+	require.NoError(t, err)
+	require.ErrorIs(t, ars[0].Err, kerr.InvalidConfig)
+	require.Contains(t, ars[0].ErrMessage, "CreateTime or LogAppendTime")
 }
