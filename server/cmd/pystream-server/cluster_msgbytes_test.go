@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// docs/kafka.md § Records and docs/kafka-admin.md § Configurations in a
-// cluster of processes: max.message.bytes and message.timestamp.type,
+// docs/kafka-admin.md § Configurations, in a cluster of processes:
+// max.message.bytes and message.timestamp.type,
 // set through one node, hold on the partition leader's node: a batch
 // over the limit is MESSAGE_TOO_LARGE, and a LogAppendTime topic's
 // records read with their append time and LogAppendTime as its type.
