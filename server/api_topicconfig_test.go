@@ -37,7 +37,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, created)
 	want := map[string]string{"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "1048576", "segment.ms": "60000",
-		"min.insync.replicas": "1", "cleanup.policy": "delete"}
+		"min.insync.replicas": "1", "cleanup.policy": "delete",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}
 	require.Equal(t, want, detail.Config)
 	require.Equal(t, []string{"retention.ms", "segment.bytes"}, detail.ConfigOverrides)
 
@@ -53,7 +54,8 @@ func TestE2ETopicConfig(t *testing.T) {
 	plain, _, err := c.CreateTopic(ctx, "plain", 1, 1)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "60000",
-		"min.insync.replicas": "1", "cleanup.policy": "delete"}, plain.Config)
+		"min.insync.replicas": "1", "cleanup.policy": "delete",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}, plain.Config)
 	require.Equal(t, []string{}, plain.ConfigOverrides)
 
 	got, err := c.Topic(ctx, "orders")
@@ -85,6 +87,8 @@ func TestE2ETopicConfig(t *testing.T) {
 		{`{"retention.ms":"1","compression.type":"zstd"}`, "compression.type", "unknown key"},
 		{`{"retention.ms":3600000}`, "retention.ms", "JSON string"},
 		{`{"segment.ms":" 5"}`, "segment.ms", "decimal integer"},
+		{`{"message.timestamp.type":"logappendtime"}`, "message.timestamp.type", "not a timestamp type"},
+		{`{"max.message.bytes":"-1"}`, "max.message.bytes", "out of range"},
 	} {
 		resp := patchJSON(t, r, "/api/topics/orders/config", bad.body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad.body)

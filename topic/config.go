@@ -16,7 +16,7 @@ import (
 // group) and who uses them (the segmented logs) is for the layers above.
 // The names and meanings are Kafka's, and as in Kafka every value travels
 // as a string: a decimal integer for most keys, a list of policies for
-// cleanup.policy.
+// cleanup.policy, a name for message.timestamp.type.
 
 // The configuration keys of a topic.
 const (
@@ -39,6 +39,14 @@ const (
 	// CleanupPolicyKey is what happens to old segments: delete (the
 	// only policy PyStream has; Kafka's compact does not exist yet).
 	CleanupPolicyKey = "cleanup.policy"
+	// MaxMessageBytesKey is the largest record batch, in bytes, the
+	// topic takes from a producer, measured as Kafka measures it: the
+	// batch as sent (compressed when it is), header included.
+	MaxMessageBytesKey = "max.message.bytes"
+	// MessageTimestampTypeKey is which time a record's timestamp is:
+	// the producer's create time (CreateTime) or the broker's append
+	// time (LogAppendTime).
+	MessageTimestampTypeKey = "message.timestamp.type"
 )
 
 // The cleanup policies Kafka names.
@@ -49,6 +57,16 @@ const (
 	// CleanupPolicyCompact is Kafka's log compaction, which PyStream does
 	// not have yet: a value naming it is refused.
 	CleanupPolicyCompact = "compact"
+)
+
+// The timestamp types Kafka names, the values of message.timestamp.type.
+const (
+	// TimestampCreateTime: a record's timestamp is the one its producer
+	// gave it. The default.
+	TimestampCreateTime = "CreateTime"
+	// TimestampLogAppendTime: a record's timestamp is the time the
+	// partition's leader appended it.
+	TimestampLogAppendTime = "LogAppendTime"
 )
 
 // Bounds and defaults of the configuration values.
@@ -70,6 +88,14 @@ const (
 	DefaultMinInsyncReplicas = 1
 	// DefaultCleanupPolicy is delete.
 	DefaultCleanupPolicy = CleanupPolicyDelete
+	// DefaultMaxMessageBytes is Kafka's: 1 MiB and 12 bytes (a batch's
+	// offset and length fields).
+	DefaultMaxMessageBytes = 1<<20 + 12
+	// MaxMaxMessageBytes is the largest max.message.bytes: the largest
+	// int32, as Kafka's (an int config).
+	MaxMaxMessageBytes = math.MaxInt32
+	// DefaultMessageTimestampType is CreateTime.
+	DefaultMessageTimestampType = TimestampCreateTime
 )
 
 // configRule is what one key accepts: a decimal integer from min to max,
@@ -93,6 +119,10 @@ var configRules = map[string]configRule{
 	// factor (Kafka takes that too; writes are then refused).
 	MinInsyncReplicasKey: {min: 1, max: math.MaxInt32, allowed: "replicas from 1"},
 	CleanupPolicyKey:     {allowed: "delete (compact does not exist yet)", text: parseCleanupPolicy},
+	// As Kafka's: from 0 (which refuses every batch) to the largest
+	// int32.
+	MaxMessageBytesKey:      {min: 0, max: MaxMaxMessageBytes, allowed: fmt.Sprintf("bytes from 0 to %d", MaxMaxMessageBytes)},
+	MessageTimestampTypeKey: {allowed: TimestampCreateTime + " or " + TimestampLogAppendTime, text: parseTimestampType},
 }
 
 // parseCleanupPolicy checks a cleanup.policy: Kafka's list of policies,
@@ -113,6 +143,15 @@ func parseCleanupPolicy(value string) (string, string) {
 		}
 	}
 	return CleanupPolicyDelete, ""
+}
+
+// parseTimestampType checks a message.timestamp.type: CreateTime or
+// LogAppendTime, spelt exactly so, as Kafka takes them.
+func parseTimestampType(value string) (string, string) {
+	if value == TimestampCreateTime || value == TimestampLogAppendTime {
+		return value, ""
+	}
+	return "", "not a timestamp type; allowed: " + TimestampCreateTime + " or " + TimestampLogAppendTime + " (case matters)"
 }
 
 // ConfigKeys returns every configuration key, sorted.
@@ -146,13 +185,21 @@ type Config struct {
 	// CleanupPolicy is cleanup.policy: "delete", the only policy there
 	// is. Default "delete".
 	CleanupPolicy string
+	// MaxMessageBytes is max.message.bytes: the largest record batch a
+	// producer may send to one of the topic's partitions, in bytes, as
+	// sent (compressed when it is). Default 1048588.
+	MaxMessageBytes int64
+	// MessageTimestampType is message.timestamp.type: TimestampCreateTime
+	// or TimestampLogAppendTime. Default CreateTime.
+	MessageTimestampType string
 }
 
 // DefaultConfig returns Kafka's defaults, which PyStream's are too.
 func DefaultConfig() Config {
 	return Config{RetentionMs: DefaultRetentionMs, RetentionBytes: DefaultRetentionBytes,
 		SegmentBytes: DefaultSegmentBytes, SegmentMs: DefaultSegmentMs,
-		MinInsyncReplicas: DefaultMinInsyncReplicas, CleanupPolicy: DefaultCleanupPolicy}
+		MinInsyncReplicas: DefaultMinInsyncReplicas, CleanupPolicy: DefaultCleanupPolicy,
+		MaxMessageBytes: DefaultMaxMessageBytes, MessageTimestampType: DefaultMessageTimestampType}
 }
 
 // intField returns the address of integer key's field in c, or nil for a
@@ -169,6 +216,8 @@ func (c *Config) intField(key string) *int64 {
 		return &c.SegmentMs
 	case MinInsyncReplicasKey:
 		return &c.MinInsyncReplicas
+	case MaxMessageBytesKey:
+		return &c.MaxMessageBytes
 	}
 	return nil
 }
@@ -176,8 +225,11 @@ func (c *Config) intField(key string) *int64 {
 // textField returns the address of text key's field in c, or nil for a
 // key that is unknown or an integer.
 func (c *Config) textField(key string) *string {
-	if key == CleanupPolicyKey {
+	switch key {
+	case CleanupPolicyKey:
 		return &c.CleanupPolicy
+	case MessageTimestampTypeKey:
+		return &c.MessageTimestampType
 	}
 	return nil
 }
@@ -216,8 +268,9 @@ func (c Config) Validate() error {
 // digits, nothing else: no '+', no spaces, no underscores) within its
 // range, canonically strconv.FormatInt's ("007" is "7", "-0" is "0");
 // cleanup.policy takes Kafka's list of policies, of which only delete
-// exists (canonically "delete"). An unknown key, or a value it does not
-// accept, is a *ConfigError.
+// exists (canonically "delete"); message.timestamp.type takes CreateTime
+// or LogAppendTime. An unknown key, or a value it does not accept, is a
+// *ConfigError.
 func ParseConfigValue(key, value string) (string, error) {
 	r, ok := configRules[key]
 	if !ok {
@@ -344,7 +397,7 @@ func (c Config) Strings() map[string]string {
 }
 
 // IsIntegerKey reports whether key's values are decimal integers (every
-// known key but cleanup.policy).
+// known key but cleanup.policy and message.timestamp.type).
 func IsIntegerKey(key string) bool {
 	r, ok := configRules[key]
 	return ok && r.text == nil

@@ -16,10 +16,13 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, d.Validate())
 	require.Equal(t, map[string]string{"retention.ms": "604800000", "retention.bytes": "-1",
 		"segment.bytes": "134217728", "segment.ms": "604800000",
-		"min.insync.replicas": "1", "cleanup.policy": "delete"}, d.Strings())
-	require.Equal(t, []string{"cleanup.policy", "min.insync.replicas", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
+		"min.insync.replicas": "1", "cleanup.policy": "delete",
+		"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"}, d.Strings())
+	require.Equal(t, []string{"cleanup.policy", "max.message.bytes", "message.timestamp.type", "min.insync.replicas", "retention.bytes", "retention.ms", "segment.bytes", "segment.ms"}, ConfigKeys())
 	require.True(t, IsIntegerKey(MinInsyncReplicasKey))
 	require.False(t, IsIntegerKey(CleanupPolicyKey))
+	require.True(t, IsIntegerKey(MaxMessageBytesKey))
+	require.False(t, IsIntegerKey(MessageTimestampTypeKey))
 	require.False(t, IsIntegerKey("nope"))
 }
 
@@ -77,6 +80,20 @@ func TestConfigParseValue(t *testing.T) {
 		{CleanupPolicyKey, "delete,", "", false, "not a cleanup policy"},
 		{CleanupPolicyKey, "1", "", false, "not a cleanup policy"},
 		{"cleanup.policies", "delete", "", false, "unknown key"},
+		{MaxMessageBytesKey, "0", "0", true, ""},
+		{MaxMessageBytesKey, "1048588", "1048588", true, ""},
+		{MaxMessageBytesKey, "0100", "100", true, ""},
+		{MaxMessageBytesKey, "2147483647", "2147483647", true, ""},
+		{MaxMessageBytesKey, "2147483648", "", false, "out of range"},
+		{MaxMessageBytesKey, "-1", "", false, "out of range"},
+		{MaxMessageBytesKey, "1MB", "", false, "not a decimal integer"},
+		{MessageTimestampTypeKey, "CreateTime", "CreateTime", true, ""},
+		{MessageTimestampTypeKey, "LogAppendTime", "LogAppendTime", true, ""},
+		{MessageTimestampTypeKey, "logappendtime", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, " CreateTime", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, "", "", false, "not a timestamp type"},
+		{MessageTimestampTypeKey, "1", "", false, "not a timestamp type"},
+		{"message.timestamp", "CreateTime", "", false, "unknown key"},
 		{"Retention.ms", "1", "", false, ""},
 	}
 	for _, c := range cases {
@@ -213,5 +230,46 @@ func TestConfigPolicyAndMinInsync(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(2), n)
 	_, err = ConfigInt(CleanupPolicyKey, "delete")
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// max.message.bytes and message.timestamp.type travel through
+// overrides, With and AlterConfigOverrides as every key does; a bad
+// timestamp type is refused naming the key, and changes nothing.
+func TestConfigMessageBytesAndTimestampType(t *testing.T) {
+	got, err := ParseConfigOverrides(map[string]string{"message.timestamp.type": "LogAppendTime", "max.message.bytes": "004096"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"message.timestamp.type": "LogAppendTime", "max.message.bytes": "4096"}, got)
+	c, err := DefaultConfig().With(got)
+	require.NoError(t, err)
+	require.Equal(t, int64(4096), c.MaxMessageBytes)
+	require.Equal(t, TimestampLogAppendTime, c.MessageTimestampType)
+	require.NoError(t, c.Validate())
+	require.Equal(t, "LogAppendTime", c.Strings()[MessageTimestampTypeKey])
+
+	cur := map[string]string{"max.message.bytes": "4096"}
+	_, err = AlterConfigOverrides(cur, map[string]string{"message.timestamp.type": "AppendTime"}, nil)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, MessageTimestampTypeKey, ce.Key)
+	require.Contains(t, ce.Reason, "CreateTime or LogAppendTime")
+	require.Equal(t, map[string]string{"max.message.bytes": "4096"}, cur)
+	after, err := AlterConfigOverrides(cur, map[string]string{"message.timestamp.type": "CreateTime"}, []string{"max.message.bytes"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"message.timestamp.type": "CreateTime"}, after)
+
+	bad := DefaultConfig()
+	bad.MessageTimestampType = ""
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, MessageTimestampTypeKey, ce.Key)
+	bad = DefaultConfig()
+	bad.MaxMessageBytes = -1
+	require.ErrorAs(t, bad.Validate(), &ce)
+	require.Equal(t, MaxMessageBytesKey, ce.Key)
+
+	n, err := ConfigInt(MaxMessageBytesKey, "4096")
+	require.NoError(t, err)
+	require.Equal(t, int64(4096), n)
+	_, err = ConfigInt(MessageTimestampTypeKey, "CreateTime")
 	require.ErrorIs(t, err, ErrInvalidConfig)
 }

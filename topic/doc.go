@@ -101,9 +101,11 @@
 // retention.bytes (per partition replica, default -1: no limit),
 // segment.bytes (default 128 MiB, 1 KiB to 1 GiB), segment.ms (default
 // seven days, from 1), min.insync.replicas (default 1: the fewest active
-// replicas a partition takes writes with; the cluster layer enforces it)
-// and cleanup.policy (delete only: compact does not exist yet).
-// config.go is the one rule:
+// replicas a partition takes writes with; the cluster layer enforces it),
+// cleanup.policy (delete only: compact does not exist yet),
+// max.message.bytes (the largest record batch a producer may send, default
+// 1048588; the layers above enforce it) and message.timestamp.type
+// (CreateTime, the default, or LogAppendTime). config.go is the one rule:
 // ParseConfigOverrides checks the keys a topic sets (its overrides) and
 // makes their values canonical, AlterConfigOverrides sets and removes
 // overrides as one change, and Config.With lays them over a server's

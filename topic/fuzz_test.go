@@ -57,6 +57,9 @@ func FuzzParseConfigOverrides(f *testing.F) {
 	f.Add("cleanup.policy", "compact, delete")
 	f.Add("cleanup.policy", " delete")
 	f.Add("min.insync.replicas", "02")
+	f.Add("message.timestamp.type", "LogAppendTime")
+	f.Add("message.timestamp.type", "createtime")
+	f.Add("max.message.bytes", "01048588")
 	f.Fuzz(func(t *testing.T, key, value string) {
 		in := map[string]string{key: value}
 		got, err := ParseConfigOverrides(in)

@@ -105,24 +105,15 @@ func (a *API) handleProduce(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, badRequest("an idempotent producer's request needs the partition query parameter: sequence numbers count per partition, so the client routes its records (partition=N)"))
 		return
 	}
-	// Refuse before anything is written, at the limit the cluster's logs
-	// enforce: a too large record in a batch must not leave the other
-	// records half written.
-	// The size is the stored payload's: the value, and its key and
-	// headers when it has them.
-	limit := a.data.MaxPayloadSize()
-	for i, m := range msgs {
-		if len(m.Payload) > limit {
-			writeAPIError(w, newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
-				"records[%d]: %d bytes to store (the value, with its key and headers), larger than the maximum record size of %d bytes", i, len(m.Payload), limit))
-			return
-		}
-	}
 	// Unknown topic or partition: 404 before the write, so it carries no
 	// records.
 	info, err := a.data.Topic(name)
 	if err != nil {
 		writeAPIError(w, classify(err))
+		return
+	}
+	if ae := a.checkProduceSize(name, msgs); ae != nil {
+		writeAPIError(w, ae)
 		return
 	}
 	if partition != nil && *partition >= info.PartitionCount {
@@ -147,6 +138,38 @@ func (a *API) handleProduce(w http.ResponseWriter, r *http.Request) {
 		out.Records[i] = produceResult(res)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// checkProduceSize is the one rule of a produce request's size once its
+// body is read (the body itself is capped by PYSTREAM_MAX_REQUEST_BYTES,
+// limitBody), checked before anything is written so that a too large
+// request leaves no record half written: 413 when the records come to
+// more stored bytes, all together, than the topic's max.message.bytes
+// (the largest batch a Kafka producer may send it), or when one record's
+// stored payload is above the limit the cluster's logs enforce
+// (MaxPayloadSize, a ceiling whatever max.message.bytes allows). A
+// record's size is its stored payload's: the value, and its key and
+// headers when it has them.
+func (a *API) checkProduceSize(name string, msgs []topic.Message) *apiError {
+	limit := a.data.MaxPayloadSize()
+	total := 0
+	for i, m := range msgs {
+		if len(m.Payload) > limit {
+			return newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+				"records[%d]: %d bytes to store (the value, with its key and headers), larger than the maximum record size of %d bytes", i, len(m.Payload), limit)
+		}
+		total += len(m.Payload)
+	}
+	cfg, err := a.admin.TopicConfig(name)
+	if err != nil {
+		return classify(err)
+	}
+	if int64(total) > cfg.MaxMessageBytes {
+		return newAPIError(http.StatusRequestEntityTooLarge, CodePayloadTooLarge,
+			"the request's records come to %d bytes to store (values, with their keys and headers), more than topic %s's %s of %d bytes; send fewer records per request",
+			total, quoted(name), topic.MaxMessageBytesKey, cfg.MaxMessageBytes)
+	}
+	return nil
 }
 
 // send writes msgs through the cluster producer — to one partition when

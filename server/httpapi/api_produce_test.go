@@ -69,6 +69,52 @@ func TestAPIProducePayloadLimitIsTheCluster(t *testing.T) {
 	require.Equal(t, uint64(0), res.Records[0].Offset)
 }
 
+// The topic's max.message.bytes bounds a produce request's records, all
+// together, by their stored bytes: a request of exactly the limit is
+// written, one byte more is 413 naming the key, refused before anything
+// is written, whether routed or sent to one partition, JSON or raw; a
+// topic without it has Kafka's default (1048588), under the body cap.
+func TestAPIProduceMaxMessageBytes(t *testing.T) {
+	r := startServer(t, t.TempDir(), 1)
+	ctx := t.Context()
+	_, _, err := r.client.CreateTopicWithConfig(ctx, "orders", 2, 1, map[string]string{topic.MaxMessageBytesKey: "100"})
+	require.NoError(t, err)
+
+	res, err := r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: make([]byte, 50)}, {Value: make([]byte, 50)}})
+	require.NoError(t, err, "100 bytes: exactly the limit")
+	require.Len(t, res.Records, 2)
+	for _, over := range []func() error{
+		func() error {
+			_, err := r.client.Produce(ctx, "orders", []apiclient.ProduceRecord{{Value: make([]byte, 50)}, {Value: make([]byte, 51)}})
+			return err
+		},
+		func() error {
+			_, err := r.client.ProduceTo(ctx, "orders", 1, []apiclient.ProduceRecord{{Value: make([]byte, 100)}, {Value: []byte("x")}})
+			return err
+		},
+		func() error { _, err := r.client.ProduceRaw(ctx, "orders", nil, make([]byte, 101)); return err },
+		// With a key, the key is stored too.
+		func() error { _, err := r.client.ProduceRaw(ctx, "orders", []byte("k"), make([]byte, 100)); return err },
+	} {
+		e := apitest.APIErr(t, over(), http.StatusRequestEntityTooLarge, CodePayloadTooLarge)
+		require.Contains(t, e.Message, "max.message.bytes")
+		require.Contains(t, e.Message, "100 bytes")
+		require.Nil(t, e.Records, "refused before the write")
+	}
+	total := 0
+	for p := range 2 {
+		got, err := r.client.Fetch(ctx, "orders", p, 0, 10)
+		require.NoError(t, err)
+		total += len(got.Records)
+	}
+	require.Equal(t, 2, total, "only the first request's records")
+
+	_, _, err = r.client.CreateTopic(ctx, "plain", 1, 1)
+	require.NoError(t, err)
+	_, err = r.client.ProduceRaw(ctx, "plain", nil, make([]byte, 500_000))
+	require.NoError(t, err, "Kafka's default max.message.bytes")
+}
+
 // Contract (apiclient.ErrorBody.Records: per input record, its acknowledged
 // placement or its own error): after a partial failure each refused record
 // carries the error of its own partition, keyless records included, and

@@ -525,7 +525,8 @@ func notCoordinatorResponse() response {
 // configExample is a topic with retention.ms set to one hour.
 var configExample = apiclient.TopicConfigResponse{Topic: "orders", Config: map[string]string{
 	"retention.ms": "3600000", "retention.bytes": "-1", "segment.bytes": "134217728", "segment.ms": "604800000",
-	"min.insync.replicas": "1", "cleanup.policy": "delete"},
+	"min.insync.replicas": "1", "cleanup.policy": "delete",
+	"max.message.bytes": "1048588", "message.timestamp.type": "CreateTime"},
 	ConfigOverrides: []string{"retention.ms"}}
 
 func (a *API) metricsRoute() route {

@@ -22,9 +22,11 @@ const (
 	batchLengthAfter = 49
 )
 
-// A record batch's attribute bits past the codec (bits 0-2): bit 4 marks
+// A record batch's attribute bits past the codec (bits 0-2): bit 3 says
+// its timestamp is the broker's append time (LogAppendTime), bit 4 marks
 // a transaction's batch, bit 5 a control batch (a transaction's marker).
 const (
+	attrLogAppendTime = 0x08
 	attrTransactional = 0x10
 	attrControl       = 0x20
 )
@@ -160,18 +162,40 @@ func countRecords(b []byte) int64 {
 	return n
 }
 
-// kafkaRecord is a stored record as a fetch sends it: its offset and its
-// envelope.
-type kafkaRecord struct {
-	offset int64
-	env    envelope.Record
+// largestBatch is the size of the largest record batch of b as sent (its
+// offset and length fields included, compressed when it is), read from
+// the batches' headers: what Kafka compares with max.message.bytes. It
+// stops at the first header that does not fit (the decoder refuses it).
+func largestBatch(b []byte) int64 {
+	var largest int64
+	for len(b) >= batchHeaderLen {
+		length := int64(int32(binary.BigEndian.Uint32(b[8:])))
+		if length < batchLengthAfter || length > int64(len(b)-12) {
+			break
+		}
+		largest = max(largest, 12+length)
+		b = b[12+length:]
+	}
+	return largest
 }
 
-// appendBatches appends recs as uncompressed record batches of CreateTime
-// timestamps, one per run of consecutive records of one identity: no
-// producer (producer id, epoch and base sequence -1), or one producer id
-// and epoch, transactional or not, with consecutive sequences. A
-// transaction's marker is a control batch of its own (appendMarker).
+// kafkaRecord is a stored record as a fetch sends it: its offset and its
+// envelope, whose timestamp is the append time when logAppend (its
+// topic's message.timestamp.type is LogAppendTime).
+type kafkaRecord struct {
+	offset    int64
+	env       envelope.Record
+	logAppend bool
+}
+
+// appendBatches appends recs as uncompressed record batches, one per run
+// of consecutive records of one identity: no producer (producer id, epoch
+// and base sequence -1), or one producer id and epoch, transactional or
+// not, with consecutive sequences. Their timestamps are CreateTime, or
+// LogAppendTime for records of logAppend, whose batch holds records of
+// one append time only (a client takes the batch's MaxTimestamp as each
+// record's). A transaction's marker is a control batch of its own
+// (appendMarker).
 func appendBatches(dst []byte, recs []kafkaRecord, epoch int32) []byte {
 	for len(recs) > 0 {
 		n := 1
@@ -194,7 +218,7 @@ func sameBatch(first, r kafkaRecord, i int) bool {
 	a, b := first.env, r.env
 	switch {
 	case r.offset != first.offset+int64(i), a.Marker != envelope.NoMarker, b.Marker != envelope.NoMarker,
-		a.HasProducer != b.HasProducer:
+		a.HasProducer != b.HasProducer, first.logAppend != r.logAppend, first.logAppend && a.Timestamp != b.Timestamp:
 		return false
 	case !a.HasProducer:
 		return true
@@ -216,6 +240,9 @@ func appendBatch(dst []byte, recs []kafkaRecord, epoch int32) []byte {
 		body = appendRecord(body, kr)
 	}
 	rb := newBatch(recs, body, epoch)
+	if recs[0].logAppend {
+		rb.Attributes |= attrLogAppendTime
+	}
 	if e := recs[0].env; e.HasProducer {
 		rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence = e.Producer.ID, e.Producer.Epoch, e.Producer.Sequence
 		if e.Transactional {

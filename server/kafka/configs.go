@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/pystream/pystream/cluster"
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/backend"
 	"github.com/pystream/pystream/topic"
 )
@@ -38,20 +37,23 @@ import (
 // configDocs is the documentation of every key PyStream describes: one
 // sentence of its own each, DescribeConfigs' Documentation (v3+).
 var configDocs = map[string]string{
-	topic.RetentionMsKey:       "How long the topic keeps a record, in milliseconds; older segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionMsKey) + ".",
-	topic.RetentionBytesKey:    "How many bytes each replica of a partition keeps before its oldest segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionBytesKey) + ".",
-	topic.SegmentBytesKey:      "The size at which a partition's log starts a new segment. Allowed: " + topic.ConfigAllowed(topic.SegmentBytesKey) + ".",
-	topic.SegmentMsKey:         "The age at which a partition's log starts a new segment, even if it is not full. Allowed: " + topic.ConfigAllowed(topic.SegmentMsKey) + ".",
-	topic.MinInsyncReplicasKey: "The fewest active (in-sync) replicas of a partition, the leader included, with which a write to it is taken; with fewer, a write is refused with NOT_ENOUGH_REPLICAS before anything is appended. Allowed: " + topic.ConfigAllowed(topic.MinInsyncReplicasKey) + " (a value above the replication factor is taken, as Kafka takes it, and refuses every write). As a broker config: the default of every topic that sets none, fixed when the server starts.",
-	topic.CleanupPolicyKey:     "What happens to a partition's old segments: delete, by retention.ms and retention.bytes. Allowed: " + topic.ConfigAllowed(topic.CleanupPolicyKey) + "; PyStream has no log compaction yet.",
-	"log.cleanup.policy":       "The cleanup.policy of every topic that sets none, fixed when the server starts.",
-	"log.retention.ms":         "The retention.ms of every topic that sets none, fixed when the server starts.",
-	"log.retention.bytes":      "The retention.bytes of every topic that sets none, fixed when the server starts.",
-	"log.segment.bytes":        "The segment.bytes of every topic that sets none, fixed when the server starts.",
-	"log.roll.ms":              "The segment.ms of every topic that sets none, fixed when the server starts.",
-	"broker.id":                "The id of this broker in the cluster.",
-	"message.max.bytes":        "The largest payload one record may carry, in bytes: PyStream limits each record, not a batch, and refuses a larger one with MESSAGE_TOO_LARGE.",
-	"socket.request.max.bytes": "The largest request this listener reads, in bytes; a larger one closes the connection.",
+	topic.RetentionMsKey:          "How long the topic keeps a record, in milliseconds; older segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionMsKey) + ".",
+	topic.RetentionBytesKey:       "How many bytes each replica of a partition keeps before its oldest segments are deleted. Allowed: " + topic.ConfigAllowed(topic.RetentionBytesKey) + ".",
+	topic.SegmentBytesKey:         "The size at which a partition's log starts a new segment. Allowed: " + topic.ConfigAllowed(topic.SegmentBytesKey) + ".",
+	topic.SegmentMsKey:            "The age at which a partition's log starts a new segment, even if it is not full. Allowed: " + topic.ConfigAllowed(topic.SegmentMsKey) + ".",
+	topic.MinInsyncReplicasKey:    "The fewest active (in-sync) replicas of a partition, the leader included, with which a write to it is taken; with fewer, a write is refused with NOT_ENOUGH_REPLICAS before anything is appended. Allowed: " + topic.ConfigAllowed(topic.MinInsyncReplicasKey) + " (a value above the replication factor is taken, as Kafka takes it, and refuses every write). As a broker config: the default of every topic that sets none, fixed when the server starts.",
+	topic.CleanupPolicyKey:        "What happens to a partition's old segments: delete, by retention.ms and retention.bytes. Allowed: " + topic.ConfigAllowed(topic.CleanupPolicyKey) + "; PyStream has no log compaction yet.",
+	topic.MaxMessageBytesKey:      "The largest record batch a producer may send to one of the topic's partitions, in bytes, measured as sent (compressed when it is, its header included); a larger one is refused with MESSAGE_TOO_LARGE. Each record's stored payload is also bounded by the server's per-record limit (1 MiB unless the server says otherwise), whatever this allows. Allowed: " + topic.ConfigAllowed(topic.MaxMessageBytesKey) + ".",
+	topic.MessageTimestampTypeKey: "Which time a record's timestamp is: CreateTime, the producer's, or LogAppendTime, the time the partition's leader appended it (a fetch then answers every batch with the LogAppendTime attribute and the append time, and a produce answer carries the append time). Allowed: " + topic.ConfigAllowed(topic.MessageTimestampTypeKey) + ".",
+	"log.cleanup.policy":          "The cleanup.policy of every topic that sets none, fixed when the server starts.",
+	"log.message.timestamp.type":  "The message.timestamp.type of every topic that sets none, fixed when the server starts.",
+	"log.retention.ms":            "The retention.ms of every topic that sets none, fixed when the server starts.",
+	"log.retention.bytes":         "The retention.bytes of every topic that sets none, fixed when the server starts.",
+	"log.segment.bytes":           "The segment.bytes of every topic that sets none, fixed when the server starts.",
+	"log.roll.ms":                 "The segment.ms of every topic that sets none, fixed when the server starts.",
+	"broker.id":                   "The id of this broker in the cluster.",
+	"message.max.bytes":           "The max.message.bytes of every topic that sets none (the largest record batch a producer may send, as sent), fixed when the server starts.",
+	"socket.request.max.bytes":    "The largest request this listener reads, in bytes; a larger one closes the connection.",
 }
 
 // topicDefaultKeys names each topic key's server-wide default as Kafka
@@ -65,17 +67,22 @@ var topicDefaultKeys = map[string]string{
 	// Kafka's broker setting has the topic key's name.
 	topic.MinInsyncReplicasKey: "min.insync.replicas",
 	topic.CleanupPolicyKey:     "log.cleanup.policy",
+	// Kafka names the broker setting of max.message.bytes so.
+	topic.MaxMessageBytesKey:      "message.max.bytes",
+	topic.MessageTimestampTypeKey: "log.message.timestamp.type",
 }
 
 // topicConfigTypes is each topic key's type as DescribeConfigs (v3+)
 // shows it.
 var topicConfigTypes = map[string]kmsg.ConfigType{
-	topic.RetentionMsKey:       kmsg.ConfigTypeLong,
-	topic.RetentionBytesKey:    kmsg.ConfigTypeLong,
-	topic.SegmentBytesKey:      kmsg.ConfigTypeLong,
-	topic.SegmentMsKey:         kmsg.ConfigTypeLong,
-	topic.MinInsyncReplicasKey: kmsg.ConfigTypeInt,
-	topic.CleanupPolicyKey:     kmsg.ConfigTypeList,
+	topic.RetentionMsKey:          kmsg.ConfigTypeLong,
+	topic.RetentionBytesKey:       kmsg.ConfigTypeLong,
+	topic.SegmentBytesKey:         kmsg.ConfigTypeLong,
+	topic.SegmentMsKey:            kmsg.ConfigTypeLong,
+	topic.MinInsyncReplicasKey:    kmsg.ConfigTypeInt,
+	topic.CleanupPolicyKey:        kmsg.ConfigTypeList,
+	topic.MaxMessageBytesKey:      kmsg.ConfigTypeInt,
+	topic.MessageTimestampTypeKey: kmsg.ConfigTypeString,
 }
 
 // configEntry is one key as DescribeConfigs shows it.
@@ -155,8 +162,9 @@ func (s *Server) brokerConfigs(id int, name string) ([]configEntry, int16, strin
 		e := static("broker.id", itoa(id), "-1", kmsg.ConfigTypeInt)
 		out = append(out, e)
 	}
+	// message.max.bytes is the max.message.bytes of every topic that
+	// sets none (topicDefaultKeys), as in Kafka.
 	out = append(out,
-		static("message.max.bytes", itoa(s.c.MaxPayloadSize()), itoa(log.DefaultMaxPayloadSize), kmsg.ConfigTypeInt),
 		static("socket.request.max.bytes", strconv.FormatInt(int64(s.cfg.MaxRequestBytes), 10), strconv.FormatInt(int64(DefaultMaxRequestBytes), 10), kmsg.ConfigTypeInt))
 	defaults, builtIn := s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
 	for _, key := range topic.ConfigKeys() {

@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/auth"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
@@ -110,8 +109,9 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 	require.Len(t, v1.Configs, 1)
 	require.Equal(t, kmsg.ConfigSourceDynamicTopicConfig, v1.Configs[0].Source)
 	require.Empty(t, v1.Configs[0].ConfigSynonyms, "synonyms only when asked")
-	v3 := describe(3, []string{"retention.bytes", "compression.type", "segment.ms", "cleanup.policy", "min.insync.replicas"}, true)
-	require.Len(t, v3.Configs, 4, "compression.type is not PyStream's: left out")
+	v3 := describe(3, []string{"retention.bytes", "compression.type", "segment.ms", "cleanup.policy", "min.insync.replicas",
+		"max.message.bytes", "message.timestamp.type"}, true)
+	require.Len(t, v3.Configs, 6, "compression.type is not PyStream's: left out")
 	types := map[string]kmsg.ConfigType{}
 	for _, c := range v3.Configs {
 		types[c.Name] = c.ConfigType
@@ -119,10 +119,13 @@ func TestKafkaConfigsDescribeVersions(t *testing.T) {
 		require.NotEmpty(t, *c.Documentation, c.Name)
 	}
 	require.Equal(t, map[string]kmsg.ConfigType{"retention.bytes": kmsg.ConfigTypeLong, "segment.ms": kmsg.ConfigTypeLong,
-		"cleanup.policy": kmsg.ConfigTypeList, "min.insync.replicas": kmsg.ConfigTypeInt}, types, "Kafka's types")
+		"cleanup.policy": kmsg.ConfigTypeList, "min.insync.replicas": kmsg.ConfigTypeInt,
+		"max.message.bytes": kmsg.ConfigTypeInt, "message.timestamp.type": kmsg.ConfigTypeString}, types, "Kafka's types")
 	require.Equal(t, "delete", *v3.Configs[0].Value)
-	require.Equal(t, "1", *v3.Configs[1].Value)
-	require.Equal(t, "5000", *v3.Configs[3].Value)
+	require.Equal(t, "1048588", *v3.Configs[1].Value)
+	require.Equal(t, "CreateTime", *v3.Configs[2].Value)
+	require.Equal(t, "1", *v3.Configs[3].Value)
+	require.Equal(t, "5000", *v3.Configs[5].Value)
 	v4 := describe(4, nil, false)
 	require.Len(t, v4.Configs, len(topic.ConfigKeys()))
 	require.Nil(t, v4.Configs[0].Documentation, "documentation only when asked")
@@ -143,9 +146,12 @@ func TestKafkaConfigsDescribeBroker(t *testing.T) {
 	require.NoError(t, b2.Err)
 	got := configsByKey(b2)
 	want := map[string]string{
-		"broker.id": "2", "message.max.bytes": strconv.Itoa(log.DefaultMaxPayloadSize), "socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
+		"broker.id": "2", "socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
 		"log.retention.ms": "1209600000", "log.retention.bytes": "-1", "log.segment.bytes": strconv.Itoa(topic.DefaultSegmentBytes), "log.roll.ms": strconv.Itoa(topic.DefaultSegmentMs),
 		"min.insync.replicas": "1", "log.cleanup.policy": "delete",
+		// message.max.bytes is the topics' max.message.bytes default, as in
+		// Kafka.
+		"message.max.bytes": "1048588", "log.message.timestamp.type": "CreateTime",
 	}
 	require.Len(t, got, len(want))
 	for k, v := range want {
@@ -289,8 +295,8 @@ func TestKafkaConfigsAlterKadm(t *testing.T) {
 			return adm.ValidateAlterTopicConfigs(ctx(t), []kadm.AlterConfig{set("retention.ms", "soon")}, "events")
 		}, kerr.InvalidConfig, "retention.ms"},
 		{"delete unknown key", func() (kadm.AlterConfigsResponses, error) {
-			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{del("retention.ms"), del("max.message.bytes")}, "events")
-		}, kerr.InvalidConfig, "max.message.bytes"},
+			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{del("retention.ms"), del("compression.type")}, "events")
+		}, kerr.InvalidConfig, "compression.type"},
 		{"append", func() (kadm.AlterConfigsResponses, error) {
 			return adm.AlterTopicConfigs(ctx(t), []kadm.AlterConfig{{Op: kadm.AppendConfig, Name: "retention.ms", Value: kmsg.StringPtr("1")}}, "events")
 		}, kerr.InvalidConfig, "retention.ms"},
@@ -475,6 +481,10 @@ func TestKafkaConfigsSarama(t *testing.T) {
 				want = sarama.IntConfigType
 			case "cleanup.policy":
 				want = sarama.ListConfigType
+			case "max.message.bytes":
+				want = sarama.IntConfigType
+			case "message.timestamp.type":
+				want = sarama.StringConfigType
 			}
 			require.Equal(t, want, e.Type, e.Name)
 			require.NotNil(t, e.Documentation, e.Name)

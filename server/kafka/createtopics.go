@@ -22,8 +22,10 @@ import (
 // anything is created — its name, partition count, replication factor
 // and configuration — and validate_only answers the same checks without
 // creating anything. A topic's configs are PyStream's topic
-// configuration keys (retention.ms, retention.bytes, segment.bytes,
-// segment.ms; topic.ConfigKeys); any other key is INVALID_CONFIG.
+// configuration keys (topic.ConfigKeys: retention.ms, retention.bytes,
+// segment.bytes, segment.ms, min.insync.replicas, cleanup.policy,
+// max.message.bytes, message.timestamp.type and what else package topic
+// adds); any other key is INVALID_CONFIG.
 //
 // PyStream has no server default partition count or replication factor
 // (the HTTP API asks for both too), so -1 for either (v4+) is refused

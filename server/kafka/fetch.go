@@ -11,6 +11,7 @@ import (
 	"github.com/pystream/pystream/cluster"
 	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/backend"
+	"github.com/pystream/pystream/topic"
 	"github.com/pystream/pystream/topic/envelope"
 )
 
@@ -131,6 +132,11 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 	if code != 0 {
 		return 0, code
 	}
+	cfg, err := s.c.TopicConfig(topicName)
+	if err != nil {
+		return 0, errorCode(err)
+	}
+	logAppend := cfg.MessageTimestampType == topic.TimestampLogAppendTime
 	part := int(p.Partition)
 	stable := isolation == isolationReadCommitted
 	var logStart, hwm, end uint64
@@ -184,7 +190,7 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 		}
 		spent := false
 		for _, rec := range read {
-			env := asKafka(rec)
+			env := asKafka(rec, logAppend)
 			sz := recordSize(env)
 			// Only the first record of the answer may pass the
 			// budget: one of a later partition waits for the next
@@ -193,7 +199,7 @@ func (s *Server) fetchPartition(topicName string, p kmsg.FetchRequestTopicPartit
 				spent = true
 				break
 			}
-			recs = append(recs, kafkaRecord{offset: int64(rec.Offset), env: env})
+			recs = append(recs, kafkaRecord{offset: int64(rec.Offset), env: env, logAppend: logAppend})
 			size += sz
 			seen++
 			next = rec.Offset + 1
@@ -229,10 +235,12 @@ func abortedAmong(aborted []cluster.AbortedTxn, upTo uint64) []kmsg.FetchRespons
 }
 
 // asKafka is a stored record as a Kafka record: its envelope, with
-// PyStream's append time (ms) when the producer gave no timestamp.
-func asKafka(rec log.Record) envelope.Record {
+// PyStream's append time (ms) when the producer gave no timestamp, or
+// always when logAppend (the topic's message.timestamp.type is
+// LogAppendTime).
+func asKafka(rec log.Record, logAppend bool) envelope.Record {
 	env := envelope.Decode(rec.Payload)
-	if !env.HasTimestamp {
+	if !env.HasTimestamp || logAppend {
 		env.Timestamp, env.HasTimestamp = rec.Timestamp/int64(time.Millisecond), true
 	}
 	return env

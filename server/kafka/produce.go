@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -147,6 +148,14 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 	if _, code := s.leaderCheck(topicName, p.Partition, x.broker, -1); code != 0 {
 		return fail(code, "")
 	}
+	cfg, err := s.c.TopicConfig(topicName)
+	if err != nil {
+		return fail(errorCode(err), err.Error())
+	}
+	if size := largestBatch(p.Records); size > cfg.MaxMessageBytes {
+		return fail(kerr.MessageTooLarge.Code, fmt.Sprintf("a record batch of %d bytes (as sent) is larger than the topic's %s, %d bytes",
+			size, topic.MaxMessageBytesKey, cfg.MaxMessageBytes))
+	}
 	recs, err := decodeBatches(p.Records, inflated)
 	switch {
 	case errors.Is(err, errDecompressedTooLarge):
@@ -159,11 +168,14 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 		return fail(kerr.CorruptMessage.Code, err.Error())
 	}
 	msgs := make([]topic.Message, len(recs))
+	// The storage's own limit on each record stays a ceiling, whatever
+	// max.message.bytes allows.
 	limit := s.c.MaxPayloadSize()
 	for i, rec := range recs {
 		payload := envelope.Payload(rec)
 		if len(payload) > limit {
-			return fail(kerr.MessageTooLarge.Code, "a record's stored payload is above the server's limit")
+			return fail(kerr.MessageTooLarge.Code, fmt.Sprintf("record %d: %d bytes to store (its value, key, headers and timestamp), above the server's per-record limit of %d bytes",
+				i, len(payload), limit))
 		}
 		msgs[i] = topic.Message{Key: rec.Key, Payload: payload}
 	}
@@ -185,6 +197,10 @@ func (s *Server) producePartition(x *exchange, topicName string, p kmsg.ProduceR
 		}
 		rp.BaseOffset = int64(res[0].Offset)
 		rp.LogAppendTime = -1
+		if cfg.MessageTimestampType == topic.TimestampLogAppendTime {
+			// One append, one time: every record of the batch has it.
+			rp.LogAppendTime = res[0].Timestamp / int64(time.Millisecond)
+		}
 		if ls, _, err := s.c.Bounds(topicName, part); err == nil {
 			rp.LogStartOffset = int64(ls)
 		}

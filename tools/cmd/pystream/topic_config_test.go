@@ -20,24 +20,29 @@ func TestCLITopicConfig(t *testing.T) {
 
 	r = ok(t, url, "", "topic", "describe", "orders")
 	require.Contains(t, r.stdout, "  0\n"+
-		"CONFIG               VALUE    SOURCE\n"+
-		"cleanup.policy       delete   default\n"+
-		"min.insync.replicas  1        default\n"+
-		"retention.bytes      -1       default\n"+
-		"retention.ms         3600000  topic\n"+
-		"segment.bytes        1048576  topic\n"+
-		"segment.ms           60000    default\n")
+		"CONFIG                  VALUE       SOURCE\n"+
+		"cleanup.policy          delete      default\n"+
+		"max.message.bytes       1048588     default\n"+
+		"message.timestamp.type  CreateTime  default\n"+
+		"min.insync.replicas     1           default\n"+
+		"retention.bytes         -1          default\n"+
+		"retention.ms            3600000     topic\n"+
+		"segment.bytes           1048576     topic\n"+
+		"segment.ms              60000       default\n")
 
-	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "min.insync.replicas=2", "--delete-config", "segment.bytes")
+	r = ok(t, url, "", "topic", "alter-config", "orders", "retention.bytes=1073741824", "min.insync.replicas=2", "message.timestamp.type=LogAppendTime",
+		"--delete-config", "segment.bytes")
 	require.Equal(t, "altered the configuration of topic orders\n"+
-		"CONFIG               VALUE       SOURCE\n"+
-		"cleanup.policy       delete      default\n"+
-		"min.insync.replicas  2           topic\n"+
-		"retention.bytes      1073741824  topic\n"+
-		"retention.ms         3600000     topic\n"+
-		"segment.bytes        134217728   default\n"+
-		"segment.ms           60000       default\n", r.stdout)
-	ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "min.insync.replicas")
+		"CONFIG                  VALUE          SOURCE\n"+
+		"cleanup.policy          delete         default\n"+
+		"max.message.bytes       1048588        default\n"+
+		"message.timestamp.type  LogAppendTime  topic\n"+
+		"min.insync.replicas     2              topic\n"+
+		"retention.bytes         1073741824     topic\n"+
+		"retention.ms            3600000        topic\n"+
+		"segment.bytes           134217728      default\n"+
+		"segment.ms              60000          default\n", r.stdout)
+	ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "min.insync.replicas", "--delete-config", "message.timestamp.type")
 
 	r = ok(t, url, "", "topic", "alter-config", "orders", "--delete-config", "retention.ms", "--json")
 	var got apiclient.TopicConfigResponse
@@ -51,6 +56,7 @@ func TestCLITopicConfig(t *testing.T) {
 		{"topic", "alter-config", "orders", "min.insync.replicas=0"},
 		{"topic", "alter-config", "orders", "retention.ms=1", "compression.type=zstd"},
 		{"topic", "create", "other", "--config", "cleanup.policy=compact"},
+		{"topic", "alter-config", "orders", "message.timestamp.type=Now"},
 		{"topic", "create", "other", "--config", "segment.ms=+5"},
 	} {
 		r = pys(t, url, "", args...)

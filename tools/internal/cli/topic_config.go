@@ -67,8 +67,10 @@ func (a *app) topicAlterConfigCommand() *cobra.Command {
 			"Keys: retention.ms (ms, -1 = for ever), retention.bytes (per partition\n" +
 			"replica, -1 = no limit), segment.bytes (1024 to 1073741824), segment.ms\n" +
 			"(ms, from 1), min.insync.replicas (from 1: fewer active replicas refuse\n" +
-			"writes) and cleanup.policy (delete only: compaction does not exist yet).\n" +
-			"Values are decimal integers, but for cleanup.policy.",
+			"writes), cleanup.policy (delete only: compaction does not exist yet),\n" +
+			"max.message.bytes (the largest record batch a producer may send, from 0)\n" +
+			"and message.timestamp.type (CreateTime or LogAppendTime). Values are\n" +
+			"decimal integers, but for cleanup.policy and message.timestamp.type.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageErrorf("%s needs a topic (usage: %s)", cmd.CommandPath(), cmd.UseLine())
