@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/pystream/pystream/log"
 	"github.com/pystream/pystream/server/kafka"
 	"github.com/pystream/pystream/topic"
 )
@@ -141,11 +140,12 @@ func topicDefaults(edits map[string]string) map[string]string {
 func brokerWant(id int) map[string]string {
 	d := topic.DefaultConfig().Strings()
 	return map[string]string{
-		"broker.id": strconv.Itoa(id), "message.max.bytes": strconv.Itoa(log.DefaultMaxPayloadSize),
+		"broker.id": strconv.Itoa(id), "message.max.bytes": d["max.message.bytes"],
 		"socket.request.max.bytes": strconv.Itoa(kafka.DefaultMaxRequestBytes),
 		"log.retention.ms":         d["retention.ms"], "log.retention.bytes": d["retention.bytes"],
 		"log.segment.bytes": d["segment.bytes"], "log.roll.ms": d["segment.ms"],
 		"min.insync.replicas": d["min.insync.replicas"], "log.cleanup.policy": d["cleanup.policy"],
+		"log.message.timestamp.type": d["message.timestamp.type"],
 	}
 }
 
