@@ -201,8 +201,13 @@ func (x *exchange) fillItem(v reflect.Value, out *[]refusedItem) {
 
 // logRefused writes the one line of a refused request: at Warn when it
 // carries UNKNOWN_SERVER_ERROR or KAFKA_STORAGE_ERROR (the server's
-// fault), at Info otherwise; nothing when nothing was refused.
+// fault, or a handler said so: fault), at Info otherwise; nothing when
+// nothing was refused. A request refused whole with no items to carry
+// the code (an empty list) is logged by the code it was refused with.
 func (x *exchange) logRefused(log *slog.Logger, key int16, version int16, correlationID int32, refused []refusedItem) {
+	if len(refused) == 0 && len(x.codes) > 0 {
+		refused = []refusedItem{{x.codes[0], 0, message(x.codes[0], x.reason(x.codes[0]))}}
+	}
 	if len(refused) == 0 || x.logged {
 		return
 	}
