@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -148,18 +149,16 @@ func (x *exchange) fillMessages(resp kmsg.Response) []refusedItem {
 				walk(v.Elem())
 			}
 		case reflect.Slice:
-			if v.Type().Elem().Kind() != reflect.Struct {
-				return // bytes (records), names, numbers
-			}
 			for i := range v.Len() {
 				walk(v.Index(i))
 			}
 		case reflect.Struct:
-			x.fillItem(v, &out)
-			for i := range v.NumField() {
-				if f := v.Field(i); f.Kind() == reflect.Slice || f.Kind() == reflect.Struct || f.Kind() == reflect.Pointer {
-					walk(f)
-				}
+			sh := shapeOf(v.Type())
+			if sh.code >= 0 {
+				x.fillItem(v, sh, &out)
+			}
+			for _, i := range sh.nested {
+				walk(v.Field(i))
 			}
 		default:
 		}
@@ -168,23 +167,58 @@ func (x *exchange) fillMessages(resp kmsg.Response) []refusedItem {
 	return out
 }
 
-// fillItem is fillMessages on one struct of an answer.
-func (x *exchange) fillItem(v reflect.Value, out *[]refusedItem) {
-	ec := v.FieldByName("ErrorCode")
-	if !ec.IsValid() || ec.Kind() != reflect.Int16 || ec.Int() == 0 {
+// shape is what fillMessages needs of a struct type of an answer: the
+// index of its ErrorCode and ErrorMessage fields (-1: none), and of the
+// fields that may hold items (structs, slices of them, pointers to them).
+type shape struct {
+	code, msg int
+	nested    []int
+}
+
+// shapes caches shape by reflect.Type.
+var shapes sync.Map
+
+// shapeOf is t's shape, cached.
+func shapeOf(t reflect.Type) *shape {
+	if sh, ok := shapes.Load(t); ok {
+		return sh.(*shape)
+	}
+	sh := &shape{code: -1, msg: -1}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch {
+		case f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16:
+			sh.code = i
+		case f.Name == "ErrorMessage" && (f.Type.Kind() == reflect.String ||
+			f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.String):
+			sh.msg = i
+		case f.Type.Kind() == reflect.Struct,
+			(f.Type.Kind() == reflect.Slice || f.Type.Kind() == reflect.Pointer) && f.Type.Elem().Kind() == reflect.Struct:
+			sh.nested = append(sh.nested, i)
+		}
+	}
+	got, _ := shapes.LoadOrStore(t, sh)
+	return got.(*shape)
+}
+
+// fillItem is fillMessages on one struct of an answer, of shape sh.
+func (x *exchange) fillItem(v reflect.Value, sh *shape, out *[]refusedItem) {
+	code := int16(v.Field(sh.code).Int())
+	if code == 0 {
 		return
 	}
-	code := int16(ec.Int())
 	msg := ""
-	switch em := v.FieldByName("ErrorMessage"); {
-	case !em.IsValid():
+	switch {
+	case sh.msg < 0:
 		msg = message(code, x.reason(code))
-	case em.Kind() == reflect.Pointer && em.Type().Elem().Kind() == reflect.String:
+	case v.Field(sh.msg).Kind() == reflect.Pointer:
+		em := v.Field(sh.msg)
 		if em.IsNil() {
 			em.Set(reflect.ValueOf(kmsg.StringPtr(message(code, x.reason(code)))))
 		}
 		msg = em.Elem().String()
-	case em.Kind() == reflect.String:
+	default:
+		em := v.Field(sh.msg)
 		if em.String() == "" {
 			em.SetString(message(code, x.reason(code)))
 		}
