@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -85,46 +87,66 @@ const (
 
 // screen applies p's rights to req (a served version, already decoded)
 // before its handler. deny non-zero refuses the whole request: answer
-// a.fail(req, deny). Otherwise screen has removed from req the items p
-// may not reach, and after, when not nil, adds their refusals to the
-// handler's answer and leaves out of it what p may not see.
-func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kmsg.Response)) {
+// a.fail(req, deny), reason saying why. Otherwise screen has removed from
+// req the items p may not reach, and after, when not nil, adds their
+// refusals to the handler's answer and leaves out of it what p may not
+// see; reason then says which names p may reach, the ErrorMessage of
+// those refusals.
+func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, reason string, after func(kmsg.Response)) {
 	if a.role == auth.RoleOpen {
-		return 0, nil
+		return 0, "", nil
 	}
 	txnID, transactional := transactionalIDOf(req)
 	if p.Role < a.role {
+		reason = fmt.Sprintf("principal %q has role %s; %s needs %s", p.Name, p.Role, a.key.Name(), a.role)
 		if transactional {
 			// InitProducerID's is CLUSTER_AUTHORIZATION_FAILED for an
 			// idempotent producer, this for a transactional one.
-			return kerr.TransactionalIDAuthorizationFailed.Code, nil
+			return kerr.TransactionalIDAuthorizationFailed.Code, reason, nil
 		}
-		return a.deny, nil
+		return a.deny, reason, nil
 	}
 	if len(p.Prefixes) == 0 {
-		return 0, nil
+		return 0, "", nil
 	}
 	may := func(name string) bool { return auth.Decide(p, a.role, name, true) == auth.DenyNone }
+	reason = fmt.Sprintf("principal %q may reach names starting with %s only", p.Name, quoteAll(p.Prefixes))
 	if group, ok := groupOf(req); ok && !may(group) {
-		return kerr.GroupAuthorizationFailed.Code, nil
+		return kerr.GroupAuthorizationFailed.Code, fmt.Sprintf("%s: not group %q", reason, group), nil
 	}
 	if transactional && !may(txnID) {
-		return kerr.TransactionalIDAuthorizationFailed.Code, nil
+		return kerr.TransactionalIDAuthorizationFailed.Code, fmt.Sprintf("%s: not transactional id %q", reason, txnID), nil
 	}
+	if a.scope == scopeCluster {
+		return a.deny, fmt.Sprintf("principal %q is limited to topic prefixes; %s acts on the whole cluster", p.Name, a.key.Name()), nil
+	}
+	return 0, reason, screenItems(a, req, may)
+}
+
+// quoteAll is names quoted and joined with ", ".
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// screenItems is screen past the role, the group and the transactional
+// id: the items of req p may not reach (may), by a's scope.
+func screenItems(a *api, req kmsg.Request, may func(string) bool) (after func(kmsg.Response)) {
 	denied := kerr.TopicAuthorizationFailed.Code
 	switch a.scope {
 	case scopeCreate:
-		return 0, screenCreate(req.(*kmsg.CreateTopicsRequest))
+		return screenCreate(req.(*kmsg.CreateTopicsRequest))
 	case scopeGroups:
-		return 0, screenGroups(req, may)
+		return screenGroups(req, may)
 	case scopeTxns:
-		return 0, screenTxns(req, may)
+		return screenTxns(req, may)
 	case scopeConfigs:
-		return 0, screenConfigs(req, may)
-	case scopeCluster:
-		return a.deny, nil
-	case scopeNone:
-		return 0, nil
+		return screenConfigs(req, may)
+	case scopeCluster, scopeNone:
+		return nil
 	}
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
@@ -136,7 +158,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		if r.Topics != nil {
 			r.Topics, out = split(r.Topics, func(t kmsg.MetadataRequestTopic) bool { return t.Topic != nil && may(*t.Topic) })
 		}
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			m := resp.(*kmsg.MetadataResponse)
 			m.Topics = keep(m.Topics, func(t kmsg.MetadataResponseTopic) bool { return t.Topic != nil && may(*t.Topic) })
 			for _, t := range out {
@@ -148,7 +170,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	case *kmsg.ProduceRequest:
 		var out []kmsg.ProduceRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.ProduceRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			if resp == nil { // acks=0: no answer
 				return
 			}
@@ -158,7 +180,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	case *kmsg.FetchRequest:
 		var out []kmsg.FetchRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.FetchRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := resp.(*kmsg.FetchResponse)
 			for _, t := range out {
 				rt := kmsg.NewFetchResponseTopic()
@@ -175,37 +197,37 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	case *kmsg.ListOffsetsRequest:
 		var out []kmsg.ListOffsetsRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.ListOffsetsRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failListOffsets(&kmsg.ListOffsetsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.ListOffsetsResponse)
 			resp.(*kmsg.ListOffsetsResponse).Topics = append(resp.(*kmsg.ListOffsetsResponse).Topics, f.Topics...)
 		}
 	case *kmsg.OffsetForLeaderEpochRequest:
 		var out []kmsg.OffsetForLeaderEpochRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.OffsetForLeaderEpochRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failOffsetForLeaderEpoch(&kmsg.OffsetForLeaderEpochRequest{Version: r.Version, Topics: out}, denied).(*kmsg.OffsetForLeaderEpochResponse)
 			resp.(*kmsg.OffsetForLeaderEpochResponse).Topics = append(resp.(*kmsg.OffsetForLeaderEpochResponse).Topics, f.Topics...)
 		}
 	case *kmsg.DeleteRecordsRequest:
 		var out []kmsg.DeleteRecordsRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.DeleteRecordsRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failDeleteRecords(&kmsg.DeleteRecordsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.DeleteRecordsResponse)
 			resp.(*kmsg.DeleteRecordsResponse).Topics = append(resp.(*kmsg.DeleteRecordsResponse).Topics, f.Topics...)
 		}
 	case *kmsg.OffsetCommitRequest:
 		var out []kmsg.OffsetCommitRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.OffsetCommitRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failOffsetCommit(&kmsg.OffsetCommitRequest{Version: r.Version, Topics: out}, denied).(*kmsg.OffsetCommitResponse)
 			resp.(*kmsg.OffsetCommitResponse).Topics = append(resp.(*kmsg.OffsetCommitResponse).Topics, f.Topics...)
 		}
 	case *kmsg.OffsetFetchRequest:
-		return 0, screenOffsetFetch(r, may, denied)
+		return screenOffsetFetch(r, may, denied)
 	case *kmsg.TxnOffsetCommitRequest:
 		var out []kmsg.TxnOffsetCommitRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failTxnOffsetCommit(&kmsg.TxnOffsetCommitRequest{Version: r.Version, Topics: out}, denied).(*kmsg.TxnOffsetCommitResponse)
 			resp.(*kmsg.TxnOffsetCommitResponse).Topics = append(resp.(*kmsg.TxnOffsetCommitResponse).Topics, f.Topics...)
 		}
@@ -214,10 +236,10 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		// OPERATION_NOT_ATTEMPTED.
 		in, out := split(r.Topics, func(t kmsg.AddPartitionsToTxnRequestTopic) bool { return may(t.Topic) })
 		if len(out) == 0 {
-			return 0, nil
+			return nil
 		}
 		r.Topics = nil
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			a := resp.(*kmsg.AddPartitionsToTxnResponse)
 			a.Topics = append(failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: in}, kerr.OperationNotAttempted.Code).(*kmsg.AddPartitionsToTxnResponse).Topics,
 				failAddPartitionsToTxn(&kmsg.AddPartitionsToTxnRequest{Version: r.Version, Topics: out}, denied).(*kmsg.AddPartitionsToTxnResponse).Topics...)
@@ -225,7 +247,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	case *kmsg.OffsetDeleteRequest:
 		var out []kmsg.OffsetDeleteRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.OffsetDeleteRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			o := resp.(*kmsg.OffsetDeleteResponse)
 			if o.ErrorCode != 0 {
 				return // the group's refusal answers the whole request
@@ -244,7 +266,7 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 	case *kmsg.DescribeLogDirsRequest:
 		// Kafka's answer has no refusal per topic: a topic p may not
 		// reach is left out, as one the broker does not hold.
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			for i := range resp.(*kmsg.DescribeLogDirsResponse).Dirs {
 				d := &resp.(*kmsg.DescribeLogDirsResponse).Dirs[i]
 				d.Topics = keep(d.Topics, func(t kmsg.DescribeLogDirsResponseDirTopic) bool { return may(t.Topic) })
@@ -265,12 +287,12 @@ func screen(a *api, p *auth.Token, req kmsg.Request) (deny int16, after func(kms
 		var out []kmsg.DeleteTopicsRequestTopic
 		r.TopicNames, outNames = split(r.TopicNames, may)
 		r.Topics, out = split(r.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool { return t.Topic != nil && may(*t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failDeleteTopics(&kmsg.DeleteTopicsRequest{Version: r.Version, TopicNames: outNames, Topics: out}, denied).(*kmsg.DeleteTopicsResponse)
 			resp.(*kmsg.DeleteTopicsResponse).Topics = append(resp.(*kmsg.DeleteTopicsResponse).Topics, f.Topics...)
 		}
 	}
-	return 0, nil
+	return nil
 }
 
 // screenCreate refuses every topic of a CreateTopics from a principal

@@ -115,18 +115,18 @@ func configDefaultSource(value, builtIn string) kmsg.ConfigSource {
 
 // topicConfigEntries describes a topic's every key: its overrides over
 // the server-wide defaults.
-func (s *Server) topicConfigEntries(name string) ([]configEntry, int16, string) {
+func (s *Server) topicConfigEntries(x *exchange, name string) ([]configEntry, int16, string) {
 	if err := topic.ValidateName(name); err != nil {
 		return nil, kerr.InvalidTopicException.Code, err.Error()
 	}
 	overrides, err := s.c.TopicConfigOverrides(name)
 	if err != nil {
-		code, msg := s.configCode(err, name)
+		code, msg := s.configCode(x, err, name)
 		return nil, code, msg
 	}
 	effective, err := s.c.TopicConfig(name)
 	if err != nil {
-		code, msg := s.configCode(err, name)
+		code, msg := s.configCode(x, err, name)
 		return nil, code, msg
 	}
 	values, defaults, builtIn := effective.Strings(), s.c.TopicDefaults().Strings(), topic.DefaultConfig().Strings()
@@ -212,7 +212,7 @@ func (s *Server) describeConfigs(x *exchange, r kmsg.Request) kmsg.Response {
 		var msg string
 		switch res.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
-			entries, code, msg = s.topicConfigEntries(res.ResourceName)
+			entries, code, msg = s.topicConfigEntries(x, res.ResourceName)
 		case kmsg.ConfigResourceTypeBroker:
 			entries, code, msg = s.brokerConfigs(x.broker, res.ResourceName)
 		default:
@@ -309,7 +309,7 @@ func (s *Server) alterConfigs(x *exchange, r kmsg.Request) kmsg.Response {
 				ch.set[c.Name] = *c.Value
 			}
 		}
-		code, msg := s.alterResource(x.broker, res.ResourceType, res.ResourceName, dup[resourceKey{res.ResourceType, res.ResourceName}], ch, req.ValidateOnly)
+		code, msg := s.alterResource(x, res.ResourceType, res.ResourceName, dup[resourceKey{res.ResourceType, res.ResourceName}], ch, req.ValidateOnly)
 		rr := kmsg.NewAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, x.code(code)
 		if code != 0 {
@@ -368,7 +368,7 @@ func (s *Server) incrementalAlterConfigs(x *exchange, r kmsg.Request) kmsg.Respo
 				ch.code, ch.msg = kerr.InvalidRequest.Code, fmt.Sprintf("config %q: unknown operation %d", c.Name, int8(c.Op))
 			}
 		}
-		code, msg := s.alterResource(x.broker, res.ResourceType, res.ResourceName, dup[resourceKey{res.ResourceType, res.ResourceName}], ch, req.ValidateOnly)
+		code, msg := s.alterResource(x, res.ResourceType, res.ResourceName, dup[resourceKey{res.ResourceType, res.ResourceName}], ch, req.ValidateOnly)
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName, rr.ErrorCode = res.ResourceType, res.ResourceName, x.code(code)
 		if code != 0 {
@@ -383,7 +383,7 @@ func (s *Server) incrementalAlterConfigs(x *exchange, r kmsg.Request) kmsg.Respo
 // checks it when validateOnly) and returns its error code and message. A
 // resource named twice in the request is refused, each time, as Kafka
 // refuses it.
-func (s *Server) alterResource(broker int, typ kmsg.ConfigResourceType, name string, named2 bool, ch configChange, validateOnly bool) (int16, string) {
+func (s *Server) alterResource(x *exchange, typ kmsg.ConfigResourceType, name string, named2 bool, ch configChange, validateOnly bool) (int16, string) {
 	switch {
 	case typ != kmsg.ConfigResourceTypeTopic && typ != kmsg.ConfigResourceTypeBroker:
 		return kerr.InvalidRequest.Code, unknownResourceType(typ)
@@ -392,7 +392,7 @@ func (s *Server) alterResource(broker int, typ kmsg.ConfigResourceType, name str
 	case ch.code != 0:
 		return ch.code, ch.msg
 	case typ == kmsg.ConfigResourceTypeBroker:
-		if code, msg := checkBrokerName(broker, name); code != 0 {
+		if code, msg := checkBrokerName(x.broker, name); code != 0 {
 			return code, msg
 		}
 		return kerr.InvalidRequest.Code, "PyStream's broker configs are set when the server starts (its environment variables) and cannot be changed at run time"
@@ -403,7 +403,7 @@ func (s *Server) alterResource(broker int, typ kmsg.ConfigResourceType, name str
 	if ch.replace || validateOnly {
 		current, err := s.c.TopicConfigOverrides(name)
 		if err != nil {
-			return s.configCode(err, name)
+			return s.configCode(x, err, name)
 		}
 		if ch.replace {
 			for _, key := range slices.Sorted(maps.Keys(current)) {
@@ -414,11 +414,11 @@ func (s *Server) alterResource(broker int, typ kmsg.ConfigResourceType, name str
 		}
 		if validateOnly {
 			_, err = topic.AlterConfigOverrides(current, ch.set, ch.remove)
-			return s.configCode(err, name)
+			return s.configCode(x, err, name)
 		}
 	}
 	if _, err := s.c.AlterTopicConfig(name, ch.set, ch.remove); err != nil {
-		return s.configCode(err, name)
+		return s.configCode(x, err, name)
 	}
 	s.cfg.Logger.Info("kafka topic config altered", "topic", name, "set", ch.set, "removed", ch.remove)
 	return 0, ""
@@ -429,7 +429,7 @@ func (s *Server) alterResource(broker int, typ kmsg.ConfigResourceType, name str
 // naming it, an unknown topic UNKNOWN_TOPIC_OR_PARTITION, a cluster that
 // cannot take the change now NOT_CONTROLLER (the code an admin client
 // retries); anything else is logged.
-func (s *Server) configCode(err error, name string) (int16, string) {
+func (s *Server) configCode(x *exchange, err error, name string) (int16, string) {
 	var ce *topic.ConfigError
 	switch {
 	case err == nil:
@@ -446,7 +446,7 @@ func (s *Server) configCode(err error, name string) (int16, string) {
 	case unavailableNow(err):
 		return kerr.NotController.Code, "the cluster cannot take the change now: try again"
 	}
-	s.cfg.Logger.Warn("kafka topic config failed", "topic", name, "err", err)
+	x.fault("topic", name, "err", err)
 	return kerr.UnknownServerError.Code, "the topic's configuration could not be read or changed; the server's log says why"
 }
 

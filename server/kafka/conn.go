@@ -351,6 +351,8 @@ func (c *conn) begin(frame []byte) (finish func(dst []byte) ([]byte, error)) {
 		start := time.Now()
 		resp := c.s.apiVersionsResponse(0, kerr.UnsupportedVersion.Code)
 		c.s.metrics.observe(r.key, time.Since(start), []int16{kerr.UnsupportedVersion.Code})
+		x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID, c: c}
+		x.logRefused(c.log, r.key, r.version, r.correlationID, []refusedItem{{kerr.UnsupportedVersion.Code, 1, versionsServed(&a, r.version)}})
 		return func(dst []byte) ([]byte, error) { return appendResponse(dst, r.correlationID, resp), nil }
 	}
 	if r.version < 0 || r.version > r.req.MaxVersion() {
@@ -361,18 +363,16 @@ func (c *conn) begin(frame []byte) (finish func(dst []byte) ([]byte, error)) {
 	}
 	start := time.Now()
 	x := &exchange{s: c.s, broker: c.broker, ctx: c.ctx, remote: c.nc.RemoteAddr(), clientID: r.clientID, c: c}
-	var code int16
-	switch {
-	case r.version < a.min || r.version > a.max:
-		code = kerr.UnsupportedVersion.Code
-	case a.notReady != 0 && !c.s.c.MetadataCurrent():
-		code = a.notReady // replaying its metadata: try again
-	case a.coordinated:
-		code = c.s.coordinatorCode() // NOT_COORDINATOR elsewhere
-	}
+	code, reason := c.s.gate(&a, r.version)
 	var after func(kmsg.Response)
 	if code == 0 && c.principal != nil {
-		code, after = screen(&a, c.principal, r.req)
+		code, reason, after = screen(&a, c.principal, r.req)
+		if code == 0 {
+			// The items screen refuses, by the principal's prefixes.
+			for _, denied := range []int16{kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.TransactionalIDAuthorizationFailed.Code} {
+				x.explain(denied, reason)
+			}
+		}
 	}
 	respond := func(resp kmsg.Response) func([]byte) ([]byte, error) {
 		return func(dst []byte) ([]byte, error) {
@@ -384,12 +384,13 @@ func (c *conn) begin(frame []byte) (finish func(dst []byte) ([]byte, error)) {
 				return dst, nil
 			}
 			resp.SetVersion(r.version)
+			x.logRefused(c.log, r.key, r.version, r.correlationID, x.fillMessages(resp))
 			return appendResponse(dst, r.correlationID, resp), nil
 		}
 	}
 	switch {
 	case code != 0:
-		return respond(a.fail(r.req, x.code(code)))
+		return respond(a.fail(r.req, x.refuse(code, reason)))
 	case r.key == int16(kmsg.Produce):
 		produced := c.s.produceBegin(x, r.req)
 		return func(dst []byte) ([]byte, error) { return respond(produced())(dst) }

@@ -61,13 +61,13 @@ func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
 		case plan[i].code != 0:
 			c, m = plan[i].code, plan[i].msg
 		case req.ValidateOnly:
-			c, m = s.createTopic(t, plan[i].config, true, &rt)
+			c, m = s.createTopic(x, t, plan[i].config, true, &rt)
 		case x.ctx.Err() != nil:
 			c, m = kerr.RequestTimedOut.Code, "not created: the connection closed before the topic's turn"
 		case !deadline.IsZero() && !time.Now().Before(deadline):
 			c, m = kerr.RequestTimedOut.Code, fmt.Sprintf("not created: the request's timeout (%d ms) passed before the topic's turn", req.TimeoutMillis)
 		default:
-			c, m = s.createTopic(t, plan[i].config, false, &rt)
+			c, m = s.createTopic(x, t, plan[i].config, false, &rt)
 		}
 		rt.ErrorCode = x.code(c)
 		if c != 0 {
@@ -140,7 +140,7 @@ func planTopic(t kmsg.CreateTopicsRequestTopic, brokers int) topicPlan {
 // createTopic creates (or, validateOnly, checks) one topic that passed
 // planTopic, with its configuration overrides config, filling rt's counts
 // and configuration (v5+), and returns the error code and message.
-func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, config map[string]string, validateOnly bool, rt *kmsg.CreateTopicsResponseTopic) (int16, string) {
+func (s *Server) createTopic(x *exchange, t kmsg.CreateTopicsRequestTopic, config map[string]string, validateOnly bool, rt *kmsg.CreateTopicsResponseTopic) (int16, string) {
 	partitions, rf := int(t.NumPartitions), int(t.ReplicationFactor)
 	if validateOnly {
 		if code, msg := s.checkTopicFree(t.Topic); code != 0 {
@@ -151,7 +151,7 @@ func (s *Server) createTopic(t kmsg.CreateTopicsRequestTopic, config map[string]
 		if code == kerr.UnknownServerError.Code {
 			// The text may name files of the data directory: it goes
 			// to the log, not to the client.
-			s.cfg.Logger.Warn("kafka create topic failed", "topic", t.Topic, "err", err)
+			x.fault("topic", t.Topic, "err", err)
 			msg = "the topic could not be created; the server's log says why"
 		}
 		return code, msg

@@ -26,14 +26,14 @@ func (s *Server) deleteGroups(x *exchange, r kmsg.Request) kmsg.Response {
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
-		rg.ErrorCode = x.code(s.deleteGroup(id))
+		rg.ErrorCode = x.code(s.deleteGroup(x, id))
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp
 }
 
 // deleteGroup deletes one group's offsets and returns its error code.
-func (s *Server) deleteGroup(id string) int16 {
+func (s *Server) deleteGroup(x *exchange, id string) int16 {
 	if group.ValidateID(id) != nil {
 		return kerr.InvalidGroupID.Code
 	}
@@ -53,7 +53,7 @@ func (s *Server) deleteGroup(id string) int16 {
 		err = nil
 	}
 	if err != nil {
-		s.cfg.Logger.Warn("kafka DeleteGroups: the group's offsets could not be deleted", "group", id, "err", err)
+		x.fault("group", id, "err", err)
 		return offsetCode(err)
 	}
 	if n == 0 {

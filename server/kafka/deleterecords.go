@@ -29,7 +29,7 @@ func (s *Server) deleteRecords(x *exchange, r kmsg.Request) kmsg.Response {
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			rp.Partition, rp.LowWatermark = p.Partition, -1
-			rp.ErrorCode = x.code(s.deleteRecordsOf(t.Topic, p, x.broker, &rp))
+			rp.ErrorCode = x.code(s.deleteRecordsOf(x, t.Topic, p, x.broker, &rp))
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -39,7 +39,7 @@ func (s *Server) deleteRecords(x *exchange, r kmsg.Request) kmsg.Response {
 
 // deleteRecordsOf raises one partition's log start, fills rp and returns
 // its error code.
-func (s *Server) deleteRecordsOf(topicName string, p kmsg.DeleteRecordsRequestTopicPartition, broker int, rp *kmsg.DeleteRecordsResponseTopicPartition) int16 {
+func (s *Server) deleteRecordsOf(x *exchange, topicName string, p kmsg.DeleteRecordsRequestTopicPartition, broker int, rp *kmsg.DeleteRecordsResponseTopicPartition) int16 {
 	if _, code := s.leaderCheck(topicName, p.Partition, broker, -1); code != 0 {
 		return code
 	}
@@ -66,7 +66,7 @@ func (s *Server) deleteRecordsOf(topicName string, p kmsg.DeleteRecordsRequestTo
 		if code := errorCode(err); code != kerr.UnknownServerError.Code {
 			return code
 		}
-		s.cfg.Logger.Warn("kafka delete records failed", "topic", topicName, "partition", p.Partition, "err", err)
+		x.fault("topic", topicName, "partition", p.Partition, "err", err)
 		return kerr.KafkaStorageError.Code
 	}
 	rp.LowWatermark = int64(res.To)

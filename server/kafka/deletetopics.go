@@ -44,7 +44,7 @@ func (s *Server) deleteTopics(x *exchange, r kmsg.Request) kmsg.Response {
 		if rt.Topic == nil {
 			code, msg = kerr.UnknownTopicID.Code, fmt.Sprintf("no topic has id %x", t.id)
 		} else {
-			code, msg = s.deleteTopic(*rt.Topic, req.Version)
+			code, msg = s.deleteTopic(x, *rt.Topic, req.Version)
 			if code == 0 && req.Version >= 6 {
 				rt.TopicID = topicID(*rt.Topic)
 			}
@@ -59,7 +59,7 @@ func (s *Server) deleteTopics(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // deleteTopic deletes one topic and returns its error code and message.
-func (s *Server) deleteTopic(name string, version int16) (int16, string) {
+func (s *Server) deleteTopic(x *exchange, name string, version int16) (int16, string) {
 	_, err := s.c.DeleteTopic(name)
 	switch {
 	case err == nil:
@@ -74,7 +74,7 @@ func (s *Server) deleteTopic(name string, version int16) (int16, string) {
 	case errors.Is(err, cluster.ErrClosed):
 		return kerr.NotController.Code, "the cluster is closing"
 	}
-	s.cfg.Logger.Warn("kafka delete topic failed", "topic", name, "err", err)
+	x.fault("topic", name, "err", err)
 	return kerr.UnknownServerError.Code, "the topic could not be deleted; the server's log says why"
 }
 

@@ -42,7 +42,7 @@ func (s *Server) describeLogDirs(x *exchange, r kmsg.Request) kmsg.Response {
 	dir.Dir = filepath.Base(cluster.BrokerDir("", x.broker))
 	u, err := s.c.BrokerUsage(x.broker, names)
 	if err != nil {
-		s.cfg.Logger.Warn("kafka DescribeLogDirs: the broker's directory cannot be read", "broker", x.broker, "err", err)
+		x.fault("err", err)
 		dir.ErrorCode = x.code(kerr.KafkaStorageError.Code)
 		resp.Dirs = append(resp.Dirs, dir)
 		return resp

@@ -23,7 +23,7 @@ func (s *Server) describeTransactions(x *exchange, r kmsg.Request) kmsg.Response
 	code := int16(0)
 	if err != nil {
 		code = txnCode(err, kmsg.DescribeTransactions, req.Version)
-		x.logTxnRefusal(kmsg.DescribeTransactions, "", code, err)
+		x.noteTxnRefusal("", err)
 	}
 	byID := map[string]cluster.Transaction{}
 	for _, t := range txns {

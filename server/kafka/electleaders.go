@@ -81,7 +81,7 @@ func (s *Server) electLeaders(x *exchange, r kmsg.Request) kmsg.Response {
 	targets = slices.Compact(targets)
 	moved := false
 	for _, t := range targets {
-		code, msg := s.elect(t.topic, t.partition, typ)
+		code, msg := s.elect(x, t.topic, t.partition, typ)
 		if code == 0 && typ == electPreferred {
 			moved = true
 		}
@@ -109,7 +109,7 @@ func (s *Server) electLeaders(x *exchange, r kmsg.Request) kmsg.Response {
 
 // elect runs one partition's election of type typ and returns its code
 // and message.
-func (s *Server) elect(topicName string, partition int32, typ int8) (int16, string) {
+func (s *Server) elect(x *exchange, topicName string, partition int32, typ int8) (int16, string) {
 	where := fmt.Sprintf("%s/%d", topicName, partition)
 	if partition < 0 {
 		return kerr.UnknownTopicOrPartition.Code, where + ": no such partition"
@@ -148,8 +148,7 @@ func (s *Server) elect(topicName string, partition int32, typ int8) (int16, stri
 			"failover replaces it first, and a move back to broker %d follows", where, st.Leader, st.Preferred)
 	}
 	if _, err := s.c.MoveLeader(topicName, int(partition), st.Preferred); err != nil {
-		s.cfg.Logger.Warn("kafka ElectLeaders: the move to the preferred replica failed", "topic", topicName, "partition", partition,
-			"broker", st.Preferred, "err", err)
+		x.fault("topic", topicName, "partition", partition, "broker", st.Preferred, "err", err)
 		var div *cluster.ReplicaDivergenceError
 		switch {
 		case errors.As(err, &div), errors.Is(err, cluster.ErrReplicaInactive), errors.Is(err, cluster.ErrBrokerUnavailable):

@@ -66,15 +66,10 @@ func groupErrorCode(err error) int16 {
 	return kerr.UnknownServerError.Code
 }
 
-// logRefusal logs the refusals a client cannot explain to its user by
-// the code alone: a group of the other protocol, a bound passed.
-func (x *exchange) logRefusal(api, groupID string, err error) {
-	var mismatch *group.ProtocolMismatchError
-	if errors.As(err, &mismatch) || errors.Is(err, group.ErrInvalidSessionTimeout) || errors.Is(err, group.ErrGroupFull) ||
-		errors.Is(err, group.ErrTooManyGroups) ||
-		errors.Is(err, group.ErrInconsistentProtocol) {
-		x.s.cfg.Logger.Info("kafka group request refused", "api", api, "group", groupID, "err", err)
-	}
+// noteRefusal adds a refused group request's group and error to its
+// line in the server's log (logRefused).
+func (x *exchange) noteRefusal(groupID string, err error) {
+	x.note("group", groupID, "err", err)
 }
 
 // coordinatorCode is 0 when this listener coordinates consumer groups

@@ -122,8 +122,8 @@ func (s *Server) table() []api {
 }
 
 // exchange is one request being answered: the broker whose listener it
-// reached, the client's address and id, and the error codes its answer
-// carries (for the metrics).
+// reached, the client's address and id, the error codes its answer
+// carries (for the metrics), and why (refusal.go).
 type exchange struct {
 	s        *Server
 	broker   int
@@ -131,6 +131,16 @@ type exchange struct {
 	remote   net.Addr
 	clientID *string
 	codes    []int16
+	// reasons are the codes' reasons (explain), the ErrorMessage of the
+	// items refused with them; notes what the refusal's log line adds
+	// for the server's operator only (note), at Warn when warn (fault).
+	reasons []codeReason
+	notes   []any
+	warn    bool
+	// logged says the refusal was logged already, rate-limited with the
+	// connection refusals (a failed SASL authentication): logRefused
+	// writes no line of its own.
+	logged bool
 	// c is the connection, whose SASL state the SASL APIs change.
 	c *conn
 }

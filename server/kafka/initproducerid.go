@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -36,7 +37,7 @@ func (s *Server) initProducerID(x *exchange, r kmsg.Request) kmsg.Response {
 	}
 	id, err := s.c.NewProducerID(x.ctx)
 	if err != nil {
-		s.cfg.Logger.Warn("kafka: no producer id", "err", err)
+		x.fault("err", fmt.Errorf("no producer id: %w", err))
 		resp.ErrorCode = x.code(kerr.CoordinatorNotAvailable.Code)
 		return resp
 	}
@@ -49,7 +50,7 @@ func (s *Server) initProducerID(x *exchange, r kmsg.Request) kmsg.Response {
 func (s *Server) initTransactions(x *exchange, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) {
 	id := *req.TransactionalID
 	if code := s.coordinatorCode(); code != 0 {
-		resp.ErrorCode = x.code(code)
+		resp.ErrorCode = x.refuse(code, s.coordinatorReason())
 		return
 	}
 	pid, epoch := int64(-1), int16(-1)
@@ -60,7 +61,7 @@ func (s *Server) initTransactions(x *exchange, req *kmsg.InitProducerIDRequest, 
 	newID, newEpoch, err := s.c.InitTransactions(x.ctx, id, timeout, pid, epoch)
 	if err != nil {
 		resp.ErrorCode = x.code(txnCode(err, kmsg.InitProducerID, req.Version))
-		x.logTxnRefusal(kmsg.InitProducerID, id, resp.ErrorCode, err)
+		x.noteTxnRefusal(id, err)
 		return
 	}
 	resp.ProducerID, resp.ProducerEpoch = newID, newEpoch

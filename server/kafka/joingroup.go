@@ -36,7 +36,7 @@ func (s *Server) joinGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	}
 	res, err := s.groups.Join(x.ctx, jr)
 	if err != nil {
-		x.logRefusal("JoinGroup", req.Group, err)
+		x.noteRefusal(req.Group, err)
 		resp.ErrorCode = x.code(groupErrorCode(err))
 		if res.MemberID != "" {
 			resp.MemberID = res.MemberID // MEMBER_ID_REQUIRED

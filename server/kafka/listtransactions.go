@@ -59,7 +59,7 @@ func (s *Server) listTransactions(x *exchange, r kmsg.Request) kmsg.Response {
 	txns, err := s.c.Transactions()
 	if err != nil {
 		resp.ErrorCode = x.code(txnCode(err, kmsg.ListTransactions, req.Version))
-		x.logTxnRefusal(kmsg.ListTransactions, "", resp.ErrorCode, err)
+		x.noteTxnRefusal("", err)
 		return resp
 	}
 	now := time.Now()

@@ -49,7 +49,7 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 		defer done()
 		if err != nil {
 			groupCode = groupErrorCode(err)
-			s.cfg.Logger.Debug("kafka offset commit refused", "group", req.Group, "generation", generation, "member", member.MemberID, "err", err)
+			x.note("group", req.Group, "generation", generation, "member", member.MemberID, "err", err)
 		}
 	}
 	for _, t := range req.Topics {
@@ -60,7 +60,7 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 			rp.Partition = p.Partition
 			code := groupCode
 			if code == 0 {
-				code = s.commitOffset(req.Group, t.Topic, p.Partition, p.Offset)
+				code = s.commitOffset(x, req.Group, t.Topic, p.Partition, p.Offset)
 			}
 			rp.ErrorCode = x.code(code)
 			rt.Partitions = append(rt.Partitions, rp)
@@ -71,7 +71,7 @@ func (s *Server) offsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 }
 
 // commitOffset stores one offset and returns its error code.
-func (s *Server) commitOffset(groupID, topicName string, partition int32, offset int64) int16 {
+func (s *Server) commitOffset(x *exchange, groupID, topicName string, partition int32, offset int64) int16 {
 	if partition < 0 {
 		return kerr.UnknownTopicOrPartition.Code
 	}
@@ -81,7 +81,7 @@ func (s *Server) commitOffset(groupID, topicName string, partition int32, offset
 	err := s.c.CommitOffset(groupID, topicName, int(partition), uint64(offset))
 	code := offsetCode(err)
 	if code == kerr.OffsetOutOfRange.Code || code == kerr.KafkaStorageError.Code || code == kerr.UnknownServerError.Code {
-		s.cfg.Logger.Info("kafka offset commit refused", "group", groupID, "topic", topicName, "partition", partition, "offset", offset, "err", err)
+		x.note("group", groupID, "topic", topicName, "partition", partition, "offset", offset, "err", err)
 	}
 	return code
 }

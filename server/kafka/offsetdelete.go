@@ -52,7 +52,7 @@ func (s *Server) offsetDelete(x *exchange, r kmsg.Request) kmsg.Response {
 				rp.ErrorCode = kerr.GroupSubscribedToTopic.Code
 			default:
 				if _, err := s.c.DeleteOffset(req.Group, t.Topic, int(p.Partition)); err != nil {
-					s.cfg.Logger.Warn("kafka OffsetDelete: an offset could not be deleted", "group", req.Group, "topic", t.Topic, "partition", p.Partition, "err", err)
+					x.fault("group", req.Group, "topic", t.Topic, "partition", p.Partition, "err", err)
 					rp.ErrorCode = offsetCode(err)
 				}
 			}

@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -141,7 +142,7 @@ func (s *Server) markUnstable(x *exchange, groupID string, out []fetchedTopic, p
 	errCode := int16(0)
 	if err != nil {
 		errCode = txnCode(err, kmsg.OffsetFetch, 0)
-		s.cfg.Logger.Info("kafka OffsetFetch: the transactions could not be listed for RequireStable", "group", groupID, "err", err)
+		x.note("group", groupID, "err", fmt.Errorf("listing the transactions for RequireStable: %w", err))
 	}
 	for i := range out {
 		for j := range out[i].partitions {

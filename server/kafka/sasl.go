@@ -51,7 +51,7 @@ func (s *Server) saslHandshake(x *exchange, r kmsg.Request) kmsg.Response {
 	conv, err := s.cfg.Auth.NewSASL(req.Mechanism)
 	if err != nil {
 		resp.ErrorCode = x.code(kerr.UnsupportedSaslMechanism.Code)
-		c.closeAfter = true
+		c.closeAfter, x.logged = true, true
 		c.s.refusals.Refuse(c.log, c.nc.RemoteAddr(), "sasl", "kafka authentication failed: unsupported SASL mechanism", "mechanism", syntax.Quote(req.Mechanism))
 		return resp
 	}
@@ -75,7 +75,7 @@ func (s *Server) saslAuthenticate(x *exchange, r kmsg.Request) kmsg.Response {
 	if err != nil {
 		resp.ErrorCode = x.code(kerr.SaslAuthenticationFailed.Code)
 		resp.ErrorMessage = kmsg.StringPtr(err.Error())
-		c.closeAfter = true
+		c.closeAfter, x.logged = true, true
 		return resp
 	}
 	resp.SASLAuthBytes = out

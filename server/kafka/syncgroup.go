@@ -24,7 +24,7 @@ func (s *Server) syncGroup(x *exchange, r kmsg.Request) kmsg.Response {
 	}
 	res, err := s.groups.Sync(x.ctx, sr)
 	if err != nil {
-		x.logRefusal("SyncGroup", req.Group, err)
+		x.noteRefusal(req.Group, err)
 		resp.ErrorCode = x.code(groupErrorCode(err))
 		return resp
 	}

@@ -20,25 +20,20 @@ import (
 // are coordinated (coordinatorCode: every broker of the embedded cluster,
 // the metadata group leader's node in a cluster of processes); elsewhere
 // they are NOT_COORDINATOR, through the handler table's coordinated rows.
-// None of their answers has an error message, so every refusal is logged,
-// one line each (logTxnRefusal). The files: initproducerid.go (with a
-// transactional id), this one (AddPartitionsToTxn, AddOffsetsToTxn,
-// EndTxn), txnoffsetcommit.go, describetransactions.go and
+// None of their answers has an error message: every refusal is logged,
+// one line a request (logRefused, noteTxnRefusal). The files:
+// initproducerid.go (with a transactional id), this one
+// (AddPartitionsToTxn, AddOffsetsToTxn, EndTxn), txnoffsetcommit.go, describetransactions.go and
 // listtransactions.go; produce.go accepts a transactional batch, fetch.go
 // serves markers as control batches and read_committed.
 
-// logTxnRefusal logs a refused transaction request: at Info when final
-// for the client, at Debug when it retries on its own (another
-// coordinator, a transaction still ending).
-func (x *exchange) logTxnRefusal(key kmsg.Key, id string, code int16, err error, args ...any) {
-	msg := "kafka transaction request refused"
-	args = append([]any{"api", key.Name(), "transactional_id", id, "code", kerr.ErrorForCode(code), "err", err, "remote", x.remote}, args...)
-	switch code {
-	case kerr.ConcurrentTransactions.Code, kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
-		x.s.cfg.Logger.Debug(msg, args...)
-	default:
-		x.s.cfg.Logger.Info(msg, args...)
+// noteTxnRefusal adds a refused transaction request's transactional id,
+// error and args to its line in the server's log (logRefused).
+func (x *exchange) noteTxnRefusal(id string, err error, args ...any) {
+	if id != "" {
+		x.note("transactional_id", id)
 	}
+	x.note(append([]any{"err", err}, args...)...)
 }
 
 // addPartitionsToTxn answers AddPartitionsToTxn (key 24) v0-v3: the
@@ -70,11 +65,11 @@ func (s *Server) addPartitionsToTxn(x *exchange, r kmsg.Request) kmsg.Response {
 	switch {
 	case len(codes) > 0:
 		code = kerr.OperationNotAttempted.Code
-		x.logTxnRefusal(kmsg.AddPartitionsToTxn, req.TransactionalID, kerr.UnknownTopicOrPartition.Code, unknown, "unknown_partitions", len(codes))
+		x.noteTxnRefusal(req.TransactionalID, unknown, "unknown_partitions", len(codes))
 	case len(parts) > 0:
 		if err := s.c.AddPartitionsToTxn(x.ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts); err != nil {
 			code = txnCode(err, kmsg.AddPartitionsToTxn, req.Version)
-			x.logTxnRefusal(kmsg.AddPartitionsToTxn, req.TransactionalID, code, err)
+			x.noteTxnRefusal(req.TransactionalID, err)
 		}
 	}
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
@@ -121,12 +116,12 @@ func (s *Server) addOffsetsToTxn(x *exchange, r kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	if err := group.ValidateID(req.Group); err != nil {
 		resp.ErrorCode = x.code(kerr.InvalidGroupID.Code)
-		x.logTxnRefusal(kmsg.AddOffsetsToTxn, req.TransactionalID, resp.ErrorCode, err, "group", req.Group)
+		x.noteTxnRefusal(req.TransactionalID, err, "group", req.Group)
 		return resp
 	}
 	if err := s.c.AddOffsetsToTxn(x.ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group); err != nil {
 		resp.ErrorCode = x.code(txnCode(err, kmsg.AddOffsetsToTxn, req.Version))
-		x.logTxnRefusal(kmsg.AddOffsetsToTxn, req.TransactionalID, resp.ErrorCode, err, "group", req.Group)
+		x.noteTxnRefusal(req.TransactionalID, err, "group", req.Group)
 	}
 	return resp
 }
@@ -147,7 +142,7 @@ func (s *Server) endTxn(x *exchange, r kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	if err := s.c.EndTxn(x.ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit); err != nil {
 		resp.ErrorCode = x.code(txnCode(err, kmsg.EndTxn, req.Version))
-		x.logTxnRefusal(kmsg.EndTxn, req.TransactionalID, resp.ErrorCode, err, "commit", req.Commit)
+		x.noteTxnRefusal(req.TransactionalID, err, "commit", req.Commit)
 	}
 	return resp
 }

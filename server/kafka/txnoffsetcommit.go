@@ -31,7 +31,7 @@ func (s *Server) txnOffsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 	code := int16(0)
 	if err := group.ValidateID(req.Group); err != nil {
 		code = kerr.InvalidGroupID.Code
-		x.logTxnRefusal(kmsg.TxnOffsetCommit, req.TransactionalID, code, err, "group", req.Group)
+		x.noteTxnRefusal(req.TransactionalID, err, "group", req.Group)
 	}
 	if code == 0 && req.Version >= 3 && (req.Generation >= 0 || req.MemberID != "") {
 		member := group.MemberRef{MemberID: req.MemberID, InstanceID: deref(req.InstanceID)}
@@ -41,7 +41,7 @@ func (s *Server) txnOffsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 		defer done()
 		if err != nil {
 			code = groupErrorCode(err)
-			x.logTxnRefusal(kmsg.TxnOffsetCommit, req.TransactionalID, code, err, "group", req.Group,
+			x.noteTxnRefusal(req.TransactionalID, err, "group", req.Group,
 				"generation", req.Generation, "member", req.MemberID)
 		}
 	}
@@ -66,7 +66,7 @@ func (s *Server) txnOffsetCommit(x *exchange, r kmsg.Request) kmsg.Response {
 	if len(offsets) > 0 {
 		if err := s.c.TxnOffsetCommit(x.ctx, req.TransactionalID, req.ProducerID, req.ProducerEpoch, offsets); err != nil {
 			c := txnCode(err, kmsg.TxnOffsetCommit, req.Version)
-			x.logTxnRefusal(kmsg.TxnOffsetCommit, req.TransactionalID, c, err, "group", req.Group)
+			x.noteTxnRefusal(req.TransactionalID, err, "group", req.Group)
 			for _, o := range offsets {
 				codes[cluster.TxnPartition{Topic: o.Topic, Partition: o.Partition}] = c
 			}
