@@ -275,7 +275,7 @@ func screenItems(a *api, req kmsg.Request, may func(string) bool) (after func(km
 	case *kmsg.CreatePartitionsRequest:
 		var out []kmsg.CreatePartitionsRequestTopic
 		r.Topics, out = split(r.Topics, func(t kmsg.CreatePartitionsRequestTopic) bool { return may(t.Topic) })
-		return 0, func(resp kmsg.Response) {
+		return func(resp kmsg.Response) {
 			f := failCreatePartitions(&kmsg.CreatePartitionsRequest{Version: r.Version, Topics: out}, denied).(*kmsg.CreatePartitionsResponse)
 			for i := range f.Topics {
 				f.Topics[i].ErrorMessage = kmsg.StringPtr(fmt.Sprintf("the principal may not reach topic %q", f.Topics[i].Topic))

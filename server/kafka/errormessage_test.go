@@ -187,10 +187,10 @@ func loadingNode(t *testing.T) func() net.Conn {
 // message, and how many items were refused — however many items it
 // refuses; a request served without refusal writes none. A request for
 // the coordinator on another node is NOT_COORDINATOR, its line naming
-// that node.
+// that node, at Debug: a routine step every client retries.
 func TestKafkaRefusalsLoggedOnce(t *testing.T) {
 	logs := &syncLog{}
-	logger := slog.New(slog.NewTextHandler(logs, nil))
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	f := start(t, 1, 1, 1, func(c *kafka.Config) { c.Logger = logger })
 	nc := f.dial(t, 1)
 
@@ -234,6 +234,7 @@ func TestKafkaRefusalsLoggedOnce(t *testing.T) {
 	require.Equal(t, 3, logs.count("kafka request refused"))
 	require.Equal(t, 1, logs.count("node 2 coordinates groups and transactions"))
 	require.Contains(t, logs.line("api=Heartbeat"), "code=NOT_COORDINATOR")
+	require.Contains(t, logs.line("api=Heartbeat"), "level=DEBUG")
 }
 
 // notCoordinatorNode is groups_node_test.go's nodeListener logging to

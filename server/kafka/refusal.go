@@ -235,9 +235,11 @@ func (x *exchange) fillItem(v reflect.Value, sh *shape, out *[]refusedItem) {
 
 // logRefused writes the one line of a refused request: at Warn when it
 // carries UNKNOWN_SERVER_ERROR or KAFKA_STORAGE_ERROR (the server's
-// fault, or a handler said so: fault), at Info otherwise; nothing when
-// nothing was refused. A request refused whole with no items to carry
-// the code (an empty list) is logged by the code it was refused with.
+// fault, or a handler said so: fault), at Debug when every code it
+// carries is a routine step of the protocol (routineCodes), at Info
+// otherwise; nothing when nothing was refused. A request refused whole
+// with no items to carry the code (an empty list) is logged by the code
+// it was refused with.
 func (x *exchange) logRefused(log *slog.Logger, key int16, version int16, correlationID int32, refused []refusedItem) {
 	if len(refused) == 0 && len(x.codes) > 0 {
 		refused = []refusedItem{{x.codes[0], 0, message(x.codes[0], x.reason(x.codes[0]))}}
@@ -245,12 +247,15 @@ func (x *exchange) logRefused(log *slog.Logger, key int16, version int16, correl
 	if len(refused) == 0 || x.logged {
 		return
 	}
-	level, items := slog.LevelInfo, 0
+	level, items := slog.LevelDebug, 0
 	var codes strings.Builder
 	for i, r := range refused {
 		items += r.items
-		if x.warn || r.code == kerr.UnknownServerError.Code || r.code == kerr.KafkaStorageError.Code {
+		switch {
+		case x.warn || r.code == kerr.UnknownServerError.Code || r.code == kerr.KafkaStorageError.Code:
 			level = slog.LevelWarn
+		case !routineCodes[r.code]:
+			level = max(level, slog.LevelInfo)
 		}
 		if i > 0 {
 			fmt.Fprintf(&codes, "; %s×%d: %s", codeName(r.code), r.items, r.msg)
@@ -265,6 +270,19 @@ func (x *exchange) logRefused(log *slog.Logger, key int16, version int16, correl
 		args = append(args, "principal", x.c.principal.Name)
 	}
 	log.Log(x.ctx, level, "kafka request refused", append(args, x.notes...)...)
+}
+
+// routineCodes are the refusals every client meets as a normal step —
+// a new member's first join, a rebalance, a coordinator or leader that
+// moved or is loading, a transaction still ending — and retries without
+// its user knowing: a busy listener would log one at Info for most
+// requests of a group's life. They are logged at Debug.
+var routineCodes = map[int16]bool{
+	kerr.MemberIDRequired.Code: true, kerr.RebalanceInProgress.Code: true, kerr.NotCoordinator.Code: true,
+	kerr.CoordinatorLoadInProgress.Code: true, kerr.CoordinatorNotAvailable.Code: true,
+	kerr.NotLeaderForPartition.Code: true, kerr.LeaderNotAvailable.Code: true,
+	kerr.ConcurrentTransactions.Code: true, kerr.UnstableOffsetCommit.Code: true,
+	kerr.ElectionNotNeeded.Code: true,
 }
 
 // codeName is a Kafka error code's name (UNKNOWN_TOPIC_OR_PARTITION).
