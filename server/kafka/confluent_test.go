@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/pystream/pystream/server/kafka/kafkatest"
 	"github.com/pystream/pystream/topic/envelope"
 )
 
@@ -16,17 +17,7 @@ import (
 // (librdkafka); the test is skipped when there is none.
 func confluentPython(t *testing.T) string {
 	t.Helper()
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		path, err := exec.LookPath(py)
-		if err != nil {
-			continue
-		}
-		if exec.Command(path, "-c", "import confluent_kafka").Run() == nil {
-			return path
-		}
-	}
-	t.Skip("python3 with confluent_kafka is not installed: skipping (install it: apt-get install python3-confluent-kafka)")
-	return ""
+	return kafkatest.ConfluentPython(t)
 }
 
 // confluentProducer produces lines 0..19 to events/0 with

@@ -1,15 +1,13 @@
 package kafka_test
 
 import (
-	"bytes"
-	"context"
-	"os/exec"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/pystream/pystream/server/kafka/kafkatest"
 )
 
 // kcat runs kcat against broker 1's listener with args and stdin, bounded
@@ -17,18 +15,7 @@ import (
 // when kcat is not installed.
 func (f *fixture) kcat(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
-	path, err := exec.LookPath("kcat")
-	if err != nil {
-		t.Skip("kcat is not installed: skipping the kcat tests (install kcat: apt-get install kcat)")
-	}
-	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(c, path, append([]string{"-b", f.srv.Addr(1)}, args...)...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "kcat %v: %s", args, stderr.String())
-	return stdout.String()
+	return kafkatest.Kcat(t, f.srv.Addr(1), stdin, args...)
 }
 
 // TestKafkaKcatProduceConsumeList: kcat (librdkafka, a third
