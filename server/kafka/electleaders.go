@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -147,17 +148,41 @@ func (s *Server) elect(x *exchange, topicName string, partition int32, typ int8)
 		return kerr.PreferredLeaderNotAvailable.Code, fmt.Sprintf("%s: the leader, broker %d, is unavailable: "+
 			"failover replaces it first, and a move back to broker %d follows", where, st.Leader, st.Preferred)
 	}
-	if _, err := s.c.MoveLeader(topicName, int(partition), st.Preferred); err != nil {
+	_, err = s.c.MoveLeader(topicName, int(partition), st.Preferred)
+	for attempt := 0; errors.Is(err, cluster.ErrNotLeader) && attempt < moveRetries; attempt++ {
+		// In a cluster of processes the leader's node may not have
+		// applied the leadership this node read yet (a move just made):
+		// ask again once it has, as a write follows a moved leader.
+		t := time.NewTimer(moveRetryWait)
+		select {
+		case <-t.C:
+		case <-x.ctx.Done():
+			t.Stop()
+			return kerr.RequestTimedOut.Code, fmt.Sprintf("%s: the client went away while the move to broker %d waited for the leadership to settle", where, st.Preferred)
+		}
+		_, err = s.c.MoveLeader(topicName, int(partition), st.Preferred)
+	}
+	if err != nil {
 		x.fault("topic", topicName, "partition", partition, "broker", st.Preferred, "err", err)
 		var div *cluster.ReplicaDivergenceError
 		switch {
 		case errors.As(err, &div), errors.Is(err, cluster.ErrReplicaInactive), errors.Is(err, cluster.ErrBrokerUnavailable):
 			return kerr.PreferredLeaderNotAvailable.Code, fmt.Sprintf("%s: broker %d cannot take the leadership now; the server log says why", where, st.Preferred)
 		}
+		if errors.Is(err, cluster.ErrNotLeader) {
+			return kerr.NotLeaderForPartition.Code, fmt.Sprintf("%s: the leadership is moving; ask again", where)
+		}
 		return errorCode(err), fmt.Sprintf("%s: the move to broker %d failed; the server log says why", where, st.Preferred)
 	}
 	return 0, ""
 }
+
+// moveRetries and moveRetryWait bound how long a preferred election
+// waits for the nodes to agree on a partition's current leader.
+const (
+	moveRetries   = 20
+	moveRetryWait = 50 * time.Millisecond
+)
 
 // statusMessage is a partition's status error in a client's words.
 func statusMessage(err error) string {

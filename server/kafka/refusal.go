@@ -261,6 +261,12 @@ func (x *exchange) logRefused(log *slog.Logger, key int16, version int16, correl
 			fmt.Fprintf(&codes, "; %s×%d: %s", codeName(r.code), r.items, r.msg)
 		}
 	}
+	if key == int16(kmsg.ApiVersions) && level < slog.LevelWarn {
+		// A client newer than the listener asks ApiVersions at its own
+		// version and takes the v0 answer's key list: how every kgo
+		// and Java connection begins, not a refusal anyone acts on.
+		level = slog.LevelDebug
+	}
 	args := []any{"api", kmsg.NameForKey(key), "version", version, "correlation_id", correlationID,
 		"client_id", x.clientIDString(), "code", codeName(refused[0].code), "message", refused[0].msg, "items", items}
 	if codes.Len() > 0 {
