@@ -3,7 +3,6 @@ package kafka
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,10 +37,7 @@ import (
 func (s *Server) createPartitions(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.CreatePartitionsRequest)
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
-	var deadline time.Time
-	if req.TimeoutMillis > 0 {
-		deadline = time.Now().Add(time.Duration(req.TimeoutMillis) * time.Millisecond)
-	}
+	turns := newTurns(x, req.TimeoutMillis)
 	plan, code, msg := s.planCreatePartitions(req.Topics)
 	for i, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
@@ -52,10 +48,8 @@ func (s *Server) createPartitions(x *exchange, r kmsg.Request) kmsg.Response {
 		case plan[i].code != 0:
 			c, m = plan[i].code, plan[i].msg
 		case req.ValidateOnly:
-		case x.ctx.Err() != nil:
-			c, m = kerr.RequestTimedOut.Code, "not grown: the connection closed before the topic's turn"
-		case !deadline.IsZero() && !time.Now().Before(deadline):
-			c, m = kerr.RequestTimedOut.Code, fmt.Sprintf("not grown: the request's timeout (%d ms) passed before the topic's turn", req.TimeoutMillis)
+		case turns.missed():
+			c, m = kerr.RequestTimedOut.Code, "not grown: "+turns.why()
 		default:
 			c, m = s.addPartitions(t.Topic, int(t.Count))
 		}

@@ -47,10 +47,7 @@ import (
 func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
 	req := r.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	var deadline time.Time
-	if req.TimeoutMillis > 0 {
-		deadline = time.Now().Add(time.Duration(req.TimeoutMillis) * time.Millisecond)
-	}
+	turns := newTurns(x, req.TimeoutMillis)
 	plan, code, msg := s.planCreateTopics(req.Topics)
 	for i, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
@@ -62,10 +59,8 @@ func (s *Server) createTopics(x *exchange, r kmsg.Request) kmsg.Response {
 			c, m = plan[i].code, plan[i].msg
 		case req.ValidateOnly:
 			c, m = s.createTopic(x, t, plan[i].config, true, &rt)
-		case x.ctx.Err() != nil:
-			c, m = kerr.RequestTimedOut.Code, "not created: the connection closed before the topic's turn"
-		case !deadline.IsZero() && !time.Now().Before(deadline):
-			c, m = kerr.RequestTimedOut.Code, fmt.Sprintf("not created: the request's timeout (%d ms) passed before the topic's turn", req.TimeoutMillis)
+		case turns.missed():
+			c, m = kerr.RequestTimedOut.Code, "not created: "+turns.why()
 		default:
 			c, m = s.createTopic(x, t, plan[i].config, false, &rt)
 		}
@@ -270,4 +265,34 @@ func failCreateTopics(r kmsg.Request, code int16) kmsg.Response {
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp
+}
+
+// turns are a topic request's topics taken one at a time (CreateTopics,
+// CreatePartitions): a topic is done only while its client is there and
+// before the request's timeout_ms has passed (0 or less: no deadline).
+type turns struct {
+	x         *exchange
+	deadline  time.Time
+	timeoutMs int32
+}
+
+func newTurns(x *exchange, timeoutMs int32) turns {
+	t := turns{x: x, timeoutMs: timeoutMs}
+	if timeoutMs > 0 {
+		t.deadline = time.Now().Add(time.Duration(timeoutMs) * time.Millisecond)
+	}
+	return t
+}
+
+// missed reports whether the next topic's turn came too late.
+func (t turns) missed() bool {
+	return t.x.ctx.Err() != nil || !t.deadline.IsZero() && !time.Now().Before(t.deadline)
+}
+
+// why says why a turn was missed, for the topic's error message.
+func (t turns) why() string {
+	if t.x.ctx.Err() != nil {
+		return "the connection closed before the topic's turn"
+	}
+	return fmt.Sprintf("the request's timeout (%d ms) passed before the topic's turn", t.timeoutMs)
 }

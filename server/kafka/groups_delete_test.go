@@ -146,16 +146,14 @@ func TestKafkaDeleteGroupsRaw(t *testing.T) {
 	require.NoError(t, f.c.CreateTopic("other", 1, 1))
 	f.produceEach(t, 2, 1)
 	require.NoError(t, f.c.CommitOffset("billing", "other", 0, 0))
-	m := f.groupMember(t, "m1", "billing", newLedger())
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if off, ok, err := f.c.LoadOffset("billing", "events", 0); err == nil && ok && off == 1 {
-			if off, ok, err := f.c.LoadOffset("billing", "events", 1); err == nil && ok && off == 1 {
-				break
-			}
-		}
-		require.False(t, time.Now().After(deadline), "the member committed nothing")
-		time.Sleep(20 * time.Millisecond)
+	l := newLedger()
+	m := f.groupMember(t, "m1", "billing", l)
+	l.awaitCommitted(t, map[int32]int64{0: 1, 1: 1}, 10*time.Second)
+	for p := range 2 {
+		off, ok, err := f.c.LoadOffset("billing", "events", p)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.EqualValues(t, 1, off, "partition %d's committed offset", p)
 	}
 	nc := f.dial(t, 1)
 

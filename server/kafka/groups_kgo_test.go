@@ -32,10 +32,38 @@ type ledger struct {
 	// refused are records processed again although their offset had been
 	// committed before: what at-least-once from the last commit forbids.
 	refused []string
+	// committedCh closes, and is replaced, at each successful commit.
+	committedCh chan struct{}
 }
 
 func newLedger() *ledger {
-	return &ledger{processed: map[int32]map[int64]int{}, committed: map[int32]int64{}}
+	return &ledger{processed: map[int32]map[int64]int{}, committed: map[int32]int64{}, committedCh: make(chan struct{})}
+}
+
+// awaitCommitted waits until the members' commits reach want on every
+// partition it names, failing t after timeout.
+func (l *ledger) awaitCommitted(t testing.TB, want map[int32]int64, timeout time.Duration) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		l.mu.Lock()
+		done := true
+		for p, off := range want {
+			done = done && l.committed[p] >= off
+		}
+		ch := l.committedCh
+		got := maps.Clone(l.committed)
+		l.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			t.Fatalf("the members committed %v, not %v", got, want)
+		}
+	}
 }
 
 func (l *ledger) process(member string, r *kgo.Record) {
@@ -56,6 +84,8 @@ func (l *ledger) commit(recs []*kgo.Record) {
 	for _, r := range recs {
 		l.committed[r.Partition] = max(l.committed[r.Partition], r.Offset+1)
 	}
+	close(l.committedCh)
+	l.committedCh = make(chan struct{})
 }
 
 // count is how many distinct records were processed.
